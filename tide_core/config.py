@@ -1,0 +1,107 @@
+"""Run configuration: which recognizers, where they run, which tables.
+
+``TideConfig.default()`` is the default configuration (the fine-tuned PHI model + regex +
+site gazetteer + known-PHI matching).  ``TideConfig.preset("rules")`` drops the model for a
+quick, model-free run; it is never chosen silently.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from tide_core.cache.tables import TableNames
+from tide_core.errors import ConfigError
+from tide_core.types import EXECUTORS
+
+
+def demo_gazetteer_path() -> str:
+    return str(resources.files("tide_core") / "data" / "gazetteer_demo.csv")
+
+
+def _rules_specs() -> list[dict[str, Any]]:
+    return [
+        {"name": "tide.regex"},
+        {"name": "tide.gazetteer", "csv": os.environ.get("TIDE_GAZETTEER", demo_gazetteer_path())},
+        {"name": "tide.known_phi", "patients_table": "patients"},
+    ]
+
+
+def _model_spec() -> dict[str, Any]:
+    from tide_core.models import default_model_dir  # resolved lazily: the model may not exist yet
+
+    return {"name": "tide.hf", "model_dir": str(default_model_dir(must_exist=True)), "window": 512, "overlap": 40}
+
+
+PRESETS = ("default", "rules")
+
+
+@dataclass(frozen=True)
+class TideConfig:
+    recognizers: tuple[dict[str, Any], ...]
+    executor: str = "local"
+    ray_address: str | None = None
+    tables: TableNames = field(default_factory=TableNames)
+    batch_size: int = 64
+    max_note_chars: int = 2_000_000
+    on_unparseable_date: str = "mask"
+
+    def __post_init__(self) -> None:
+        if self.executor not in EXECUTORS:
+            raise ConfigError("E020", f"unknown executor {self.executor!r}", hint=f"use one of {EXECUTORS}")
+        if not self.recognizers:
+            raise ConfigError("E021", "no recognizers configured", hint="use the default preset or list recognizers")
+        for spec in self.recognizers:
+            if not isinstance(spec, dict) or "name" not in spec:
+                raise ConfigError("E022", f"recognizer spec {spec!r} has no name",
+                                  hint='write specs as {"name": "tide.regex", ...options}')
+        if self.on_unparseable_date not in ("mask", "quarantine"):
+            raise ConfigError("E023", f"on_unparseable_date={self.on_unparseable_date!r}",
+                              hint="use 'mask' or 'quarantine'")
+
+    @classmethod
+    def preset(cls, name: str = "default", **overrides: Any) -> "TideConfig":
+        if name == "default":
+            specs = [_model_spec(), *_rules_specs()]
+        elif name == "rules":
+            specs = _rules_specs()
+        else:
+            raise ConfigError("E024", f"unknown preset {name!r}", hint=f"use one of {PRESETS} or --config FILE")
+        return cls(recognizers=tuple(specs), **overrides)
+
+    @classmethod
+    def default(cls, **overrides: Any) -> "TideConfig":
+        return cls.preset("default", **overrides)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, **overrides: Any) -> "TideConfig":
+        """Read a TOML or JSON file: ``recognizers = [{name = "tide.regex"}, ...]`` plus options."""
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError("E025", f"config file {p} not found")
+        try:
+            data = tomllib.loads(p.read_text()) if p.suffix == ".toml" else json.loads(p.read_text())
+        except (ValueError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError("E026", f"config file {p} is not valid {p.suffix[1:] or 'JSON'}: {exc}") from None
+        if "preset" in data and "recognizers" not in data:
+            base = cls.preset(data.pop("preset"))
+            data["recognizers"] = list(base.recognizers)
+        tables = data.pop("tables", None)
+        if tables is not None:
+            data["tables"] = TableNames(**tables)
+        data["recognizers"] = tuple(data.get("recognizers", ()))
+        data.update(overrides)
+        try:
+            return cls(**data)
+        except TypeError as exc:
+            raise ConfigError("E027", f"config file {p}: {exc}", hint="see README, section Configuration") from None
+
+    def with_(self, **changes: Any) -> "TideConfig":
+        return replace(self, **changes)
+
+    def needs_patients(self) -> bool:
+        return any(s["name"] == "tide.known_phi" and "rows" not in s for s in self.recognizers)

@@ -1,0 +1,313 @@
+"""Recognition of a batch of notes on the local process: recognizers → checks → resolution.
+
+This is the reference path.  The Ray pipeline (``tide_core.execution.ray_pipeline``) runs the
+same steps in actor pools and must return the same :class:`RecognitionBatch` for the same input,
+so the per-step functions here (:func:`run_recognizer`, :func:`checked_spans`,
+:func:`finish_note`) are shared by both paths.
+
+Fail closed: a note on which any recognizer raised, or returned a span that does not fit the
+note, is marked ``failed`` with an error code and gets *no* spans; the caller quarantines it and
+never releases it.  A batch that raises is split in half and retried until the failing note is
+isolated, so one bad note (or an out-of-memory batch) never fails its neighbours.
+
+Error codes (``NoteRecognition.error_code``):
+
+- ``E500`` a recognizer raised on this note;
+- ``E501`` out of memory even with this note alone in its batch;
+- ``E502`` a recognizer returned a span outside the note, or for another note;
+- ``E503`` a recognizer returned the wrong number of results for its batch;
+- ``E504`` the note was lost with its worker more often than the retry budget (Ray only).
+
+Messages name the note id, the recognizer and the exception type, never the note text (an
+exception's own message may quote the text, so it is only kept for ``TideError`` whose messages
+are PHI-free by contract).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Literal, Mapping, Sequence
+
+from tide_core.errors import TideError
+from tide_core.spans import Note, Span
+
+log = logging.getLogger(__name__)
+
+E_RAISED = "E500"
+E_OOM = "E501"
+E_BAD_SPAN = "E502"
+E_BAD_RESULT = "E503"
+E_LOST = "E504"
+
+Status = Literal["ok", "failed"]
+
+
+@dataclass(frozen=True)
+class NoteRecognition:
+    """What happened to one note: ``ok`` with ``n_spans`` resolved spans, or ``failed`` with a code."""
+
+    note_id: str
+    status: Status
+    n_spans: int = 0
+    error_code: str | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+@dataclass
+class RecognitionStats:
+    """Counters of one recognition run (both paths fill them; the Ray path sums its workers')."""
+
+    batches: int = 0
+    oom_splits: int = 0
+    error_splits: int = 0
+    failed_notes: int = 0
+
+    def add(self, other: "RecognitionStats") -> None:
+        self.batches += other.batches
+        self.oom_splits += other.oom_splits
+        self.error_splits += other.error_splits
+        self.failed_notes += other.failed_notes
+
+    def to_dict(self) -> dict[str, int]:
+        return {"batches": self.batches, "oom_splits": self.oom_splits,
+                "error_splits": self.error_splits, "failed_notes": self.failed_notes}
+
+
+@dataclass
+class RecognitionBatch:
+    """Resolved spans per note plus one record per input note (in input order)."""
+
+    spans: dict[str, list[Span]]
+    records: list[NoteRecognition]
+    stats: RecognitionStats = field(default_factory=RecognitionStats)
+
+    def all_spans(self) -> list[Span]:
+        """Every span of every ok note, sorted by (note_id, start, end)."""
+        return sorted((s for spans in self.spans.values() for s in spans),
+                      key=lambda s: (s.note_id, s.start, s.end))
+
+    def failed(self) -> list[NoteRecognition]:
+        return [r for r in self.records if r.status != "ok"]
+
+    def ok(self) -> list[NoteRecognition]:
+        return [r for r in self.records if r.status == "ok"]
+
+    def record(self, note_id: str) -> NoteRecognition:
+        for r in self.records:
+            if r.note_id == note_id:
+                return r
+        raise KeyError(note_id)
+
+    def extend(self, other: "RecognitionBatch") -> None:
+        self.spans.update(other.spans)
+        self.records.extend(other.records)
+        self.stats.add(other.stats)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+
+@dataclass(frozen=True)
+class NoteFailure:
+    """Why one note failed in one recognizer (internal, picklable)."""
+
+    code: str
+    error: str
+
+
+# --------------------------------------------------------------------------------------------
+# Shared steps
+# --------------------------------------------------------------------------------------------
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """CUDA or host out-of-memory: ``MemoryError``, ``torch.cuda.OutOfMemoryError``, or a
+    ``RuntimeError`` whose message says "out of memory" (CPU allocator, older torch, MPS)."""
+    if isinstance(exc, MemoryError):
+        return True
+    if type(exc).__name__ == "OutOfMemoryError":
+        return True
+    return isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
+
+
+def describe_exception(recognizer_name: str, note_id: str | None, exc: BaseException) -> str:
+    """A PHI-free description: the exception type, and its message only for TideErrors."""
+    where = f"note {note_id}" if note_id is not None else "a batch"
+    text = f"recognizer {recognizer_name} raised {type(exc).__name__} on {where}"
+    if isinstance(exc, TideError):
+        text += f": [{exc.code}] {exc.message}"
+    return text
+
+
+def run_recognizer(recognizer: Any, notes: Sequence[Note], stats: RecognitionStats | None = None,
+                   call=None) -> tuple[list[list[Span] | None], list[NoteFailure | None]]:
+    """Run ``recognizer.recognize_many`` on ``notes``; split the batch in half on failure.
+
+    Returns, per note, either its spans (and ``None`` failure) or ``None`` spans and a failure.
+    ``call(notes) -> list[list[Span]]`` replaces ``recognizer.recognize_many`` (the Ray pipeline
+    passes its staged predict); out-of-memory and other exceptions both split, down to one note.
+    """
+    stats = stats if stats is not None else RecognitionStats()
+    call = call or recognizer.recognize_many
+    name = getattr(recognizer, "qualified_name", type(recognizer).__name__)
+    out_spans: list[list[Span] | None] = [None] * len(notes)
+    out_fail: list[NoteFailure | None] = [None] * len(notes)
+
+    def go(lo: int, hi: int) -> None:
+        chunk = list(notes[lo:hi])
+        stats.batches += 1
+        try:
+            result = call(chunk)
+            if len(result) != len(chunk):
+                raise _WrongCount(len(chunk), len(result))
+        except _WrongCount as exc:
+            for i in range(lo, hi):
+                out_fail[i] = NoteFailure(E_BAD_RESULT, f"recognizer {name} returned {exc.got} results "
+                                                        f"for a batch of {exc.want} notes")
+            return
+        except Exception as exc:  # noqa: BLE001 - every recognizer failure fails closed
+            oom = is_out_of_memory(exc)
+            if hi - lo > 1:
+                if oom:
+                    stats.oom_splits += 1
+                else:
+                    stats.error_splits += 1
+                mid = (lo + hi) // 2
+                log.info("recognizer %s: %s on a batch of %d notes; splitting", name,
+                         "out of memory" if oom else type(exc).__name__, hi - lo)
+                go(lo, mid)
+                go(mid, hi)
+                return
+            nid = notes[lo].note_id
+            if oom:
+                out_fail[lo] = NoteFailure(E_OOM, f"recognizer {name} ran out of memory on note {nid} alone")
+            else:
+                out_fail[lo] = NoteFailure(E_RAISED, describe_exception(name, nid, exc))
+            log.warning("recognition failed on note %s (%s)", nid, out_fail[lo].code)
+            return
+        for i, spans in zip(range(lo, hi), result):
+            out_spans[i] = list(spans)
+
+    if notes:
+        go(0, len(notes))
+    return out_spans, out_fail
+
+
+class _WrongCount(Exception):
+    def __init__(self, want: int, got: int):
+        super().__init__(f"{got} != {want}")
+        self.want, self.got = want, got
+
+
+def checked_spans(note: Note, spans: Iterable[Span], recognizer_name: str) -> tuple[list[Span], NoteFailure | None]:
+    """Check every span belongs to ``note`` and lies inside its text."""
+    kept = []
+    for s in spans:
+        if s.note_id != note.note_id:
+            return [], NoteFailure(E_BAD_SPAN, f"recognizer {recognizer_name} returned a span of note "
+                                               f"{s.note_id} for note {note.note_id}")
+        try:
+            s.check_inside(note.text)
+        except TideError as exc:
+            return [], NoteFailure(E_BAD_SPAN, f"recognizer {recognizer_name}: [{exc.code}] {exc.message}")
+        kept.append(s)
+    return kept, None
+
+
+def as_policy(policy: Any):
+    """Accept ``None``, a ``ResolutionPolicy`` or its dict form."""
+    from tide_core.resolve import ResolutionPolicy
+
+    if policy is None or isinstance(policy, ResolutionPolicy):
+        return policy
+    if isinstance(policy, Mapping):
+        return ResolutionPolicy.from_dict(policy)
+    return policy
+
+
+def finish_note(note_id: str, spans: list[Span], failure: NoteFailure | None,
+                policy: Any) -> tuple[list[Span], NoteRecognition]:
+    """Resolve one note's spans (all recognizers together), or record its failure."""
+    if failure is not None:
+        return [], NoteRecognition(note_id, "failed", 0, failure.code, failure.error)
+    from tide_core.resolve import resolve_spans
+
+    resolved = resolve_spans(spans, as_policy(policy))
+    return resolved, NoteRecognition(note_id, "ok", len(resolved))
+
+
+# --------------------------------------------------------------------------------------------
+# Local path
+# --------------------------------------------------------------------------------------------
+
+def recognize_notes(notes: Sequence[Note], recognizers: Sequence[Any], policy: Any = None,
+                    stats: RecognitionStats | None = None) -> RecognitionBatch:
+    """Recognize ``notes`` with every recognizer in this process and resolve overlaps.
+
+    Recognizers must already be created; ``load()`` is the caller's (or the recognizer's lazy)
+    responsibility.  Returns one record per note in input order; failed notes have no spans.
+    """
+    notes = list(notes)
+    _check_unique(notes)
+    stats = stats if stats is not None else RecognitionStats()
+    collected: list[list[Span]] = [[] for _ in notes]
+    failures: list[NoteFailure | None] = [None] * len(notes)
+    for rec in recognizers:
+        name = getattr(rec, "qualified_name", type(rec).__name__)
+        todo = [i for i, f in enumerate(failures) if f is None]
+        spans_per, fails = run_recognizer(rec, [notes[i] for i in todo], stats)
+        for i, spans, fail in zip(todo, spans_per, fails):
+            if fail is None:
+                spans, fail = checked_spans(notes[i], spans or [], name)
+            if fail is not None:
+                failures[i] = fail
+            else:
+                collected[i].extend(spans)
+    return assemble_batch(notes, collected, failures, policy, stats)
+
+
+def assemble_batch(notes: Sequence[Note], collected: Sequence[list[Span]], failures: Sequence[NoteFailure | None],
+                   policy: Any, stats: RecognitionStats) -> RecognitionBatch:
+    out: dict[str, list[Span]] = {}
+    records: list[NoteRecognition] = []
+    for note, spans, fail in zip(notes, collected, failures):
+        resolved, record = finish_note(note.note_id, spans, fail, policy)
+        if record.ok:
+            out[note.note_id] = resolved
+        else:
+            stats.failed_notes += 1
+        records.append(record)
+    return RecognitionBatch(out, records, stats)
+
+
+def _check_unique(notes: Sequence[Note]) -> None:
+    seen: set[str] = set()
+    for n in notes:
+        if n.note_id in seen:
+            from tide_core.errors import InputError
+
+            raise InputError("E505", f"note id {n.note_id} appears twice in one recognition batch",
+                             hint="note ids must be unique within a study; deduplicate the notes table")
+        seen.add(n.note_id)
+
+
+def recognition_fingerprint(recognizers: Sequence[Any], policy: Any = None) -> str:
+    """Hash of every recognizer's fingerprint (in order) and the resolution policy's settings.
+
+    Changes whenever anything that affects recognition output changes; never depends on batch
+    sizes, worker counts or the executor, so local and Ray runs share cache entries.
+    """
+    policy = as_policy(policy)
+    if policy is None:
+        from tide_core.resolve import ResolutionPolicy
+
+        policy = ResolutionPolicy()
+    pol = policy.config() if hasattr(policy, "config") else repr(policy)
+    blob = json.dumps({"recognizers": [r.fingerprint() for r in recognizers], "policy": pol},
+                      sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]

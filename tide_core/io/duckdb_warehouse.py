@@ -1,0 +1,195 @@
+"""Embedded DuckDB warehouse: the default, so everything runs on one laptop."""
+from __future__ import annotations
+
+import os
+import re
+import threading
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import duckdb
+import pyarrow as pa
+
+from tide_core.errors import ConfigError, WarehouseError
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+
+
+def _ident(name: str, what: str = "table") -> str:
+    if not isinstance(name, str) or not _IDENT.match(name):
+        raise ConfigError("E302", f"invalid {what} name {name!r}",
+                          hint="use letters, digits and underscores, starting with a letter")
+    return '"' + name + '"'
+
+
+class DuckDBWarehouse:
+    """A DuckDB file (or ``:memory:``).  Thread-safe through one lock per instance."""
+
+    def __init__(self, path: str | os.PathLike = ":memory:", schema: str = "main", read_only: bool = False):
+        self.path = str(path)
+        self.schema = schema
+        self.url = f"duckdb:{self.path}" + ("" if schema == "main" else f"#{schema}")
+        if self.path != ":memory:":
+            parent = Path(self.path).expanduser().resolve().parent
+            if not parent.exists():
+                parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._con = duckdb.connect(self.path, read_only=read_only)
+        except duckdb.Error as exc:
+            raise WarehouseError("E303", f"cannot open DuckDB file {self.path}: {type(exc).__name__}",
+                                 hint="check the path and that no other process holds a write lock on it") from None
+        self._lock = threading.RLock()
+        if schema != "main":
+            self._con.execute(f"CREATE SCHEMA IF NOT EXISTS {_ident(schema, 'schema')}")
+
+    # -- helpers -------------------------------------------------------------------------
+    def _q(self, name: str) -> str:
+        return f"{_ident(self.schema, 'schema')}.{_ident(name)}"
+
+    @staticmethod
+    def _where(where: Mapping[str, object] | None) -> tuple[str, list]:
+        if not where:
+            return "", []
+        clauses, params = [], []
+        for col, value in where.items():
+            if isinstance(value, (list, tuple, set, frozenset)):
+                values = list(value)
+                if not values:
+                    clauses.append("FALSE")
+                    continue
+                clauses.append(f"{_ident(col, 'column')} IN ({', '.join('?' for _ in values)})")
+                params.extend(values)
+            elif value is None:
+                clauses.append(f"{_ident(col, 'column')} IS NULL")
+            else:
+                clauses.append(f"{_ident(col, 'column')} = ?")
+                params.append(value)
+        return " WHERE " + " AND ".join(clauses), params
+
+    # -- protocol ------------------------------------------------------------------------
+    def table_exists(self, name: str) -> bool:
+        with self._lock:
+            row = self._con.execute(
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
+                [self.schema, name]).fetchone()
+        return bool(row and row[0])
+
+    def _require(self, name: str) -> None:
+        if not self.table_exists(name):
+            raise WarehouseError("E304", f"table {self.schema}.{name} does not exist in {self.url}",
+                                 hint="load the notes table first (e.g. `tide demo`) or check --notes-table")
+
+    def read_table(self, name: str, columns: Sequence[str] | None = None,
+                   where: Mapping[str, object] | None = None) -> pa.Table:
+        self._require(name)
+        cols = ", ".join(_ident(c, "column") for c in columns) if columns else "*"
+        clause, params = self._where(where)
+        with self._lock:
+            return self._con.execute(f"SELECT {cols} FROM {self._q(name)}{clause}", params).fetch_arrow_table()
+
+    def columns(self, name: str) -> list[str]:
+        self._require(name)
+        with self._lock:
+            rows = self._con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ? "
+                "ORDER BY ordinal_position", [self.schema, name]).fetchall()
+        return [r[0] for r in rows]
+
+    def replace_table(self, name: str, table: pa.Table) -> int:
+        with self._lock:
+            self._con.register("_tide_in", table)
+            try:
+                self._con.execute(f"CREATE OR REPLACE TABLE {self._q(name)} AS SELECT * FROM _tide_in")
+            finally:
+                self._con.unregister("_tide_in")
+        return table.num_rows
+
+    def _create_if_missing(self, name: str, table: pa.Table) -> None:
+        if not self.table_exists(name):
+            self._con.register("_tide_in", table)
+            try:
+                self._con.execute(f"CREATE TABLE IF NOT EXISTS {self._q(name)} AS SELECT * FROM _tide_in LIMIT 0")
+            finally:
+                self._con.unregister("_tide_in")
+
+    def _insert(self, name: str, table: pa.Table) -> None:
+        if table.num_rows == 0:
+            return
+        cols = ", ".join(_ident(c, "column") for c in table.column_names)
+        self._con.register("_tide_in", table)
+        try:
+            self._con.execute(f"INSERT INTO {self._q(name)} ({cols}) SELECT {cols} FROM _tide_in")
+        finally:
+            self._con.unregister("_tide_in")
+
+    def append(self, name: str, table: pa.Table) -> int:
+        with self._lock:
+            self._con.execute("BEGIN TRANSACTION")
+            try:
+                self._create_if_missing(name, table)
+                self._insert(name, table)
+                self._con.execute("COMMIT")
+            except Exception:
+                self._con.execute("ROLLBACK")
+                raise
+        return table.num_rows
+
+    def replace_partition(self, name: str, table: pa.Table, partition: Mapping[str, str]) -> int:
+        if not partition:
+            raise ConfigError("E305", "replace_partition needs at least one partition column",
+                              hint="use replace_table to replace a whole table")
+        for col, value in partition.items():
+            if col not in table.column_names:
+                raise ConfigError("E306", f"partition column {col!r} missing from the rows written to {name}")
+            if table.num_rows and set(table.column(col).to_pylist()) != {value}:
+                raise WarehouseError("E307", f"rows written to partition {dict(partition)} of {name} "
+                                             f"carry other {col} values", hint="this is a bug in the caller")
+        clause, params = self._where(partition)
+        with self._lock:
+            self._con.execute("BEGIN TRANSACTION")
+            try:
+                self._create_if_missing(name, table)
+                self._con.execute(f"DELETE FROM {self._q(name)}{clause}", params)
+                self._insert(name, table)
+                self._con.execute("COMMIT")
+            except Exception:
+                self._con.execute("ROLLBACK")
+                raise
+        return table.num_rows
+
+    def delete(self, name: str, where: Mapping[str, object]) -> int:
+        if not self.table_exists(name):
+            return 0
+        clause, params = self._where(where)
+        with self._lock:
+            n = self._con.execute(f"SELECT count(*) FROM {self._q(name)}{clause}", params).fetchone()[0]
+            self._con.execute(f"DELETE FROM {self._q(name)}{clause}", params)
+        return int(n)
+
+    def count(self, name: str, where: Mapping[str, object] | None = None) -> int:
+        if not self.table_exists(name):
+            return 0
+        clause, params = self._where(where)
+        with self._lock:
+            return int(self._con.execute(f"SELECT count(*) FROM {self._q(name)}{clause}", params).fetchone()[0])
+
+    def sql(self, query: str, params: Sequence[object] | None = None) -> pa.Table:
+        """DuckDB-only escape hatch for reports and tests (researcher queries)."""
+        with self._lock:
+            return self._con.execute(query, list(params or [])).fetch_arrow_table()
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self._con.close()
+            except duckdb.Error:
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<DuckDBWarehouse {self.url}>"

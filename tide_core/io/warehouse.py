@@ -1,0 +1,59 @@
+"""The warehouse interface: where notes come from and where TIDE writes its tables.
+
+Every backend implements the same small protocol on Arrow tables, so the engine never sees
+SQL dialects.  ``replace_partition`` is the idempotency primitive: rerunning a (study) or
+(study, key) partition replaces exactly its rows.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Protocol, Sequence, runtime_checkable
+
+import pyarrow as pa
+
+from tide_core.errors import ConfigError
+
+
+@runtime_checkable
+class Warehouse(Protocol):
+    url: str
+
+    def table_exists(self, name: str) -> bool: ...
+
+    def columns(self, name: str) -> list[str]: ...
+
+    def read_table(self, name: str, columns: Sequence[str] | None = None,
+                   where: Mapping[str, object] | None = None) -> pa.Table: ...
+
+    def replace_table(self, name: str, table: pa.Table) -> int: ...
+
+    def append(self, name: str, table: pa.Table) -> int: ...
+
+    def replace_partition(self, name: str, table: pa.Table, partition: Mapping[str, str]) -> int: ...
+
+    def delete(self, name: str, where: Mapping[str, object]) -> int: ...
+
+    def count(self, name: str, where: Mapping[str, object] | None = None) -> int: ...
+
+    def close(self) -> None: ...
+
+
+SCHEMES = ("duckdb", "bigquery")
+
+
+def open_warehouse(url: str, **options) -> Warehouse:
+    """Open ``duckdb:PATH[#SCHEMA]`` or ``bigquery:PROJECT.DATASET``."""
+    if not isinstance(url, str) or ":" not in url:
+        raise ConfigError("E300", f"warehouse url {url!r} has no scheme",
+                          hint="use duckdb:PATH (embedded default) or bigquery:PROJECT.DATASET")
+    scheme, _, rest = url.partition(":")
+    if scheme == "duckdb":
+        from tide_core.io.duckdb_warehouse import DuckDBWarehouse
+
+        path, _, schema = rest.partition("#")
+        return DuckDBWarehouse(path or ":memory:", schema=schema or "main", **options)
+    if scheme == "bigquery":
+        from tide_core.io.bigquery_warehouse import BigQueryWarehouse
+
+        return BigQueryWarehouse.from_url(url, **options)
+    raise ConfigError("E301", f"unknown warehouse scheme {scheme!r}",
+                      hint=f"use one of: {', '.join(SCHEMES)}")
