@@ -68,6 +68,7 @@ class DuckDBWarehouse:
 
     # -- protocol ------------------------------------------------------------------------
     def table_exists(self, name: str) -> bool:
+        _ident(name)
         with self._lock:
             row = self._con.execute(
                 "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",

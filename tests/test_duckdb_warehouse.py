@@ -1,0 +1,70 @@
+import pyarrow as pa
+import pytest
+
+from tide_core.errors import ConfigError, WarehouseError
+from tide_core.io.warehouse import open_warehouse
+
+
+@pytest.fixture
+def wh(tmp_path):
+    w = open_warehouse(f"duckdb:{tmp_path / 'w.duckdb'}")
+    yield w
+    w.close()
+
+
+def _rows(study, key, n):
+    return pa.table({"study": [study] * n, "key": [key] * n, "v": list(range(n))})
+
+
+def test_replace_partition_is_idempotent_and_isolated(wh):
+    wh.replace_partition("t", _rows("a", "k1", 3), {"study": "a", "key": "k1"})
+    wh.replace_partition("t", _rows("a", "k2", 2), {"study": "a", "key": "k2"})
+    wh.replace_partition("t", _rows("a", "k1", 3), {"study": "a", "key": "k1"})
+    assert wh.count("t") == 5
+    assert wh.count("t", {"study": "a", "key": "k1"}) == 3
+    wh.replace_partition("t", _rows("a", "k1", 1), {"study": "a", "key": "k1"})
+    assert wh.count("t", {"key": "k1"}) == 1 and wh.count("t", {"key": "k2"}) == 2
+
+
+def test_replace_partition_rejects_rows_of_other_partitions(wh):
+    with pytest.raises(WarehouseError):
+        wh.replace_partition("t", _rows("b", "k1", 2), {"study": "a", "key": "k1"})
+    assert not wh.table_exists("t") or wh.count("t") == 0
+
+
+def test_read_filters_and_columns(wh):
+    wh.append("t", _rows("a", "k1", 4))
+    wh.append("t", _rows("b", "k1", 2))
+    t = wh.read_table("t", columns=["v"], where={"study": ["b", "c"]})
+    assert t.column_names == ["v"] and sorted(t.column("v").to_pylist()) == [0, 1]
+    assert wh.columns("t") == ["study", "key", "v"]
+    assert wh.delete("t", {"study": "a"}) == 4 and wh.count("t") == 2
+
+
+def test_persistence_across_connections(tmp_path):
+    url = f"duckdb:{tmp_path / 'p.duckdb'}"
+    w = open_warehouse(url)
+    w.replace_table("notes", pa.table({"note_id": ["n1"], "text": ["x"]}))
+    w.close()
+    w2 = open_warehouse(url)
+    assert w2.read_table("notes").to_pylist() == [{"note_id": "n1", "text": "x"}]
+    w2.close()
+
+
+def test_bad_names_and_urls(wh):
+    with pytest.raises(ConfigError):
+        wh.read_table("notes; drop table x")
+    with pytest.raises(WarehouseError) as e:
+        wh.read_table("missing")
+    assert "does not exist" in str(e.value)
+    with pytest.raises(ConfigError):
+        open_warehouse("sqlite:foo")
+    with pytest.raises(ConfigError):
+        open_warehouse("foo")
+
+
+def test_schema_in_url(tmp_path):
+    w = open_warehouse(f"duckdb:{tmp_path / 's.duckdb'}#clinical")
+    w.replace_table("notes", pa.table({"a": [1]}))
+    assert w.table_exists("notes") and w.sql("SELECT count(*) AS n FROM clinical.notes").to_pylist() == [{"n": 1}]
+    w.close()
