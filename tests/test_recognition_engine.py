@@ -204,3 +204,15 @@ def test_stats_accumulate():
     s = RecognitionStats(batches=1, oom_splits=2)
     s.add(RecognitionStats(batches=3, failed_notes=1))
     assert s.to_dict() == {"batches": 4, "oom_splits": 2, "error_splits": 0, "failed_notes": 1}
+
+
+def test_config_errors_stop_the_run_instead_of_failing_notes():
+    from tide_core.errors import ConfigError
+
+    class Misconfigured(PatternRecognizer):
+        def recognize_many(self, notes):
+            raise ConfigError("E999", "model directory missing", hint="train it")
+
+    with pytest.raises(ConfigError) as err:
+        recognize_notes(make_notes(3), [DATE(), Misconfigured("t.bad", "x", "ID")])
+    assert err.value.code == "E999"

@@ -9,7 +9,8 @@ function of the *set* of input spans (the input order never matters):
 2. overlapping spans that share a label are unioned (when ``merge_same_label_overlaps``); the
    union keeps the highest score and the recognizer that gave it;
 3. among spans that still overlap, the longest wins; ties go to the label that comes first in
-   ``label_priority``, then to the higher score, then to the smaller recognizer name.
+   ``label_priority``, then to the higher score, then to the smaller recognizer name.  A union
+   that loses falls back to its member spans, so a span is only ever dropped for a conflict.
 
 Touching spans ("03/04" + "/2021" as [0,5) and [5,10)) do not overlap and are never merged:
 gold annotations keep adjacent entities apart, and merging them would change span counts.
@@ -111,7 +112,10 @@ def _resolve_one_note(spans: list[Span], policy: ResolutionPolicy) -> list[Span]
         by_label: dict[str, list[Span]] = {}
         for s in spans:
             by_label.setdefault(s.label, []).append(s)
-        spans = [m for label in sorted(by_label) for m in _union_same_label(by_label[label])]
+        unions = [m for label in sorted(by_label) for m in _union_same_label(by_label[label])]
+        # A union that loses to a longer span of another label falls back to its members, so the
+        # parts that do not conflict are still kept (nothing is dropped without a conflict).
+        spans = unions + spans
     # Greedy selection in a total order: longest first, then label priority, score, name, position.
     ordered = sorted(set(spans), key=lambda s: (-s.length, policy.rank(s.label), -s.score,
                                                 s.recognizer, s.start, s.label))

@@ -8,7 +8,9 @@ so the per-step functions here (:func:`run_recognizer`, :func:`checked_spans`,
 Fail closed: a note on which any recognizer raised, or returned a span that does not fit the
 note, is marked ``failed`` with an error code and gets *no* spans; the caller quarantines it and
 never releases it.  A batch that raises is split in half and retried until the failing note is
-isolated, so one bad note (or an out-of-memory batch) never fails its neighbours.
+isolated, so one bad note (or an out-of-memory batch) never fails its neighbours.  A
+``ConfigError`` (a misconfigured recognizer, a missing model) is not a note failure: it stops
+the run.
 
 Error codes (``NoteRecognition.error_code``):
 
@@ -30,7 +32,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Mapping, Sequence
 
-from tide_core.errors import TideError
+from tide_core.errors import ConfigError, TideError
 from tide_core.spans import Note, Span
 
 log = logging.getLogger(__name__)
@@ -170,7 +172,9 @@ def run_recognizer(recognizer: Any, notes: Sequence[Note], stats: RecognitionSta
                 out_fail[i] = NoteFailure(E_BAD_RESULT, f"recognizer {name} returned {exc.got} results "
                                                         f"for a batch of {exc.want} notes")
             return
-        except Exception as exc:  # noqa: BLE001 - every recognizer failure fails closed
+        except ConfigError:
+            raise       # a misconfigured recognizer fails every note: stop the run and say why
+        except Exception as exc:  # noqa: BLE001 - every other recognizer failure fails closed
             oom = is_out_of_memory(exc)
             if hi - lo > 1:
                 if oom:

@@ -19,6 +19,13 @@ from tide_core.spans import Span
 from tide_core.types import LABELS
 
 
+def _metadata(obj: dict) -> dict:
+    """``metadata`` object, or notes-table rows with note_date/note_type/source/site at top level."""
+    if isinstance(obj.get("metadata"), dict):
+        return dict(obj["metadata"])
+    return {k: obj[k] for k in ("note_date", "note_type", "source", "site") if k in obj}
+
+
 def read_jsonl_docs(path: str | Path, crosswalk: Crosswalk | None = None, *,
                     require_text: bool = False, default_recognizer: str = "pred@0") -> LoadedDocs:
     """Read a JSONL file of documents.  Offsets outside the text are reported, not scored."""
@@ -76,7 +83,7 @@ def read_jsonl_docs(path: str | Path, crosswalk: Crosswalk | None = None, *,
                                   str(rs.get("recognizer") or default_recognizer)))
             spans.sort(key=lambda s: (s.start, s.end, s.label))
             docs.append(GoldDoc(note_id, str(obj.get("patient_id") or ""), text if text is not None else "",
-                                tuple(spans), dict(obj.get("metadata") or {})))
+                                tuple(spans), _metadata(obj)))
     loaded = LoadedDocs(docs, issues, "jsonl")
     if crosswalk is not None:
         loaded.excluded_labels = crosswalk.excluded.copy()

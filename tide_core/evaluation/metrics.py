@@ -9,6 +9,7 @@ the corpus (precision: categories with gold spans or predictions).
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -85,13 +86,11 @@ def summary_stats(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, cg: np.ndarray
     per = rates(tp, fp, fn)
     mtp, mfp, mfn = tp.sum(-1), fp.sum(-1), fn.sum(-1)
     micro = rates(mtp, mfp, mfn)
-    with np.errstate(all="ignore"):
-        import warnings
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            macro_r = np.nanmean(np.where(recall_scope, per["recall"], np.nan), axis=-1)
-            macro_p = np.nanmean(np.where(precision_scope, per["precision"], np.nan), axis=-1)
-            macro_f = np.nanmean(np.where(recall_scope | precision_scope, per["f1"], np.nan), axis=-1)
+    with warnings.catch_warnings():   # all-NaN rows (empty resamples) give NaN, which is intended
+        warnings.simplefilter("ignore", RuntimeWarning)
+        macro_r = np.nanmean(np.where(recall_scope, per["recall"], np.nan), axis=-1)
+        macro_p = np.nanmean(np.where(precision_scope, per["precision"], np.nan), axis=-1)
+        macro_f = np.nanmean(np.where(recall_scope | precision_scope, per["f1"], np.nan), axis=-1)
     return {
         "micro_recall": micro["recall"], "micro_precision": micro["precision"], "micro_f1": micro["f1"],
         "macro_recall": macro_r, "macro_precision": macro_p, "macro_f1": macro_f,

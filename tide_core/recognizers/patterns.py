@@ -42,7 +42,8 @@ NUM_DAY = r"(?:3[01]|[12]\d|0?[1-9])"
 NUM_MONTH = r"(?:1[0-2]|0?[1-9])"
 YEAR4 = r"(?:19|20)\d{2}"
 # An attached time in the same token run: "03/04/2021 14:30", "2021-03-04T14:30:00".
-TIME = r"(?:[ T](?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:\.\d+)?(?:\s?[AaPp]\.?[Mm]\.?)?Z?)?"
+TIME = (r"(?:[ T](?:(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:\.\d+)?(?:\s?[AaPp]\.?[Mm]\.?(?!\w))?Z?"
+        r"|(?:[01]\d|2[0-3])[0-5]\d(?![\d:.]|\s*(?:hours|hrs|h\b|mg|mL|ml|cc|units))))?")
 # Numeric boundaries: not inside a longer number, path, version or decimal.
 NL = r"(?<![\w/.\-:])"
 NR = r"(?![\w/]|[.\-:]\d)"
@@ -54,7 +55,7 @@ STATE_ABBR = (
     "WV", "WI", "WY", "PR",
 )
 #: Abbreviations that are also clinical credentials or common tokens ("Smith, MD", "Jones, PA").
-_AMBIGUOUS_STATE_ABBR = ("MD", "PA", "MS", "ME", "DE", "IN", "OR", "OK", "HI", "ID", "CO", "CA", "LA")
+_AMBIGUOUS_STATE_ABBR = ("MD", "PA", "MS", "ME", "IN", "OR", "OK", "HI")
 STATE_NAMES = (
     "Alabama", "Alaska", "Arizona", "Arkansas", "California", "Colorado", "Connecticut", "Delaware",
     "Florida", "Georgia", "Hawaii", "Idaho", "Illinois", "Indiana", "Iowa", "Kansas", "Kentucky",
@@ -77,7 +78,6 @@ STREET_SUFFIX = (
     r"Terrace|Ter|Circle|Cir|Parkway|Pkwy|Highway|Hwy|Trail|Trl|Square|Sq|Loop|Row|Pike|Alley|"
     r"Crescent|Plaza|Run|Pass|Ridge)\b"
 )
-_STREET_WORDS = STREET_SUFFIX.replace(r")\b", r")\b")
 
 #: Capitalised words that follow or precede names but are not names.
 _NOT_NAME = (
@@ -91,24 +91,51 @@ _NOT_NAME = (
     "NP", "PA", "PhD", "Street", "Avenue", "Road", "Monday", "Tuesday", "Wednesday", "Thursday",
     "Friday", "Saturday", "Sunday", "He", "She", "They", "His", "Her", "Their", "We", "I", "It",
     "Follow", "Followup", "Recommend", "Recommended", "Agrees", "Noted", "Reports", "Denies", "Also",
+    "Room", "Rm", "Bed", "Bay", "Ward", "Floor", "Rehab", "Home", "Emergency", "Triage", "Telemetry", "Stepdown",
+    "Observation", "Pharmacy", "Lab", "Labs", "Imaging", "Dear", "License", "Shift", "Night", "Day", "Last", "Came", "Re", "Ref", "Referral", "Consult", "Progress",
+    "Practitioner", "Assistant", "Manager", "Worker", "Physician", "Provider", "Nurse", "Resident", "Fellow",
 ) + _MONTH_WORDS
 _NOT_NAME_ALT = "(?:" + "|".join(sorted(set(_NOT_NAME), key=len, reverse=True)) + r")\b"
-NAME_TOKEN = r"(?!" + _NOT_NAME_ALT + r")(?:[A-Z]'|Mc|Mac|De|Van|Le)?[A-Z][a-z]+(?:-[A-Z][a-z]+)*(?!['’]?[A-Za-z])"
+_NOT_NAME_UPPER_ALT = "(?:" + "|".join(sorted({w.upper() for w in _NOT_NAME} | {
+    "SEE", "SAW", "PLAN", "NOTE", "HPI", "CT", "MRI", "ED", "ICU", "OR", "PT", "HX", "FHX", "PMH", "ROS",
+    "STAT", "PRN", "BID", "TID", "QID", "PO", "IV", "IM", "NPO", "WITH", "FOR", "AND", "THE", "TO", "AT",
+    "ON", "IN", "OF", "IS", "WAS", "HAS", "DR", "FROM", "BY", "PER", "VIA", "HOME", "MEDS", "PAGER",
+    "PAGE", "CALL", "RETURN", "FOLLOW", "UP", "CONSULT", "CONSULTATION", "REPORT", "RESULTS", "LAB"},
+    key=len, reverse=True)) + r")\b"
+_PARTICLE = r"(?:van|von|de|der|den|du|da|di|del|della|la|le|al|el|bin|ben|dos|das|ter|ten|St\.)"
+NAME_TOKEN = r"(?!" + _NOT_NAME_ALT + r")(?:[A-Z]'|Mc|Mac|De|Di|La|Le)?[A-Z][a-z]+(?:-[A-Z][a-z]+)*(?![A-Za-z])"
+UPPER_TOKEN = r"(?!" + _NOT_NAME_UPPER_ALT + r")(?:[A-Z]')?[A-Z]{2,}(?:-[A-Z]{2,})*(?![\w'])"
 INITIAL = r"[A-Z]\.(?!\w)"
-NAME = (r"(?:(?:" + INITIAL + r"\s?){1,2}\s*)?" + NAME_TOKEN +
-        r"(?:\s(?:" + INITIAL + "|" + NAME_TOKEN + r")){0,2}(?!\s" + NAME_TOKEN + r")")
-# A name needs at least one token of 2+ letters; initials alone ("J. K.") never match.
+_BARE_INITIAL = r"[A-Z](?![\w'.-])"
+_TOKEN = r"(?:(?:" + _PARTICLE + r" ){0,2}" + NAME_TOKEN + ")"
+_UTOKEN = r"(?:(?:" + _PARTICLE.upper() + r" ){0,2}" + UPPER_TOKEN + ")"
+# "John Smith", "J. Smith", "John A. Smith", "Mary O'Neil", "Arthur van Dijk" (spaces only: never across lines)
+_NAME_CAP = (r"(?:(?:" + INITIAL + r" ?){1,2} ?)?" + _TOKEN + r"(?: (?:" + INITIAL + "|" + _BARE_INITIAL + "|" + _TOKEN + r")){0,2}"
+             r"(?! " + NAME_TOKEN + r")")
+# "RAFAEL DUNN", "VAN DIJK"
+_NAME_UP = r"(?:(?:" + INITIAL + r" ?){1,2} ?)?" + _UTOKEN + r"(?: (?:" + INITIAL + "|" + _BARE_INITIAL + "|" + _UTOKEN + r")){0,2}(?! " + UPPER_TOKEN + ")"
+# "Dunn, Rafael", "JOVANOVIC, FREJA A", "Green, Kathleen G."
+_LAST_FIRST = (r"(?:" + _TOKEN + "|" + _UTOKEN + r"), (?:" + NAME_TOKEN + "|" + UPPER_TOKEN + r")(?: (?:"
+               + INITIAL + "|" + _BARE_INITIAL + r"))?")
+NAME = r"(?=[A-Za-z])(?:" + _LAST_FIRST + "|" + _NAME_CAP + "|" + _NAME_UP + ")"
+# After a title ("MR. KOZLOV AMBULATED"): one upper-case token only, an initial allowed.
+NAME_TITLED = r"(?=[A-Za-z])(?:" + _LAST_FIRST + "|" + _NAME_CAP + r"|(?:" + INITIAL + r" ?)?" + _UTOKEN + r"(?! " + UPPER_TOKEN + "))"
+# Names in running text (no list form), for role-word patterns: "resident Kwabena Mulligan".
+NAME_PLAIN = r"(?=[A-Za-z])(?:" + _NAME_CAP + ")"
 
 CREDENTIAL = (r"(?:M\.D\.|D\.O\.|MD|DO|RN|NP|PA-C|PA|CNP|APRN|CRNA|DNP|PharmD|PhD|MSW|LCSW|DPT|"
-              r"CNM|FNP|FNP-BC|FACS|FACP|MBBS)(?![\w-])")
+              r"CNM|FNP|FNP-BC|FACS|FACP|MBBS|RT|LPN|CNA|CRNP|ANP|NP-C|RD|RPh|CRT|RRT)(?![\w-])")
 
 # Context vocabularies (matched case-insensitively on word boundaries before the span).
 DATE_CONTEXT = ("date", "dated", "on", "since", "dob", "born", "admitted", "admission", "discharged",
                 "discharge", "seen", "visit", "dos", "surgery", "until", "from", "through", "starting",
                 "started", "last", "next", "scheduled", "returned", "follow-up", "followup", "f/u",
-                "appointment", "appt", "effective", "as of", "before", "after", "by", "due", "procedure")
+                "appointment", "appt", "effective", "as of", "before", "after", "by", "due", "procedure", "collected",
+                "see", "between", "drawn", "received", "performed", "taken", "obtained", "done", "week of",
+                "expires", "expired", "onset", "reported", "resulted", "signed", "day")
 PHONE_CONTEXT = ("phone", "tel", "telephone", "cell", "mobile", "call", "called", "pager", "page",
-                 "fax", "contact", "reach", "reached", "ph", "number", "home", "work", "office", "#")
+                 "fax", "contact", "reach", "reached", "reachable", "ph", "number", "home", "work", "office", "#",
+                 "questions", "at", "via", "tel.", "phone:", "callback", "voicemail")
 ID_CONTEXT = ("mrn", "record", "account", "acct", "id", "identifier", "number", "no", "#", "ssn",
               "social", "member", "policy", "insurance", "claim", "encounter", "accession", "fin",
               "csn", "specimen", "license", "serial", "npi", "dea")
@@ -140,6 +167,10 @@ class PhiPattern:
     exclude_before: str | None = None
     window: int = 40
     trim: str = ""
+    #: Speed-up for patterns whose start is expensive to try at every position: the full regex
+    #: runs only in windows of (before, after) characters around matches of this cheap regex.
+    anchor: str | None = None
+    anchor_window: tuple[int, int] = (90, 30)
 
     def span_groups(self) -> tuple[tuple[str, str], ...]:
         return self.groups or (("phi", self.label),)
@@ -148,11 +179,43 @@ class PhiPattern:
         return frozenset(label for _, label in self.span_groups())
 
 
+_CITY_TOKEN = r"(?!(?:" + _NOT_NAME_ALT + "|" + STREET_SUFFIX + r"))[A-Z][a-z]+(?:-[A-Z][a-z]+)*(?![A-Za-z])"
+_CITY_UTOKEN = r"(?!(?:" + _NOT_NAME_UPPER_ALT + "|" + STREET_SUFFIX.upper().replace(r")\B", r")\b") + r"))[A-Z]{2,}(?![\w'])"
+_CITY_PREFIX = r"(?:(?:St|Ft|Mt|ST|FT|MT)\.? |(?:Saint|Fort|Mount|Port|Lake|Glen|New|North|South|East|West|El|La|Los|Las|San|Santa) )?"
+CITY_CAP = r"(?=[A-Z])" + _CITY_PREFIX + _CITY_TOKEN + r"(?: " + _CITY_TOKEN + r"){0,2}"
+CITY = r"(?=[A-Z])(?:" + CITY_CAP + "|" + _CITY_PREFIX.upper() + _CITY_UTOKEN + r"(?: " + _CITY_UTOKEN + r"){0,2})"
+COUNTRIES = (
+    "Afghanistan", "Albania", "Algeria", "Argentina", "Australia", "Austria", "Bangladesh", "Belgium", "Bolivia",
+    "Bosnia", "Brazil", "Bulgaria", "Cambodia", "Cameroon", "Canada", "Chile", "China", "Colombia", "Costa Rica",
+    "Croatia", "Cuba", "Denmark", "Dominican Republic", "Ecuador", "Egypt", "El Salvador", "England", "Eritrea",
+    "Ethiopia", "Finland", "France", "Germany", "Ghana", "Greece", "Guatemala", "Haiti", "Honduras", "Hungary",
+    "Iceland", "India", "Indonesia", "Iran", "Iraq", "Ireland", "Israel", "Italy", "Jamaica", "Japan", "Kenya",
+    "Korea", "Laos", "Lebanon", "Liberia", "Libya", "Malaysia", "Mexico", "Morocco", "Myanmar", "Nepal",
+    "Netherlands", "New Zealand", "Nicaragua", "Nigeria", "Norway", "Pakistan", "Panama", "Peru", "Philippines",
+    "Poland", "Portugal", "Romania", "Russia", "Rwanda", "Saudi Arabia", "Scotland", "Senegal", "Serbia",
+    "Sierra Leone", "Singapore", "Somalia", "South Africa", "Spain", "Sri Lanka", "Sudan", "Sweden", "Switzerland",
+    "Syria", "Taiwan", "Tanzania", "Thailand", "Trinidad", "Tunisia", "Uganda", "Ukraine", "United Kingdom",
+    "Uruguay", "Venezuela", "Vietnam", "Wales", "Yemen", "Zambia", "Zimbabwe",
+)
+_COUNTRY_ALT = "(?:" + "|".join(sorted(COUNTRIES, key=len, reverse=True)) + ")"
+
+_HOSP_TOKEN = (r"(?!(?:The|A|An|At|In|From|To|Of|And|With|Per|Via|Seen|Transferred|Admitted|Discharged|Referred|"
+               r"Presented|Followed|Sent|Returned|Patient|Pt|Called|Contacted|Location|Facility|Outside|Previously|"
+               r"Follow|Seen|Today|This|Our|His|Her|Their)\b)(?:[A-Z][a-z]+|[A-Z]{2,}|[A-Z][a-z]*'s)(?:-[A-Z][a-z]+)?(?![\w'])")
+_HOSP_SUFFIX = (r"(?:Hospital|Medical Center|Medical Centre|Health Center|Health System|Healthcare|Health Care|Infirmary|"
+                r"Memorial|Clinic|Clinics|Hospice|Associates|Pediatrics|Orthopaedics|Orthopedics|Institute|Medical Group|"
+                r"Surgery Center|Surgical Center|Birth Center|Infusion Center|Dialysis Center|Imaging Center|Cancer Center|"
+                r"Rehabilitation Center|Rehab Center|Nursing Home|Nursing Facility|Skilled Nursing Facility|Care Center|"
+                r"Sports Medicine|Endoscopy Suite|Endoscopy Center|Urgent Care|Family Practice|Family Medicine|"
+                r"Health Partners|Physicians|Specialists|Children's Hospital|Medical Associates|Heart Center|Eye Center|"
+                r"Behavioral Health|Mental Health Center|Sanatorium|Medical Plaza|Health Clinic)")
+
 _UNIT_AFTER = (r"\s*(?:mg|mcg|g|kg|ml|mL|cc|L|units?|u|iu|IU|mmHg|mm|cm|%|kcal|calories|cells|"
                r"patients|tabs?|tablets?|caps?|capsules?|doses?|puffs?|times|x)\b")
 _RATIO_AFTER = (r"\s*(?:tabs?|tablets?|caps?|strength|dose|of|pain|units?|mg|ml|cc|inch|in\b|"
                 r"cup|NS|normal|saline|\+|x\b)")
-_SCORE_BEFORE = r"(?i:pain|score|scale|rated|strength|murmur|grade|power|motor|reflexes|bp|blood pressure|gcs)\W*(?:\w+\W+){0,2}$"
+_SCORE_BEFORE = (r"(?i:pain|score|scale|rated|strength|murmur|grade|power|motor|reflexes|bp|blood pressure|gcs|"
+                 r"ratio|dose|take|takes|tablet|tab)\W*(?:(?:is|was|of|at|rated|level|now|about|approx)\W+)?$")
 
 DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     # ------------------------------------------------------------------ DATE
@@ -169,10 +232,15 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     PhiPattern("date_month_day", r"(?<![\w])(?P<phi>" + MONTH + r"\s{1,2}" + DAY + r")(?![\w]|,?\s*\d|:\d)", "DATE", 0.85,
                exclude_after=_UNIT_AFTER),
     PhiPattern("date_day_month", r"(?<![\w.\d/])(?P<phi>" + DAY + r"(?:\s+of)?\s" + MONTH + r")(?![\w])", "DATE", 0.8),
-    PhiPattern("date_month_year", r"(?<![\w])(?P<phi>" + MONTH + r",?\s{1,2}(?:of\s)?" + YEAR4 + r")\b", "DATE", 0.9),
+    PhiPattern("date_month_year", r"(?<![\w])(?P<phi>" + MONTH + r"(?:,?\s{1,2}(?:of\s)?|-)" + YEAR4 + r")\b", "DATE", 0.9),
+    PhiPattern("date_compact", r"(?<![\w])(?P<phi>" + NUM_DAY + r"(?:JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC|Jan|Feb|Mar|"
+               r"Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)(?:" + YEAR4 + r"|\d{2}))(?![\w])", "DATE", 0.9),
+    PhiPattern("date_year_parenthesized", r"\((?P<phi>" + YEAR4 + r")\)", "DATE", 0.7),
+    PhiPattern("date_month_day_parenthesized", r"\((?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + r")\)", "DATE", 0.55,
+               validator="month_day", exclude_before=_SCORE_BEFORE),
     PhiPattern("date_month_slash_year", NL + r"(?P<phi>" + NUM_MONTH + r"/" + YEAR4 + ")" + NR, "DATE", 0.75),
     PhiPattern("date_month_day_numeric", NL + r"(?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + ")" + NR, "DATE", 0.5,
-               context=DATE_CONTEXT, context_score=0.8, requires_context=True, chain=True, window=20,
+               context=DATE_CONTEXT, context_score=0.8, requires_context=True, chain=True, window=20, validator="month_day",
                exclude_after=_RATIO_AFTER, exclude_before=_SCORE_BEFORE),
     PhiPattern("date_year_in_context",
                r"\b(?i:in|since|during|until|till|circa|ca\.|year|early|late|mid-?|summer|winter|spring|fall|"
@@ -185,11 +253,15 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                requires_context=True, chain=True, context=(), exclude_after=_UNIT_AFTER),
     # ------------------------------------------------------------------ PHONE
     PhiPattern("phone_us", r"(?<![\w+])(?P<phi>(?:\+?1[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}"
-               r"(?:,?\s?(?i:x|ext\.?|extension)\s?\d{1,6})?)(?![\w]|-\d)", "PHONE", 0.75,
+               r"(?:,?\s?(?i:x|ext|extension)\.?\s?\d{1,6})?)(?![\w]|-\d)", "PHONE", 0.75,
                context=PHONE_CONTEXT, context_score=0.95, validator="phone"),
+    PhiPattern("phone_digits_ext", r"(?<![\w+])(?P<phi>(?:\+?1)?\d{10},?\s?(?i:x|ext|extension)\.?\s?\d{1,6})(?!\w)",
+               "PHONE", 0.8, context=PHONE_CONTEXT, context_score=0.95),
+    PhiPattern("phone_pager", r"\b(?i:pager|beeper|bleep|page|pgr)\s*(?:#|(?i:no\.?|number))?\s*:?\s*(?P<phi>\d-\d{4}|\d{4,7})(?![\w-])",
+               "PHONE", 0.8),
     PhiPattern("phone_plain_digits", r"(?<![\w+])(?P<phi>(?:\+?1)?\d{10})(?!\w)", "PHONE", 0.4,
                context=PHONE_CONTEXT, context_score=0.85, requires_context=True, window=25),
-    PhiPattern("phone_local", r"(?<![\w\-/.])(?P<phi>\d{3}-\d{4}(?:\s?(?i:x|ext\.?)\s?\d{1,6})?)(?![\w]|-\d)", "PHONE", 0.4,
+    PhiPattern("phone_local", r"(?<![\w\-/.])(?P<phi>\d{3}-\d{4}(?:\s?(?i:x|ext)\.?\s?\d{1,6})?)(?![\w]|-\d)", "PHONE", 0.4,
                context=PHONE_CONTEXT, context_score=0.8, requires_context=True, window=25),
     # ------------------------------------------------------------------ EMAIL / URL / IP
     PhiPattern("email", r"(?<![\w.+-])(?P<phi>[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
@@ -208,11 +280,11 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     PhiPattern("id_prefixed",
                r"\b(?i:MRN|MR|Med(?:ical)?\s+Rec(?:ord)?(?:\s+(?:Number|No))?|Record\s+(?:Number|No)|Acct|Account(?:\s+(?:Number|No))?"
                r"|Patient\s+ID|Pt\.?\s+ID|Member\s+ID|Subscriber\s+ID|Policy(?:\s+(?:Number|No))?|Insurance\s+ID|Claim(?:\s+(?:Number|No))?"
-               r"|Encounter(?:\s+(?:Number|No|ID))?|FIN|CSN|HAR|Accession(?:\s+(?:Number|No))?|Specimen(?:\s+(?:Number|No|ID))?"
+               r"|Encounter(?:\s+(?:Number|No|ID))?|Enc|Order(?:\s+(?:Number|No|ID))?|Armband|Wristband|FIN|CSN|HAR|Accession(?:\s+(?:Number|No))?|Specimen(?:\s+(?:Number|No|ID))?"
                r"|License(?:\s+(?:Number|No))?|Lic|DEA|NPI|Serial(?:\s+(?:Number|No))?|Device\s+ID|ID|SSN"
                r"|Social\s+Security(?:\s+(?:Number|No))?|Unit\s+(?:Number|No)|Health\s+Plan(?:\s+(?:Number|No|ID))?"
                r"|Beneficiary(?:\s+(?:Number|No|ID))?|Case\s+(?:Number|No)|Ref(?:erence)?\s+(?:Number|No))"
-               r"\.?\s*(?:\#|(?i:No\.?|Number|Num\.?)\s*)?[:#=]?\s*"
+               r"\.?\s*(?:\#|(?i:No\.?|Number|Num\.?)\s*)?[:#=(]?\s*"
                r"(?P<phi>(?=[A-Za-z0-9-]*\d[A-Za-z0-9-]*\d)[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){3,24})(?![\w-])",
                "ID", 0.9, validator="id_token"),
     PhiPattern("id_structured", r"(?<![\w-])(?P<phi>[A-Z]{1,3}-\d{2,}-\d{3,}|[A-Z]{1,3}\d{2}-\d{4,})(?![\w-])", "ID", 0.6,
@@ -228,47 +300,80 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     PhiPattern("age_of_age", r"(?<![\w.])(?P<phi>\d{1,3})\s*(?i:years?|yrs?)\s+(?i:of)\s+(?i:age)\b", "AGE", 0.95, validator="age"),
     PhiPattern("age_prefixed", r"\b(?i:age|aged|ages|age\s+of)\s*[:=]?\s*(?P<phi>\d{1,3})(?![\w.]|\.\d)", "AGE", 0.9,
                validator="age", exclude_after=r"\s*(?:%|percent|mg|kg|points)"),
+    PhiPattern("age_sex_parenthesized", r"\((?:M|F|male|female|Male|Female)\s*[,/]\s*(?P<phi>\d{1,3})\)", "AGE", 0.85,
+               validator="age"),
+    PhiPattern("age_at_death", r"\b(?i:deceased|died|passed\s+away|death|diagnosed|dx)\s+(?i:at\s+(?:age\s+)?|aged?\s+)(?P<phi>\d{1,3})"
+               r"(?![\w.:/]|\.\d)", "AGE", 0.8, validator="age"),
+    PhiPattern("age_before_sex", r"(?<![\w.])(?P<phi>\d{1,3}) ?(?i:yrs?|years?|y)\b(?=\s*[*|,/;]?\s*(?i:male|female|man|woman|m\b|f\b))",
+               "AGE", 0.85, validator="age"),
     PhiPattern("age_months_old", r"(?<![\w.])(?P<phi>\d{1,2})(?:\s*-\s*|\s+)(?i:months?|weeks?|days?)(?:\s*-\s*|\s+)(?i:old)\b",
                "AGE", 0.85),
     # ------------------------------------------------------------------ LOCATION
     PhiPattern("city_state_zip",
-               r"(?<![\w])(?P<city>" + NAME_TOKEN.replace(_NOT_NAME_ALT, "(?:" + _NOT_NAME_ALT + "|" + STREET_SUFFIX + ")")
-               + r"(?:[ -]" + NAME_TOKEN + r"){0,2}),\s+(?P<state>" + _STATE_ABBR_ALT + "|" + _STATE_NAME_ALT
-               + r")\.?,?\s+(?P<zip>" + ZIP + ")", "LOCATION", 0.9,
+               r"(?<![\w])(?P<city>" + CITY + r"),?\s{1,3}(?P<state>" + _STATE_ABBR_ALT + "|" + _STATE_NAME_ALT
+               + r")\.?,?\s{1,3}(?P<zip>" + ZIP + ")", "LOCATION", 0.9,
                groups=(("city", "LOCATION"), ("state", "LOCATION"), ("zip", "LOCATION"))),
-    PhiPattern("state_zip", r"(?<![\w])(?P<state>" + _STATE_ABBR_ALT + "|" + _STATE_NAME_ALT + r"),?\s+(?P<zip>" + ZIP + ")",
+    PhiPattern("state_zip", r"(?<![\w])(?P<state>" + _STATE_ABBR_ALT + "|" + _STATE_NAME_ALT + r"),?\s{1,3}(?P<zip>" + ZIP + ")",
                "LOCATION", 0.85, groups=(("state", "LOCATION"), ("zip", "LOCATION"))),
-    PhiPattern("city_state", r"(?<![\w])(?P<city>" + NAME_TOKEN + r"(?:[ -]" + NAME_TOKEN + r"){0,2}),\s+(?P<state>"
+    PhiPattern("city_state", r"(?<![\w])(?P<city>" + CITY + r"), (?P<state>"
                + _STATE_SAFE_ALT + "|" + _STATE_NAME_ALT + r")(?!\.?,?\s*\d)", "LOCATION", 0.7,
                groups=(("city", "LOCATION"), ("state", "LOCATION"))),
+    PhiPattern("city_after_lives", r"\b(?i:lives|living|resides|residing|moved|relocated|born|grew\s+up|near|visiting\s+from|"
+               r"vacation\s+in|travel(?:l?ed)?\s+to|trip\s+to|home\s+in|house\s+in)\s+(?:(?i:in|to|near|from|at)\s+)?"
+               r"(?P<phi>" + CITY_CAP + r")(?![\w]| [A-Z])", "LOCATION", 0.6, validator="not_state_word"),
     PhiPattern("zip_context", r"\b(?i:zip(?:\s*code)?|zipcode|postal\s+code)\s*[:#]?\s*(?P<phi>" + ZIP + ")", "LOCATION", 0.85),
     PhiPattern("state_name", r"(?<![\w])(?P<phi>" + _STATE_NAME_ALT + ")", "LOCATION", 0.6, validator="state_name"),
+    PhiPattern("country_name", r"(?<![\w])(?P<phi>" + _COUNTRY_ALT + r")(?![\w]| [A-Z][a-z])", "LOCATION", 0.6),
     PhiPattern("street_address",
-               r"(?<![\w.,/-])(?P<phi>\d{1,6}[A-Z]?\s+(?:(?:N|S|E|W|NE|NW|SE|SW|North|South|East|West)\.?\s+)?"
-               r"(?:(?:[A-Z][a-z]+|[A-Z]{2,}|\d{1,3}(?:st|nd|rd|th))\s+){1,3}" + STREET_SUFFIX
-               + r"(?:\s+(?:N|S|E|W|NE|NW|SE|SW)\b)?"
-               r"(?:,?\s+(?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|Bldg|Building|Rm|#)\.?\s*#?\s*[A-Za-z0-9-]*\d[A-Za-z0-9-]*)?)",
+               r"(?<![\w.,/-])(?P<phi>\d{1,6}[A-Z]?\s(?:(?:N|S|E|W|NE|NW|SE|SW|North|South|East|West)\.?\s)?"
+               r"(?:(?:[A-Z][a-z]+|[A-Z]{2,}|\d{1,3}(?:st|nd|rd|th))\s){1,3}" + STREET_SUFFIX
+               + r"(?:\s(?:N|S|E|W|NE|NW|SE|SW)\b)?"
+               r"(?:\.?,?\s(?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|Bldg|Building|Rm|#|APT|SUITE|UNIT)\.?\s?#?\s?[A-Za-z0-9-]*\d[A-Za-z0-9-]*)?)",
                "LOCATION", 0.85),
     PhiPattern("po_box", r"\b(?P<phi>(?i:P\.?\s?O\.?\s+Box|Post\s+Office\s+Box)\s+\d{1,6})\b", "LOCATION", 0.85),
     PhiPattern("apartment", r"(?<![\w])(?P<phi>(?:Apt|Apartment|Suite|Ste)\.?\s*#?\s*\d+[A-Za-z]?)(?![\w])", "LOCATION", 0.6),
     # ------------------------------------------------------------------ names (weak signal)
-    PhiPattern("doctor_title", r"\b(?:Dr|DR|Doctor|Prof|Professor)\.?\s+(?P<phi>" + NAME + ")", "DOCTOR", 0.85),
-    PhiPattern("doctor_credential", r"(?<![\w])(?P<phi>" + NAME + r"),?\s+" + CREDENTIAL, "DOCTOR", 0.8),
+    PhiPattern("doctor_title", r"\b(?:Dr|DR|Doctor|DOCTOR|Prof|Professor)\.? (?P<phi>" + NAME_TITLED + ")", "DOCTOR", 0.85),
+    PhiPattern("doctor_credential", r"(?=[A-Za-z])(?<![\w])(?P<phi>" + NAME + r"),? {1,2}" + CREDENTIAL, "DOCTOR", 0.8,
+               anchor=r"[ ,]" + CREDENTIAL, anchor_window=(80, 12)),
     PhiPattern("doctor_role",
                r"\b(?i:attending(?:\s+physician)?|pcp|primary\s+care(?:\s+(?:physician|provider))?|resident|fellow|intern|"
-               r"surgeon|provider|physician|referring(?:\s+(?:physician|provider))?|consultant|nurse|signed\s+by|"
-               r"electronically\s+signed\s+by|dictated\s+by|transcribed\s+by|cc)\s*:\s*(?:(?:Dr|Doctor)\.?\s+)?(?P<phi>"
+               r"surgeon|provider|physician|clinician|referring(?:\s+(?:physician|provider))?|consultant|nurse|signed\s+by|"
+               r"electronically\s+signed\s+by|dictated\s+by|transcribed\s+by|authored\s+by|verified\s+by|reviewed\s+by|"
+               r"requested\s+by|referred\s+by|signed|cc|team)\s*:\s*(?:(?:Dr|DR|Doctor)\.?\s+)?(?P<phi>"
                + NAME + ")", "DOCTOR", 0.75),
-    PhiPattern("doctor_by", r"\b(?i:seen|evaluated|examined|signed|dictated|discussed\s+with|referred\s+by|referred\s+to)"
-               r"\s+(?i:by\s+)?(?:(?:Dr|Doctor)\.?\s+)?(?P<phi>" + NAME + ")", "DOCTOR", 0.5),
-    PhiPattern("patient_title", r"\b(?:Mr|Mrs|Ms|Miss|Mx|MR|MRS|MS)\.?\s+(?P<phi>" + NAME + ")", "PATIENT", 0.7),
-    PhiPattern("patient_label", r"\b(?i:patient(?:\s+name)?|pt\.?\s+name|name)\s*:\s*(?P<phi>" + NAME + ")", "PATIENT", 0.75),
+    PhiPattern("doctor_role_word",
+               r"\b(?:[Rr]esident|[Aa]ttending|[Ff]ellow|[Ii]ntern|RN|NP|[Nn]urse|[Ss]onographer|[Tt]echnologist|[Tt]herapist|"
+               r"[Pp]harmacist|[Ss]urgeon|[Aa]nesthesiologist|[Rr]adiologist|[Pp]athologist|[Hh]ospitalist|[Cc]linician|"
+               r"[Ss]ocial worker|SW|[Cc]ase manager|[Cc]haplain|[Dd]ietitian|[Mm]idwife|[Pp]rovider|[Pp]hysician|[Cc]olleague)"
+               r"(?:,| {1,2}(?:with|by)?)? ?(?:(?:Dr|DR)\.? )?(?P<phi>" + NAME_PLAIN + ")", "DOCTOR", 0.6),
+    PhiPattern("doctor_role_initials",
+               r"\b(?:[Rr]esident|[Aa]ttending|[Ff]ellow|RN|NP|[Nn]urse|[Ss]cribe|[Tt]ech)\s+(?P<phi>[A-Z]{2,3})(?![\w.])",
+               "DOCTOR", 0.5, validator="initials"),
+    PhiPattern("doctor_by", r"\b(?i:seen|evaluated|examined|signed|dictated|discussed\s+with|referred\s+by|referred\s+to|"
+               r"authored|verified|reviewed|requested|performed|interpreted|ordered|anesthesia)"
+               r" (?i:by )?(?:(?:Dr|DR|Doctor)\.? )?(?P<phi>" + NAME + ")", "DOCTOR", 0.5),
+    PhiPattern("patient_title", r"\b(?:Mr|Mrs|Ms|Miss|Mx|MR|MRS|MS|MISS)\.? (?P<phi>" + NAME_TITLED + ")", "PATIENT", 0.7),
+    PhiPattern("patient_label", r"\b(?i:patient(?:\s+name)?|pt\.?(?:\s+name)?|name)(?:\s*:|\s*\.{2,})\s*(?P<phi>" + NAME + ")",
+               "PATIENT", 0.75),
+    PhiPattern("patient_label_list", r"\b(?:Patient|PATIENT|Pt|PT) (?P<phi>" + _LAST_FIRST + "|" + _NAME_CAP + ")",
+               "PATIENT", 0.6, validator="two_tokens"),
+    PhiPattern("patient_header", r"(?:^|\*{2,} |\n)(?P<phi>" + _LAST_FIRST + r") {1,3}\((?:M|F|male|female|X)\b",
+               "PATIENT", 0.75),
+    PhiPattern("relative",
+               r"\b(?i:granddaughter|grandson|daughter|son|wife|husband|mother|father|brother|sister|spouse|partner|niece|"
+               r"nephew|aunt|uncle|cousin|friend|caregiver|guardian|grandmother|grandfather|fianc[eé]e?|boyfriend|"
+               r"girlfriend|stepdaughter|stepson|stepmother|stepfather|neighbor|roommate|mom|dad|sibling)"
+               r"(?:,| (?:is|was|named))? (?:\([\w ]+\) )?(?P<phi>" + NAME_PLAIN + ")", "PATIENT", 0.65),
     # ------------------------------------------------------------------ HOSPITAL (weak; gazetteer is primary)
     PhiPattern("hospital_name",
-               r"(?<![\w])(?P<phi>(?:(?:St|Saint)\.?\s+)?(?:" + NAME_TOKEN + r"(?:'s)?\s+){1,4}(?:Hospital|Medical\s+Center|"
-               r"Medical\s+Centre|Health\s+Center|Health\s+System|Infirmary|Memorial|Regional\s+Medical\s+Center|"
-               r"Rehabilitation\s+Center|Nursing\s+Home|Hospice|Cancer\s+Center|Children's\s+Hospital|Clinic))\b",
+               r"(?<![\w])(?P<phi>(?:(?:St|Saint|ST)\.? )?" + _HOSP_TOKEN + r"(?:(?: | and | & | de | of the | of )" + _HOSP_TOKEN
+               + r"){0,4} " + _HOSP_SUFFIX + r"(?: of (?:the )?" + _HOSP_TOKEN + r"(?: " + _HOSP_TOKEN + r"){0,2})?)(?![\w])",
                "HOSPITAL", 0.6),
+    PhiPattern("hospital_label",
+               r"\b(?:Facility|FACILITY|Institution|Outside institution|Hospital|Transferred from|Transfer from)"
+               r"(?: ?:| ?\.{2,}) ?(?P<phi>(?:(?:St|Saint)\.? )?" + _HOSP_TOKEN + r"(?:(?: | and | de | of )" + _HOSP_TOKEN + r"){1,5})",
+               "HOSPITAL", 0.55),
 )
 
 

@@ -1,0 +1,20 @@
+-- Released de-identified notes, one row per (study, key, note). The table researchers query. Partition = (study, key).
+-- Mirrors tide_core.cache.tables.DEID_NOTES; replace {{dataset}} with PROJECT.DATASET (the source dataset).
+CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_deid_notes` (
+  `study` STRING,
+  `key` STRING,
+  `note_id` STRING,
+  `note_ref` STRING,
+  `patient_ref` STRING,
+  `text` STRING,
+  `note_date` STRING,
+  `note_type` STRING,
+  `source` STRING,
+  `site` STRING,
+  `anonymizer` STRING,
+  `fingerprint` STRING,
+  `released_at` TIMESTAMP
+)
+PARTITION BY TIMESTAMP_TRUNC(`released_at`, MONTH)
+CLUSTER BY study, key, note_id
+OPTIONS (description = "Released de-identified notes, one row per (study, key, note). The table researchers query. Partition = (study, key).");

@@ -1,0 +1,217 @@
+"""Drift monitor and residual-PHI screen on synthetic notes, the real regex recognizer and
+releases built here (surrogates written into the text, some PHI deliberately left in)."""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from tide_core.assurance.drift import (assert_no_phi, check_drift, freeze_reference, load_reference,
+                                       save_reference)
+from tide_core.assurance.drift_components import COMPONENT_NAMES
+from tide_core.assurance.screen import screen_released
+from tide_core.errors import ConfigError, InputError
+from tide_core.evaluation.gold_io import GoldDoc
+from tide_core.recognizers.regex_recognizer import RegexRecognizer
+from tide_core.spans import AnonymizedNote, Note, ReleasedSpan
+
+SURROGATE = {"PATIENT": "Alex Morgan", "DOCTOR": "Sam Rivera", "DATE": "01/02/2001", "AGE": "50",
+             "ID": "40404040", "PHONE": "(212) 555-0100", "EMAIL": "person@example.org",
+             "URL": "www.example.org", "LOCATION": "Anytown", "HOSPITAL": "General Hospital",
+             "OTHER": "Acme Corp"}
+
+
+def release(doc: GoldDoc, leak_labels=()) -> AnonymizedNote:
+    """Replace gold spans by fixed surrogates (except ``leak_labels``, left in as residual PHI)."""
+    out, spans, pos, shift = [], [], 0, 0
+    for s in sorted(doc.spans, key=lambda x: x.start):
+        if s.start < pos:
+            continue
+        out.append(doc.text[pos:s.start])
+        if s.label in leak_labels:
+            out.append(doc.text[s.start:s.end])
+        else:
+            sur = SURROGATE[s.label]
+            o_start = s.start + shift
+            spans.append(ReleasedSpan(doc.note_id, s.start, s.end, o_start, o_start + len(sur), s.label,
+                                      "test_surrogate", "gold@1"))
+            out.append(sur)
+            shift += len(sur) - s.length
+        pos = s.end
+    out.append(doc.text[pos:])
+    return AnonymizedNote(doc.note_id, doc.patient_id, "".join(out), tuple(spans))
+
+
+@pytest.fixture(scope="module")
+def regex():
+    r = RegexRecognizer()
+    r.load()
+    return r
+
+
+_CACHE: dict = {}
+
+
+def _inputs(docs, regex, leak_labels=()):
+    """Recognizer spans on the input text and the screen of the release (cached per note)."""
+    for d in docs:
+        if (d.note_id, "spans") not in _CACHE:
+            _CACHE[(d.note_id, "spans")] = regex.recognize(d.to_note())
+        key = (d.note_id, "screen", tuple(leak_labels))
+        if key not in _CACHE:
+            res = screen_released([release(d, leak_labels)], [regex])
+            _CACHE[key] = res.per_note_hits.get(d.note_id, {})
+    notes = [d.to_note() for d in docs]
+    spans = {d.note_id: _CACHE[(d.note_id, "spans")] for d in docs}
+    residual = {d.note_id: _CACHE[(d.note_id, "screen", tuple(leak_labels))] for d in docs}
+    return notes, spans, residual
+
+
+@pytest.fixture(scope="module")
+def corpora():
+    from tide_core.synth import generate_training_corpus
+
+    return generate_training_corpus(300, seed=21), generate_training_corpus(200, seed=22)
+
+
+@pytest.fixture(scope="module")
+def reference(corpora, regex):
+    ref_docs, _ = corpora
+    notes, spans, residual = _inputs(ref_docs, regex)
+    return freeze_reference(notes, spans, residual, pseudo_batch_size=100, recognizer_fingerprint=regex.fingerprint(),
+                            screen_fingerprint=regex.fingerprint())
+
+
+def test_reference_is_calibrated_and_holds_no_phi(reference, corpora, tmp_path):
+    ref_docs, _ = corpora
+    assert set(reference["components"]) == set(COMPONENT_NAMES) and len(COMPONENT_NAMES) == 15
+    for c in reference["components"].values():
+        assert c["watch"] >= c["default_watch"] and c["drift"] >= c["default_drift"]
+        assert c["drift"] >= 2 * c["watch"] - 1e-12 or c["drift"] == c["default_drift"]
+        if c["noise_p95"] is not None and c["noise_p95"] > c["default_watch"]:
+            assert c["watch"] == c["noise_p95"]
+    assert reference["calibration"]["n_splits"] == 40
+    blob = json.dumps(reference)
+    # (surfaces made of digits only can coincide with a count, so only those with letters are checked)
+    surfaces = {d.text[s.start:s.end] for d in ref_docs for s in d.spans
+                if s.length >= 4 and any(ch.isalpha() for ch in d.text[s.start:s.end])}
+    assert len(surfaces) > 100 and not [x for x in surfaces if x in blob]
+    assert not [d.note_id for d in ref_docs if d.note_id in blob]
+    assert not [d.patient_id for d in ref_docs if d.patient_id in blob]
+    path = save_reference(reference, tmp_path / "ref.json")
+    assert load_reference(path) == json.loads(json.dumps(reference))
+    tampered = dict(reference, name="x" * 100)
+    with pytest.raises(InputError) as exc:
+        assert_no_phi(tampered)
+    assert exc.value.code == "E552"
+    with pytest.raises(InputError):
+        assert_no_phi(dict(reference, samples=["Some note text"]))
+
+
+def test_batch_from_the_reference_distribution_is_stable(reference, corpora, regex):
+    _, batch_docs = corpora
+    notes, spans, residual = _inputs(batch_docs[:100], regex)
+    res = check_drift(reference, notes, spans, residual, recognizer_fingerprint=regex.fingerprint(),
+                      screen_fingerprint=regex.fingerprint())
+    assert res.band == "stable", [(c.name, c.band, c.value, c.watch) for c in res.components if c.band != "stable"]
+    assert res.n_measured == 15 and not res.low_confidence and res.new_categories == {}
+
+
+def test_changed_note_type_mix_drifts(reference, corpora, regex):
+    _, batch_docs = corpora
+    top = sorted({d.metadata["note_type"] for d in batch_docs})[:2]
+    picked = [d for d in batch_docs if d.metadata["note_type"] in top]
+    assert len(picked) >= 30
+    notes, spans, residual = _inputs(picked, regex)
+    res = check_drift(reference, notes, spans, residual)
+    assert res.component("note_type_mix").band == "drift"
+    assert res.lenses["mix"] == "drift" and res.band == "drift"
+    assert res.worst.band == "drift"
+
+
+def test_changed_text_shape_drifts(reference, corpora, regex):
+    _, batch_docs = corpora
+    shouted = [GoldDoc(d.note_id, d.patient_id, d.text.upper() + "\n" + d.text.upper(), d.spans, d.metadata)
+               for d in batch_docs[:100]]
+    notes = [d.to_note() for d in shouted]
+    res = check_drift(reference, notes)
+    assert res.component("uppercase_ratio").band == "drift"
+    assert res.component("length").band == "drift"
+    assert res.lenses["text"] == "drift" and res.band == "drift"
+    # no spans and no screen given: those lenses are unknown, never stable
+    assert res.lenses["output"] == "unknown" and res.lenses["residual"] == "unknown"
+    assert res.n_measured == 9
+    assert res.component("spans_per_1k").reason == "no recognizer spans given"
+
+
+def test_missing_inputs_are_unknown_not_stable(reference, corpora):
+    _, batch_docs = corpora
+    res = check_drift(reference, [d.to_note() for d in batch_docs[:20]])
+    assert res.low_confidence and res.n_docs == 20
+    assert res.band in ("unknown", "watch", "drift") and res.band != "stable"
+
+
+def test_recognizer_change_asks_for_rebaseline(reference, corpora, regex):
+    _, batch_docs = corpora
+    notes, spans, residual = _inputs(batch_docs[:100], regex)
+    res = check_drift(reference, notes, spans, residual, recognizer_fingerprint="other-model-v2",
+                      screen_fingerprint=regex.fingerprint())
+    assert res.lenses["output"] == "unknown"
+    assert "re-baseline" in res.component("confidence").reason
+
+
+def test_residual_leaks_drift_the_output_screen_lens(reference, corpora, regex):
+    _, batch_docs = corpora
+    notes, spans, residual = _inputs(batch_docs[:100], regex, leak_labels=("PHONE", "EMAIL"))
+    res = check_drift(reference, notes, spans, residual)
+    rate = res.component("residual_note_rate")
+    assert rate.band == "drift" and rate.extra["p_value"] < 0.01
+    assert res.component("residual_label_rise").band == "drift"
+    assert res.lenses["text"] == "stable" and res.band == "drift"
+
+
+def test_screen_counts_residual_phi_by_label_and_ignores_surrogates(corpora, regex):
+    _, docs = corpora
+    docs = docs[:60]
+    clean = screen_released([release(d) for d in docs], [regex])
+    leaky_docs = [release(d, leak_labels=("PHONE",)) if i % 4 == 0 else release(d) for i, d in enumerate(docs)]
+    leaky = screen_released(leaky_docs, [regex])
+    with_phone = [d.note_id for i, d in enumerate(docs) if i % 4 == 0 and any(s.label == "PHONE" for s in d.spans)]
+    assert set(with_phone) <= set(leaky.flagged_note_ids)
+    assert leaky.hits_by_label.get("PHONE", 0) - clean.hits_by_label.get("PHONE", 0) >= len(with_phone)
+    assert clean.n_hits_ignored_as_surrogate > 0
+    # without surrogate awareness every surrogate phone/date counts as a hit
+    naive = screen_released([Note(a.note_id, a.patient_id, a.text) for a in leaky_docs], [regex],
+                            surrogate_aware=False)
+    assert naive.n_flagged >= leaky.n_flagged and naive.hits_by_label["DATE"] > leaky.hits_by_label.get("DATE", 0)
+    # the result carries counts and ids only
+    blob = json.dumps(leaky.to_dict())
+    phones = {d.text[s.start:s.end] for d in docs for s in d.spans if s.label == "PHONE"}
+    assert not [p for p in phones if p in blob]
+    with pytest.raises(ConfigError) as exc:
+        screen_released([Note("n1", "p", "call 555-123-4567")], [regex])
+    assert exc.value.code == "E546"
+    assert screen_released([Note("n1", "p", "call 555-123-4567")], lambda n: regex.recognize(n),
+                           surrogate_aware=False).flagged_note_ids == ["n1"]
+
+
+def test_drift_cli_freeze_and_check(tmp_path, corpora, capsys):
+    from tide_core.cli.main import main
+    from tide_core.evaluation.gold_io import write_gold
+
+    ref_docs, batch_docs = corpora
+    write_gold(tmp_path / "ref.jsonl", ref_docs[:200])
+    write_gold(tmp_path / "ok.jsonl", batch_docs[:100])
+    shifted = [d for d in batch_docs if d.metadata["note_type"] == sorted({x.metadata["note_type"] for x in batch_docs})[0]]
+    write_gold(tmp_path / "shifted.jsonl", shifted)
+    assert main(["drift", "freeze", "--notes", str(tmp_path / "ref.jsonl"), "--out", str(tmp_path / "ref.json"),
+                 "--batch-size", "100"]) == 0
+    capsys.readouterr()
+    rc = main(["drift", "check", "--reference", str(tmp_path / "ref.json"), "--notes", str(tmp_path / "ok.jsonl"),
+               "--fail-on", "watch", "--out", str(tmp_path / "ok.json")])
+    out = capsys.readouterr().out
+    assert rc == 0 and "overall: unknown" in out and "measured 9 of 15" in out
+    rc = main(["drift", "check", "--reference", str(tmp_path / "ref.json"), "--notes", str(tmp_path / "shifted.jsonl")])
+    assert rc == 1 and "overall: drift" in capsys.readouterr().out
+    assert json.loads((tmp_path / "ok.json").read_text())["n_components"] == 15

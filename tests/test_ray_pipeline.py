@@ -1,0 +1,280 @@
+"""The Ray recognition pipeline returns exactly what the local path returns, also when workers
+die or run out of memory.  One local Ray session (2 CPUs) is shared by the whole module."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tide_core.engine.recognition import E_OOM, E_RAISED, recognize_notes
+from tide_core.errors import ConfigError
+from tide_core.execution.ray_pipeline import (RayRecognition, RayRecognitionConfig, map_notes, plan_stages)
+from tide_core.recognizers import registry
+from tide_core.recognizers.regex_recognizer import RegexRecognizer
+from tide_core.spans import Note
+
+PATIENTS = [{"patient_id": f"p{i}", "first_name": f"Mara{i}", "last_name": "Quillon", "mrn": f"8{i:07d}",
+             "dob": "1950-01-02", "phone": f"(555) 201-{i:04d}"} for i in range(4)]
+
+
+class CrashOnce(RegexRecognizer):
+    """Kills its worker process the first time it runs (a marker file remembers it ran)."""
+
+    def __init__(self, marker: str):
+        super().__init__()
+        self.marker = marker
+
+    def recognize_many(self, notes):
+        if not os.path.exists(self.marker):
+            Path(self.marker).write_text(str(os.getpid()))
+            os._exit(1)
+        return super().recognize_many(notes)
+
+
+class OOMAbove(RegexRecognizer):
+    """Out of memory for batches of more than ``limit`` notes."""
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit = limit
+
+    def recognize_many(self, notes):
+        if len(notes) > self.limit:
+            raise MemoryError("simulated allocation failure")
+        return super().recognize_many(notes)
+
+
+class RaisesOn(RegexRecognizer):
+    def __init__(self, word: str):
+        super().__init__()
+        self.word = word
+
+    def recognize_many(self, notes):
+        if any(self.word in n.text for n in notes):
+            raise ValueError("no")
+        return super().recognize_many(notes)
+
+
+class CrashOn(RegexRecognizer):
+    """Kills its worker every time it sees a note containing ``word``."""
+
+    def __init__(self, word: str):
+        super().__init__()
+        self.word = word
+
+    def recognize_many(self, notes):
+        if any(self.word in n.text for n in notes):
+            os._exit(1)
+        return super().recognize_many(notes)
+
+
+class AlwaysOOM(RegexRecognizer):
+    def recognize_many(self, notes):
+        raise MemoryError()
+
+
+for _name, _cls in (("test.crash_once", CrashOnce), ("test.oom_above", OOMAbove), ("test.raises_on", RaisesOn),
+                    ("test.always_oom", AlwaysOOM), ("test.crash_on", CrashOn)):
+    registry.register(_name, _cls, replace=True)
+
+
+@pytest.fixture(scope="module")
+def ray_session(tmp_path_factory):
+    import ray
+    from ray import cloudpickle
+
+    from tide_core.execution.ray_session import ensure_ray
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])   # test recognizers travel by value
+    started = not ray.is_initialized()
+    ensure_ray(num_cpus=2)
+    yield ray
+    if started:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    d = tmp_path_factory.mktemp("corpus")
+    gaz = d / "gazetteer.csv"
+    gaz.write_text("term,label\nSt. Brigid Medical Center,HOSPITAL\nNorthwind Logistics,OTHER\n")
+    notes = []
+    for i in range(40):
+        p = PATIENTS[i % 4]
+        body = (f"{p['first_name']} {p['last_name']} (MRN {p['mrn']}) was seen at St. Brigid Medical Center "
+                f"on 03/{(i % 27) + 1:02d}/2021. Call {p['phone']} or 617-555-{i:04d}. "
+                f"Works at Northwind Logistics. ")
+        text = body * (6 if i % 10 == 3 else 1)          # a few long notes
+        notes.append(Note(f"note-{i:03d}", p["patient_id"], text, {"note_date": "2021-03-05"}))
+    specs = [{"name": "tide.regex"}, {"name": "tide.gazetteer", "csv": str(gaz)},
+             {"name": "tide.known_phi", "rows": PATIENTS}]
+    return notes, specs
+
+
+def cfg(**kw) -> RayRecognitionConfig:
+    base = dict(batch_size_short=8, batch_size_long=2, long_note_chars=600, progress=False, max_retries=3)
+    base.update(kw)
+    return RayRecognitionConfig(**base)
+
+
+def local(notes, specs, policy=None):
+    return recognize_notes(notes, [registry.create(s) for s in specs], policy)
+
+
+def assert_same(ray_batch, local_batch, notes):
+    ids = [r.note_id for r in ray_batch.records]
+    assert ids == [n.note_id for n in notes]                        # every note exactly once, in order
+    assert ray_batch.records == local_batch.records
+    assert ray_batch.spans == local_batch.spans
+
+
+def test_rules_pipeline_matches_local(ray_session, corpus):
+    notes, specs = corpus
+    seen = []
+    runner = RayRecognition(cfg(on_progress=lambda done, total: seen.append((done, total))))
+    got = runner.run(notes, specs, {"min_score": {"OTHER": 0.1}})
+    want = local(notes, specs, {"min_score": {"OTHER": 0.1}})
+    assert_same(got, want, notes)
+    assert sum(len(v) for v in got.spans.values()) > 5 * len(notes)
+    labels = {s.label for s in got.all_spans()}
+    assert {"PATIENT", "ID", "HOSPITAL", "DATE", "PHONE", "OTHER"} <= labels
+    assert seen[-1] == (len(notes), len(notes)) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+    # short notes went in groups of 8, long ones in groups of 2: 36 short -> 5 groups, 4 long -> 2
+    assert got.stats.batches == 3 * (5 + 2)
+    assert runner.plan.stages == ["match", "resolve"]
+
+
+def test_killed_worker_is_retried_without_loss_or_duplicates(ray_session, corpus, tmp_path):
+    notes, specs = corpus
+    marker = tmp_path / "crashed"
+    got = RayRecognition(cfg()).run(notes, [*specs, {"name": "test.crash_once", "marker": str(marker)}])
+    assert marker.exists(), "the test recognizer never killed its worker"
+    assert int(marker.read_text()) != os.getpid()
+    done = tmp_path / "no-crash"
+    done.write_text("x")
+    want = local(notes, [*specs, {"name": "test.crash_once", "marker": str(done)}])
+    assert_same(got, want, notes)
+    assert not got.failed()
+
+
+def test_a_note_that_always_kills_its_worker_is_isolated_and_failed(ray_session, corpus):
+    from tide_core.engine.recognition import E_LOST
+
+    notes, specs = corpus
+    notes = list(notes[:8])
+    notes[5] = Note("killer", "p0", "Patient KILLME seen 03/04/2021")
+    specs2 = [*specs, {"name": "test.crash_on", "word": "KILLME"}]
+    got = RayRecognition(cfg(max_retries=0, batch_size_short=4)).run(notes, specs2)
+    assert [r.note_id for r in got.records] == [n.note_id for n in notes]
+    assert [(r.note_id, r.error_code) for r in got.failed()] == [("killer", E_LOST)]
+    others = [n for n in notes if n.note_id != "killer"]
+    assert got.spans == local(others, specs).spans             # the killer's neighbours were recovered
+    lone = RayRecognition(cfg(max_retries=0, isolate_lost=False, batch_size_short=4)).run(notes, specs2)
+    lost = {r.note_id for r in lone.failed()}
+    assert "killer" in lost and {r.error_code for r in lone.failed()} == {E_LOST}
+    assert set(lone.spans) == {n.note_id for n in notes} - lost
+
+
+def test_out_of_memory_splits_batches(ray_session, corpus):
+    notes, specs = corpus
+    got = RayRecognition(cfg()).run(notes, [{"name": "test.oom_above", "limit": 3}, *specs[1:]])
+    assert got.stats.oom_splits >= 5          # every 8-note group split at least once
+    want = local(notes, [{"name": "tide.regex"}, *specs[1:]])
+    assert [r.status for r in got.records] == ["ok"] * len(notes)
+    assert {k: [(s.start, s.end, s.label) for s in v] for k, v in got.spans.items()} == \
+           {k: [(s.start, s.end, s.label) for s in v] for k, v in want.spans.items()}
+
+
+def test_failures_fail_closed_like_the_local_path(ray_session, corpus):
+    notes, specs = corpus
+    notes = list(notes[:10])
+    notes[4] = Note("poison", "p0", "Patient ZZTOP seen 03/04/2021")
+    specs2 = [*specs, {"name": "test.raises_on", "word": "ZZTOP"}]
+    got = RayRecognition(cfg()).run(notes, specs2)
+    want = local(notes, specs2)
+    assert_same(got, want, notes)
+    assert [(f.note_id, f.error_code) for f in got.failed()] == [("poison", E_RAISED)]
+    assert "ZZTOP" not in got.failed()[0].error
+    one = RayRecognition(cfg()).run(notes[:3], [{"name": "test.always_oom"}])
+    assert [r.error_code for r in one.records] == [E_OOM] * 3 and one.spans == {}
+
+
+def test_waves_stream_the_same_result(ray_session, corpus):
+    notes, specs = corpus
+    runner = RayRecognition(cfg(wave_notes=15))
+    batches = list(runner.iter_run(iter(notes), specs))          # a generator works: no len needed
+    assert [len(b) for b in batches] == [15, 15, 10] and runner.waves == 3
+    merged = RayRecognition(cfg()).run(notes, specs)
+    assert [r for b in batches for r in b.records] == merged.records
+    assert {k: v for b in batches for k, v in b.spans.items()} == merged.spans
+
+
+def _double():
+    return lambda x: (x, x * 2)
+
+
+def test_map_notes_keeps_order(ray_session):
+    items = list(range(53))
+    assert map_notes(items, _double, cfg(), group_size=5) == [(x, 2 * x) for x in items]
+
+
+def test_stage_plan_sizes_from_resources():
+    rules = plan_stages(cfg(), n_staged=0, n_rules=1, resources={"CPU": 2, "GPU": 0})
+    assert rules.stages == ["match", "resolve"] and rules.max_cpu_actors == 2 and rules.cpus_per_actor <= 1
+    small = plan_stages(cfg(), n_staged=1, n_rules=1, resources={"CPU": 2, "GPU": 0})
+    assert small.stages == ["window", "predict", "assemble", "match", "resolve"]
+    # everything fits on 2 CPUs at once: 3 light actors + the predict pool
+    assert small.cpus_per_actor * 3 * small.max_cpu_actors + small.predict_cpus * small.max_gpu_actors <= 2
+    assert small.max_gpu_actors == 2 and small.predict_threads == 1
+    big = plan_stages(cfg(num_gpus_per_actor=1), 1, 1, {"CPU": 64, "GPU": 4})
+    assert big.max_gpu_actors == 4 and big.gpus_per_actor == 1 and big.max_cpu_actors >= 8
+    assert big.cpus_per_actor * 3 * big.max_cpu_actors + big.predict_cpus * 4 <= 64
+    with pytest.raises(ConfigError) as err:
+        plan_stages(cfg(num_gpus_per_actor=1), 1, 0, {"CPU": 8, "GPU": 0})
+    assert err.value.code == "E513"
+    with pytest.raises(ConfigError):
+        RayRecognitionConfig(batch_size_short=0)
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory, corpus):
+    from tide_core.bench.recognition import build_tiny_model
+
+    notes, _ = corpus
+    return build_tiny_model(tmp_path_factory.mktemp("model") / "tiny", [n.text for n in notes],
+                            hidden=32, layers=1, vocab_size=300)
+
+
+def test_model_stages_match_local(ray_session, corpus, tiny_model):
+    """Window → predict → assemble in three actor pools equals recognize_many in one process."""
+    notes, specs = corpus
+    hf = {"name": "tide.hf", "model_dir": str(tiny_model), "window": 48, "overlap": 8, "batch_size": 4}
+    runner = RayRecognition(cfg())
+    got = runner.run(notes, [hf, *specs])
+    want = local(notes, [hf, *specs])
+    assert runner.plan.stages == ["window", "predict", "assemble", "match", "resolve"]
+    assert [r.note_id for r in got.records] == [n.note_id for n in notes]
+    assert [(r.status, r.n_spans) for r in got.records] == [(r.status, r.n_spans) for r in want.records]
+    strip = lambda b: {k: [(s.start, s.end, s.label, s.recognizer) for s in v] for k, v in b.spans.items()}  # noqa: E731
+    assert strip(got) == strip(want)
+    for k, spans in got.spans.items():          # scores may differ in the last bits (padding per batch)
+        for a, b in zip(spans, want.spans[k]):
+            assert a.score == pytest.approx(b.score, abs=1e-5)
+    assert any(s.recognizer.startswith("tide.hf@") for s in got.all_spans())   # the model contributed spans
+
+
+def test_anonymization_fans_out(ray_session, corpus):
+    from tide_core.anonymize.engine import Anonymizer
+    from tide_core.anonymize.keys import keyring_for_tests
+    from tide_core.execution.ray_pipeline import RayAnonymization
+
+    notes, specs = corpus
+    notes = notes[:12]
+    spans = local(notes, specs).spans
+    keyring = keyring_for_tests("study-a", "k1", "seed")
+    got = RayAnonymization(cfg()).run(notes, spans, keyring)
+    want = [Anonymizer(keyring).anonymize(n, spans[n.note_id]) for n in notes]
+    assert got == want
+    assert all(PATIENTS[0]["last_name"] not in a.text for a in got)

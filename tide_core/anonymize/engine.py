@@ -1,0 +1,163 @@
+"""The keyed, table-free anonymizer: resolved spans in, released text and span metadata out.
+
+Each label has one operator family (one key domain each, via ``KeyRing.subkey``):
+
+=========  ===========================  ===================================================
+label      operator(s)                  rule
+=========  ===========================  ===================================================
+PATIENT    ``name.surrogate``           :mod:`names` (keyed list derangement / generated)
+DOCTOR     ``name.surrogate``           same, same key domain (one person, one surrogate)
+DATE       ``date.shift``/``date.mask`` :mod:`dates` (per-patient offset, same format)
+AGE        ``age.keep``/``age.aggregate`` :mod:`ages` (> 89 -> ``90+``)
+ID         ``id.fpe``                   :mod:`identifiers` (FF3-1 / exact small domain)
+PHONE      ``phone.fpe``                :mod:`contacts`
+EMAIL      ``email.surrogate``          :mod:`contacts`
+URL        ``url.surrogate``/``ip.fpe`` :mod:`contacts`
+LOCATION   ``location.<subtype>``       :mod:`locations` (street/city/state/zip/country/address)
+HOSPITAL   ``hospital.surrogate``       :mod:`facilities`
+OTHER      ``org.surrogate``            :mod:`facilities`
+=========  ===========================  ===================================================
+
+Nothing is stored: every surrogate is a pure function of the (study, key) secret and the value
+(and the patient id for dates), so a rerun reproduces a release and a new key gives an
+unlinkable one.  Any span that cannot be replaced raises a coded :class:`AnonymizationError`
+naming the note id, offsets and label (never the value): the caller quarantines the note.
+"""
+from __future__ import annotations
+
+import base64
+from datetime import date
+from typing import Literal, Sequence
+
+from tide_core.anonymize import ages, contacts, dates, facilities, identifiers, locations, names
+from tide_core.anonymize.dates import date_offset_days, shift_date, shift_note_date  # noqa: F401  (re-export)
+from tide_core.anonymize.keys import KeyRing
+from tide_core.errors import AnonymizationError, ConfigError, TideError
+from tide_core.spans import AnonymizedNote, Note, ReleasedSpan, Span
+
+VERSION = "tide.anonymizer@1"
+DATE_MASK = "[DATE]"
+UNPARSEABLE_DATE_CODES = frozenset({"E410", "E411"})
+DatePolicy = Literal["mask", "quarantine"]
+DATE_POLICIES = ("mask", "quarantine")
+PSEUDONYM_PREFIX = {"patient": "P", "note": "N"}
+
+
+def pseudonym(keyring: KeyRing, kind: str, value: str) -> str:
+    """Stable opaque reference (``P`` + 12 base32 characters = 60 keyed bits) for patient_ref / note_ref.
+
+    One-way (HMAC); a new key gives new references.  Expected collisions among 10^6 values: ~4e-7.
+    """
+    digest = keyring.mac("id", "pseudonym", kind, str(value))
+    prefix = PSEUDONYM_PREFIX.get(kind, (kind[:1] or "X").upper())
+    return prefix + base64.b32encode(digest[:8]).decode("ascii")[:12]
+
+
+def _reference_year(note: Note) -> int | None:
+    raw = (note.metadata or {}).get("note_date")
+    if isinstance(raw, date):
+        return raw.year
+    if isinstance(raw, str) and len(raw) >= 4 and raw[:4].isdigit():
+        return int(raw[:4])
+    return None
+
+
+class Anonymizer:
+    """Apply keyed operators to resolved spans of one note at a time (thread-safe, picklable)."""
+
+    VERSION = VERSION
+
+    def __init__(self, keyring: KeyRing, on_unparseable_date: DatePolicy = "mask"):
+        if on_unparseable_date not in DATE_POLICIES:
+            raise ConfigError("E470", f"unknown on_unparseable_date policy {on_unparseable_date!r}",
+                              hint=f"use one of {', '.join(DATE_POLICIES)}")
+        self.keyring = keyring
+        self.on_unparseable_date = on_unparseable_date
+
+    def config(self) -> dict:
+        """Output-affecting settings (for fingerprints); never key material."""
+        return {"version": VERSION, "on_unparseable_date": self.on_unparseable_date}
+
+    # -- one value ---------------------------------------------------------------------------
+    def replace_value(self, label: str, value: str, patient_id: str = "",
+                      reference_year: int | None = None) -> tuple[str, str]:
+        """(surrogate, operator) for one span value; raises AnonymizationError (coded)."""
+        kr = self.keyring
+        if label in ("PATIENT", "DOCTOR"):
+            return names.surrogate_name(kr, value), "name.surrogate"
+        if label == "DATE":
+            try:
+                return shift_date(kr, patient_id, value, reference_year), "date.shift"
+            except AnonymizationError as exc:
+                if exc.code in UNPARSEABLE_DATE_CODES and self.on_unparseable_date == "mask":
+                    return DATE_MASK, "date.mask"
+                raise
+        if label == "AGE":
+            return ages.anonymize_age(value)
+        if label == "ID":
+            return identifiers.anonymize_identifier(kr, value), "id.fpe"
+        if label == "PHONE":
+            return contacts.surrogate_phone(kr, value), "phone.fpe"
+        if label == "EMAIL":
+            return contacts.surrogate_email(kr, value), "email.surrogate"
+        if label == "URL":
+            return contacts.surrogate_url(kr, value)
+        if label == "LOCATION":
+            sur, kind = locations.surrogate_location(kr, value)
+            return sur, f"location.{kind}"
+        if label == "HOSPITAL":
+            return facilities.surrogate_hospital(kr, value), "hospital.surrogate"
+        if label == "OTHER":
+            return facilities.surrogate_organisation(kr, value), "org.surrogate"
+        raise AnonymizationError("E465", f"no operator for label {label!r}", hint="use a label from tide_core.types.LABELS")
+
+    # -- one note ----------------------------------------------------------------------------
+    def _check(self, note: Note, spans: Sequence[Span]) -> list[Span]:
+        ordered = sorted(spans, key=lambda s: (s.start, s.end))
+        prev: Span | None = None
+        for s in ordered:
+            where = f"note {note.note_id}: {s.label} span [{s.start}, {s.end})"
+            if s.note_id != note.note_id:
+                raise AnonymizationError("E460", f"{where} belongs to another note",
+                                         hint="pass the spans of this note only")
+            if s.end > len(note.text):
+                raise AnonymizationError("E461", f"{where} lies past the end of the text (length {len(note.text)})",
+                                         hint="the note text changed since recognition; rerun recognition")
+            if prev is not None and s.start < prev.end:
+                raise AnonymizationError("E462", f"{where} overlaps {prev.label} span [{prev.start}, {prev.end})",
+                                         hint="resolve spans first (tide_core.resolve.resolve_spans)")
+            prev = s
+        return ordered
+
+    def anonymize(self, note: Note, spans: Sequence[Span]) -> AnonymizedNote:
+        """Replace every span; returns the released text and one ReleasedSpan per span."""
+        ordered = self._check(note, spans)
+        ref_year = _reference_year(note)
+        text = note.text
+        out: list[str] = []
+        released: list[ReleasedSpan] = []
+        cursor = pos = 0
+        for s in ordered:
+            where = f"note {note.note_id}: {s.label} span [{s.start}, {s.end})"
+            try:
+                rep, op = self.replace_value(s.label, text[s.start:s.end], note.patient_id, ref_year)
+            except AnonymizationError as exc:
+                if s.label == "DATE" and exc.code in UNPARSEABLE_DATE_CODES:
+                    raise AnonymizationError("E463", f"{where}: unparseable date ({exc.code}); policy is quarantine",
+                                             hint="set on_unparseable_date='mask' or fix the date format") from None
+                raise AnonymizationError(exc.code, f"{where}: {exc.message}", exc.hint) from None
+            except TideError as exc:
+                raise AnonymizationError(exc.code, f"{where}: {exc.message}", exc.hint) from None
+            except Exception as exc:  # an operator bug must never release the note
+                raise AnonymizationError("E469", f"{where}: operator raised {type(exc).__name__}",
+                                         hint="report this as a bug; the note is quarantined") from None
+            if not rep:
+                raise AnonymizationError("E464", f"{where}: operator returned an empty surrogate", hint="report this as a bug")
+            out.append(text[cursor:s.start])
+            pos += s.start - cursor
+            out.append(rep)
+            released.append(ReleasedSpan(note.note_id, s.start, s.end, pos, pos + len(rep), s.label, op, s.recognizer))
+            pos += len(rep)
+            cursor = s.end
+        out.append(text[cursor:])
+        return AnonymizedNote(note.note_id, note.patient_id, "".join(out), tuple(released))

@@ -1,0 +1,211 @@
+"""Keyed LOCATION surrogates, sub-typed by the span's shape.
+
+* ZIP (``94304``, ``94304-1234``, 9 digits): format-preserving bijection of the digit domain
+  (5 digits: exact small-domain derangement; 9 digits: FF3-1);
+* state (``CA``, ``California``): keyed derangement of the 50 states, abbreviation stays an
+  abbreviation, capitalisation kept;
+* country: keyed derangement of the country list (abbreviations such as ``USA`` among abbreviations);
+* street line (a digit, a street suffix or a unit word: ``1234 Oak Street``, ``Apt 4B``): numbers
+  keep their shape (FPE), street-name words become a keyed street surrogate, suffix style
+  (``St`` / ``St.`` / ``Street``), directions and unit words are kept;
+* city (letters only): keyed city surrogate;
+* several comma-separated parts (``Palo Alto, CA 94304``): each part by its own rule.
+Every rule is a pure function of the key and the value.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from tide_core.anonymize.identifiers import encrypt_identifier
+from tide_core.anonymize.keys import KeyRing
+from tide_core.anonymize.small_domain import permutation
+from tide_core.anonymize.surrogates import DATA_DIR, case_like, load_list, norm
+from tide_core.errors import AnonymizationError
+
+DOMAIN = "location"
+STREET_SUFFIXES = frozenset("""street st avenue ave av road rd boulevard blvd lane ln drive dr court ct place pl
+way terrace ter circle cir parkway pkwy highway hwy route rte square sq trail trl loop alley aly crossing xing
+pike plaza plz row run path walk expressway expy freeway fwy turnpike tpke""".split())
+DIRECTIONS = frozenset("n s e w ne nw se sw north south east west northeast northwest southeast southwest".split())
+UNIT_WORDS = frozenset("apt apartment suite ste unit fl floor bldg building room rm po p o box lot trlr no number dept".split())
+COUNTRY_ABBR = ("USA", "UK", "UAE", "PRC", "DRC", "ROK")
+_ZIP = re.compile(r"\d{5}(?:-\d{4})?|\d{9}")
+_TOKEN = re.compile(r"\d+(?:st|nd|rd|th)\b|\d+[A-Za-z]?\b|[A-Za-z0-9]+|[^\W\d_]+(?:['\u2019][^\W\d_]+)*", re.I)
+
+
+@lru_cache(maxsize=1)
+def _states() -> tuple[tuple[str, str], ...]:
+    rows = []
+    for line in (DATA_DIR / "states.txt").read_text(encoding="utf-8").splitlines():
+        if "\t" in line:
+            name, abbr = line.split("\t")
+            rows.append((name.strip(), abbr.strip()))
+    return tuple(rows)
+
+
+def _state_index(value: str) -> tuple[int, bool] | None:
+    v = norm(value).replace(".", "")
+    for i, (name, abbr) in enumerate(_states()):
+        if v == norm(name):
+            return i, False
+        if v == abbr.lower() and value.replace(".", "").isupper():
+            return i, True
+    return None
+
+
+def _derange(keyring: KeyRing, context: str, n: int, i: int) -> int:
+    return permutation(keyring.subkey(DOMAIN), f"loc|{context}".encode(), n).derange(i)
+
+
+def surrogate_zip(keyring: KeyRing, value: str) -> str:
+    return encrypt_identifier(keyring, value, DOMAIN, "zip")
+
+
+def surrogate_state(keyring: KeyRing, value: str) -> str:
+    hit = _state_index(value)
+    if hit is None:
+        raise AnonymizationError("E441", "LOCATION span is not a US state", hint="label states as LOCATION with the state name or USPS code")
+    i, is_abbr = hit
+    name, abbr = _states()[_derange(keyring, "state", len(_states()), i)]
+    return abbr if is_abbr else case_like(value, name)
+
+
+def _country_hit(value: str) -> tuple[str, int] | None:
+    v = norm(value).replace(".", "")
+    if v.upper() in COUNTRY_ABBR or v == "us":
+        return "abbr", COUNTRY_ABBR.index("USA" if v == "us" else v.upper())
+    lst = load_list("countries")
+    if v in lst.index:
+        return "name", lst.index[v]
+    if v in ("united states of america", "america"):
+        return "name", lst.index["united states of america"] if "united states of america" in lst.index else 0
+    return None
+
+
+def surrogate_country(keyring: KeyRing, value: str) -> str:
+    hit = _country_hit(value)
+    if hit is None:
+        raise AnonymizationError("E442", "LOCATION span is not a known country", hint="extend tide_core/data/surrogates/countries.txt")
+    kind, i = hit
+    if kind == "abbr":
+        return COUNTRY_ABBR[_derange(keyring, "country-abbr", len(COUNTRY_ABBR), i)]
+    lst = load_list("countries")
+    return case_like(value, lst.entries[_derange(keyring, "country", len(lst), i)])
+
+
+def _ordinal(n: int) -> str:
+    return "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+
+
+def _is_street(value: str) -> bool:
+    words = [norm(w).rstrip(".") for w in re.findall(r"[A-Za-z]+", value)]
+    return (any(c.isdigit() for c in value) or "#" in value or any(w in UNIT_WORDS for w in words)
+            or any(w in STREET_SUFFIXES for w in words[1:]))      # "St. Louis" is a city
+
+
+def surrogate_street(keyring: KeyRing, value: str) -> str:
+    tokens = list(_TOKEN.finditer(value))
+    kinds = []
+    for m in tokens:
+        t = m.group()
+        w = t.lower()
+        if t[0].isdigit():
+            kinds.append("num")
+        elif w in STREET_SUFFIXES or w in DIRECTIONS or w in UNIT_WORDS:
+            kinds.append("keep")
+        else:
+            kinds.append("name")
+    has_ordinal = any(re.fullmatch(r"\d+(st|nd|rd|th)", m.group(), re.I) for m in tokens)
+    if "name" not in kinds and not has_ordinal:   # "Park Avenue": every word is a suffix word
+        words = [i for i, k in enumerate(kinds) if k == "keep" and tokens[i].group().lower() in STREET_SUFFIXES]
+        if len(words) >= 2:
+            kinds[words[0]] = "name"
+    out, last, i = [], 0, 0
+    while i < len(tokens):
+        m, k = tokens[i], kinds[i]
+        out.append(value[last:m.start()])
+        if k == "num":
+            t = m.group()
+            od = re.fullmatch(r"(\d+)(st|nd|rd|th)", t, re.I)
+            if od:
+                num = encrypt_identifier(keyring, od.group(1), DOMAIN, "street-ordinal")
+                suf = _ordinal(int(num))
+                out.append(num + (suf.upper() if od.group(2).isupper() else suf))
+            else:
+                out.append(encrypt_identifier(keyring, t, DOMAIN, "street-number"))
+            last = m.end()
+            i += 1
+        elif k == "keep":
+            out.append(m.group())
+            last = m.end()
+            i += 1
+        else:                          # a run of name words (with their inner separators) -> one surrogate
+            j = i
+            while j + 1 < len(tokens) and kinds[j + 1] == "name" and value[tokens[j].end():tokens[j + 1].start()] in (" ", "-", "'"):
+                j += 1
+            run = value[m.start():tokens[j].end()]
+            out.append(case_like(run, load_list("streets").choose(keyring, DOMAIN, run, "street")))
+            last = tokens[j].end()
+            i = j + 1
+    out.append(value[last:])
+    return "".join(out)
+
+
+def surrogate_city(keyring: KeyRing, value: str) -> str:
+    return case_like(value, load_list("cities").choose(keyring, DOMAIN, value, "city"))
+
+
+def location_subtype(value: str) -> str:
+    v = value.strip()
+    if _ZIP.fullmatch(v):
+        return "zip"
+    if _state_index(v) is not None:
+        return "state"
+    if _country_hit(v) is not None:
+        return "country"
+    if "," in v:
+        return "address"
+    m = re.fullmatch(r"(.*?)\s+(\d{5}(?:-\d{4})?|[A-Z]{2})", v)       # "Boston MA 02115", "Boston MA"
+    if m and not re.search(r"\d", m.group(1)) and (m.group(2)[0].isdigit() or _state_index(m.group(2)) is not None):
+        return "address"
+    if v in load_list("cities") and not any(c.isdigit() for c in v):
+        return "city"
+    if _is_street(v):
+        return "street"
+    if re.fullmatch(r"[^\W\d_]+(?:[ .'\u2019-]+[^\W\d_]+)*\.?", v):
+        return "city"
+    return "street"
+
+
+def _segment(keyring: KeyRing, seg: str) -> str:
+    core = seg.strip()
+    if not core:
+        return seg
+    lead, trail = seg[: len(seg) - len(seg.lstrip())], seg[len(seg.rstrip()):]
+    if _ZIP.fullmatch(core):
+        return lead + surrogate_zip(keyring, core) + trail
+    m = re.fullmatch(r"(.*?)(\s+)(\d{5}(?:-\d{4})?)", core)          # "... CA 94304"
+    if m and not re.search(r"\d", m.group(1)):
+        return lead + _segment(keyring, m.group(1)) + m.group(2) + surrogate_zip(keyring, m.group(3)) + trail
+    m = re.fullmatch(r"(.*?)(\s+)([A-Z]{2})", core)                    # "Palo Alto CA"
+    if m and _state_index(m.group(3)) is not None:
+        return lead + _segment(keyring, m.group(1)) + m.group(2) + surrogate_state(keyring, m.group(3)) + trail
+    kind = location_subtype(core)
+    if kind not in _SUB:
+        kind = "street"
+    return lead + _SUB[kind](keyring, core) + trail
+
+
+_SUB = {"zip": surrogate_zip, "state": surrogate_state, "country": surrogate_country,
+        "street": surrogate_street, "city": surrogate_city}
+
+
+def surrogate_location(keyring: KeyRing, value: str) -> tuple[str, str]:
+    """(surrogate, subtype) for a LOCATION span."""
+    if not any(c.isalnum() for c in value):
+        raise AnonymizationError("E440", "LOCATION span has no letters or digits", hint="fix the span boundaries")
+    kind = location_subtype(value)
+    if kind == "address":
+        return ",".join(_segment(keyring, seg) for seg in value.split(",")), "address"
+    return _segment(keyring, value), kind

@@ -1,0 +1,96 @@
+"""Keyed, consistent person-name surrogates (PATIENT and DOCTOR spans).
+
+A name span is mapped token by token, so shapes survive: ``Smith, John`` -> ``Okafor, Dale``,
+``Mary-Ann`` -> ``Irene-Tad``, ``J.`` -> ``K.``, ``JOHN SMITH`` -> ``DALE OKAFOR``.  Lookup is
+case-insensitive, so ``SMITH`` and ``Smith`` get the same surrogate modulo case.
+
+* a token found in the first-name list maps by a keyed derangement of that list, a token in the
+  last-name list (and not in the first-name list) by a derangement of that list: bijections, so
+  no two listed names share a surrogate and no name is its own surrogate;
+* any other token maps to a keyed pronounceable generated name from a space of about 1.4 x 10^8
+  (re-drawn when it would equal a listed name), so collisions among unlisted names follow the
+  birthday bound n^2 / 2.9e8 (about 0.007 % of 20,000 distinct unlisted names);
+* single letters (initials) map by a keyed derangement of A-Z; suffixes and honorifics that carry
+  no identity (Jr, Sr, II, III, MD ...) are kept; digits are FPE-encrypted.
+"""
+from __future__ import annotations
+
+import re
+
+from tide_core.anonymize.identifiers import permute_payload, DIGITS
+from tide_core.anonymize.keys import KeyRing
+from tide_core.anonymize.small_domain import permutation
+from tide_core.anonymize.surrogates import case_like, load_list, norm
+from tide_core.errors import AnonymizationError
+
+DOMAIN = "name"
+KEEP = frozenset({"jr", "sr", "ii", "iii", "iv", "md", "do", "rn", "np", "pa", "phd", "dr", "mr", "mrs", "ms",
+                  "miss", "prof", "de", "van", "von", "der", "la", "le", "del", "da", "di", "st"})
+_TOKEN = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)*|\d+")
+ALPHA = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+_ONSETS = ("b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "z",
+           "br", "cr", "dr", "fr", "gr", "kl", "pr", "st", "tr", "sh", "ch", "th")
+_VOWELS = ("a", "e", "i", "o", "u", "ai", "ea", "ie", "ou", "y")
+_CODAS = ("", "n", "r", "l", "s", "m", "nd", "rt", "st", "x", "ck", "ll")
+_ENDINGS = ("a", "o", "er", "on", "el", "ine", "ett", "ard", "ley", "son", "")
+SYLLABLES = len(_ONSETS) * len(_VOWELS) * len(_CODAS)
+GENERATED_SPACE = SYLLABLES * SYLLABLES * len(_ENDINGS)
+
+
+def generated_name(h: int) -> str:
+    """Decode an integer into a pronounceable name (two syllables and an ending)."""
+    parts = []
+    for _ in range(2):
+        h, s = divmod(h, SYLLABLES)
+        s, o = divmod(s, len(_ONSETS))
+        c, v = divmod(s, len(_VOWELS))
+        parts.append(_ONSETS[o] + _VOWELS[v] + _CODAS[c])
+    parts.append(_ENDINGS[h % len(_ENDINGS)])
+    word = "".join(parts)
+    return word[:1].upper() + word[1:]
+
+
+def _listed(key: str) -> bool:
+    return key in load_list("first_names").index or key in load_list("last_names").index
+
+
+def surrogate_token(keyring: KeyRing, token: str) -> str:
+    """Surrogate of one name word, in the word's capitalisation pattern."""
+    key = norm(token)
+    if key in KEEP:
+        return token
+    if token.isdigit():
+        return permute_payload(keyring.subkey(DOMAIN), "name-digits", [DIGITS] * len(token), token)
+    if len(token) == 1:
+        up = token.upper()
+        idx = ALPHA.index(up) if up in ALPHA else keyring.mac_int(DOMAIN, "initial-hash", key) % 26
+        p = permutation(keyring.subkey(DOMAIN), b"initial", 26)
+        letter = ALPHA[p.derange(idx)]
+        return letter if token.isupper() else letter.lower()
+    for list_name in ("first_names", "last_names"):
+        lst = load_list(list_name)
+        if key in lst.index:
+            return case_like(token, lst.choose(keyring, DOMAIN, key))
+    counter = 0
+    while True:
+        h = keyring.mac_int(DOMAIN, "generated", key, str(counter))
+        word = generated_name(h % GENERATED_SPACE)
+        if not _listed(norm(word)):
+            return case_like(token, word)
+        counter += 1
+
+
+def surrogate_name(keyring: KeyRing, value: str) -> str:
+    """Surrogate of a whole name span; separators, initials' periods and shape are kept."""
+    out, last, found = [], 0, False
+    for m in _TOKEN.finditer(value):
+        out.append(value[last:m.start()])
+        out.append(surrogate_token(keyring, m.group()))
+        last = m.end()
+        found = found or not m.group().isdigit()
+    out.append(value[last:])
+    if not found:
+        raise AnonymizationError("E430", "name span has no letters",
+                                 hint="a PATIENT/DOCTOR span must contain the name (titles excluded)")
+    return "".join(out)

@@ -1,0 +1,65 @@
+"""``tide audit plan|bound|sentence``: size, draw and state a patient-level PHI audit."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("audit", help="plan a patient-level PHI audit and compute its exact bound")
+    sub = p.add_subparsers(dest="audit_command", required=True)
+    pl = sub.add_parser("plan", help="patients to review per bucket (site x source x note type) and a seeded draw")
+    pl.add_argument("--notes", required=True, help="JSONL of the notes to be released (patient_id + metadata)")
+    pl.add_argument("--target", type=float, default=0.01, help="leak rate to bound (default 0.01 = 1%%)")
+    pl.add_argument("--confidence", type=float, default=0.95)
+    pl.add_argument("--max-leaks", type=int, default=0, help="leaks the audit rule allows (0: 299 patients; 1: 473)")
+    pl.add_argument("--seed", type=int, default=42)
+    pl.add_argument("--out", help="write the plan and the sampled patient ids (JSON) here; ids never go to stdout")
+    b = sub.add_parser("bound", help="exact (Clopper-Pearson) upper bound for k leaks in n patients")
+    s = sub.add_parser("sentence", help="the release sentence for an audit result")
+    for q in (b, s):
+        q.add_argument("--n", type=int, required=True, help="patients reviewed")
+        q.add_argument("--leaks", type=int, required=True, help="patients with a leaked identifier")
+        q.add_argument("--confidence", type=float, default=0.95)
+    b.add_argument("--target", type=float, help="also say whether the bound supports this rate")
+    s.add_argument("--population", default="this release", help='what was sampled, e.g. "the site A progress notes"')
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tide_core.assurance.audit import buckets_from_notes, plan_audit, release_sentence, sample_patients
+    from tide_core.assurance.bounds import audit_bound
+
+    if args.audit_command == "bound":
+        bound = audit_bound(args.n, args.leaks, args.confidence)
+        out = bound.to_dict()
+        if args.target is not None:
+            out["target_rate"] = args.target
+            out["supports_target"] = bound.supports(args.target)
+        print(json.dumps(out, indent=2))
+        return 0
+    if args.audit_command == "sentence":
+        print(release_sentence(audit_bound(args.n, args.leaks, args.confidence), args.population))
+        return 0
+    from tide_core.evaluation.jsonl_reader import read_jsonl_docs
+
+    notes = read_jsonl_docs(args.notes).docs
+    buckets = buckets_from_notes(notes)
+    plan = plan_audit(buckets, args.target, args.confidence, args.max_leaks)
+    print(f"{len(notes)} notes, {len(buckets)} buckets; rule: at most {plan.max_leaks} leaks in "
+          f"{plan.required_per_bucket} patients per bucket supports < {plan.target_rate:g} at {plan.confidence:g}",
+          file=sys.stderr)
+    print(f"{'bucket':40s} {'patients':>9s} {'sample':>7s}  census")
+    for bp in plan.buckets:
+        print(f"{bp.bucket:40s} {bp.n_patients:9d} {bp.n_sample:7d}  {'yes' if bp.census else 'no'}")
+    print(f"total patients to review: {plan.total_sample}")
+    if args.out:
+        doc = plan.to_dict()
+        doc["seed"] = args.seed
+        doc["sample"] = sample_patients(buckets, plan, args.seed)
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(doc, indent=2), encoding="utf-8")
+        print(f"wrote the plan and sampled patient ids to {args.out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,440 @@
+"""Distributed recognition (and any per-note map, e.g. anonymization) on Ray Data.
+
+``RayRecognition(config).run(notes, recognizer_specs, policy)`` returns the same
+:class:`~tide_core.engine.recognition.RecognitionBatch` as
+``recognize_notes(notes, [create(s) for s in specs], policy)``; only where it runs differs.
+
+Pipeline (a Ray Data streaming execution; every stage an actor pool sized from the cluster):
+
+    notes ─► groups (short / long notes batched separately)
+          ─► WindowStage (CPU)  ─► PredictStage (GPU or CPU)  ─► AssembleStage (CPU)   [model recognizers]
+          ─► MatchStage (CPU: regex, gazetteer, known-PHI)   ─► resolve_stage (CPU tasks)
+          ─► driver: one record per note, in input order
+
+Fault tolerance.  Out-of-memory inside a stage splits the batch in half down to one note (the
+note then fails closed with ``E501``).  A worker that dies is restarted (``max_restarts``) and its
+task re-run (``max_task_retries`` / ``max_retries``); a task's output is only kept once it
+completes, so a retried group is neither lost nor duplicated; the driver also checks every note
+comes back exactly once and fails any that does not with ``E504`` (quarantined, recognized again
+on the next run since failed notes are cache misses).
+
+Memory.  The driver feeds notes in *waves* of at most ``wave_notes`` notes (each wave one Ray
+Data execution that streams its groups through the stages), so driver and object-store memory
+stay flat however large the corpus; :meth:`RayRecognition.iter_run` yields one batch per wave
+for callers that write results as they go.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+
+from tide_core.engine.recognition import (E_LOST, NoteRecognition, RecognitionBatch, RecognitionStats,
+                                          _check_unique)
+from tide_core.errors import ConfigError, TideError
+from tide_core.execution import ray_stages as st
+from tide_core.execution.ray_session import cluster_resources, ensure_ray
+from tide_core.spans import Note, Quarantined
+
+log = logging.getLogger(__name__)
+
+ProgressFn = Callable[[int, int | None], None]
+
+
+@dataclass
+class RayRecognitionConfig:
+    """Where and how wide recognition runs.  None of this changes the output (or the fingerprint)."""
+
+    address: str | None = None          # ray://HEAD:10001, "auto"; default: RAY_ADDRESS, else local Ray
+    num_gpus_per_actor: float = 0       # > 0 puts the PredictStage on GPUs
+    num_cpus_per_actor: float = 1       # capped so every stage fits on small machines
+    batch_size_short: int = 64          # notes per group for notes shorter than long_note_chars
+    batch_size_long: int = 8            # notes per group for long notes
+    long_note_chars: int = 20_000
+    min_actors: int = 1
+    max_actors: int | None = None       # per stage; None: sized from ray.cluster_resources()
+    max_retries: int = 3                # task retries / actor restarts after a worker dies
+    wave_notes: int = 20_000            # notes per Ray Data execution (bounds memory)
+    isolate_lost: bool = True           # rerun notes lost with a dead worker in halves, down to one
+    local_num_cpus: int | None = None   # for a local Ray only; default: all cores
+    progress: bool = True               # tqdm on stderr
+    on_progress: ProgressFn | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("batch_size_short", "batch_size_long", "long_note_chars", "min_actors", "wave_notes"):
+            if int(getattr(self, name)) < 1:
+                raise ConfigError("E512", f"RayRecognitionConfig.{name} must be >= 1",
+                                  hint="use a positive integer")
+        if self.max_actors is not None and self.max_actors < self.min_actors:
+            raise ConfigError("E512", "RayRecognitionConfig.max_actors is below min_actors",
+                              hint="raise max_actors or leave it None to size from the cluster")
+        if self.max_retries < 0:
+            raise ConfigError("E512", "RayRecognitionConfig.max_retries must be >= 0")
+
+
+@dataclass
+class StagePlan:
+    """Actor pool sizes and per-actor resources, derived from the cluster."""
+
+    cpus_per_actor: float           # light CPU stages (window, assemble, match)
+    gpus_per_actor: float           # predict actors (0: predict on CPUs)
+    predict_cpus: float             # CPUs reserved by one predict actor
+    predict_threads: int            # torch intra-op threads in one predict actor
+    min_actors: int
+    max_cpu_actors: int
+    max_gpu_actors: int             # predict pool size (GPU or CPU actors)
+    stages: list[str] = field(default_factory=list)
+
+
+def plan_stages(config: RayRecognitionConfig, n_staged: int, n_rules: int,
+                resources: Mapping[str, float]) -> StagePlan:
+    """Size the pools from the cluster.
+
+    Rules only: the match actors share the CPUs.  With a model on CPUs the forward pass is the
+    bottleneck: one predict actor per core, and the light stages (tokenizing, stitching, regex)
+    get a fraction of a CPU each, so every stage is schedulable at once (Ray Data can deadlock on
+    reservations when stages ask for whole CPUs on <= 4 cores).  With GPUs: one predict actor per
+    ``num_gpus_per_actor`` GPUs and the CPUs for the light stages.
+    """
+    light = (["window", "assemble"] if n_staged else []) + (["match"] if n_rules else [])
+    stages = (["window", "predict", "assemble"] if n_staged else []) + (["match"] if n_rules else []) + ["resolve"]
+    cpu = max(float(resources.get("CPU", 1.0)), 1.0)
+    gpu = float(resources.get("GPU", 0.0))
+    want = float(config.num_cpus_per_actor)
+    n_light = max(1, len(light))
+    if not n_staged:
+        per = min(want, cpu / (n_light + 0.5))
+        per = max(0.05, int(per * 100) / 100)
+        max_cpu = config.max_actors or max(1, int(cpu / per / n_light))
+        return StagePlan(per, 0.0, 0.0, 1, max(1, min(config.min_actors, max_cpu)), max_cpu, 0, stages)
+    if config.num_gpus_per_actor > 0:
+        if gpu < config.num_gpus_per_actor:
+            raise ConfigError("E513", f"the cluster has {gpu:g} GPUs, a predict actor needs {config.num_gpus_per_actor:g}",
+                              hint="add a GPU worker group or set num_gpus_per_actor=0 to predict on CPUs")
+        max_pred = max(1, int(gpu // config.num_gpus_per_actor))
+        if config.max_actors:
+            max_pred = min(max_pred, config.max_actors)
+        pred_cpus = min(want, max(0.25, cpu / (4 * max_pred)))
+        per = max(0.05, int(min(want, (cpu - pred_cpus * max_pred) / (n_light + 0.5)) * 100) / 100)
+        max_cpu = config.max_actors or max(1, int((cpu - pred_cpus * max_pred) / per / n_light))
+        return StagePlan(per, float(config.num_gpus_per_actor), pred_cpus, max(1, int(want)),
+                         max(1, min(config.min_actors, max_cpu)), max_cpu, max_pred, stages)
+    per = max(0.05, int(min(want, cpu / (4 * n_light)) * 100) / 100)
+    max_pred = config.max_actors or max(1, int(cpu))
+    pred_cpus = max(0.05, int(min(want, (cpu - per * n_light) / max_pred) * 100) / 100)
+    max_cpu = config.max_actors or max(1, int(cpu // 4) or 1)
+    return StagePlan(per, 0.0, pred_cpus, max(1, int(round(want))), max(1, min(config.min_actors, max_cpu)),
+                     max_cpu, max_pred, stages)
+
+
+def _factories(specs: Sequence[dict]) -> dict[str, Callable]:
+    """The registry factories the specs name, shipped to workers (test or plugin recognizers
+    registered in the driver only exist there)."""
+    from tide_core.recognizers import registry
+
+    getter = getattr(registry, "factory", None) or getattr(registry, "get_factory", None)
+    table = None
+    for attr in ("_FACTORIES", "_REGISTRY", "FACTORIES", "REGISTRY", "_factories", "_registry"):
+        if isinstance(getattr(registry, attr, None), dict):
+            table = getattr(registry, attr)
+            break
+    out = {}
+    for spec in specs:
+        name = spec["name"]
+        f = getter(name) if getter else (table or {}).get(name)
+        if f is not None:
+            out[name] = f
+    return out
+
+
+class RayRecognition:
+    """Recognize notes on a Ray cluster (local by default); see the module docstring."""
+
+    def __init__(self, config: RayRecognitionConfig | None = None):
+        self.config = config or RayRecognitionConfig()
+        self.stats = RecognitionStats()
+        self.plan: StagePlan | None = None
+        self.waves = 0
+
+    # ---------------------------------------------------------------- public API
+    def run(self, notes: Iterable[Note], recognizer_specs: Sequence[dict], policy: Any = None) -> RecognitionBatch:
+        out = RecognitionBatch({}, [], RecognitionStats())
+        for batch in self.iter_run(notes, recognizer_specs, policy):
+            out.extend(batch)
+        return out
+
+    def iter_run(self, notes: Iterable[Note], recognizer_specs: Sequence[dict],
+                 policy: Any = None) -> Iterator[RecognitionBatch]:
+        """Yield one RecognitionBatch per wave (records in input order within and across waves)."""
+        from tide_core.engine.recognition import as_policy
+        from tide_core.recognizers import registry
+
+        specs = [dict(s) for s in recognizer_specs]
+        if not specs:
+            raise ConfigError("E514", "no recognizer specs given to the Ray pipeline",
+                              hint="pass registry specs such as {'name': 'tide.regex'}")
+        policy = as_policy(policy)
+        probes = [registry.create(dict(s)) for s in specs]        # not loaded: names + stage kinds only
+        staged = [i for i, r in enumerate(probes) if st.is_staged(r)]
+        rules = [i for i in range(len(specs)) if i not in staged]
+        factories = _factories(specs)
+        ray = ensure_ray(self.config.address, self.config.local_num_cpus)
+        self.plan = plan_stages(self.config, len(staged), len(rules), cluster_resources())
+        total = len(notes) if hasattr(notes, "__len__") else None
+        bar = self._bar(total)
+        done = 0
+        try:
+            for wave in self._waves(notes):
+                batch = self._run_wave(ray, wave, specs, factories, staged, rules, policy)
+                self.stats.add(batch.stats)
+                done += len(batch.records)
+                yield batch
+        finally:
+            if bar is not None:
+                bar.close()
+
+    # ---------------------------------------------------------------- internals
+    def _bar(self, total):
+        self._progress_bar = None
+        if self.config.progress:
+            from tqdm import tqdm
+
+            self._progress_bar = tqdm(total=total, desc="recognize (ray)", unit="note", file=sys.stderr,
+                                      leave=False)
+        self._done, self._total = 0, total
+        return self._progress_bar
+
+    def _tick(self, n: int) -> None:
+        self._done += n
+        if self._progress_bar is not None:
+            self._progress_bar.update(n)
+        if self.config.on_progress is not None:
+            self.config.on_progress(self._done, self._total)
+
+    def _waves(self, notes: Iterable[Note]) -> Iterator[list[Note]]:
+        wave: list[Note] = []
+        for n in notes:
+            wave.append(n)
+            if len(wave) >= self.config.wave_notes:
+                yield wave
+                wave = []
+        if wave:
+            yield wave
+
+    def _groups(self, wave: Sequence[Note]) -> list[st.Group]:
+        c = self.config
+        groups: list[st.Group] = []
+        short: list[Note] = []
+        long: list[Note] = []
+        for n in wave:
+            if len(n.text) >= c.long_note_chars:
+                long.append(n)
+                if len(long) == c.batch_size_long:
+                    groups.append(st.Group(len(groups), long))
+                    long = []
+            else:
+                short.append(n)
+                if len(short) == c.batch_size_short:
+                    groups.append(st.Group(len(groups), short))
+                    short = []
+        for rest in (short, long):
+            if rest:
+                groups.append(st.Group(len(groups), rest))
+        return groups
+
+    def _stages(self, ds, rd, plan, c, kw, retry, pool, staged, rules, policy):
+        if staged:
+            ds = ds.map_batches(st.WindowStage, batch_size=1, batch_format="numpy", compute=pool(plan.max_cpu_actors),
+                                num_cpus=plan.cpus_per_actor, fn_constructor_kwargs={**kw, "indices": staged}, **retry)
+            # the predict pool starts at full size: its actors load the model in parallel up front
+            ds = ds.map_batches(st.PredictStage, batch_size=1, batch_format="numpy",
+                                compute=pool(plan.max_gpu_actors, full=True),
+                                num_cpus=plan.predict_cpus, num_gpus=plan.gpus_per_actor or None,
+                                fn_constructor_kwargs={**kw, "indices": staged, "threads": plan.predict_threads},
+                                **retry)
+            ds = ds.map_batches(st.AssembleStage, batch_size=1, batch_format="numpy",
+                                compute=pool(plan.max_cpu_actors), num_cpus=plan.cpus_per_actor,
+                                fn_constructor_kwargs={**kw, "indices": staged}, **retry)
+        if rules:
+            ds = ds.map_batches(st.MatchStage, batch_size=1, batch_format="numpy", compute=pool(plan.max_cpu_actors),
+                                num_cpus=plan.cpus_per_actor, fn_constructor_kwargs={**kw, "indices": rules}, **retry)
+        ds = ds.map_batches(st.resolve_stage, batch_size=1, batch_format="numpy",
+                            num_cpus=min(plan.cpus_per_actor, 0.25),
+                            fn_kwargs={"policy": policy}, max_retries=c.max_retries)
+        return ds
+
+    def _run_wave(self, ray, wave: list[Note], specs, factories, staged, rules, policy,
+                  _nested: bool = False) -> RecognitionBatch:
+        import ray.data as rd
+
+        if not _nested:
+            _check_unique(wave)
+            self.waves += 1
+        groups = self._groups(wave)
+        plan = self.plan
+        c = self.config
+        items = [{"gid": g.gid, "payload": p}
+                 for g, p in zip(groups, st.encode(groups)["payload"])]
+        ds = rd.from_items(items, override_num_blocks=len(items))
+        retry = {"max_restarts": c.max_retries, "max_task_retries": c.max_retries}
+
+        def pool(size_max, full=False):
+            low = size_max if full else max(1, min(plan.min_actors, size_max))
+            return rd.ActorPoolStrategy(min_size=low, max_size=size_max)
+
+        kw = {"specs": specs, "factories": factories}
+        with warnings.catch_warnings():
+            # max_restarts / max_task_retries have no named parameter yet in 2.60; they still work.
+            warnings.filterwarnings("ignore", message=".*ray_remote_args.*")
+            ds = self._stages(ds, rd, plan, c, kw, retry, pool, staged, rules, policy)
+
+        records: dict[str, NoteRecognition] = {}
+        spans: dict[str, list] = {}
+        stats = RecognitionStats()
+        seen_groups: set[int] = set()
+        error: BaseException | None = None
+        try:
+            for out in ds.iter_batches(batch_size=None, batch_format="numpy"):
+                for g in st.decode(out):
+                    if g.gid in seen_groups:      # cannot happen with Ray's semantics; guard anyway
+                        continue
+                    seen_groups.add(g.gid)
+                    stats.add(g.stats)
+                    for r in g.records:
+                        records[r.note_id] = r
+                    spans.update(g.resolved)
+                    self._tick(len(g.records))
+        except Exception as exc:  # noqa: BLE001 - fail closed on what did not come back
+            tide = _find_tide_error(exc)
+            if tide is not None and tide.terminal:
+                raise tide from exc
+            error = exc
+        lost = [n for n in wave if n.note_id not in records]
+        if lost and error is None:
+            error = RuntimeError("notes missing from the pipeline output")
+        if lost:
+            log.error("Ray pipeline stopped (%s) with %d of %d notes not back%s", type(error).__name__,
+                      len(lost), len(wave), "; isolating them" if len(lost) > 1 and c.isolate_lost else "")
+            if len(lost) > 1 and c.isolate_lost:
+                # A note that kills every worker it touches must not take its neighbours with it:
+                # rerun the lost notes in halves until it is alone.
+                mid = len(lost) // 2
+                for half in (lost[:mid], lost[mid:]):
+                    sub = self._run_wave(ray, half, specs, factories, staged, rules, policy, _nested=True)
+                    stats.add(sub.stats)
+                    records.update({r.note_id: r for r in sub.records})
+                    spans.update(sub.spans)
+            else:
+                for n in lost:
+                    records[n.note_id] = NoteRecognition(n.note_id, "failed", 0, E_LOST,
+                                                         f"note {n.note_id} was lost with its Ray worker "
+                                                         f"after {c.max_retries} retries")
+                    stats.failed_notes += 1
+                    self._tick(1)
+        ordered = [records[n.note_id] for n in wave]
+        return RecognitionBatch({k: v for k, v in spans.items() if records[k].ok}, ordered, stats)
+
+
+def _find_tide_error(exc: BaseException) -> TideError | None:
+    seen = set()
+    stack = [exc]
+    while stack:
+        e = stack.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, TideError):
+            return e
+        stack.extend([getattr(e, "cause", None), e.__cause__, e.__context__])
+    return None
+
+
+# ------------------------------------------------------------------------------------------------
+# Generic per-note fan-out (anonymization)
+# ------------------------------------------------------------------------------------------------
+
+def map_notes(items: Sequence[Any], make_fn: Callable[[], Callable[[Any], Any]],
+              config: RayRecognitionConfig | None = None, group_size: int | None = None) -> list[Any]:
+    """Apply ``make_fn()(item)`` to every item on a Ray actor pool; results in input order.
+
+    ``make_fn`` runs once per actor (build an anonymizer, load a model); it and the items must
+    pickle.  Retries follow ``config.max_retries``; the function itself should catch per-item
+    errors and return a failure value (a failed item never takes its group down).
+    """
+    import ray.data as rd
+
+    config = config or RayRecognitionConfig(progress=False)
+    if not items:
+        return []
+    ensure_ray(config.address, config.local_num_cpus)
+    size = group_size or config.batch_size_short
+    import pickle
+
+    chunks = [list(items[i:i + size]) for i in range(0, len(items), size)]
+    rows = [{"gid": i, "payload": pickle.dumps(ch, protocol=pickle.HIGHEST_PROTOCOL)} for i, ch in enumerate(chunks)]
+    res = cluster_resources()
+    per = max(0.05, min(float(config.num_cpus_per_actor), res["CPU"] / 2))
+    max_actors = config.max_actors or max(1, int(res["CPU"] // per))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*ray_remote_args.*")
+        ds = _map_stage(rd, rows, make_fn, per, max_actors, config)
+    by_gid: dict[int, list[Any]] = {}
+    for out in ds.iter_batches(batch_size=None, batch_format="numpy"):
+        for gid, p in zip(out["gid"], out["payload"]):
+            by_gid[int(gid)] = pickle.loads(bytes(p))
+    if len(by_gid) != len(chunks):
+        raise TideError("E515", f"{len(chunks) - len(by_gid)} of {len(chunks)} note groups did not come back "
+                                "from the Ray workers", hint="rerun; check the Ray worker logs", terminal=False)
+    return [r for gid in range(len(chunks)) for r in by_gid[gid]]
+
+
+def _map_stage(rd, rows, make_fn, per, max_actors, config):
+    return rd.from_items(rows, override_num_blocks=len(rows)).map_batches(
+        st.MapStage, batch_size=1, batch_format="numpy",
+        compute=rd.ActorPoolStrategy(min_size=1, max_size=max_actors), num_cpus=per,
+        fn_constructor_kwargs={"make_fn": make_fn},
+        max_restarts=config.max_retries, max_task_retries=config.max_retries)
+
+
+def _anonymize_one(anonymizer, item):
+    note, spans = item
+    try:
+        return anonymizer.anonymize(note, spans)
+    except TideError as exc:
+        return Quarantined(note.note_id, note.patient_id, "anonymization", exc.code, exc.message)
+    except Exception as exc:  # noqa: BLE001 - fail closed, no text in the reason
+        return Quarantined(note.note_id, note.patient_id, "anonymization", "E509",
+                           f"note {note.note_id}: the anonymizer raised {type(exc).__name__}")
+
+
+def _make_anonymizer(keyring):
+    from tide_core.anonymize.engine import Anonymizer
+
+    return functools.partial(_anonymize_one, Anonymizer(keyring))
+
+
+class RayAnonymization:
+    """Anonymize notes on Ray: each actor builds one ``Anonymizer(keyring)`` (the KeyRing pickles).
+
+    ``run`` returns, per input note and in order, an ``AnonymizedNote`` or a ``Quarantined``.
+    """
+
+    def __init__(self, config: RayRecognitionConfig | None = None):
+        self.config = config or RayRecognitionConfig(progress=False)
+
+    def run(self, notes: Sequence[Note], spans: Mapping[str, Sequence[Any]], keyring) -> list[Any]:
+        items = [(n, list(spans.get(n.note_id, []))) for n in notes]
+        return map_notes(items, functools.partial(_make_anonymizer, keyring), self.config)
+
+
+def shutdown() -> None:
+    """Stop a Ray session this process started (tests and the benchmark call it)."""
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()
+    time.sleep(0)

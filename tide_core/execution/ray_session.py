@@ -1,0 +1,67 @@
+"""Connecting to Ray: a local single-machine session by default, a cluster when an address is set.
+
+``RAY_ADDRESS`` (or ``RayRecognitionConfig.address``) selects an existing cluster
+(``ray://head:10001`` through Ray Client, or ``auto`` on a cluster node).  Without one we start a
+quiet local Ray with a private temp dir (several runs on one machine must not share
+``/tmp/ray``) and no dashboard.  A session that is already initialised is reused as is.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from typing import Any
+
+from tide_core.errors import ConfigError
+
+log = logging.getLogger(__name__)
+
+
+def ray_address(address: str | None = None) -> str | None:
+    return address or os.environ.get("RAY_ADDRESS") or None
+
+
+def ensure_ray(address: str | None = None, num_cpus: int | None = None, num_gpus: int | None = None) -> Any:
+    """Return the ``ray`` module with a session initialised (reusing a running one)."""
+    try:
+        import ray
+    except ImportError as exc:  # pragma: no cover - ray is a hard dependency
+        raise ConfigError("E510", "Ray is not installed", hint="pip install 'ray[data]==2.60.0'") from exc
+    if ray.is_initialized():
+        return ray
+    addr = ray_address(address)
+    kwargs: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": True,
+                              "configure_logging": True}
+    if addr:
+        log.info("connecting to the Ray cluster at %s", addr.split("@")[-1])
+        try:
+            ray.init(address=addr, **kwargs)
+        except Exception as exc:  # noqa: BLE001
+            raise ConfigError("E511", f"cannot connect to the Ray cluster at {addr}: {type(exc).__name__}",
+                              hint="check RAY_ADDRESS (ray://HEAD:10001) and that the head node is up") from exc
+    else:
+        tmp = os.environ.get("RAY_TMPDIR") or tempfile.mkdtemp(prefix="tide-ray-")
+        cpus = num_cpus if num_cpus is not None else int(os.environ.get("TIDE_RAY_NUM_CPUS", 0)) or (os.cpu_count() or 2)
+        ray.init(num_cpus=cpus, num_gpus=num_gpus, include_dashboard=False, _temp_dir=tmp,
+                 **kwargs)
+    _quiet_data()
+    return ray
+
+
+def _quiet_data() -> None:
+    """Ray Data prints per-operator progress bars; TIDE reports notes done / total itself."""
+    try:
+        from ray.data import DataContext
+
+        ctx = DataContext.get_current()
+        ctx.enable_progress_bars = False
+        ctx.print_on_execution_start = False
+    except Exception:  # noqa: BLE001 - cosmetic only
+        pass
+
+
+def cluster_resources() -> dict[str, float]:
+    import ray
+
+    res = ray.cluster_resources()
+    return {"CPU": float(res.get("CPU", 0.0)), "GPU": float(res.get("GPU", 0.0))}

@@ -1,0 +1,230 @@
+"""The recognition stages the Ray pipeline runs in actor pools, one *group* of notes at a time.
+
+The driver cuts the notes into groups (``batch_size_short`` short notes or ``batch_size_long``
+long ones) and every stage maps one group to one group, so a group's batch size is fixed where
+it is made and a retried task recomputes exactly its own notes (no note is lost or duplicated).
+A group travels between stages as pickled bytes in a one-column Ray Data row.
+
+Stages (each a callable class: recognizers are created and ``load()``-ed once per actor):
+
+``WindowStage``   CPU: ``make_windows`` of every staged (model) recognizer;
+``PredictStage``  GPU or CPU: the forward passes (``predict``), split in half on out-of-memory;
+``AssembleStage`` CPU: ``assemble`` windows + predictions into spans;
+``MatchStage``    CPU: rule recognizers (regex, gazetteer, known-PHI), batch-split on failure;
+``resolve_stage`` CPU task: checks, then span resolution per note.
+
+A note keeps the failure of the lowest-indexed recognizer that failed on it, which is what the
+local path (which runs recognizers in spec order and stops at the first failure) reports.
+"""
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from tide_core.engine.recognition import (NoteFailure, NoteRecognition, RecognitionStats, checked_spans,
+                                          finish_note, run_recognizer)
+from tide_core.spans import Note, Span
+
+
+@dataclass
+class Group:
+    """A fixed batch of notes and everything the stages learnt about them."""
+
+    gid: int
+    notes: list[Note]
+    spans: list[list[Span]] = field(default_factory=list)
+    failures: dict[int, tuple[int, NoteFailure]] = field(default_factory=dict)   # note idx -> (rec idx, why)
+    windows: dict[int, list[Any]] = field(default_factory=dict)                   # rec idx -> per note
+    predictions: dict[int, list[Any]] = field(default_factory=dict)               # rec idx -> per note
+    stats: RecognitionStats = field(default_factory=RecognitionStats)
+    records: list[NoteRecognition] = field(default_factory=list)
+    resolved: dict[str, list[Span]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.spans:
+            self.spans = [[] for _ in self.notes]
+
+    def fail(self, i: int, rec_index: int, failure: NoteFailure) -> None:
+        """Keep the failure of the lowest-indexed recognizer (the one the local path reports)."""
+        current = self.failures.get(i)
+        if current is None or rec_index < current[0]:
+            self.failures[i] = (rec_index, failure)
+
+    def runs(self, i: int, rec_index: int) -> bool:
+        """Should recognizer ``rec_index`` still run on note ``i``?"""
+        current = self.failures.get(i)
+        return current is None or current[0] > rec_index
+
+
+def encode(groups: Sequence[Group]) -> dict[str, np.ndarray]:
+    payload = np.empty(len(groups), dtype=object)
+    for i, g in enumerate(groups):
+        payload[i] = pickle.dumps(g, protocol=pickle.HIGHEST_PROTOCOL)
+    return {"gid": np.array([g.gid for g in groups], dtype=np.int64), "payload": payload}
+
+
+def decode(batch: Mapping[str, Any]) -> list[Group]:
+    return [pickle.loads(bytes(p)) for p in batch["payload"]]
+
+
+def build_recognizers(specs: Sequence[dict], factories: Mapping[str, Callable] | None,
+                      indices: Sequence[int]) -> dict[int, Any]:
+    """Create and load the recognizers at ``indices`` of ``specs`` in this worker."""
+    from tide_core.recognizers import registry
+
+    for name, factory in (factories or {}).items():
+        if name not in registry.names():
+            registry.register(name, factory)
+    out = {}
+    for i in indices:
+        rec = registry.create(dict(specs[i]))
+        rec.load()
+        out[i] = rec
+    return out
+
+
+def is_staged(recognizer: Any) -> bool:
+    """Model recognizers expose make_windows / predict / assemble and run as three stages."""
+    return all(callable(getattr(recognizer, m, None)) for m in ("make_windows", "predict", "assemble"))
+
+
+class _Stage:
+    def __init__(self, specs: Sequence[dict], factories: Mapping[str, Callable] | None, indices: Sequence[int]):
+        self.recognizers = build_recognizers(specs, factories, indices)
+
+    def __call__(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        groups = decode(batch)
+        for g in groups:
+            self.process(g)
+        return encode(groups)
+
+    def process(self, group: Group) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class WindowStage(_Stage):
+    def process(self, group: Group) -> None:
+        from tide_core.engine.recognition import describe_exception, E_RAISED
+
+        for k, rec in self.recognizers.items():
+            per_note: list[Any] = []
+            for i, note in enumerate(group.notes):
+                windows = None
+                if group.runs(i, k):
+                    try:
+                        windows = rec.make_windows(note)
+                    except Exception as exc:  # noqa: BLE001 - fail closed
+                        group.fail(i, k, NoteFailure(E_RAISED, describe_exception(rec.qualified_name, note.note_id, exc)))
+                per_note.append(windows)
+            group.windows[k] = per_note
+
+
+class PredictStage(_Stage):
+    def __init__(self, specs: Sequence[dict], factories: Mapping[str, Callable] | None, indices: Sequence[int],
+                 threads: int | None = None):
+        if threads:
+            try:
+                import torch
+
+                torch.set_num_threads(int(threads))
+            except ImportError:  # pragma: no cover - model recognizers need torch anyway
+                pass
+        super().__init__(specs, factories, indices)
+
+    def process(self, group: Group) -> None:
+        for k, rec in self.recognizers.items():
+            windows = group.windows.get(k, [None] * len(group.notes))
+            todo = [i for i in range(len(group.notes)) if group.runs(i, k) and windows[i] is not None]
+            by_note_id = {group.notes[i].note_id: windows[i] for i in todo}
+
+            def call(notes: Sequence[Note], rec=rec, by_note_id=by_note_id) -> list[list[Any]]:
+                flat = [w for n in notes for w in by_note_id[n.note_id]]
+                preds = list(rec.predict(flat)) if flat else []
+                if len(preds) != len(flat):
+                    raise RuntimeError(f"predict returned {len(preds)} predictions for {len(flat)} windows")
+                out, pos = [], 0
+                for n in notes:
+                    m = len(by_note_id[n.note_id])
+                    out.append(preds[pos:pos + m])
+                    pos += m
+                return out
+
+            preds, fails = run_recognizer(rec, [group.notes[i] for i in todo], group.stats, call=call)
+            per_note: list[Any] = [None] * len(group.notes)
+            for i, p, f in zip(todo, preds, fails):
+                if f is not None:
+                    group.fail(i, k, f)
+                else:
+                    per_note[i] = p
+            group.predictions[k] = per_note
+
+
+class AssembleStage(_Stage):
+    def process(self, group: Group) -> None:
+        from tide_core.engine.recognition import describe_exception, E_RAISED
+
+        for k, rec in self.recognizers.items():
+            windows = group.windows.pop(k, None) or [None] * len(group.notes)
+            preds = group.predictions.pop(k, None) or [None] * len(group.notes)
+            for i, note in enumerate(group.notes):
+                if not group.runs(i, k) or windows[i] is None or preds[i] is None:
+                    continue
+                try:
+                    spans = rec.assemble(note, windows[i], preds[i])
+                except Exception as exc:  # noqa: BLE001 - fail closed
+                    group.fail(i, k, NoteFailure(E_RAISED, describe_exception(rec.qualified_name, note.note_id, exc)))
+                    continue
+                spans, failure = checked_spans(note, spans, rec.qualified_name)
+                if failure is not None:
+                    group.fail(i, k, failure)
+                else:
+                    group.spans[i].extend(spans)
+
+
+class MatchStage(_Stage):
+    def process(self, group: Group) -> None:
+        for k in sorted(self.recognizers):
+            rec = self.recognizers[k]
+            todo = [i for i in range(len(group.notes)) if group.runs(i, k)]
+            spans_per, fails = run_recognizer(rec, [group.notes[i] for i in todo], group.stats)
+            for i, spans, f in zip(todo, spans_per, fails):
+                if f is None:
+                    spans, f = checked_spans(group.notes[i], spans or [], rec.qualified_name)
+                if f is not None:
+                    group.fail(i, k, f)
+                else:
+                    group.spans[i].extend(spans)
+
+
+def resolve_stage(batch: Mapping[str, Any], policy: Any = None) -> dict[str, np.ndarray]:
+    """Resolution (a stateless task): a failed note gets no spans; ok notes get resolved spans."""
+    groups = decode(batch)
+    for g in groups:
+        for i, note in enumerate(g.notes):
+            failure = g.failures.get(i)
+            resolved, record = finish_note(note.note_id, g.spans[i], failure[1] if failure else None, policy)
+            if record.ok:
+                g.resolved[note.note_id] = resolved
+            else:
+                g.stats.failed_notes += 1
+            g.records.append(record)
+        g.spans, g.windows, g.predictions = [], {}, {}
+        g.notes = [Note(n.note_id, n.patient_id, "", {}) for n in g.notes]   # don't ship text back
+    return encode(groups)
+
+
+class MapStage:
+    """Generic per-note stage for :func:`~tide_core.execution.ray_pipeline.map_notes`."""
+
+    def __init__(self, make_fn: Callable[[], Callable[[Any], Any]]):
+        self.fn = make_fn()
+
+    def __call__(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        out = np.empty(len(batch["payload"]), dtype=object)
+        for j, p in enumerate(batch["payload"]):
+            items = pickle.loads(bytes(p))
+            out[j] = pickle.dumps([self.fn(item) for item in items], protocol=pickle.HIGHEST_PROTOCOL)
+        return {"gid": np.asarray(batch["gid"], dtype=np.int64), "payload": out}

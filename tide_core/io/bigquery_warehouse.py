@@ -1,0 +1,613 @@
+"""BigQuery warehouse: TIDE tables live in the source dataset, beside the notes table.
+
+Reads go through the BigQuery Storage Read API straight into Arrow (column projection and the
+equality filters are pushed into the read session).  When the Storage Read API cannot be reached
+the warehouse falls back, once and with a warning, to a parameterised query read over REST,
+which is slower but needs nothing beyond the BigQuery REST endpoint.
+
+Writes are load jobs of Parquet built from the Arrow table (no row-by-row streaming inserts, no
+pandas round trip).  ``replace_partition`` loads into a short-lived staging table and then runs
+one ``MERGE`` that deletes the partition's old rows and inserts the new ones in a single atomic
+DML statement, so rerunning a (study) or (study, key) partition replaces its rows and a failure
+half way leaves the old rows in place.
+
+For a local emulator (``bqemulator``) pass ``api_endpoint="http://127.0.0.1:9050"``,
+``storage_endpoint="127.0.0.1:9060"`` and ``anonymous=True`` (or set ``TIDE_BQ_API_ENDPOINT``,
+``TIDE_BQ_STORAGE_ENDPOINT``, ``TIDE_BQ_ANONYMOUS=1``).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import io
+import logging
+import os
+import re
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from tide_core.errors import ConfigError, WarehouseError
+
+log = logging.getLogger("tide.bigquery")
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_DATASET = re.compile(r"^[A-Za-z0-9_]{1,1024}$")
+
+#: Columns TIDE tables are clustered by, in this order, when present (BigQuery allows four).
+CLUSTER_COLUMNS = ("study", "key", "note_id")
+#: The first of these timestamp columns present becomes the (monthly) time-partitioning column.
+PARTITION_TIME_COLUMNS = ("created_at", "recognized_at", "released_at", "quarantined_at", "started_at")
+STAGING_PREFIX = "_tide_stage_"
+
+ENV_API_ENDPOINT = "TIDE_BQ_API_ENDPOINT"
+ENV_STORAGE_ENDPOINT = "TIDE_BQ_STORAGE_ENDPOINT"
+ENV_ANONYMOUS = "TIDE_BQ_ANONYMOUS"
+ENV_LOCATION = "TIDE_BQ_LOCATION"
+
+
+def _ident(name: str, what: str = "table") -> str:
+    if not isinstance(name, str) or not _IDENT.match(name):
+        raise ConfigError("E302", f"invalid {what} name {name!r}",
+                          hint="use letters, digits and underscores, starting with a letter")
+    return name
+
+
+def _col(name: str) -> str:
+    # every column is quoted: `end` and `key`-like names are reserved words in GoogleSQL
+    return f"`{_ident(name, 'column')}`"
+
+
+def parse_url(url: str) -> tuple[str, str]:
+    """``bigquery:PROJECT.DATASET`` -> (project, dataset).  The dataset is after the last dot."""
+    scheme, _, rest = url.partition(":")
+    project, _, dataset = rest.rpartition(".")
+    if scheme != "bigquery" or not project or not dataset or not _DATASET.match(dataset):
+        raise ConfigError("E320", f"invalid BigQuery warehouse url {url!r}",
+                          hint="write bigquery:PROJECT.DATASET, e.g. bigquery:my-project.clinical_notes")
+    return project, dataset
+
+
+# -- Arrow <-> BigQuery types ---------------------------------------------------------------
+def bq_type(t: pa.DataType) -> str:
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t) or pa.types.is_dictionary(t):
+        return "STRING"
+    if pa.types.is_boolean(t):
+        return "BOOL"
+    if pa.types.is_integer(t):
+        return "INT64"
+    if pa.types.is_floating(t):
+        return "FLOAT64"
+    if pa.types.is_decimal(t):
+        return "NUMERIC"
+    if pa.types.is_timestamp(t):
+        return "TIMESTAMP" if t.tz else "DATETIME"
+    if pa.types.is_date(t):
+        return "DATE"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return "BYTES"
+    raise ConfigError("E321", f"Arrow type {t} has no BigQuery mapping in TIDE tables",
+                      hint="use string, integer, float, bool, date, timestamp or binary columns")
+
+
+def bq_schema(schema: pa.Schema) -> list:
+    from google.cloud import bigquery
+
+    return [bigquery.SchemaField(f.name, bq_type(f.type), mode="NULLABLE") for f in schema]
+
+
+def _normalise(table: pa.Table) -> pa.Table:
+    """Cast the few Arrow types Parquet loads cannot express the BigQuery way."""
+    cols, changed = [], False
+    for f, col in zip(table.schema, table.columns):
+        if pa.types.is_null(f.type) or pa.types.is_dictionary(f.type) or pa.types.is_large_string(f.type):
+            col, changed = col.cast(pa.string()), True
+        elif pa.types.is_timestamp(f.type) and f.type.unit == "ns":
+            col, changed = col.cast(pa.timestamp("us", tz=f.type.tz)), True
+        cols.append(col)
+    if not changed:
+        return table
+    return pa.table(cols, names=table.column_names)
+
+
+# -- filters --------------------------------------------------------------------------------
+def _param(name: str, value: object):
+    from google.cloud import bigquery
+
+    if isinstance(value, bool):
+        return bigquery.ScalarQueryParameter(name, "BOOL", value)
+    if isinstance(value, int):
+        return bigquery.ScalarQueryParameter(name, "INT64", value)
+    if isinstance(value, float):
+        return bigquery.ScalarQueryParameter(name, "FLOAT64", value)
+    if isinstance(value, dt.datetime):
+        return bigquery.ScalarQueryParameter(name, "TIMESTAMP", value)
+    if isinstance(value, dt.date):
+        return bigquery.ScalarQueryParameter(name, "DATE", value)
+    return bigquery.ScalarQueryParameter(name, "STRING", str(value))
+
+
+def _array_param(name: str, values: list):
+    from google.cloud import bigquery
+
+    scalar = _param(name, values[0])
+    return bigquery.ArrayQueryParameter(name, scalar.type_, values)
+
+
+def where_sql(where: Mapping[str, object] | None, alias: str = "") -> tuple[str, list]:
+    """Equality filters as a GoogleSQL predicate with named parameters (list/tuple -> IN UNNEST)."""
+    if not where:
+        return "TRUE", []
+    clauses, params = [], []
+    prefix = f"{alias}." if alias else ""
+    for i, (col, value) in enumerate(where.items()):
+        ref = prefix + _col(col)
+        name = f"w{i}"
+        if isinstance(value, (list, tuple, set, frozenset)):
+            values = list(value)
+            if not values:
+                clauses.append("FALSE")
+                continue
+            clauses.append(f"{ref} IN UNNEST(@{name})")
+            params.append(_array_param(name, values))
+        elif value is None:
+            clauses.append(f"{ref} IS NULL")
+        else:
+            clauses.append(f"{ref} = @{name}")
+            params.append(_param(name, value))
+    return " AND ".join(clauses), params
+
+
+def _literal(value: object) -> str:
+    """A GoogleSQL literal (the Storage Read API's row restriction takes no parameters)."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, float):
+        return repr(float(value))
+    if isinstance(value, dt.datetime):
+        return f"TIMESTAMP '{value.isoformat()}'"
+    if isinstance(value, dt.date):
+        return f"DATE '{value.isoformat()}'"
+    text = str(value)
+    for a, b in (("\\", "\\\\"), ("'", "\\'"), ("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t")):
+        text = text.replace(a, b)
+    return f"'{text}'"
+
+
+def row_restriction(where: Mapping[str, object] | None) -> str:
+    if not where:
+        return ""
+    clauses = []
+    for col, value in where.items():
+        if isinstance(value, (list, tuple, set, frozenset)):
+            values = list(value)
+            clauses.append(f"{_col(col)} IN ({', '.join(_literal(v) for v in values)})" if values else "FALSE")
+        elif value is None:
+            clauses.append(f"{_col(col)} IS NULL")
+        else:
+            clauses.append(f"{_col(col)} = {_literal(value)}")
+    return " AND ".join(clauses)
+
+
+@dataclass(frozen=True)
+class BigQueryOptions:
+    """Client settings.  Endpoints and anonymous credentials exist for emulators and VPC-SC proxies."""
+
+    project: str
+    dataset: str
+    location: str | None = None
+    api_endpoint: str | None = None         # REST, e.g. http://127.0.0.1:9050 (emulator)
+    storage_endpoint: str | None = None     # Storage Read API host:port; with anonymous -> insecure gRPC
+    anonymous: bool = False                 # AnonymousCredentials (emulators only)
+    use_storage_api: bool = True            # False forces the REST query path
+    staging_expiration_hours: int = 6       # staging tables expire even if a process dies mid-write
+
+    @classmethod
+    def from_env(cls, project: str, dataset: str, **overrides: Any) -> "BigQueryOptions":
+        env = os.environ
+        values: dict[str, Any] = {
+            "location": env.get(ENV_LOCATION) or None,
+            "api_endpoint": env.get(ENV_API_ENDPOINT) or None,
+            "storage_endpoint": env.get(ENV_STORAGE_ENDPOINT) or None,
+            "anonymous": env.get(ENV_ANONYMOUS, "").lower() in ("1", "true", "yes"),
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        try:
+            return cls(project=project, dataset=dataset, **values)
+        except TypeError as exc:
+            raise ConfigError("E322", f"unknown BigQuery warehouse option: {exc}",
+                              hint="options: location, api_endpoint, storage_endpoint, anonymous, "
+                                   "use_storage_api, staging_expiration_hours") from None
+
+
+class BigQueryWarehouse:
+    """The Warehouse protocol on one BigQuery dataset (see ``tide_core.io.warehouse``)."""
+
+    def __init__(self, options: BigQueryOptions, client=None, read_client=None):
+        from google.cloud import bigquery
+
+        self.options = options
+        self.project, self.dataset = options.project, options.dataset
+        self.url = f"bigquery:{self.project}.{self.dataset}"
+        if client is None:
+            kwargs: dict[str, Any] = {"project": self.project, "location": options.location}
+            if options.api_endpoint:
+                from google.api_core.client_options import ClientOptions
+
+                kwargs["client_options"] = ClientOptions(api_endpoint=options.api_endpoint)
+            if options.anonymous:
+                from google.auth.credentials import AnonymousCredentials
+
+                kwargs["credentials"] = AnonymousCredentials()
+            if options.api_endpoint and options.anonymous:
+                _emulator_upload_compat()
+            client = bigquery.Client(**kwargs)
+        self.client = client
+        self._read_client = read_client
+        self._storage_ok: bool | None = None if options.use_storage_api else False
+        self._lock = threading.RLock()
+        self.read_path = "storage" if options.use_storage_api else "rest"
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> "BigQueryWarehouse":
+        project, dataset = parse_url(url)
+        client = options.pop("client", None)
+        read_client = options.pop("read_client", None)
+        return cls(BigQueryOptions.from_env(project, dataset, **options), client=client, read_client=read_client)
+
+    # -- names -----------------------------------------------------------------------------
+    def table_id(self, name: str) -> str:
+        return f"{self.project}.{self.dataset}.{_ident(name)}"
+
+    def _q(self, name: str) -> str:
+        return f"`{self.table_id(name)}`"
+
+    def ensure_dataset(self) -> None:
+        """Create the dataset if missing (tests and first-time setup; production datasets exist)."""
+        from google.cloud import bigquery
+
+        ds = bigquery.Dataset(f"{self.project}.{self.dataset}")
+        if self.options.location:
+            ds.location = self.options.location
+        self.client.create_dataset(ds, exists_ok=True)
+
+    # -- metadata ----------------------------------------------------------------------------
+    def _get_table(self, name: str):
+        from google.api_core.exceptions import NotFound
+
+        try:
+            return self.client.get_table(self.table_id(name))
+        except NotFound:
+            return None
+
+    def table_exists(self, name: str) -> bool:
+        return self._get_table(name) is not None
+
+    def columns(self, name: str) -> list[str]:
+        return [f.name for f in self._require(name).schema]
+
+    def _require(self, name: str):
+        t = self._get_table(name)
+        if t is None:
+            raise WarehouseError("E304", f"table {self.dataset}.{name} does not exist in {self.url}",
+                                 hint="load the notes table first or check the table names in the config")
+        return t
+
+    def _create(self, name: str, schema: pa.Schema, expires: dt.datetime | None = None,
+                layout: bool = True):
+        from google.cloud import bigquery
+
+        t = bigquery.Table(self.table_id(name), schema=bq_schema(schema))
+        names = set(schema.names)
+        if layout:
+            cluster = [c for c in CLUSTER_COLUMNS if c in names]
+            if cluster:
+                t.clustering_fields = cluster
+            for c in PARTITION_TIME_COLUMNS:
+                if c in names and bq_type(schema.field(c).type) == "TIMESTAMP":
+                    t.time_partitioning = bigquery.TimePartitioning(type_=bigquery.TimePartitioningType.MONTH, field=c)
+                    break
+        if expires is not None:
+            t.expires = expires
+        return self.client.create_table(t, exists_ok=True)
+
+    def _ensure(self, name: str, schema: pa.Schema):
+        """Create the table from the Arrow schema, or add columns the rows carry and it lacks."""
+        existing = self._get_table(name)
+        if existing is None:
+            return self._create(name, schema)
+        have = {f.name: f for f in existing.schema}
+        missing = [f for f in bq_schema(schema) if f.name not in have]
+        for f in bq_schema(schema):
+            if f.name in have and have[f.name].field_type not in _compatible(f.field_type):
+                raise WarehouseError("E323", f"column {name}.{f.name} is {have[f.name].field_type} in BigQuery "
+                                             f"but the rows carry {f.field_type}",
+                                     hint="migrate the table (see sql/ddl) or drop it so TIDE recreates it")
+        if missing:
+            adds = ", ".join(f"ADD COLUMN IF NOT EXISTS {_col(f.name)} {f.field_type}" for f in missing)
+            self._query(f"ALTER TABLE {self._q(name)} {adds}")
+            existing = self._require(name)
+        return existing
+
+    # -- reads -------------------------------------------------------------------------------
+    def read_table(self, name: str, columns: Sequence[str] | None = None,
+                   where: Mapping[str, object] | None = None) -> pa.Table:
+        t = self._require(name)
+        cols = [_ident(c, "column") for c in columns] if columns else [f.name for f in t.schema]
+        if self._storage_ok is not False:
+            try:
+                out = self._read_storage(name, cols, where)
+                self._storage_ok = True
+                return out
+            except _StorageUnavailable as exc:
+                self._storage_ok = False
+                self.read_path = "rest"
+                log.warning("BigQuery Storage Read API not reachable (%s); reading %s through the REST "
+                            "query path from now on (slower)", exc, self.url)
+        return self._read_rest(name, cols, where)
+
+    def _storage_client(self):
+        if self._read_client is None:
+            from google.cloud import bigquery_storage_v1
+
+            if self.options.storage_endpoint and self.options.anonymous:
+                import grpc
+                from google.cloud.bigquery_storage_v1.services.big_query_read.transports import (
+                    BigQueryReadGrpcTransport)
+
+                channel = grpc.insecure_channel(self.options.storage_endpoint)
+                self._read_client = bigquery_storage_v1.BigQueryReadClient(
+                    transport=BigQueryReadGrpcTransport(channel=channel))
+            elif self.options.storage_endpoint:
+                from google.api_core.client_options import ClientOptions
+
+                self._read_client = bigquery_storage_v1.BigQueryReadClient(
+                    credentials=self.client._credentials,
+                    client_options=ClientOptions(api_endpoint=self.options.storage_endpoint))
+            elif self.options.api_endpoint:
+                # a custom REST endpoint without a storage endpoint: do not talk to Google's
+                raise _StorageUnavailable("no storage_endpoint configured beside a custom api_endpoint")
+            else:
+                self._read_client = bigquery_storage_v1.BigQueryReadClient(credentials=self.client._credentials)
+        return self._read_client
+
+    def _read_storage(self, name: str, cols: list[str], where) -> pa.Table:
+        from google.api_core import exceptions as gexc
+
+        try:
+            from google.cloud.bigquery_storage_v1 import types
+        except ImportError as exc:  # pragma: no cover - the package is a dependency
+            raise _StorageUnavailable("google-cloud-bigquery-storage is not installed") from exc
+        rc = self._storage_client()
+        session = types.ReadSession(
+            table=f"projects/{self.project}/datasets/{self.dataset}/tables/{_ident(name)}",
+            data_format=types.DataFormat.ARROW,
+            read_options=types.ReadSession.TableReadOptions(selected_fields=cols,
+                                                            row_restriction=row_restriction(where)))
+        try:
+            session = rc.create_read_session(parent=f"projects/{self.project}", read_session=session,
+                                             max_stream_count=4, retry=None, timeout=60)
+        except (gexc.ServiceUnavailable, gexc.RetryError, gexc.DeadlineExceeded, gexc.MethodNotImplemented,
+                gexc.PermissionDenied) as exc:
+            raise _StorageUnavailable(type(exc).__name__) from None
+        schema = None
+        if session.arrow_schema.serialized_schema:
+            schema = pa.ipc.read_schema(pa.py_buffer(session.arrow_schema.serialized_schema))
+        streams = list(session.streams)
+
+        def read(stream) -> pa.Table:
+            # decode the Arrow IPC record batches directly (the reader's to_arrow() is deprecated)
+            batches = [pa.ipc.read_record_batch(pa.py_buffer(r.arrow_record_batch.serialized_record_batch), schema)
+                       for r in rc.read_rows(stream.name) if r.arrow_record_batch.serialized_record_batch]
+            return pa.Table.from_batches(batches, schema=schema)
+
+        if not streams:
+            parts: list[pa.Table] = []
+        elif len(streams) == 1:
+            parts = [read(streams[0])]
+        else:
+            with ThreadPoolExecutor(len(streams)) as pool:
+                parts = list(pool.map(read, streams))
+        parts = [p for p in parts if p.num_columns]
+        if parts:
+            out = pa.concat_tables(parts, promote_options="default") if len(parts) > 1 else parts[0]
+        elif schema is not None:
+            out = schema.empty_table()
+        else:
+            out = self._empty(name, cols)
+        return out.select(cols)
+
+    def _empty(self, name: str, cols: list[str]) -> pa.Table:
+        t = self._require(name)
+        by_name = {f.name: f for f in t.schema}
+        return pa.schema([(c, _arrow_type(by_name[c].field_type)) for c in cols]).empty_table()
+
+    def _read_rest(self, name: str, cols: list[str], where) -> pa.Table:
+        clause, params = where_sql(where)
+        sql = f"SELECT {', '.join(_col(c) for c in cols)} FROM {self._q(name)} WHERE {clause}"
+        out = self._query(sql, params).to_arrow(create_bqstorage_client=False)
+        if out.num_rows == 0 and out.num_columns == 0:
+            return self._empty(name, cols)
+        return out.select(cols)
+
+    def _query(self, sql: str, params: list | None = None):
+        from google.cloud import bigquery
+
+        job = self.client.query(sql, job_config=bigquery.QueryJobConfig(query_parameters=params or []))
+        try:
+            return job.result()
+        except Exception as exc:
+            raise WarehouseError("E324", f"BigQuery job {job.job_id} failed: {type(exc).__name__}",
+                                 hint="see the job in the BigQuery console; the query text names no PHI",
+                                 terminal=False) from exc
+
+    def count(self, name: str, where: Mapping[str, object] | None = None) -> int:
+        if not self.table_exists(name):
+            return 0
+        clause, params = where_sql(where)
+        rows = list(self._query(f"SELECT COUNT(*) AS n FROM {self._q(name)} WHERE {clause}", params))
+        return int(rows[0]["n"])
+
+    def sql(self, query: str, params: Mapping[str, object] | None = None) -> pa.Table:
+        """Escape hatch for reports and researcher queries: named parameters ``@name``."""
+        qp = []
+        for k, v in (params or {}).items():
+            qp.append(_array_param(k, list(v)) if isinstance(v, (list, tuple)) else _param(k, v))
+        return self._query(query, qp).to_arrow(create_bqstorage_client=False)
+
+    def run_sql_file(self, path: str | os.PathLike, params: Mapping[str, object] | None = None) -> pa.Table:
+        """Run one file of ``sql/`` (DDL, views, example queries) with ``{{dataset}}`` filled in."""
+        from pathlib import Path
+
+        text = Path(path).read_text().replace("{{dataset}}", f"{self.project}.{self.dataset}")
+        return self.sql(text, params)
+
+    # -- writes ------------------------------------------------------------------------------
+    def _load(self, table_id: str, table: pa.Table, disposition: str, schema) -> int:
+        from google.cloud import bigquery
+
+        buf = io.BytesIO()
+        pq.write_table(_normalise(table), buf, compression="snappy")
+        size = buf.tell()
+        buf.seek(0)
+        cfg = bigquery.LoadJobConfig(source_format=bigquery.SourceFormat.PARQUET, write_disposition=disposition,
+                                     schema=schema)
+        job = self.client.load_table_from_file(buf, table_id, job_config=cfg, size=size, rewind=True)
+        try:
+            job.result()
+        except Exception as exc:
+            raise WarehouseError("E325", f"BigQuery load job {job.job_id} into {table_id} failed: "
+                                         f"{type(exc).__name__}",
+                                 hint="check the table schema against tide_core.cache.tables", terminal=False) from exc
+        return table.num_rows
+
+    def append(self, name: str, table: pa.Table) -> int:
+        with self._lock:
+            target = self._ensure(name, table.schema)
+            if table.num_rows == 0:
+                return 0
+            return self._load(self.table_id(name), table, "WRITE_APPEND", target.schema)
+
+    def replace_table(self, name: str, table: pa.Table) -> int:
+        with self._lock:
+            existing = self._get_table(name)
+            wanted = bq_schema(table.schema)
+            if existing is not None and [(f.name, _std(f.field_type)) for f in existing.schema] != \
+                    [(f.name, _std(f.field_type)) for f in wanted]:
+                self.client.delete_table(self.table_id(name), not_found_ok=True)
+                existing = None
+            target = existing or self._create(name, table.schema)
+            if table.num_rows == 0:
+                self._query(f"DELETE FROM {self._q(name)} WHERE TRUE")
+                return 0
+            return self._load(self.table_id(name), table, "WRITE_TRUNCATE", target.schema)
+
+    def replace_partition(self, name: str, table: pa.Table, partition: Mapping[str, str]) -> int:
+        if not partition:
+            raise ConfigError("E305", "replace_partition needs at least one partition column",
+                              hint="use replace_table to replace a whole table")
+        for col, value in partition.items():
+            if col not in table.column_names:
+                raise ConfigError("E306", f"partition column {col!r} missing from the rows written to {name}")
+            if table.num_rows and set(table.column(col).to_pylist()) != {value}:
+                raise WarehouseError("E307", f"rows written to partition {dict(partition)} of {name} "
+                                             f"carry other {col} values", hint="this is a bug in the caller")
+        with self._lock:
+            self._ensure(name, table.schema)
+            if table.num_rows == 0:
+                clause, params = where_sql(partition)
+                self._query(f"DELETE FROM {self._q(name)} WHERE {clause}", params)
+                return 0
+            stage = f"{STAGING_PREFIX}{name}_{uuid.uuid4().hex[:12]}"
+            expires = dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=self.options.staging_expiration_hours)
+            staged = self._create(stage, table.schema, expires=expires, layout=False)
+            try:
+                self._load(self.table_id(stage), table, "WRITE_TRUNCATE", staged.schema)
+                clause, params = where_sql(partition, alias="T")
+                cols = ", ".join(_col(c) for c in table.column_names)
+                vals = ", ".join(f"S.{_col(c)}" for c in table.column_names)
+                # One statement: atomic in BigQuery.  ON FALSE = no row matches, so every target row
+                # of the partition is "not matched by source" (deleted) and every staged row inserted.
+                self._query(f"MERGE {self._q(name)} T USING {self._q(stage)} S ON FALSE "
+                            f"WHEN NOT MATCHED BY SOURCE AND {clause} THEN DELETE "
+                            f"WHEN NOT MATCHED THEN INSERT ({cols}) VALUES ({vals})", params)
+            finally:
+                self.client.delete_table(self.table_id(stage), not_found_ok=True)
+        return table.num_rows
+
+    def delete(self, name: str, where: Mapping[str, object]) -> int:
+        if not self.table_exists(name):
+            return 0
+        clause, params = where_sql(where)
+        with self._lock:
+            job = self.client.query(f"DELETE FROM {self._q(name)} WHERE {clause}",
+                                    job_config=_job_config(params))
+            job.result()
+        return int(job.num_dml_affected_rows or 0)
+
+    def drop(self, name: str) -> None:
+        self.client.delete_table(self.table_id(name), not_found_ok=True)
+
+    def close(self) -> None:
+        try:
+            self.client.close()
+        except Exception:  # pragma: no cover - closing is best effort
+            pass
+        rc, self._read_client = self._read_client, None
+        if rc is not None:
+            try:
+                rc.transport.close()
+            except Exception:  # pragma: no cover
+                pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<BigQueryWarehouse {self.url} read={self.read_path}>"
+
+
+class _StorageUnavailable(Exception):
+    pass
+
+
+def _job_config(params):
+    from google.cloud import bigquery
+
+    return bigquery.QueryJobConfig(query_parameters=params or [])
+
+
+_COMPATIBLE = {"INT64": {"INT64", "INTEGER"}, "FLOAT64": {"FLOAT64", "FLOAT"}, "BOOL": {"BOOL", "BOOLEAN"}}
+
+
+def _std(t: str) -> str:
+    """REST reports legacy type names (INTEGER, FLOAT, BOOLEAN); compare GoogleSQL names."""
+    return {"INTEGER": "INT64", "FLOAT": "FLOAT64", "BOOLEAN": "BOOL"}.get(t, t)
+
+
+def _compatible(t: str) -> set[str]:
+    return _COMPATIBLE.get(t, {t})
+
+
+def _arrow_type(bq: str) -> pa.DataType:
+    return {"STRING": pa.string(), "INT64": pa.int64(), "INTEGER": pa.int64(), "FLOAT64": pa.float64(),
+            "FLOAT": pa.float64(), "BOOL": pa.bool_(), "BOOLEAN": pa.bool_(), "TIMESTAMP": pa.timestamp("us", tz="UTC"),
+            "DATETIME": pa.timestamp("us"), "DATE": pa.date32(), "BYTES": pa.binary(),
+            "NUMERIC": pa.decimal128(38, 9)}.get(bq, pa.string())
+
+
+def _emulator_upload_compat() -> None:
+    """bqemulator rejects the client's generic ``*/*`` upload content type; octet-stream is valid
+    for the real service too.  Process-wide, so only applied for an anonymous custom endpoint."""
+    import google.cloud.bigquery.client as bq_client
+
+    bq_client._GENERIC_CONTENT_TYPE = "application/octet-stream"

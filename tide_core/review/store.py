@@ -1,0 +1,284 @@
+"""The review server's single view of the warehouse: notes, cached spans, released output.
+
+A DuckDB file has one writing process, so the server opens the warehouse once and every
+request goes through this object, which serialises access with one lock (a decision is a
+check-then-write and must not interleave with another).  Nothing here anonymizes: the
+de-identified side shows only what ``anonymize_study`` released under a key; a note that
+was not released under that key is reported as such.
+
+Decisions are validated here (note known and recognized, offsets inside the text, label
+known, the rejected span exists) and written with ``SpanCache.add_review`` /
+``undo_review``, so they are ordinary reviewer rows of ``tide_spans``.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from tide_core.cache.span_cache import REVIEWER, SpanCache, text_sha256
+from tide_core.config import TideConfig
+from tide_core.errors import InputError
+from tide_core.io.warehouse import Warehouse
+from tide_core.spans import Note
+from tide_core.types import LABELS
+
+DECISIONS = ("reject", "add")
+
+
+class ReviewError(InputError):
+    """A review request that cannot be honoured; ``status`` is the HTTP status it maps to."""
+
+    def __init__(self, code: str, message: str, hint: str = "", status: int = 400):
+        super().__init__(code, message, hint)
+        self.status = status
+
+    def __reduce__(self):
+        return (_rebuild_review_error, (self.code, self.message, self.hint, self.status))
+
+
+def _rebuild_review_error(code, message, hint, status):
+    return ReviewError(code, message, hint, status)
+
+
+@dataclass(frozen=True)
+class NoteSummary:
+    note_id: str
+    note_type: str | None
+    note_date: str | None
+    recognized: bool
+    stale: bool
+    n_spans: int
+    n_review: int
+
+
+def _iso(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, (dt.datetime, dt.date)):
+        return value.isoformat()
+    return str(value)
+
+
+class ReviewStore:
+    """Notes of one study plus span-cache reads and writes, behind one lock."""
+
+    def __init__(self, wh: Warehouse, study: str, key: str | None = None, *,
+                 config: TideConfig | None = None, notes_table: str | None = None):
+        self.wh = wh
+        self.study = study
+        self.key = key or None
+        self.config = config or TideConfig.preset("rules")  # only its table names are used
+        self.names = self.config.tables
+        self.notes_table = notes_table
+        self.cache = SpanCache(wh, self.names)
+        self._lock = threading.RLock()
+        self._notes: dict[str, Note] = {}
+        self.n_quarantined = 0
+        self.reload_notes()
+
+    # -- notes -----------------------------------------------------------------------------
+    def reload_notes(self) -> int:
+        """(Re)read the study's notes; rows that fail validation are not reviewable."""
+        from tide_core.engine.runner import read_study_input
+
+        with self._lock:
+            validated = read_study_input(self.wh, self.study, self.config, self.notes_table)
+            self._notes = {n.note_id: n for n in validated.notes}
+            self.n_quarantined = len(validated.quarantined)
+            return len(self._notes)
+
+    @property
+    def n_notes(self) -> int:
+        return len(self._notes)
+
+    def note(self, note_id: str) -> Note:
+        n = self._notes.get(note_id)
+        if n is None:
+            raise ReviewError("E851", f"note {note_id!r} is not in study {self.study!r}",
+                              hint="pick a note from /api/notes (input rows that failed validation are not listed)",
+                              status=404)
+        return n
+
+    def _span_rows(self, note_id: str | None = None) -> list[dict]:
+        if not self.wh.table_exists(self.names.spans):
+            return []
+        where: dict[str, object] = {"study": self.study}
+        if note_id is not None:
+            where["note_id"] = note_id
+        return self.wh.read_table(self.names.spans, where=where).to_pylist()
+
+    def keys(self) -> list[str]:
+        """Key names (never key material) the study has released output under."""
+        with self._lock:
+            if not self.wh.table_exists(self.names.deid_notes):
+                return []
+            col = self.wh.read_table(self.names.deid_notes, ["key"], where={"study": self.study}).column("key")
+            return sorted({k for k in col.to_pylist() if k})
+
+    def list_notes(self, offset: int = 0, limit: int = 100, query: str = "") -> dict:
+        with self._lock:
+            entries = self.cache.entries(self.study)
+            review_counts: dict[str, int] = {}
+            if self.wh.table_exists(self.names.spans):
+                rows = self.wh.read_table(self.names.spans, ["note_id"],
+                                          where={"study": self.study, "origin": "reviewer"}).to_pylist()
+                for r in rows:
+                    review_counts[r["note_id"]] = review_counts.get(r["note_id"], 0) + 1
+            ids = [nid for nid in self._notes if query.lower() in nid.lower()] if query else list(self._notes)
+            page = ids[offset:offset + limit]
+            out = []
+            for nid in page:
+                n = self._notes[nid]
+                e = entries.get(nid)
+                ok = e is not None and e.status == "ok"
+                out.append(NoteSummary(nid, n.metadata.get("note_type"), _iso(n.metadata.get("note_date")), ok,
+                                       bool(ok and e.text_sha256 != text_sha256(n.text)),
+                                       e.n_spans if e else 0, review_counts.get(nid, 0)).__dict__)
+            return {"total": len(ids), "offset": offset, "limit": limit, "notes": out}
+
+    # -- one note --------------------------------------------------------------------------
+    def note_view(self, note_id: str, key: str | None = None) -> dict:
+        """Original text, cached spans with their review status, and the released output."""
+        with self._lock:
+            note = self.note(note_id)
+            entry = self.cache.entries(self.study).get(note_id)
+            rows = self._span_rows(note_id)
+            review = [r for r in rows if r["origin"] == "reviewer"]
+            rejects = {(r["start"], r["end"], r["label"]): r for r in review if r["decision"] == "reject"}
+            spans, matched = [], set()
+            for r in rows:
+                if r["origin"] == "reviewer":
+                    continue
+                k = (r["start"], r["end"], r["label"])
+                status = "rejected" if k in rejects else "active"
+                if status == "rejected":
+                    matched.add(k)
+                spans.append(self._span_json(r, note, "recognizer", status))
+            for r in review:
+                k = (r["start"], r["end"], r["label"])
+                if r["decision"] == "add":
+                    spans.append(self._span_json(r, note, "reviewer", "added"))
+                elif r["decision"] == "reject" and k not in matched:
+                    # a reject whose recognizer span is gone (re-recognition): still undoable
+                    spans.append(self._span_json(r, note, "reviewer", "rejected"))
+            spans.sort(key=lambda s: (s["start"], s["end"], s["label"], s["origin"]))
+            recognition = None
+            if entry is not None:
+                recognition = {"status": entry.status, "error_code": entry.error_code,
+                               "fingerprint": entry.fingerprint,
+                               "stale": entry.text_sha256 != text_sha256(note.text)}
+            last_review = max((r["created_at"] for r in review if r["created_at"] is not None), default=None)
+            return {"note_id": note.note_id, "patient_id": note.patient_id, "text": note.text,
+                    "length": len(note.text),
+                    "metadata": {k: _iso(v) for k, v in note.metadata.items()},
+                    "recognition": recognition, "spans": spans,
+                    "deid": self._deid_view(note, key if key is not None else self.key, last_review)}
+
+    @staticmethod
+    def _span_json(r: dict, note: Note, origin: str, status: str) -> dict:
+        start, end = int(r["start"]), int(r["end"])
+        return {"start": start, "end": end, "label": r["label"], "score": float(r["score"] or 0.0),
+                "recognizer": r["recognizer"], "origin": origin, "status": status,
+                "in_text": 0 <= start < end <= len(note.text), "created_at": _iso(r["created_at"])}
+
+    def _deid_view(self, note: Note, key: str | None, last_review) -> dict:
+        if not key:
+            return {"status": "no_key", "key": None,
+                    "message": "no key chosen: start with --key K or pick a released key"}
+        base = {"key": key, "message": "not released under this key"}
+        if not self.wh.table_exists(self.names.deid_notes):
+            return {"status": "not_released", **base, "quarantine": self._quarantine(note.note_id, key)}
+        rows = self.wh.read_table(self.names.deid_notes, ["text", "note_ref", "released_at", "fingerprint"],
+                                  where={"study": self.study, "key": key, "note_id": note.note_id}).to_pylist()
+        if not rows:
+            return {"status": "not_released", **base, "quarantine": self._quarantine(note.note_id, key)}
+        row = rows[0]
+        spans = []
+        if self.wh.table_exists(self.names.released_spans):
+            spans = self.wh.read_table(self.names.released_spans,
+                                       ["start", "end", "out_start", "out_end", "label", "operator", "recognizer"],
+                                       where={"study": self.study, "key": key, "note_id": note.note_id}).to_pylist()
+        spans.sort(key=lambda s: (s["out_start"], s["out_end"]))
+        released_at = row["released_at"]
+        outdated = bool(last_review is not None and released_at is not None and last_review > released_at)
+        return {"status": "released", "key": key, "text": row["text"], "note_ref": row["note_ref"],
+                "released_at": _iso(released_at), "outdated": outdated,
+                "spans": [{k: (int(v) if isinstance(v, int) else v) for k, v in s.items()} for s in spans]}
+
+    def _quarantine(self, note_id: str, key: str) -> list[dict]:
+        """Codes and reasons (never text) of why the note was held back under ``key``."""
+        if not self.wh.table_exists(self.names.quarantine):
+            return []
+        rows = self.wh.read_table(self.names.quarantine, ["stage", "code", "reason"],
+                                  where={"study": self.study, "key": key, "note_id": note_id}).to_pylist()
+        return rows
+
+    # -- decisions -------------------------------------------------------------------------
+    @staticmethod
+    def _check_fields(start: Any, end: Any, label: Any) -> None:
+        for name, v in (("start", start), ("end", end)):
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise ReviewError("E852", f"{name} must be an integer character offset",
+                                  hint="send {\"start\": int, \"end\": int, \"label\": str}")
+        if label not in LABELS:
+            raise ReviewError("E854", f"unknown label {label!r}", hint=f"use one of {', '.join(LABELS)}")
+
+    def _check_span(self, note: Note, start: Any, end: Any, label: Any) -> tuple[int, int, str]:
+        self._check_fields(start, end, label)
+        if not 0 <= start < end <= len(note.text):
+            raise ReviewError("E853", f"span [{start}, {end}) is not inside note {note.note_id!r} "
+                                      f"(length {len(note.text)})",
+                              hint="offsets are end-exclusive character offsets with 0 <= start < end <= length")
+        return start, end, label
+
+    def _require_recognized(self, note: Note) -> None:
+        e = self.cache.entries(self.study).get(note.note_id)
+        if e is None or e.status != "ok" or e.text_sha256 != text_sha256(note.text):
+            raise ReviewError("E855", f"note {note.note_id!r} has no current recognition in study {self.study!r}",
+                              hint="run `tide run --stage recognize` for the study, then review", status=409)
+
+    def decide(self, note_id: str, decision: str, start: Any, end: Any, label: Any) -> dict:
+        """Record ``reject`` (a recognizer span is wrong) or ``add`` (a missed span)."""
+        if decision not in DECISIONS:
+            raise ReviewError("E856", f"unknown decision {decision!r}", hint="use 'reject' or 'add'")
+        with self._lock:
+            note = self.note(note_id)
+            start, end, label = self._check_span(note, start, end, label)
+            self._require_recognized(note)
+            rows = self._span_rows(note_id)
+            k = (start, end, label)
+            same = [r for r in rows if (r["start"], r["end"], r["label"]) == k]
+            if decision == "reject":
+                if not any(r["origin"] != "reviewer" for r in same):
+                    raise ReviewError("E857", f"no recognizer span [{start}, {end}) {label} in note {note_id!r}",
+                                      hint="reject only spans listed for the note; undo a reviewer addition instead",
+                                      status=404)
+                if any(r["origin"] == "reviewer" and r["decision"] == "reject" for r in same):
+                    raise ReviewError("E858", f"span [{start}, {end}) {label} of note {note_id!r} is already rejected",
+                                      hint="undo the decision to restore the span", status=409)
+            else:
+                if not note.text[start:end].strip():
+                    raise ReviewError("E859", f"span [{start}, {end}) of note {note_id!r} covers only whitespace",
+                                      hint="select the identifier's characters")
+                if any(r["origin"] == "reviewer" and r["decision"] == "add" for r in same):
+                    raise ReviewError("E860", f"span [{start}, {end}) {label} was already added to note {note_id!r}",
+                                      status=409)
+            self.cache.add_review(self.study, note, start, end, label, decision)
+            return {"note_id": note_id, "decision": decision, "start": start, "end": end, "label": label,
+                    "recognizer": REVIEWER}
+
+    def undo(self, note_id: str, start: Any, end: Any, label: Any) -> dict:
+        """Remove the reviewer decision(s) on exactly [start, end) with ``label``."""
+        with self._lock:
+            self.note(note_id)
+            self._check_fields(start, end, label)  # no inside-text check: a stale decision stays undoable
+            k = (start, end, label)
+            has = any(r["origin"] == "reviewer" and (r["start"], r["end"], r["label"]) == k
+                      for r in self._span_rows(note_id))
+            n = self.cache.undo_review(self.study, note_id, start, end, label) if has else 0
+            if n == 0:
+                raise ReviewError("E861", f"no reviewer decision on [{start}, {end}) {label} in note {note_id!r}",
+                                  hint="only reviewer rows (rejected or added spans) can be undone", status=404)
+            return {"note_id": note_id, "undone": n, "start": start, "end": end, "label": label}

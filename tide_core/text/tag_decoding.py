@@ -1,0 +1,104 @@
+"""Token tags -> character spans (BIO and IO schemes).
+
+Decoding works on one note-level token sequence (the stitched cores of all windows), so an
+entity that straddles a window boundary is decoded once, as one span: there is nothing to
+merge afterwards, and the result does not depend on where the windows were cut.
+
+Word rule: a word split into several sub-tokens takes the tag of its first sub-token
+(the usual convention for WordPiece token classifiers); the span then always ends on a word
+boundary, never inside a word.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+Scheme = str  # "BIO" | "IO"
+
+
+@dataclass(frozen=True)
+class TagInfo:
+    """What one model tag means: a prefix (B, I or O) and our PHI label (None for O / ignored)."""
+
+    prefix: str
+    label: str | None
+
+
+@dataclass(frozen=True)
+class DecodedSpan:
+    start: int
+    end: int
+    label: str
+    score: float
+
+
+def parse_tag(raw: str) -> tuple[str, str | None]:
+    """Split a model label such as ``B-PATIENT``, ``I_PER``, ``O`` or ``DATE`` into (prefix, entity)."""
+    raw = str(raw).strip()
+    if raw.upper() in ("O", "OUTSIDE", "NONE", ""):
+        return "O", None
+    for sep in ("-", "_"):
+        if len(raw) > 2 and raw[1] == sep and raw[0].upper() in ("B", "I", "E", "S", "L", "U"):
+            p = raw[0].upper()
+            # BIOES/BILOU: S/U start and end; E/L continue
+            p = {"S": "B", "U": "B", "E": "I", "L": "I"}.get(p, p)
+            return p, raw[2:]
+    return "I", raw  # IO scheme: a bare entity name
+
+
+def detect_scheme(raw_labels: Sequence[str]) -> Scheme:
+    return "BIO" if any(parse_tag(r)[0] == "B" for r in raw_labels) else "IO"
+
+
+def decode(tags: Sequence[TagInfo], probs: Sequence[float], offsets: Sequence[tuple[int, int]],
+           word_ids: Sequence[int], text: str, scheme: Scheme = "BIO") -> list[DecodedSpan]:
+    """Decode aligned per-token tags into character spans in ``text``.
+
+    ``scheme="BIO"``: a span starts at B-X, or at I-X that does not continue an X span
+    (lenient, so a missed B never loses an entity).  ``scheme="IO"``: maximal runs of the
+    same label; two adjacent entities of one label cannot be told apart, which is the
+    scheme's known limit.  Score = mean probability of the span's tokens.
+    """
+    spans: list[DecodedSpan] = []
+    cur_label: str | None = None
+    cur_start = cur_end = 0
+    cur_probs: list[float] = []
+    prev_word = -2
+    prev_tag: TagInfo | None = None
+
+    def close() -> None:
+        nonlocal cur_label, cur_probs
+        if cur_label is not None:
+            s, e = cur_start, cur_end
+            while s < e and text[s].isspace():
+                s += 1
+            while e > s and text[e - 1].isspace():
+                e -= 1
+            if e > s:
+                spans.append(DecodedSpan(s, e, cur_label, sum(cur_probs) / len(cur_probs)))
+        cur_label, cur_probs = None, []
+
+    for i, tag in enumerate(tags):
+        a, b = offsets[i]
+        if a < 0 or b <= a:
+            continue
+        w = word_ids[i]
+        if w == prev_word and w >= 0 and prev_tag is not None:
+            tag = prev_tag  # continuation sub-token inherits its word's first tag
+            if cur_label is not None:
+                cur_end = b
+                cur_probs.append(float(probs[i]))
+            prev_word = w
+            continue
+        prev_word, prev_tag = w, tag
+        if tag.label is None:
+            close()
+            continue
+        starts_new = (cur_label != tag.label) or (scheme == "BIO" and tag.prefix == "B")
+        if starts_new:
+            close()
+            cur_label, cur_start = tag.label, a
+        cur_end = b
+        cur_probs.append(float(probs[i]))
+    close()
+    return spans

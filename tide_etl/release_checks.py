@@ -1,0 +1,201 @@
+"""Release checks as plain functions over the warehouse (the Dagster asset checks call these).
+
+Every outcome carries counts only: no note text, no surface strings, no identifiers beyond
+note ids' counts.  A check that cannot find its inputs fails (fail closed), saying what to run.
+"""
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Labels whose operator may keep the original value (ages <= 89); see tide_core.engine.anonymization.
+KEEPS_VALUE = frozenset({"AGE"})
+#: Shorter surfaces ("3/4", "Al") are too common to search for elsewhere in a note without noise.
+MIN_SEARCH_LEN = 4
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    passed: bool
+    description: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def _release_rows(wh, tables, study: str, key: str, table: str, columns=None) -> list[dict]:
+    name = getattr(tables, table)
+    if not wh.table_exists(name):
+        return []
+    return wh.read_table(name, columns, where={"study": study, "key": key}).to_pylist()
+
+
+def _source_notes(wh, config, study: str) -> dict[str, Any]:
+    from tide_core.engine.runner import read_study_input
+
+    validated = read_study_input(wh, study, config)
+    return {"n_rows": validated.n_rows, "notes": {n.note_id: n for n in validated.notes}}
+
+
+def rows_accounted(wh, config, study: str, key: str) -> CheckOutcome:
+    """Rows in = de-identified + quarantined, each note in exactly one of the two."""
+    src = _source_notes(wh, config, study)
+    released = [r["note_id"] for r in _release_rows(wh, config.tables, study, key, "deid_notes", ["note_id"])]
+    quarantined = [r["note_id"] for r in _release_rows(wh, config.tables, study, key, "quarantine", ["note_id"])]
+    both = len(set(released) & set(quarantined))
+    dup_released = len(released) - len(set(released))
+    n_out = len(released) + len(quarantined)
+    passed = src["n_rows"] == n_out and both == 0 and dup_released == 0 and src["n_rows"] > 0
+    md = {"n_in": src["n_rows"], "n_released": len(released), "n_quarantined": len(quarantined),
+          "n_released_and_quarantined": both, "n_duplicate_releases": dup_released}
+    desc = ("every source row is released or quarantined, once" if passed else
+            f"{src['n_rows']} rows in, {len(released)} released + {len(quarantined)} quarantined"
+            f" ({both} in both, {dup_released} duplicated); rematerialize deidentified_notes for {study}/{key}")
+    return CheckOutcome(passed, desc, md)
+
+
+def offsets_in_text(wh, config, study: str, key: str) -> CheckOutcome:
+    """Every released span's output offsets lie inside its released text; inputs inside the source."""
+    src = _source_notes(wh, config, study)["notes"]
+    texts = {r["note_id"]: r["text"] or "" for r in
+             _release_rows(wh, config.tables, study, key, "deid_notes", ["note_id", "text"])}
+    spans = _release_rows(wh, config.tables, study, key, "released_spans",
+                          ["note_id", "start", "end", "out_start", "out_end"])
+    bad_out = bad_in = orphans = overlaps = 0
+    by_note: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for s in spans:
+        text = texts.get(s["note_id"])
+        if text is None:
+            orphans += 1
+            continue
+        o0, o1 = s["out_start"], s["out_end"]
+        if o0 is None or o1 is None or not (0 <= o0 <= o1 <= len(text)):
+            bad_out += 1
+        else:
+            by_note[s["note_id"]].append((o0, o1))
+        note = src.get(s["note_id"])
+        if note is None or s["start"] is None or s["end"] is None or not (0 <= s["start"] < s["end"] <= len(note.text)):
+            bad_in += 1
+    for ranges in by_note.values():
+        ranges.sort()
+        overlaps += sum(1 for a, b in zip(ranges, ranges[1:]) if b[0] < a[1])
+    passed = bad_out == 0 and bad_in == 0 and orphans == 0 and overlaps == 0
+    md = {"n_spans": len(spans), "n_out_of_text": bad_out, "n_bad_source_offsets": bad_in,
+          "n_orphan_spans": orphans, "n_overlapping_outputs": overlaps}
+    return CheckOutcome(passed, "released span offsets lie inside their texts" if passed else
+                        "released span offsets are inconsistent with the released texts; rematerialize "
+                        f"deidentified_notes for {study}/{key}", md)
+
+
+def no_surface_survives(wh, config, study: str, key: str) -> CheckOutcome:
+    """No original PHI surface (from the span cache + source text) appears in the released text.
+
+    Two ways to survive: at its own span (the replacement equals the original), or anywhere else
+    in the released note outside the replaced ranges (an unrecognized repeat mention, or an edit
+    after release).  Ages <= 89 may be kept and are not searched; surfaces shorter than
+    ``MIN_SEARCH_LEN`` are only checked in place.
+    """
+    from tide_core.cache.span_cache import SpanCache
+
+    src = _source_notes(wh, config, study)["notes"]
+    released = {r["note_id"]: r["text"] or "" for r in
+                _release_rows(wh, config.tables, study, key, "deid_notes", ["note_id", "text"])}
+    rel_spans: dict[str, list[dict]] = defaultdict(list)
+    for s in _release_rows(wh, config.tables, study, key, "released_spans",
+                           ["note_id", "start", "end", "out_start", "out_end", "label"]):
+        rel_spans[s["note_id"]].append(s)
+    cached = SpanCache(wh, config.tables).spans(study, list(released))
+    in_place = elsewhere = checked = missing_source = 0
+    for nid, out_text in released.items():
+        note = src.get(nid)
+        if note is None:
+            missing_source += 1
+            continue
+        out_ranges = [(s["out_start"], s["out_end"]) for s in rel_spans.get(nid, [])]
+        by_in = {(s["start"], s["end"]): s for s in rel_spans.get(nid, [])}
+        folded = out_text.casefold()
+        surfaces = {(sp.start, sp.end, sp.label) for sp in cached.get(nid, [])}
+        surfaces |= {(s["start"], s["end"], s["label"]) for s in rel_spans.get(nid, [])}
+        searched: set[str] = set()
+        for start, end, label in surfaces:
+            if label in KEEPS_VALUE:
+                continue
+            surface = note.text[start:end].casefold()
+            if not surface.strip():
+                continue
+            checked += 1
+            r = by_in.get((start, end))
+            if r is not None and out_text[r["out_start"]:r["out_end"]].casefold() == surface:
+                in_place += 1
+            term = surface.strip()
+            if len(term) < MIN_SEARCH_LEN or term in searched:
+                continue
+            searched.add(term)
+            pattern = re.compile(r"(?<!\w)" + re.escape(term) + r"(?!\w)")
+            for m in pattern.finditer(folded):
+                if not any(a < m.end() and m.start() < b for a, b in out_ranges):
+                    elsewhere += 1
+    passed = in_place == 0 and elsewhere == 0 and missing_source == 0
+    md = {"n_surfaces_checked": checked, "n_surviving_in_place": in_place,
+          "n_surviving_elsewhere": elsewhere, "n_released_without_source": missing_source,
+          "n_notes": len(released)}
+    return CheckOutcome(passed, "no original surface survives in the released text" if passed else
+                        f"{in_place + elsewhere} original surfaces survive in released notes of {study}/{key}; "
+                        "block this release, review the notes (tide review) and rerun", md)
+
+
+def versions_recorded(wh, config, study: str, key: str) -> CheckOutcome:
+    """Recognizer and anonymizer name@version are recorded on every released row and run."""
+    deid = _release_rows(wh, config.tables, study, key, "deid_notes", ["anonymizer", "fingerprint"])
+    spans = _release_rows(wh, config.tables, study, key, "released_spans", ["recognizer"])
+    ok = lambda v: isinstance(v, str) and "@" in v and not v.startswith("@")  # noqa: E731
+    no_anon = sum(1 for r in deid if not ok(r["anonymizer"]))
+    no_fp = sum(1 for r in deid if not r["fingerprint"])
+    no_rec = sum(1 for r in spans if not ok(r["recognizer"]))
+    runs = []
+    if wh.table_exists(config.tables.runs):
+        runs = wh.read_table(config.tables.runs, ["stage", "key", "recognizers", "anonymizer"],
+                             where={"study": study}).to_pylist()
+    has_rec_run = any(r["stage"] == "recognition" and r["recognizers"] not in (None, "", "[]") for r in runs)
+    has_anon_run = any(r["stage"] == "anonymization" and r["key"] == key and ok(r["anonymizer"]) for r in runs)
+    anonymizers = sorted({r["anonymizer"] for r in deid if r["anonymizer"]})
+    recognizers = sorted({r["recognizer"] for r in spans if r["recognizer"]})
+    passed = bool(deid) and no_anon == 0 and no_fp == 0 and no_rec == 0 and has_rec_run and has_anon_run
+    md = {"n_notes_without_anonymizer": no_anon, "n_notes_without_fingerprint": no_fp,
+          "n_spans_without_recognizer": no_rec, "recognition_run_recorded": has_rec_run,
+          "anonymization_run_recorded": has_anon_run, "anonymizers": ", ".join(anonymizers),
+          "recognizers": ", ".join(recognizers)}
+    return CheckOutcome(passed, "versions recorded" if passed else
+                        "released rows or runs lack recognizer/anonymizer versions; rerun the release", md)
+
+
+def release_buckets(wh, config, study: str, key: str) -> list[str]:
+    """Audit buckets (site|source|note_type) present in this release."""
+    from tide_core.assurance.audit import bucket_of
+
+    rows = _release_rows(wh, config.tables, study, key, "deid_notes", ["site", "source", "note_type"])
+    return sorted({bucket_of(r) for r in rows})
+
+
+def release_gate(wh, config, study: str, key: str, policy=None, audits_table: str | None = None) -> CheckOutcome:
+    """The release gate: audit evidence for every bucket of the release, bounds below target."""
+    from dataclasses import replace
+
+    from tide_core.assurance.audit_table import AUDITS, TABLE_NAME
+    from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
+
+    policy = policy or ReleaseGatePolicy()
+    buckets = release_buckets(wh, config, study, key)
+    if policy.required_buckets is None:
+        policy = replace(policy, required_buckets=tuple(buckets))
+    name = audits_table or TABLE_NAME
+    audits = (wh.read_table(name, where={"study": study, "key": key}) if wh.table_exists(name)
+              else AUDITS.empty_table())
+    decision = evaluate_release(audits, policy=policy, population=f"release {study}/{key}")
+    md = {"passed": decision.passed, "n_audit_rounds": audits.num_rows, "n_buckets": len(buckets),
+          "n_buckets_audited": len(decision.buckets),
+          "reasons": "; ".join(decision.reasons) or "none",
+          "statement": decision.sentence or "", "target_rate": policy.target_rate,
+          "confidence": policy.confidence}
+    desc = decision.sentence if decision.passed else ("release blocked: " + "; ".join(decision.reasons[:3]))
+    return CheckOutcome(decision.passed, desc or "release gate passed", md)
