@@ -1,5 +1,5 @@
 """Drift monitor and residual-PHI screen on synthetic notes, the real regex recognizer and
-releases built here (surrogates written into the text, some PHI deliberately left in)."""
+releases made by the real keyed anonymizer (with some PHI deliberately left in)."""
 from __future__ import annotations
 
 import json
@@ -14,33 +14,19 @@ from tide_core.assurance.screen import screen_released
 from tide_core.errors import ConfigError, InputError
 from tide_core.evaluation.gold_io import GoldDoc
 from tide_core.recognizers.regex_recognizer import RegexRecognizer
-from tide_core.spans import AnonymizedNote, Note, ReleasedSpan
+from tide_core.spans import AnonymizedNote, Note
 
-SURROGATE = {"PATIENT": "Alex Morgan", "DOCTOR": "Sam Rivera", "DATE": "01/02/2001", "AGE": "50",
-             "ID": "40404040", "PHONE": "(212) 555-0100", "EMAIL": "person@example.org",
-             "URL": "www.example.org", "LOCATION": "Anytown", "HOSPITAL": "General Hospital",
-             "OTHER": "Acme Corp"}
+_ANON: list = []
 
 
 def release(doc: GoldDoc, leak_labels=()) -> AnonymizedNote:
-    """Replace gold spans by fixed surrogates (except ``leak_labels``, left in as residual PHI)."""
-    out, spans, pos, shift = [], [], 0, 0
-    for s in sorted(doc.spans, key=lambda x: x.start):
-        if s.start < pos:
-            continue
-        out.append(doc.text[pos:s.start])
-        if s.label in leak_labels:
-            out.append(doc.text[s.start:s.end])
-        else:
-            sur = SURROGATE[s.label]
-            o_start = s.start + shift
-            spans.append(ReleasedSpan(doc.note_id, s.start, s.end, o_start, o_start + len(sur), s.label,
-                                      "test_surrogate", "gold@1"))
-            out.append(sur)
-            shift += len(sur) - s.length
-        pos = s.end
-    out.append(doc.text[pos:])
-    return AnonymizedNote(doc.note_id, doc.patient_id, "".join(out), tuple(spans))
+    """Release a note with the real keyed anonymizer, leaving ``leak_labels`` spans in as residual PHI."""
+    if not _ANON:
+        from tide_core.anonymize.engine import Anonymizer
+        from tide_core.anonymize.keys import keyring_for_tests
+
+        _ANON.append(Anonymizer(keyring_for_tests("assurance-test", "k1", "seed-1")))
+    return _ANON[0].anonymize(doc.to_note(), [s for s in doc.spans if s.label not in leak_labels])
 
 
 @pytest.fixture(scope="module")

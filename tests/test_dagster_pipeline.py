@@ -140,7 +140,8 @@ class Env:
 
 def review_missed_gold(env: Env, study: str) -> int:
     """What the release process prescribes when no_surface_survives fails: a reviewer adds the spans
-    the recognizers missed (here: gold spans that no cached span overlaps), then the release reruns."""
+    the recognizers missed (here: gold spans the cached spans do not fully cover) and rejects false
+    positives, then the release reruns.  The rules preset misses repeat mentions of relatives' names, which the check catches."""
     from tide_core.cache.span_cache import SpanCache
     from tide_core.engine.runner import read_study_input
 
@@ -154,8 +155,16 @@ def review_missed_gold(env: Env, study: str) -> int:
                 continue
             have = cached.get(doc.note_id, [])
             for g in doc.spans:
-                if not any(c.start < g.end and g.start < c.end for c in have):
+                covered = set()
+                for c in have:
+                    covered.update(range(max(c.start, g.start), min(c.end, g.end)))
+                if len(covered) < g.end - g.start:
                     cache.add_review(study, notes[doc.note_id], g.start, g.end, g.label, "add")
+                    added += 1
+            for c in have:   # and rejects false positives (a word like "Surgical" taken for a name)
+                if c.recognizer != "reviewer@human" and not any(c.start < g.end and g.start < c.end
+                                                                for g in doc.spans):
+                    cache.add_review(study, notes[doc.note_id], c.start, c.end, c.label, "reject")
                     added += 1
     return added
 

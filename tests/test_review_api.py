@@ -330,3 +330,31 @@ def test_cli_registers_and_refuses_public_bind(tmp_path):
     assert (args.host, args.port, args.key) == ("127.0.0.1", 8765, None)
     pop = populate(tmp_path / "wh.duckdb")
     assert main(["review", "--warehouse", f"duckdb:{pop.path}", "--study", STUDY, "--host", "0.0.0.0"]) == 2
+
+
+def test_cli_serves_the_study(tmp_path):
+    """`tide review` end to end in a subprocess: prints the URL, serves the API, stops on Ctrl-C."""
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    pop = populate(tmp_path / "wh.duckdb")
+    proc = subprocess.Popen([sys.executable, "-m", "tide_core.cli.main", "review", "--warehouse",
+                             f"duckdb:{pop.path}", "--study", STUDY, "--key", KEY, "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        m = re.search(r"open (http://127\.0\.0\.1:\d+)/", line)
+        assert m, line
+        assert "4 note(s)" in line
+        c = Client(m.group(1))
+        status, meta = c.get("/api/meta")
+        assert status == 200 and meta["study"] == STUDY
+        status, v = c.get("/api/notes/n1")
+        assert status == 200 and v["deid"]["status"] == "released"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0
+    assert "GET /api/notes/n1 200" in err and "Adams" not in err and "Mary" not in err

@@ -133,23 +133,23 @@ def test_bad_rows_are_quarantined_and_nothing_is_lost(tmp_path, key_provider):
 
 def test_fail_closed_when_an_operator_fails(tmp_path, key_provider):
     wh = open_warehouse(f"duckdb:{tmp_path / 'fc.duckdb'}")
-    text = "Patient is about ninety years old; seen 03/04/2021."
+    text = "Patient age unknown (see chart); seen 03/04/2021."
     wh.replace_table("notes", pa.Table.from_pylist([{"note_id": "x", "patient_id": "p", "text": text},
                                                     {"note_id": "y", "patient_id": "p", "text": "seen 03/05/2021"}]))
     key_provider.create("s", "k")
     config = TideConfig.preset("rules")
     recognize_study(wh, "s", config, progress=False)
     cache = SpanCache(wh)
-    start = text.index("ninety")
+    start = text.index("unknown")
     from tide_core.spans import Note
 
-    cache.add_review("s", Note("x", "p", text), start, start + len("ninety"), "AGE", "add")   # not a number
+    cache.add_review("s", Note("x", "p", text), start, start + len("unknown"), "AGE", "add")   # not a number
     a = anonymize_study(wh, "s", "k", key_provider, config, progress=False)
     assert a.n_released == 1 and a.n_quarantined == 1
     released = wh.read_table("tide_deid_notes").to_pylist()
     assert [r["note_id"] for r in released] == ["y"]
     q = wh.read_table("tide_quarantine", where={"key": "k"}).to_pylist()
-    assert q[0]["note_id"] == "x" and q[0]["stage"] == "anonymization" and "ninety" not in q[0]["reason"]
+    assert q[0]["note_id"] == "x" and q[0]["stage"] == "anonymization" and "unknown" not in q[0]["reason"]
 
 
 def test_missing_key_is_a_clear_error(demo):

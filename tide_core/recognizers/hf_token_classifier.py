@@ -70,13 +70,13 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         self.min_score = float(min_score)
         if self.scheme_option not in ("AUTO", "BIO", "IO"):
             raise ConfigError("E310", f"unknown tag scheme {scheme!r}", hint="use 'auto', 'BIO' or 'IO'")
-        self._check_dir()
         self._model = None
         self._tokenizer = None
         self._special: SpecialTokens | None = None
-        self._tags: list[TagInfo] | None = None
+        self._tags: list[TagInfo] = []
         self._scheme: str | None = None
         self._hash: str | None = None
+        self._check_dir()
 
     # ------------------------------------------------------------------ set-up
     def _check_dir(self) -> None:

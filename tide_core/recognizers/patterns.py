@@ -28,7 +28,7 @@ _MONTH_ABBR = ("Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "
 def _month_alternation() -> str:
     """Capitalised and upper-case month names and abbreviations (case-sensitive on purpose:
     "may" and "mar" are ordinary words)."""
-    words = sorted(set(_MONTH_WORDS + _MONTH_ABBR), key=len, reverse=True)
+    words = sorted(set(_MONTH_WORDS + _MONTH_ABBR), key=lambda w: (-len(w), w))
     forms = []
     for w in words:
         forms.append(w)
@@ -70,7 +70,7 @@ _NAME_LIKE_STATES = ("Georgia", "Virginia", "Washington", "Carolina", "Indiana",
 
 _STATE_ABBR_ALT = "(?:" + "|".join(STATE_ABBR) + r")\b"
 _STATE_SAFE_ALT = "(?:" + "|".join(a for a in STATE_ABBR if a not in _AMBIGUOUS_STATE_ABBR) + r")\b"
-_STATE_NAME_ALT = "(?:" + "|".join(sorted(STATE_NAMES, key=len, reverse=True)) + r")\b"
+_STATE_NAME_ALT = "(?:" + "|".join(sorted(STATE_NAMES, key=lambda w: (-len(w), w))) + r")\b"
 ZIP = r"\d{5}(?:-\d{4})?(?![\w-])"
 
 STREET_SUFFIX = (
@@ -95,13 +95,13 @@ _NOT_NAME = (
     "Observation", "Pharmacy", "Lab", "Labs", "Imaging", "Dear", "License", "Shift", "Night", "Day", "Last", "Came", "Re", "Ref", "Referral", "Consult", "Progress",
     "Practitioner", "Assistant", "Manager", "Worker", "Physician", "Provider", "Nurse", "Resident", "Fellow",
 ) + _MONTH_WORDS
-_NOT_NAME_ALT = "(?:" + "|".join(sorted(set(_NOT_NAME), key=len, reverse=True)) + r")\b"
+_NOT_NAME_ALT = "(?:" + "|".join(sorted(set(_NOT_NAME), key=lambda w: (-len(w), w))) + r")\b"
 _NOT_NAME_UPPER_ALT = "(?:" + "|".join(sorted({w.upper() for w in _NOT_NAME} | {
     "SEE", "SAW", "PLAN", "NOTE", "HPI", "CT", "MRI", "ED", "ICU", "OR", "PT", "HX", "FHX", "PMH", "ROS",
     "STAT", "PRN", "BID", "TID", "QID", "PO", "IV", "IM", "NPO", "WITH", "FOR", "AND", "THE", "TO", "AT",
     "ON", "IN", "OF", "IS", "WAS", "HAS", "DR", "FROM", "BY", "PER", "VIA", "HOME", "MEDS", "PAGER",
     "PAGE", "CALL", "RETURN", "FOLLOW", "UP", "CONSULT", "CONSULTATION", "REPORT", "RESULTS", "LAB"},
-    key=len, reverse=True)) + r")\b"
+    key=lambda w: (-len(w), w))) + r")\b"
 _PARTICLE = r"(?:van|von|de|der|den|du|da|di|del|della|la|le|al|el|bin|ben|dos|das|ter|ten|St\.)"
 NAME_TOKEN = r"(?!" + _NOT_NAME_ALT + r")(?:[A-Z]'|Mc|Mac|De|Di|La|Le)?[A-Z][a-z]+(?:-[A-Z][a-z]+)*(?![A-Za-z])"
 UPPER_TOKEN = r"(?!" + _NOT_NAME_UPPER_ALT + r")(?:[A-Z]')?[A-Z]{2,}(?:-[A-Z]{2,})*(?![\w'])"
@@ -197,7 +197,7 @@ COUNTRIES = (
     "Syria", "Taiwan", "Tanzania", "Thailand", "Trinidad", "Tunisia", "Uganda", "Ukraine", "United Kingdom",
     "Uruguay", "Venezuela", "Vietnam", "Wales", "Yemen", "Zambia", "Zimbabwe",
 )
-_COUNTRY_ALT = "(?:" + "|".join(sorted(COUNTRIES, key=len, reverse=True)) + ")"
+_COUNTRY_ALT = "(?:" + "|".join(sorted(COUNTRIES, key=lambda w: (-len(w), w))) + ")"
 
 _HOSP_TOKEN = (r"(?!(?:The|A|An|At|In|From|To|Of|And|With|Per|Via|Seen|Transferred|Admitted|Discharged|Referred|"
                r"Presented|Followed|Sent|Returned|Patient|Pt|Called|Contacted|Location|Facility|Outside|Previously|"
@@ -245,7 +245,7 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     PhiPattern("date_year_in_context",
                r"\b(?i:in|since|during|until|till|circa|ca\.|year|early|late|mid-?|summer|winter|spring|fall|"
                r"autumn|born|dob:?|diagnosed|married|widowed|retired|moved)\s+(?:(?i:of|the|in)\s+){0,2}(?:(?i:early|late|mid)\s+)?"
-               r"(?P<phi>" + YEAR4 + r")(?![\w.,]\d|\w)", "DATE", 0.8, exclude_after=_UNIT_AFTER),
+               r"(?P<phi>" + YEAR4 + r")(?![\w.,]\d|\w)", "DATE", 0.8, exclude_after=_UNIT_AFTER, anchor=r"(?:19|20)\d\d", anchor_window=(40, 10)),
     PhiPattern("date_year_range", r"(?<![\w/.\-])(?P<phi>" + YEAR4 + r")\s*(?:-|–|to|through|and)\s*(?P<phi2>" + YEAR4
                + r")(?![\w/]|[.\-]\d)", "DATE", 0.8,
                groups=(("phi", "DATE"), ("phi2", "DATE")), validator="year_range", exclude_after=_UNIT_AFTER),
@@ -303,7 +303,7 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     PhiPattern("age_sex_parenthesized", r"\((?:M|F|male|female|Male|Female)\s*[,/]\s*(?P<phi>\d{1,3})\)", "AGE", 0.85,
                validator="age"),
     PhiPattern("age_at_death", r"\b(?i:deceased|died|passed\s+away|death|diagnosed|dx)\s+(?i:at\s+(?:age\s+)?|aged?\s+)(?P<phi>\d{1,3})"
-               r"(?![\w.:/]|\.\d)", "AGE", 0.8, validator="age"),
+               r"(?![\w.:/]|\.\d)", "AGE", 0.8, validator="age", anchor=r"(?i:deceased|died|passed|death|diagnosed|dx)", anchor_window=(5, 30)),
     PhiPattern("age_before_sex", r"(?<![\w.])(?P<phi>\d{1,3}) ?(?i:yrs?|years?|y)\b(?=\s*[*|,/;]?\s*(?i:male|female|man|woman|m\b|f\b))",
                "AGE", 0.85, validator="age"),
     PhiPattern("age_months_old", r"(?<![\w.])(?P<phi>\d{1,2})(?:\s*-\s*|\s+)(?i:months?|weeks?|days?)(?:\s*-\s*|\s+)(?i:old)\b",
@@ -312,18 +312,18 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     PhiPattern("city_state_zip",
                r"(?<![\w])(?P<city>" + CITY + r"),?\s{1,3}(?P<state>" + _STATE_ABBR_ALT + "|" + _STATE_NAME_ALT
                + r")\.?,?\s{1,3}(?P<zip>" + ZIP + ")", "LOCATION", 0.9,
-               groups=(("city", "LOCATION"), ("state", "LOCATION"), ("zip", "LOCATION"))),
+               groups=(("city", "LOCATION"), ("state", "LOCATION"), ("zip", "LOCATION")), anchor=r"\d{5}", anchor_window=(60, 12)),
     PhiPattern("state_zip", r"(?<![\w])(?P<state>" + _STATE_ABBR_ALT + "|" + _STATE_NAME_ALT + r"),?\s{1,3}(?P<zip>" + ZIP + ")",
-               "LOCATION", 0.85, groups=(("state", "LOCATION"), ("zip", "LOCATION"))),
+               "LOCATION", 0.85, groups=(("state", "LOCATION"), ("zip", "LOCATION")), anchor=r"\d{5}", anchor_window=(40, 12)),
     PhiPattern("city_state", r"(?<![\w])(?P<city>" + CITY + r"), (?P<state>"
                + _STATE_SAFE_ALT + "|" + _STATE_NAME_ALT + r")(?!\.?,?\s*\d)", "LOCATION", 0.7,
-               groups=(("city", "LOCATION"), ("state", "LOCATION"))),
+               groups=(("city", "LOCATION"), ("state", "LOCATION")), anchor=r", (?:" + "|".join(STATE_ABBR) + r")\b|, " + _STATE_NAME_ALT, anchor_window=(60, 20)),
     PhiPattern("city_after_lives", r"\b(?i:lives|living|resides|residing|moved|relocated|born|grew\s+up|near|visiting\s+from|"
                r"vacation\s+in|travel(?:l?ed)?\s+to|trip\s+to|home\s+in|house\s+in)\s+(?:(?i:in|to|near|from|at)\s+)?"
-               r"(?P<phi>" + CITY_CAP + r")(?![\w]| [A-Z])", "LOCATION", 0.6, validator="not_state_word"),
+               r"(?P<phi>" + CITY_CAP + r")(?![\w]| [A-Z])", "LOCATION", 0.6, validator="not_state_word", anchor=r"(?i:lives|living|resides|residing|moved|relocated|born|grew|near|visiting|vacation|travel|trip|home|house)", anchor_window=(2, 60)),
     PhiPattern("zip_context", r"\b(?i:zip(?:\s*code)?|zipcode|postal\s+code)\s*[:#]?\s*(?P<phi>" + ZIP + ")", "LOCATION", 0.85),
-    PhiPattern("state_name", r"(?<![\w])(?P<phi>" + _STATE_NAME_ALT + ")", "LOCATION", 0.6, validator="state_name"),
-    PhiPattern("country_name", r"(?<![\w])(?P<phi>" + _COUNTRY_ALT + r")(?![\w]| [A-Z][a-z])", "LOCATION", 0.6),
+    PhiPattern("state_name", r"(?<![\w])(?P<phi>" + _STATE_NAME_ALT + ")", "LOCATION", 0.6, validator="state_name", anchor=_STATE_NAME_ALT, anchor_window=(2, 25)),
+    PhiPattern("country_name", r"(?<![\w])(?P<phi>" + _COUNTRY_ALT + r")(?![\w]| [A-Z][a-z])", "LOCATION", 0.6, anchor=_COUNTRY_ALT, anchor_window=(2, 25)),
     PhiPattern("street_address",
                r"(?<![\w.,/-])(?P<phi>\d{1,6}[A-Z]?\s(?:(?:N|S|E|W|NE|NW|SE|SW|North|South|East|West)\.?\s)?"
                r"(?:(?:[A-Z][a-z]+|[A-Z]{2,}|\d{1,3}(?:st|nd|rd|th))\s){1,3}" + STREET_SUFFIX
@@ -341,7 +341,7 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                r"surgeon|provider|physician|clinician|referring(?:\s+(?:physician|provider))?|consultant|nurse|signed\s+by|"
                r"electronically\s+signed\s+by|dictated\s+by|transcribed\s+by|authored\s+by|verified\s+by|reviewed\s+by|"
                r"requested\s+by|referred\s+by|signed|cc|team)\s*:\s*(?:(?:Dr|DR|Doctor)\.?\s+)?(?P<phi>"
-               + NAME + ")", "DOCTOR", 0.75),
+               + NAME + ")", "DOCTOR", 0.75, anchor=r":", anchor_window=(45, 50)),
     PhiPattern("doctor_role_word",
                r"\b(?:[Rr]esident|[Aa]ttending|[Ff]ellow|[Ii]ntern|RN|NP|[Nn]urse|[Ss]onographer|[Tt]echnologist|[Tt]herapist|"
                r"[Pp]harmacist|[Ss]urgeon|[Aa]nesthesiologist|[Rr]adiologist|[Pp]athologist|[Hh]ospitalist|[Cc]linician|"
@@ -352,24 +352,24 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                "DOCTOR", 0.5, validator="initials"),
     PhiPattern("doctor_by", r"\b(?i:seen|evaluated|examined|signed|dictated|discussed\s+with|referred\s+by|referred\s+to|"
                r"authored|verified|reviewed|requested|performed|interpreted|ordered|anesthesia)"
-               r" (?i:by )?(?:(?:Dr|DR|Doctor)\.? )?(?P<phi>" + NAME + ")", "DOCTOR", 0.5),
+               r" (?i:by )?(?:(?:Dr|DR|Doctor)\.? )?(?P<phi>" + NAME + ")", "DOCTOR", 0.5, anchor=r"(?i:seen|evaluated|examined|signed|dictated|discussed|referred|authored|verified|reviewed|requested|performed|interpreted|ordered|anesthesia)", anchor_window=(2, 70)),
     PhiPattern("patient_title", r"\b(?:Mr|Mrs|Ms|Miss|Mx|MR|MRS|MS|MISS)\.? (?P<phi>" + NAME_TITLED + ")", "PATIENT", 0.7),
     PhiPattern("patient_label", r"\b(?i:patient(?:\s+name)?|pt\.?(?:\s+name)?|name)(?:\s*:|\s*\.{2,})\s*(?P<phi>" + NAME + ")",
-               "PATIENT", 0.75),
+               "PATIENT", 0.75, anchor=r"[:.]", anchor_window=(30, 50)),
     PhiPattern("patient_label_list", r"\b(?:Patient|PATIENT|Pt|PT) (?P<phi>" + _LAST_FIRST + "|" + _NAME_CAP + ")",
                "PATIENT", 0.6, validator="two_tokens"),
     PhiPattern("patient_header", r"(?:^|\*{2,} |\n)(?P<phi>" + _LAST_FIRST + r") {1,3}\((?:M|F|male|female|X)\b",
-               "PATIENT", 0.75),
+               "PATIENT", 0.75, anchor=r"\((?:M|F|male|female|X)\b", anchor_window=(70, 5)),
     PhiPattern("relative",
                r"\b(?i:granddaughter|grandson|daughter|son|wife|husband|mother|father|brother|sister|spouse|partner|niece|"
                r"nephew|aunt|uncle|cousin|friend|caregiver|guardian|grandmother|grandfather|fianc[eé]e?|boyfriend|"
                r"girlfriend|stepdaughter|stepson|stepmother|stepfather|neighbor|roommate|mom|dad|sibling)"
-               r"(?:,| (?:is|was|named))? (?:\([\w ]+\) )?(?P<phi>" + NAME_PLAIN + ")", "PATIENT", 0.65),
+               r"(?:,| (?:is|was|named))? (?:\([\w ]+\) )?(?P<phi>" + NAME_PLAIN + ")", "PATIENT", 0.65, anchor=r"(?i:daughter|son\b|wife|husband|mother|father|brother|sister|spouse|partner|niece|nephew|aunt|uncle|cousin|friend|caregiver|guardian|fianc|boyfriend|girlfriend|neighbor|roommate|mom\b|dad\b|sibling)", anchor_window=(25, 60)),
     # ------------------------------------------------------------------ HOSPITAL (weak; gazetteer is primary)
     PhiPattern("hospital_name",
                r"(?<![\w])(?P<phi>(?:(?:St|Saint|ST)\.? )?" + _HOSP_TOKEN + r"(?:(?: | and | & | de | of the | of )" + _HOSP_TOKEN
                + r"){0,4} " + _HOSP_SUFFIX + r"(?: of (?:the )?" + _HOSP_TOKEN + r"(?: " + _HOSP_TOKEN + r"){0,2})?)(?![\w])",
-               "HOSPITAL", 0.6),
+               "HOSPITAL", 0.6, anchor=_HOSP_SUFFIX, anchor_window=(110, 60)),
     PhiPattern("hospital_label",
                r"\b(?:Facility|FACILITY|Institution|Outside institution|Hospital|Transferred from|Transfer from)"
                r"(?: ?:| ?\.{2,}) ?(?P<phi>(?:(?:St|Saint)\.? )?" + _HOSP_TOKEN + r"(?:(?: | and | de | of )" + _HOSP_TOKEN + r"){1,5})",

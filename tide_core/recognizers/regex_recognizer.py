@@ -130,6 +130,27 @@ class _Compiled:
     exclude_after: re.Pattern | None
     exclude_before: re.Pattern | None
     validator: Callable | None
+    anchor: re.Pattern | None = None
+
+    def matches(self, text: str):
+        """All matches of the pattern; anchored patterns only search windows around their anchor."""
+        if self.anchor is None:
+            yield from self.regex.finditer(text)
+            return
+        before, after = self.pattern.anchor_window
+        windows: list[list[int]] = []
+        for a in self.anchor.finditer(text):
+            lo, hi = max(0, a.start() - before), min(len(text), a.end() + after)
+            if windows and lo <= windows[-1][1]:
+                windows[-1][1] = max(windows[-1][1], hi)
+            else:
+                windows.append([lo, hi])
+        seen: set[tuple[int, int]] = set()
+        for lo, hi in windows:
+            for m in self.regex.finditer(text, lo, hi):
+                if m.span() not in seen:
+                    seen.add(m.span())
+                    yield m
 
 
 @dataclass(frozen=True)
@@ -179,7 +200,7 @@ class RegexRecognizer(TideRecognizer):
                 rx = re.compile(p.regex, re.IGNORECASE if p.case_insensitive else 0)
                 ctx = None
                 if p.context:
-                    words = "|".join(re.escape(w) for w in sorted(p.context, key=len, reverse=True))
+                    words = "|".join(re.escape(w) for w in sorted(p.context, key=lambda w: (-len(w), w)))
                     ctx = re.compile(r"(?:^|(?<=[^\w]))(?:" + words + r")(?=[^\w]|$)", re.IGNORECASE)
                 after = re.compile(p.exclude_after) if p.exclude_after else None
                 before = re.compile(p.exclude_before) if p.exclude_before else None
@@ -189,7 +210,9 @@ class RegexRecognizer(TideRecognizer):
             if p.validator and p.validator not in VALIDATORS:
                 raise ConfigError("E204", f"tide.regex: pattern {p.name!r} names unknown validator {p.validator!r}",
                                   hint=f"validators: {', '.join(sorted(VALIDATORS))}")
-            compiled.append(_Compiled(p, rx, ctx, after, before, VALIDATORS.get(p.validator) if p.validator else None))
+            anchor = re.compile(p.anchor) if p.anchor else None
+            compiled.append(_Compiled(p, rx, ctx, after, before, VALIDATORS.get(p.validator) if p.validator else None,
+                                      anchor))
         self._compiled = compiled
 
     def config(self) -> dict[str, Any]:
@@ -212,7 +235,7 @@ class RegexRecognizer(TideRecognizer):
             p = c.pattern
             if wanted is not None and not (p.labels() & wanted):
                 continue
-            for m in c.regex.finditer(text):
+            for m in c.matches(text):
                 for group, label in p.span_groups():
                     if wanted is not None and label not in wanted:
                         continue

@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from tide_core.cache.span_cache import REVIEWER, SpanCache, text_sha256
+from tide_core.cache.span_cache import REVIEWER, CacheEntry, SpanCache, text_sha256
 from tide_core.config import TideConfig
 from tide_core.errors import InputError
 from tide_core.io.warehouse import Warehouse
@@ -117,17 +117,26 @@ class ReviewStore:
             col = self.wh.read_table(self.names.deid_notes, ["key"], where={"study": self.study}).column("key")
             return sorted({k for k in col.to_pylist() if k})
 
+    def _entries(self, note_ids: list[str]) -> dict[str, CacheEntry]:
+        """Cache entries of just these notes (a page, one note): no full-study read per request."""
+        if not note_ids or not self.wh.table_exists(self.names.recognized_notes):
+            return {}
+        rows = self.wh.read_table(self.names.recognized_notes,
+                                  where={"study": self.study, "note_id": list(note_ids)}).to_pylist()
+        return {r["note_id"]: CacheEntry(r["note_id"], r["patient_id"], r["text_sha256"], r["fingerprint"],
+                                         r["status"], r["error_code"], int(r["n_spans"] or 0)) for r in rows}
+
     def list_notes(self, offset: int = 0, limit: int = 100, query: str = "") -> dict:
         with self._lock:
-            entries = self.cache.entries(self.study)
-            review_counts: dict[str, int] = {}
-            if self.wh.table_exists(self.names.spans):
-                rows = self.wh.read_table(self.names.spans, ["note_id"],
-                                          where={"study": self.study, "origin": "reviewer"}).to_pylist()
-                for r in rows:
-                    review_counts[r["note_id"]] = review_counts.get(r["note_id"], 0) + 1
             ids = [nid for nid in self._notes if query.lower() in nid.lower()] if query else list(self._notes)
             page = ids[offset:offset + limit]
+            entries = self._entries(page)
+            review_counts: dict[str, int] = {}
+            if page and self.wh.table_exists(self.names.spans):
+                rows = self.wh.read_table(self.names.spans, ["note_id"],
+                                          where={"study": self.study, "origin": "reviewer", "note_id": page}).to_pylist()
+                for r in rows:
+                    review_counts[r["note_id"]] = review_counts.get(r["note_id"], 0) + 1
             out = []
             for nid in page:
                 n = self._notes[nid]
@@ -143,7 +152,7 @@ class ReviewStore:
         """Original text, cached spans with their review status, and the released output."""
         with self._lock:
             note = self.note(note_id)
-            entry = self.cache.entries(self.study).get(note_id)
+            entry = self._entries([note_id]).get(note_id)
             rows = self._span_rows(note_id)
             review = [r for r in rows if r["origin"] == "reviewer"]
             rejects = {(r["start"], r["end"], r["label"]): r for r in review if r["decision"] == "reject"}
@@ -234,7 +243,7 @@ class ReviewStore:
         return start, end, label
 
     def _require_recognized(self, note: Note) -> None:
-        e = self.cache.entries(self.study).get(note.note_id)
+        e = self._entries([note.note_id]).get(note.note_id)
         if e is None or e.status != "ok" or e.text_sha256 != text_sha256(note.text):
             raise ReviewError("E855", f"note {note.note_id!r} has no current recognition in study {self.study!r}",
                               hint="run `tide run --stage recognize` for the study, then review", status=409)

@@ -116,7 +116,7 @@ def generate(kind: Kind, n_notes: int, seed: int) -> DemoCorpus:
     r = random.Random(f"tide-synth:{kind}:{seed}")
     world = World(load_vocabulary(cfg.vocab_part), r, site_share=cfg.site_share)
     index = templates_for(cfg.families)
-    types = list(NOTE_TYPE_WEIGHTS)
+    types = list(NOTE_TYPES)
     weights = [NOTE_TYPE_WEIGHTS[t] for t in types]
     notes: list[Note] = []
     gold: list[GoldDoc] = []

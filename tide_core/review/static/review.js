@@ -242,7 +242,7 @@ function renderDeid() {
     status.setAttribute("data-status", d.status);
     return;
   }
-  status.className = "released";
+  status.className = d.outdated ? "outdated" : "released";
   status.setAttribute("data-status", d.outdated ? "outdated" : "released");
   status.textContent = `released ${d.released_at || ""}` +
     (d.outdated ? " — reviewer decisions were made after this release: re-run anonymization to apply them" : "");
