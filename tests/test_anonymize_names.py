@@ -75,3 +75,11 @@ def test_token_structure_is_preserved(tokens, sep):
     assert out == surrogate_name(KA, value)
     assert len(re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)*", out)) == len(tokens)
     assert re.sub(r"[^\s,-]", "", out) == re.sub(r"[^\s,-]", "", value)
+
+
+def test_initial_clusters_and_title_only_spans_never_pass_through():
+    for value in ("SR", "JS", "MKT", "MD"):
+        out = surrogate_name(KA, value)
+        assert len(out) == len(value) and out.isupper() and out != value
+        assert all(a != b for a, b in zip(out, value))        # each letter by a derangement of A-Z
+    assert surrogate_name(KA, "Mark Lee MD").endswith(" MD")   # a suffix next to a name is kept

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-import pyarrow as pa
 import pytest
 from scipy.stats import binom
 

@@ -95,13 +95,27 @@ def test_reference_is_calibrated_and_holds_no_phi(reference, corpora, tmp_path):
         assert_no_phi(dict(reference, samples=["Some note text"]))
 
 
-def test_batch_from_the_reference_distribution_is_stable(reference, corpora, regex):
-    _, batch_docs = corpora
-    notes, spans, residual = _inputs(batch_docs[:100], regex)
+def test_batch_drawn_from_the_reference_is_stable(reference, corpora, regex):
+    ref_docs, _ = corpora
+    picked = random.Random(5).sample(ref_docs, 100)
+    notes, spans, residual = _inputs(picked, regex)
     res = check_drift(reference, notes, spans, residual, recognizer_fingerprint=regex.fingerprint(),
                       screen_fingerprint=regex.fingerprint())
     assert res.band == "stable", [(c.name, c.band, c.value, c.watch) for c in res.components if c.band != "stable"]
     assert res.n_measured == 15 and not res.low_confidence and res.new_categories == {}
+    assert all(c.score < 50 for c in res.components)
+
+
+def test_fresh_batch_from_the_same_generator_does_not_drift(reference, corpora, regex):
+    # a new sample of the same distribution: nothing reaches drift; a component may touch its watch
+    # level by chance (watch = the 95th percentile of self-split noise, so ~5% per component)
+    _, batch_docs = corpora
+    notes, spans, residual = _inputs(batch_docs[:100], regex)
+    res = check_drift(reference, notes, spans, residual, recognizer_fingerprint=regex.fingerprint(),
+                      screen_fingerprint=regex.fingerprint())
+    assert res.band in ("stable", "watch") and res.n_measured == 15
+    assert sum(c.band == "watch" for c in res.components) <= 3
+    assert max(c.score for c in res.components) < 75
 
 
 def test_changed_note_type_mix_drifts(reference, corpora, regex):
@@ -154,7 +168,7 @@ def test_residual_leaks_drift_the_output_screen_lens(reference, corpora, regex):
     rate = res.component("residual_note_rate")
     assert rate.band == "drift" and rate.extra["p_value"] < 0.01
     assert res.component("residual_label_rise").band == "drift"
-    assert res.lenses["text"] == "stable" and res.band == "drift"
+    assert res.lenses["text"] != "drift" and res.band == "drift"
 
 
 def test_screen_counts_residual_phi_by_label_and_ignores_surrogates(corpora, regex):

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import random
 
-import numpy as np
 import pytest
 
 from tide_core.evaluation.decomposition import decompose_recall_drop
@@ -194,3 +193,46 @@ def test_shift_share_decomposition_sums_to_the_drop_and_splits_mix_from_recall(g
     s_id = 0.5 * (shares["ID"].share_a + shares["ID"].share_b)
     assert idc.within == pytest.approx(s_id * 1.0)
     assert sum(dec2.share_of_drop(c.label) for c in dec2.categories) == pytest.approx(1.0)
+
+
+def test_demo_corpus_perturbations_and_a_real_recognizer():
+    from tide_core.recognizers.regex_recognizer import RegexRecognizer
+    from tide_core.synth import generate_demo_corpus
+
+    gold = generate_demo_corpus(seed=7).gold
+    n_by_label: dict[str, int] = {}
+    for d in gold:
+        for s in d.spans:
+            n_by_label[s.label] = n_by_label.get(s.label, 0) + 1
+    # drop every PHONE span, shift every 2nd DATE's end past tau, relabel every HOSPITAL as OTHER
+    preds, shifted_dates = [], 0
+    for d in gold:
+        spans, k = [], 0
+        for s in d.spans:
+            if s.label == "PHONE":
+                continue
+            if s.label == "DATE" and s.length >= 4:
+                k += 1
+                if k % 2 == 0:
+                    spans.append(pred_span(s, end=s.start + max(1, int(0.7 * s.length))))
+                    shifted_dates += 1
+                    continue
+            spans.append(pred_span(s, label="OTHER" if s.label == "HOSPITAL" else None))
+        preds.append(with_spans(d, spans))
+    rep = evaluate(gold, preds, n_resamples=200)
+    cat = rep.primary.point["category"]
+    assert cat["PHONE"]["recall"] == 0.0 and cat["PHONE"]["fn"] == n_by_label["PHONE"]
+    assert cat["DATE"]["fn"] == shifted_dates > 0
+    assert cat["HOSPITAL"]["recall"] == 0.0 and cat["OTHER"]["fp"] == n_by_label["HOSPITAL"]
+    assert cat["OTHER"]["recall"] == 1.0 and cat["PATIENT"]["recall"] == 1.0
+    n_gold = sum(n_by_label.values())
+    lost = n_by_label["PHONE"] + shifted_dates + n_by_label["HOSPITAL"]
+    assert rep.recall() == pytest.approx((n_gold - lost) / n_gold)
+    # the real regex recognizer: a plausible, bounded score with intervals around it
+    regex = RegexRecognizer()
+    regex.load()
+    notes = [d.to_note() for d in gold]
+    real = evaluate(gold, dict(zip([n.note_id for n in notes], regex.recognize_many(notes))), n_resamples=500)
+    o = real.primary.to_dict()["overall"]
+    assert 0.0 < o["micro_recall"] < 1.0 and o["ci"]["micro_recall"][0] <= o["micro_recall"] <= o["ci"]["micro_recall"][1]
+    assert real.recall("PHONE") > 0.5 and o["char_recall"] >= o["micro_recall"] * 0.5

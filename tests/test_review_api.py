@@ -294,9 +294,10 @@ def test_access_log_has_no_phi_or_query(served, caplog):
         c.get("/api/notes?q=Mary%20Lee")
         c.get("/api/notes/n1?key=k1")
         c.post("/api/notes/n1/add", {"start": 1, "end": 2000, "label": "DATE"})
-        c.request("GET", "/nope?Mary=Lee")
+        c.request("GET", "/Mary-Lee?Mary=Lee")
     lines = [r.getMessage() for r in caplog.records if r.name == "tide.review"]
     assert "GET /api/notes 200" in lines and "GET /api/notes/n1 200" in lines and "POST /api/notes/n1/add 400" in lines
+    assert "GET (other path) 404" in lines
     text = "\n".join(lines)
     assert "Mary" not in text and "q=" not in text and "key=" not in text and "Adams" not in text
 

@@ -70,7 +70,8 @@ _MON = r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july
 _WD = r"(?:(?P<wd>mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\.?,?\s+)?"
 _DAY = r"(?P<day>\d{1,2})(?P<ord>st|nd|rd|th)?"
 _YEAR = r"'?(?P<year>\d{4}|\d{2})"
-_TIME = (r"(?:(?:\s*,\s*|\s+at\s+|\s+@\s*|\s+|T)\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s*[ap]\.?m\.?)?"
+_TIME = (r"(?:(?:\s*,\s*|\s+at\s+|\s+@\s*|\s+|T)(?:\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s*[ap]\.?m\.?)?"
+         r"|(?:[01]\d|2[0-3])[0-5]\d(?:\s*h(?:rs?)?)?)"                  # military time: "03/04/2021 1430"
          r"(?:\s*(?:z|[+-]\d{2}:?\d{2}|[ecmp][sd]t|utc|gmt))?)?")
 
 # (kind, regex, numeric-group order for ambiguous "a/b/y")
@@ -79,10 +80,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(k, re.compile(p + (_TIME if k in ("f
     ("ambig", r"(?P<a>\d{1,2})(?P<s1>[-/.])(?P<b>\d{1,2})(?P=s1)(?P<year>\d{4}|\d{2})"),
     ("full", r"(?P<year>(?:1[89]|2[01])\d{2})(?P<month>0[1-9]|1[0-2])(?P<day>0[1-9]|[12]\d|3[01])"),
     ("full", _WD + _MON + r"(?:\s+|-|\s*/\s*)" + _DAY + r"(?:,\s*|\s+|-|\s*/\s*)" + _YEAR),
-    ("full", _WD + _DAY + r"(?:\s+of\s+|\s+|-|\s*/\s*)" + _MON + r"(?:,\s*|\s+|-|\s*/\s*)" + _YEAR),
+    ("full", _WD + _DAY + r"(?:\s+of\s+|\s+|-|\s*/\s*|)" + _MON + r"(?:,\s*|\s+|-|\s*/\s*|)" + _YEAR),
     ("md", _WD + _MON + r"(?:\s+|-)" + _DAY),
     ("md", _WD + r"(?:the\s+)?" + _DAY + r"(?:\s+of\s+|\s+|-)" + _MON),
-    ("my", _MON + r"(?:,?\s+|-|\s*/\s*)(?P<year>\d{4}|'\d{2})"),
+    ("my", _MON + r"(?:,?\s+|\s+of\s+|-|\s*/\s*)(?P<year>\d{4}|'\d{2})"),
     ("my", r"(?P<month>\d{1,2})(?P<s1>[/-])(?P<year>\d{4})"),
     ("my", r"(?P<year>\d{4})(?P<s1>[/-])(?P<month>\d{1,2})"),
     ("md", r"(?P<month>\d{1,2})(?P<s1>/|-)(?P<day>\d{1,2})"),
@@ -114,8 +115,8 @@ def _case_like(template: str, word: str) -> str:
 def _month_name(template: str, month: int, abbr_may: bool = False) -> str:
     """New month name in the template's style: full or 3-letter ("Sept" kept), same case.
 
-    "May" is both; it is read as an abbreviation when upper-case or hyphen/slash separated
-    ("09-MAY-2012"), else as a full name ("May 3, 2021").
+    "May" is both; it is read as an abbreviation when followed by "-", "/", "." or a digit
+    ("09-MAY-2012", "06MAY2021"), else as a full name ("May 3, 2021").
     """
     full = MONTHS[month - 1]
     t = template.lower()
@@ -224,7 +225,7 @@ def parse_date(text: str, reference_year: int | None = None) -> ParsedDate:
     abbr_may = False
     if "mon" in roles:
         after = core[m.end("mon"):m.end("mon") + 1]
-        abbr_may = g["mon"].isupper() or after in ("-", "/", ".")
+        abbr_may = after in ("-", "/", ".") or after.isdigit()
 
     def num(value: int) -> str:
         return f"{value:02d}" if padded else str(value)

@@ -55,19 +55,29 @@ def _listed(key: str) -> bool:
     return key in load_list("first_names").index or key in load_list("last_names").index
 
 
-def surrogate_token(keyring: KeyRing, token: str) -> str:
+def _initials(keyring: KeyRing, token: str) -> str:
+    """Letter-by-letter keyed derangement of A-Z ("J" -> "K", "JS" -> "KT"), case kept."""
+    p = permutation(keyring.subkey(DOMAIN), b"initial", 26)
+    out = []
+    for ch in token:
+        up = ch.upper()
+        idx = ALPHA.index(up) if up in ALPHA else keyring.mac_int(DOMAIN, "initial-hash", ch) % 26
+        letter = ALPHA[p.derange(idx)]
+        out.append(letter if ch.isupper() else letter.lower())
+    return "".join(out)
+
+
+def surrogate_token(keyring: KeyRing, token: str, keep_titles: bool = True) -> str:
     """Surrogate of one name word, in the word's capitalisation pattern."""
     key = norm(token)
-    if key in KEEP:
+    if key in KEEP and keep_titles:
         return token
     if token.isdigit():
         return permute_payload(keyring.subkey(DOMAIN), "name-digits", [DIGITS] * len(token), token)
-    if len(token) == 1:
-        up = token.upper()
-        idx = ALPHA.index(up) if up in ALPHA else keyring.mac_int(DOMAIN, "initial-hash", key) % 26
-        p = permutation(keyring.subkey(DOMAIN), b"initial", 26)
-        letter = ALPHA[p.derange(idx)]
-        return letter if token.isupper() else letter.lower()
+    if len(token) == 1 or (not keep_titles and key in KEEP):
+        return _initials(keyring, token)
+    if 2 <= len(token) <= 3 and token.isupper() and not _listed(key):
+        return _initials(keyring, token)          # "JS", "MKT": a cluster of initials
     for list_name in ("first_names", "last_names"):
         lst = load_list(list_name)
         if key in lst.index:
@@ -82,11 +92,17 @@ def surrogate_token(keyring: KeyRing, token: str) -> str:
 
 
 def surrogate_name(keyring: KeyRing, value: str) -> str:
-    """Surrogate of a whole name span; separators, initials' periods and shape are kept."""
+    """Surrogate of a whole name span; separators, initials' periods and shape are kept.
+
+    A span made only of title/suffix words ("SR", "MD") is a set of initials, not a title:
+    its letters are mapped like initials so nothing passes through.
+    """
+    words = [m.group() for m in _TOKEN.finditer(value) if not m.group().isdigit()]
+    keep_titles = not words or not all(norm(w) in KEEP for w in words)
     out, last, found = [], 0, False
     for m in _TOKEN.finditer(value):
         out.append(value[last:m.start()])
-        out.append(surrogate_token(keyring, m.group()))
+        out.append(surrogate_token(keyring, m.group(), keep_titles))
         last = m.end()
         found = found or not m.group().isdigit()
     out.append(value[last:])

@@ -86,9 +86,10 @@ def _ratio(prof: dict, num: str, den: str, scale: float = 1.0) -> float:
     return scale * prof["text"][num] / d
 
 
-def _need(prof: dict, part: str) -> dict:
+def _need(prof: dict, part: str, side: str = "batch") -> dict:
     if prof.get(part) is None:
-        raise Unavailable(f"no {'recognizer spans' if part == 'spans' else 'residual screen results'} given")
+        what = "recognizer spans" if part == "spans" else "residual screen results"
+        raise Unavailable(f"no {what} given" + (" when the reference was frozen" if side == "reference" else ""))
     return prof[part]
 
 
@@ -107,18 +108,18 @@ def _rate_1k(prof: dict, count: int) -> float:
 
 def _spans_per_1k(ref, batch):
     _fingerprint(ref, batch, "recognizer_fingerprint")
-    r, b = _need(ref, "spans"), _need(batch, "spans")
+    r, b = _need(ref, "spans", "reference"), _need(batch, "spans")
     return relative_change(_rate_1k(ref, sum(r["by_label"].values())), _rate_1k(batch, sum(b["by_label"].values())))
 
 
 def _label_mix(ref, batch):
     _fingerprint(ref, batch, "recognizer_fingerprint")
-    return js_distance(_need(ref, "spans")["by_label"], _need(batch, "spans")["by_label"])
+    return js_distance(_need(ref, "spans", "reference")["by_label"], _need(batch, "spans")["by_label"])
 
 
 def _label_rate_drop(ref, batch):
     _fingerprint(ref, batch, "recognizer_fingerprint")
-    r, b = _need(ref, "spans")["by_label"], _need(batch, "spans")["by_label"]
+    r, b = _need(ref, "spans", "reference")["by_label"], _need(batch, "spans")["by_label"]
     drops = []
     for lab, rc in r.items():
         if rc < MIN_LABEL_SPANS:
@@ -132,7 +133,7 @@ def _label_rate_drop(ref, batch):
 
 def _confidence(ref, batch):
     _fingerprint(ref, batch, "recognizer_fingerprint")
-    return psi(_need(ref, "spans")["conf_hist"], _need(batch, "spans")["conf_hist"])
+    return psi(_need(ref, "spans", "reference")["conf_hist"], _need(batch, "spans")["conf_hist"])
 
 
 def two_proportion_p(k1: int, n1: int, k2: int, n2: int) -> float:
@@ -147,7 +148,7 @@ def two_proportion_p(k1: int, n1: int, k2: int, n2: int) -> float:
 
 def _residual_rate(ref, batch):
     _fingerprint(ref, batch, "screen_fingerprint")
-    r, b = _need(ref, "residual"), _need(batch, "residual")
+    r, b = _need(ref, "residual", "reference"), _need(batch, "residual")
     if r["n_notes"] < MIN_DOCS_PER_SIDE or b["n_notes"] < MIN_DOCS_PER_SIDE:
         raise Unavailable(f"fewer than {MIN_DOCS_PER_SIDE} screened notes on one side")
     rr, br = r["n_flagged"] / r["n_notes"], b["n_flagged"] / b["n_notes"]
@@ -158,7 +159,7 @@ def _residual_rate(ref, batch):
 
 def _residual_label_rise(ref, batch):
     _fingerprint(ref, batch, "screen_fingerprint")
-    r, b = _need(ref, "residual"), _need(batch, "residual")
+    r, b = _need(ref, "residual", "reference"), _need(batch, "residual")
     if r["n_notes"] < MIN_DOCS_PER_SIDE or b["n_notes"] < MIN_DOCS_PER_SIDE:
         raise Unavailable(f"fewer than {MIN_DOCS_PER_SIDE} screened notes on one side")
     rises = [max(0.0, b["notes_by_label"].get(lab, 0) / b["n_notes"] - c / r["n_notes"])

@@ -1,0 +1,25 @@
+"""Span-level evaluation: matching, metrics, bootstrap intervals, readers and reports.
+
+See docs/evaluation.md.  Main entry points (imported lazily so ``gold_io`` stays light):
+``evaluate``, ``write_report``, ``decompose_recall_drop``, ``load_gold``, ``load_predictions``,
+``load_crosswalk``.
+"""
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "evaluate": "tide_core.evaluation.evaluate", "EvalReport": "tide_core.evaluation.evaluate",
+    "write_report": "tide_core.evaluation.report", "to_markdown": "tide_core.evaluation.report",
+    "decompose_recall_drop": "tide_core.evaluation.decomposition",
+    "load_gold": "tide_core.evaluation.loading", "load_predictions": "tide_core.evaluation.loading",
+    "load_crosswalk": "tide_core.evaluation.crosswalk", "match_document": "tide_core.evaluation.matching",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(name)

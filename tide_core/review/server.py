@@ -19,6 +19,7 @@ import ipaddress
 import json
 import logging
 import socket
+import sys
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -84,6 +85,10 @@ class ReviewHTTPServer(ThreadingHTTPServer):
         self.allowed_hosts = {f"{n}:{port}" for n in _host_names(address[0])}
         self.allowed_origins = {f"http://{h}" for h in self.allowed_hosts}
 
+    def handle_error(self, request, client_address) -> None:
+        """Log the exception type only: the stdlib prints a traceback whose message may quote a request."""
+        log.warning("review request failed: %s", sys.exc_info()[0].__name__)
+
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
@@ -100,6 +105,8 @@ class ReviewHandler(BaseHTTPRequestHandler):
     # -- logging: method, path without query, status; nothing else ------------------------
     def log_request(self, code="-", size="-") -> None:
         path = urlsplit(getattr(self, "path", "") or "").path
+        if not (path in ("/", "/index.html") or path.startswith(("/api/", "/static/"))):
+            path = "(other path)"  # a typed-in URL could carry anything
         log.info("%s %s %s", getattr(self, "command", None) or "-", path[:200], code)
 
     def log_message(self, format, *args) -> None:  # noqa: A002 - stdlib signature
