@@ -168,3 +168,25 @@ def test_audit_cli(tmp_path, capsys):
     assert plan["required_per_bucket"] == 299 and plan["seed"] == 42
     assert sum(len(v) for v in plan["sample"].values()) == plan["total_sample"]
     assert not any(pid in printed for v in plan["sample"].values() for pid in v)   # ids go to the file only
+
+
+def test_audit_record_and_gate_cli(tmp_path, capsys):
+    from tide_core.cli.main import main
+
+    wh = f"duckdb:{tmp_path / 'wh.duckdb'}"
+    assert main(["audit", "gate", "--warehouse", wh, "--study", "s", "--key", "k"]) == 1
+    assert "no audit records" in capsys.readouterr().out
+    assert main(["audit", "record", "--warehouse", wh, "--study", "s", "--key", "k", "--bucket", "A|epic|progress",
+                 "--n", "300", "--leaks", "0", "--reviewer", "privacy-office"]) == 0
+    capsys.readouterr()
+    assert main(["audit", "gate", "--warehouse", wh, "--study", "s", "--key", "k"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("PASSED") and "below 1.0%" in out
+    (tmp_path / "drift.json").write_text('{"band": "drift"}')
+    assert main(["audit", "gate", "--warehouse", wh, "--study", "s", "--key", "k",
+                 "--drift", str(tmp_path / "drift.json")]) == 1
+    assert main(["audit", "gate", "--warehouse", wh, "--study", "s", "--key", "k",
+                 "--require-bucket", "B|epic|progress"]) == 1
+    assert "'B|epic|progress' has no audit" in capsys.readouterr().out
+    # another key of the same study has no audits of its own
+    assert main(["audit", "gate", "--warehouse", wh, "--study", "s", "--key", "k2"]) == 1

@@ -215,3 +215,32 @@ def test_drift_cli_freeze_and_check(tmp_path, corpora, capsys):
     rc = main(["drift", "check", "--reference", str(tmp_path / "ref.json"), "--notes", str(tmp_path / "shifted.jsonl")])
     assert rc == 1 and "overall: drift" in capsys.readouterr().out
     assert json.loads((tmp_path / "ok.json").read_text())["n_components"] == 15
+
+
+def test_one_baseline_per_source(corpora):
+    from tide_core.assurance.drift import check_drift_set, freeze_reference_set
+
+    ref_docs, batch_docs = corpora
+
+    def with_source(docs, source):
+        return [GoldDoc(d.note_id, d.patient_id, d.text, d.spans, dict(d.metadata, source=source)) for d in docs]
+
+    ref = with_source(ref_docs[:150], "epic") + with_source(ref_docs[150:300], "cerner") + with_source(ref_docs[:5], "fax")
+    refset = freeze_reference_set([d.to_note() for d in ref], by="source")
+    assert sorted(refset["references"]) == ["cerner", "epic"] and refset["too_small"] == {"fax": 5}
+    same = with_source(batch_docs[:60], "epic") + with_source(batch_docs[60:120], "cerner")
+    res = check_drift_set(refset, [d.to_note() for d in same])
+    assert set(res.results) == {"epic", "cerner"} and res.unvalidated == {}
+    assert all(r.component("source_mix").value == 0.0 for r in res.results.values())
+    assert all(r.band != "drift" for r in res.results.values())
+    # a new source never borrows the old sources' baseline
+    new = same + with_source(batch_docs[120:160], "newsite")
+    res2 = check_drift_set(refset, [d.to_note() for d in new])
+    assert res2.unvalidated == {"newsite": 40} and res2.band != "stable"
+    # a text change in one source is caught in that source only
+    shouted = with_source(batch_docs[:60], "epic") + [
+        GoldDoc(d.note_id, d.patient_id, d.text.upper(), d.spans, dict(d.metadata, source="cerner"))
+        for d in batch_docs[60:120]]
+    res3 = check_drift_set(refset, [d.to_note() for d in shouted])
+    assert res3.results["cerner"].component("uppercase_ratio").band == "drift"
+    assert res3.results["epic"].component("uppercase_ratio").band != "drift" and res3.band == "drift"

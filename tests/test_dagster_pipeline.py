@@ -347,15 +347,19 @@ def test_checks_fail_on_tampered_release(env: Env, released: dict):
     assert checks["offsets_in_text"][0] is False and checks["offsets_in_text"][1]["n_out_of_text"] >= 1
     assert checks["rows_accounted"][0] is False
 
-    with env.wh() as wh:   # audits withdrawn: the gate blocks
-        wh.delete("tide_audits", {"study": s, "key": k})
-    checks = check_results(env.release(s, k, job="release_checks_job"))
-    assert checks["release_gate"][0] is False
-    assert "no audit" in checks["release_gate"][1]["reasons"]
-
-    env.record_audits(s, k)                                   # rerunning the release repairs it
-    r = env.release(s, k)
+    r = env.release(s, k)                                    # rerunning the release repairs it
     assert r.success and all(p for p, _ in check_results(r).values())
+
+    with env.wh() as wh:   # audits withdrawn: re-verification blocks the release
+        wh.delete("tide_audits", {"study": s, "key": k})
+    r = env.release(s, k, job="release_checks_job")
+    checks = check_results(r)
+    assert not r.success and checks["release_gate"][0] is False
+    assert "no audit" in checks["release_gate"][1]["reasons"]
+    with env.wh() as wh:
+        assert wh.read_table("tide_releases", where={"study": s, "key": k}).column("gate_passed")[0].as_py() is False
+    env.record_audits(s, k)
+    assert env.release(s, k, job="release_checks_job").success
 
 
 def test_gate_blocks_on_leaks_found_by_audit(env: Env, released: dict):

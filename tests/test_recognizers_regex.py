@@ -180,3 +180,14 @@ def test_config_and_options():
     assert e.value.code == "E201" and "date_mdy" in e.value.hint
     with pytest.raises(ConfigError):
         RegexRecognizer(labels=["NAME"])
+
+
+def test_fingerprint_is_stable_across_processes():
+    import os
+    import subprocess
+    import sys
+
+    code = "from tide_core.recognizers.regex_recognizer import RegexRecognizer; print(RegexRecognizer().fingerprint())"
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip() for seed in ("1", "2")}
+    assert outs == {RegexRecognizer().fingerprint()}

@@ -359,3 +359,21 @@ def test_cli_serves_the_study(tmp_path):
         out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0
     assert "GET /api/notes/n1 200" in err and "Adams" not in err and "Mary" not in err
+
+
+def test_stale_note_after_text_change_and_reload(served):
+    pop, c, wh = served
+    rows = wh.read_table("notes").to_pylist()
+    for r in rows:
+        if r["note_id"] == "n2":
+            r["text"] = "Call back."                                # shorter than the cached PHONE span
+    wh.replace_table("notes", pa.Table.from_pylist(rows))
+    status, body = c.post("/api/reload", None)
+    assert status == 200 and body["notes"] == 4
+    _, v = c.get("/api/notes/n2")
+    assert v["recognition"]["stale"] is True
+    assert [s["in_text"] for s in v["spans"]] == [False]            # not highlighted, still listed
+    status, body = c.post("/api/notes/n2/add", {"start": 0, "end": 4, "label": "OTHER"})
+    assert status == 409 and body["error"]["code"] == "E855"
+    _, page = c.get("/api/notes?q=n2")
+    assert page["notes"][0]["stale"] is True

@@ -177,3 +177,10 @@ def test_page_renders_highlights_and_records_decisions(browser_page, tmp_path):
     assert "not released under this key" in page.inner_text("#deid-status")
     assert page.locator("#deid-text mark").count() == 0
     assert problems == []
+
+
+def test_missing_browser_skips_with_install_hint(monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM", "/nonexistent/chromium")
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(pytest.skip.Exception, match=r"apt-get install -y chromium chromium-driver"):
+        _require_browser()

@@ -6,12 +6,10 @@ then release per (study, key).  ``release_checks_job`` re-runs only the checks o
 from __future__ import annotations
 
 import os
-import warnings
 
 import dagster as dg
 
 from tide_etl.assets import deidentified_notes, release_summary
-from tide_etl.partitions import release_partitions
 from tide_etl.resources import default_warehouse_url
 
 #: dagster_home/dagster.yaml limits concurrent runs per warehouse kind (one DuckDB writer).
@@ -27,12 +25,14 @@ release_job = dg.define_asset_job(
     tags={"tide/stage": "release", **WAREHOUSE_TAG},
     description="Anonymize one (study, key) from cached spans, check it, and record the release decision.")
 
-warnings.filterwarnings("ignore", message="Parameter `partitions_def` of function `define_asset_job`")
+# A checks-only selection cannot carry the partitions (Dagster 1.13 infers them from assets), so the
+# job also re-materializes release_summary: cheap (counts only), and it refreshes the release
+# decision -- which is what re-verifying a release after audits are recorded should do.
 release_checks_job = dg.define_asset_job(
     "release_checks_job",
-    selection=dg.AssetSelection.checks_for_assets(deidentified_notes, release_summary),
-    partitions_def=release_partitions,   # a checks-only selection has no asset to infer it from
+    selection=dg.AssetSelection.checks_for_assets(deidentified_notes) | dg.AssetSelection.assets(release_summary),
     tags={"tide/stage": "checks", **WAREHOUSE_TAG},
-    description="Re-run the release checks and the gate on an existing (study, key) release.")
+    description="Re-verify an existing (study, key) release without re-anonymizing: the release checks, "
+                "then release_summary and the gate (e.g. after audit rounds are recorded).")
 
 JOBS = [recognition_job, release_job, release_checks_job]

@@ -186,7 +186,7 @@ def check_drift(reference: Mapping[str, Any], notes: Sequence[Any],
                        sum(1 for c in results if c.value is not None), new_cats)
 
 
-_ALLOWED_STRING_KEYS = {"format", "name", "created_at", "lens", "kind", "recognizer_fingerprint",
+_ALLOWED_STRING_KEYS = {"format", "name", "created_at", "lens", "kind", "by", "recognizer_fingerprint",
                         "screen_fingerprint"}
 
 
@@ -242,8 +242,76 @@ def load_reference(path: str | Path) -> dict[str, Any]:
     except json.JSONDecodeError:
         raise InputError("E551", f"drift reference {path.name} is not valid JSON",
                          hint="re-freeze the reference") from None
-    if ref.get("format") != "tide.drift-reference" or ref.get("version") != FORMAT_VERSION:
+    if ref.get("format") not in ("tide.drift-reference", SET_FORMAT) or ref.get("version") != FORMAT_VERSION:
         raise InputError("E551", f"{path.name} is not a version-{FORMAT_VERSION} TIDE drift reference",
                          hint="re-freeze the reference with this TIDE version")
     assert_no_phi(ref)
     return ref
+
+
+# --- one baseline per source ---------------------------------------------------------------
+
+SET_FORMAT = "tide.drift-reference-set"
+
+
+@dataclass
+class DriftSetResult:
+    """Per-group verdicts (e.g. per source); a group without its own reference is unvalidated."""
+
+    by: str
+    band: str
+    results: dict[str, DriftResult]
+    unvalidated: dict[str, int]          # group -> documents in the batch, no reference for it
+
+    def to_dict(self) -> dict:
+        return {"by": self.by, "band": self.band, "unvalidated": self.unvalidated,
+                "groups": {k: v.to_dict() for k, v in self.results.items()}}
+
+
+def _groups(notes: Sequence[Any], by: str) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for n in notes:
+        out.setdefault(str((getattr(n, "metadata", None) or {}).get(by) or "?"), []).append(n)
+    return dict(sorted(out.items()))
+
+
+def freeze_reference_set(notes: Sequence[Any], spans: Mapping[str, Sequence[Any]] | None = None,
+                         residual: Any = None, *, by: str = "source", min_docs: int = LOW_CONFIDENCE_DOCS,
+                         **kwargs) -> dict[str, Any]:
+    """One calibrated reference per value of ``metadata[by]`` with at least ``min_docs`` notes.
+
+    A new source gets no borrowed baseline: smaller groups are listed under ``too_small`` and
+    any batch from them is reported as unvalidated.
+    """
+    refs, small = {}, {}
+    for value, group in _groups(list(notes), by).items():
+        if len(group) < max(min_docs, 10):
+            small[value] = len(group)
+            continue
+        refs[value] = freeze_reference(group, spans, residual, name=f"{by}={value}", **kwargs)
+    if not refs:
+        raise InputError("E554", f"no {by} has {min_docs}+ reference documents",
+                         hint="freeze a single reference instead, or gather more validated notes per group")
+    refset = {"format": SET_FORMAT, "version": FORMAT_VERSION, "by": by, "min_docs": min_docs,
+              "references": refs, "too_small": small}
+    assert_no_phi(refset)
+    return refset
+
+
+def check_drift_set(refset: Mapping[str, Any], notes: Sequence[Any],
+                    spans: Mapping[str, Sequence[Any]] | None = None, residual: Any = None,
+                    **kwargs) -> DriftSetResult:
+    """Check each group of the batch against its own reference; worst group wins."""
+    if refset.get("format") != SET_FORMAT:
+        raise InputError("E551", "not a TIDE drift reference set", hint="freeze one with freeze_reference_set")
+    by = refset["by"]
+    results, unvalidated = {}, {}
+    for value, group in _groups(list(notes), by).items():
+        ref = refset["references"].get(value)
+        if ref is None:
+            unvalidated[value] = len(group)
+            continue
+        results[value] = check_drift(ref, group, spans, residual, **kwargs)
+    bands = [r.band for r in results.values()] + (["unknown"] if unvalidated else [])
+    band = max(bands, key=SEVERITY.__getitem__) if bands else "unknown"
+    return DriftSetResult(by, band, results, unvalidated)

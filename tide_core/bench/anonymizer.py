@@ -369,8 +369,8 @@ def run(n: int = 2000, seed: int = 7, big_names: int = 20000) -> dict:
     return {"categories": cats, "dates": dates_row, "ids": ids, "names": names, "spans_per_s": note_throughput(seed)}
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.2f}%"
+def _pct(x: float, digits: int = 2) -> str:
+    return f"{100 * x:.{digits}f}%"
 
 
 def markdown(res: dict) -> str:
@@ -382,12 +382,12 @@ def markdown(res: dict) -> str:
     lines.append(f"| Interval preservation | dates ({d['patients']} patients, {d['interval_pairs']} pairs) | {d['n']} | {_pct(d['interval'])} | 100.0% |")
     lines.append(f"| Format preserved | dates ({len(DATE_FORMATS)} formats) | {d['n']} | {_pct(d['format'])} | – |")
     for digits, (ours, paper) in res["ids"].items():
-        lines.append(f"| ID collisions | {digits}-digit (all {10 ** digits:,}) | {10 ** digits} | {_pct(ours)} "
+        lines.append(f"| ID collisions | {digits}-digit (all {10 ** digits:,}) | {10 ** digits} | {_pct(ours, 3)} "
                      f"(pad-to-6+truncate re-measured: {_pct(paper)}) | 34.8–36.6% |")
     paper_names = {2000: "0.4%", 20000: "3.3%"}
     for r in res["names"]:
-        lines.append(f"| Name collisions | {r['n']:,} distinct full names | {r['n']} | {_pct(r['full'])} "
-                     f"(tokens: {_pct(r['token'])} of {r['tokens']:,}) | {paper_names.get(r['n'], '–')} |")
+        lines.append(f"| Name collisions | {r['n']:,} distinct full names | {r['n']} | {_pct(r['full'], 3)} "
+                     f"(tokens: {_pct(r['token'], 3)} of {r['tokens']:,}) | {paper_names.get(r['n'], '–')} |")
     for c in res["categories"] + [d]:
         lines.append(f"| Throughput | {c['category']} | {c['n']} | {c['values_per_s']:,.0f} values/s | – |")
     lines.append(f"| Throughput | whole notes (engine, 10 spans/note) | 300 notes | {res['spans_per_s']:,.0f} spans/s | – |")

@@ -164,8 +164,6 @@ class SpanCache:
         self.wh.append(self.names.spans, tables.to_table("spans", [row]))
 
     def undo_review(self, study: str, note_id: str, start: int, end: int, label: str) -> int:
-        rows = self._rows(study)
-        keep = [r for r in rows if not (r["origin"] == "reviewer" and r["note_id"] == note_id
-                                        and r["start"] == start and r["end"] == end and r["label"] == label)]
-        self.wh.replace_partition(self.names.spans, tables.to_table("spans", keep), {"study": study})
-        return len(rows) - len(keep)
+        """Remove reviewer decisions on exactly this span (a targeted delete, not a rewrite)."""
+        return self.wh.delete(self.names.spans, {"study": study, "note_id": note_id, "origin": "reviewer",
+                                                 "start": start, "end": end, "label": label})

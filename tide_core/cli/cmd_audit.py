@@ -1,4 +1,4 @@
-"""``tide audit plan|bound|sentence``: size, draw and state a patient-level PHI audit."""
+"""``tide audit plan|bound|sentence|record|gate``: size, draw, record and judge a patient-level PHI audit."""
 from __future__ import annotations
 
 import argparse
@@ -25,6 +25,25 @@ def register(subparsers) -> None:
         q.add_argument("--confidence", type=float, default=0.95)
     b.add_argument("--target", type=float, help="also say whether the bound supports this rate")
     s.add_argument("--population", default="this release", help='what was sampled, e.g. "the site A progress notes"')
+    from tide_core.cli.common import add_warehouse
+
+    r = sub.add_parser("record", help="append one audit round to the tide_audits table")
+    add_warehouse(r)
+    for name in ("--study", "--key", "--bucket"):
+        r.add_argument(name, required=True)
+    r.add_argument("--n", type=int, required=True, help="patients reviewed")
+    r.add_argument("--leaks", type=int, required=True, help="patients with a leaked identifier")
+    r.add_argument("--confidence", type=float, default=0.95)
+    r.add_argument("--reviewer", default="", help="reviewer name or role (no patient information)")
+    g = sub.add_parser("gate", help="release gate: audits (all rounds pooled) + optional drift result")
+    add_warehouse(g)
+    g.add_argument("--study", required=True)
+    g.add_argument("--key", required=True)
+    g.add_argument("--drift", help="JSON written by `tide drift check --out` for this batch")
+    g.add_argument("--target", type=float, default=0.01)
+    g.add_argument("--confidence", type=float, default=0.95)
+    g.add_argument("--require-bucket", action="append", default=None, help="bucket that must be audited (repeatable)")
+    g.add_argument("--population", help="what the release is, for the sentence")
     p.set_defaults(func=run)
 
 
@@ -43,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
     if args.audit_command == "sentence":
         print(release_sentence(audit_bound(args.n, args.leaks, args.confidence), args.population))
         return 0
+    if args.audit_command in ("record", "gate"):
+        return _warehouse_command(args)
     from tide_core.evaluation.jsonl_reader import read_jsonl_docs
 
     notes = read_jsonl_docs(args.notes).docs
@@ -63,3 +84,33 @@ def run(args: argparse.Namespace) -> int:
         Path(args.out).write_text(json.dumps(doc, indent=2), encoding="utf-8")
         print(f"wrote the plan and sampled patient ids to {args.out}", file=sys.stderr)
     return 0
+
+
+def _warehouse_command(args: argparse.Namespace) -> int:
+    from tide_core.assurance.audit_table import TABLE_NAME, AuditRecord, records_to_table
+    from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
+    from tide_core.io.warehouse import open_warehouse
+
+    wh = open_warehouse(args.warehouse)
+    try:
+        if args.audit_command == "record":
+            rec = AuditRecord.create(args.study, args.key, args.bucket, args.n, args.leaks, args.confidence,
+                                     args.reviewer)
+            wh.append(TABLE_NAME, records_to_table([rec]))
+            print(f"recorded {rec.n_leaks} leaks in {rec.n_patients_sampled} patients for bucket {rec.bucket!r} "
+                  f"(upper bound {rec.upper_bound:.4%})")
+            return 0
+        table = (wh.read_table(TABLE_NAME, where={"study": args.study, "key": args.key})
+                 if wh.table_exists(TABLE_NAME) else [])
+    finally:
+        wh.close()
+    drift = json.loads(Path(args.drift).read_text(encoding="utf-8")) if args.drift else None
+    policy = ReleaseGatePolicy(target_rate=args.target, confidence=args.confidence,
+                               required_buckets=args.require_bucket)
+    decision = evaluate_release(table, drift, policy, population=args.population)
+    print("PASSED" if decision.passed else "BLOCKED")
+    for reason in decision.reasons:
+        print(f"  - {reason}")
+    if decision.sentence:
+        print(decision.sentence)
+    return 0 if decision.passed else 1

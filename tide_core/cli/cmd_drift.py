@@ -25,6 +25,8 @@ def register(subparsers) -> None:
     f.add_argument("--seed", type=int, default=42)
     f.add_argument("--batch-size", type=int, help="expected batch size for calibration (default: half the reference)")
     f.add_argument("--name", default="reference")
+    f.add_argument("--by", choices=("source", "site", "note_type"),
+                   help="one reference per source/site/note type (groups under 30 notes get none)")
     c = sub.add_parser("check", help="compare a batch with a frozen reference")
     _inputs(c)
     c.add_argument("--reference", required=True, help="reference JSON written by `tide drift freeze`")
@@ -45,20 +47,40 @@ def _load(args):
 
 
 def run(args: argparse.Namespace) -> int:
-    from tide_core.assurance.drift import SEVERITY, check_drift, freeze_reference, load_reference, save_reference
+    from tide_core.assurance.drift import (SET_FORMAT, SEVERITY, check_drift, check_drift_set, freeze_reference,
+                                           freeze_reference_set, load_reference, save_reference)
 
     notes, spans, residual = _load(args)
     fps = {"recognizer_fingerprint": args.recognizer_fingerprint, "screen_fingerprint": args.screen_fingerprint}
     if args.drift_command == "freeze":
         print(f"calibrating on {len(notes)} reference notes ({args.splits} self-splits) ...", file=sys.stderr)
-        ref = freeze_reference(notes, spans, residual, n_splits=args.splits, seed=args.seed,
-                               pseudo_batch_size=args.batch_size, name=args.name, **fps)
-        save_reference(ref, args.out)
-        for name, c in ref["components"].items():
-            print(f"{name:22s} watch {c['watch']:.4f}  drift {c['drift']:.4f}")
+        opts = dict(n_splits=args.splits, seed=args.seed, pseudo_batch_size=args.batch_size, **fps)
+        if args.by:
+            ref = freeze_reference_set(notes, spans, residual, by=args.by, **opts)
+            save_reference(ref, args.out)
+            print(f"references per {args.by}: {', '.join(ref['references'])}")
+            if ref["too_small"]:
+                print(f"too small for a baseline (unvalidated): {ref['too_small']}")
+        else:
+            ref = freeze_reference(notes, spans, residual, name=args.name, **opts)
+            save_reference(ref, args.out)
+            for name, c in ref["components"].items():
+                print(f"{name:22s} watch {c['watch']:.4f}  drift {c['drift']:.4f}")
         print(f"wrote {args.out}", file=sys.stderr)
         return 0
     ref = load_reference(args.reference)
+    if ref["format"] == SET_FORMAT:
+        res_set = check_drift_set(ref, notes, spans, residual, **fps)
+        print(f"overall: {res_set.band}  (per {res_set.by})")
+        for value, r in res_set.results.items():
+            print(f"  {res_set.by}={value}: {r.band}  " + ", ".join(f"{k}={v}" for k, v in r.lenses.items())
+                  + ("  (low confidence)" if r.low_confidence else ""))
+        for value, n in res_set.unvalidated.items():
+            print(f"  {res_set.by}={value}: unvalidated ({n} notes, no reference of its own)")
+        if args.out:
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).write_text(json.dumps(res_set.to_dict(), indent=2), encoding="utf-8")
+        return 1 if args.fail_on != "never" and SEVERITY[res_set.band] >= SEVERITY[args.fail_on] else 0
     result = check_drift(ref, notes, spans, residual, **fps)
     print(f"overall: {result.band}" + ("  (low confidence: fewer than 30 documents)" if result.low_confidence else ""))
     print("lenses: " + ", ".join(f"{k}={v}" for k, v in result.lenses.items()))

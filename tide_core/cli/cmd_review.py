@@ -2,12 +2,9 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 
 from tide_core.cli.common import add_warehouse
-
-log = logging.getLogger("tide.review")
 
 
 def register(sub) -> None:

@@ -15,9 +15,36 @@ clinical look-alikes.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # --------------------------------------------------------------------------- building blocks
+def word_alternation(words) -> str:
+    """A deterministic regex matching any of ``words``, built as a trie.
+
+    Python's ``re`` tries alternation branches one by one; a trie branches on one character at a
+    time, which keeps 200-word stop lists cheap at every text position.  Longer words win.
+    """
+    trie: dict = {}
+    for w in sorted(set(words)):
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict) -> str:
+        ends = "" in node
+        branches = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch != ""]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 and not ends else "(?:" + "|".join(branches) + ")"
+        if len(branches) == 1 and not ends:
+            return body
+        return body + "?" if ends else body
+
+    return "(?:" + build(trie) + ")"
+
+
 _MONTH_WORDS = (
     "January", "February", "March", "April", "May", "June", "July", "August", "September",
     "October", "November", "December",
@@ -68,9 +95,9 @@ STATE_NAMES = (
 #: State names that are also common first names: lower score on their own.
 _NAME_LIKE_STATES = ("Georgia", "Virginia", "Washington", "Carolina", "Indiana", "Montana", "Nevada")
 
-_STATE_ABBR_ALT = "(?:" + "|".join(STATE_ABBR) + r")\b"
-_STATE_SAFE_ALT = "(?:" + "|".join(a for a in STATE_ABBR if a not in _AMBIGUOUS_STATE_ABBR) + r")\b"
-_STATE_NAME_ALT = "(?:" + "|".join(sorted(STATE_NAMES, key=lambda w: (-len(w), w))) + r")\b"
+_STATE_ABBR_ALT = word_alternation(STATE_ABBR) + r"\b"
+_STATE_SAFE_ALT = word_alternation(a for a in STATE_ABBR if a not in _AMBIGUOUS_STATE_ABBR) + r"\b"
+_STATE_NAME_ALT = r"(?=[A-Z])" + word_alternation(STATE_NAMES) + r"\b"
 ZIP = r"\d{5}(?:-\d{4})?(?![\w-])"
 
 STREET_SUFFIX = (
@@ -95,16 +122,15 @@ _NOT_NAME = (
     "Observation", "Pharmacy", "Lab", "Labs", "Imaging", "Dear", "License", "Shift", "Night", "Day", "Last", "Came", "Re", "Ref", "Referral", "Consult", "Progress",
     "Practitioner", "Assistant", "Manager", "Worker", "Physician", "Provider", "Nurse", "Resident", "Fellow",
 ) + _MONTH_WORDS
-_NOT_NAME_ALT = "(?:" + "|".join(sorted(set(_NOT_NAME), key=lambda w: (-len(w), w))) + r")\b"
-_NOT_NAME_UPPER_ALT = "(?:" + "|".join(sorted({w.upper() for w in _NOT_NAME} | {
+_NOT_NAME_ALT = word_alternation(_NOT_NAME) + r"\b"
+_NOT_NAME_UPPER_ALT = word_alternation({w.upper() for w in _NOT_NAME} | {
     "SEE", "SAW", "PLAN", "NOTE", "HPI", "CT", "MRI", "ED", "ICU", "OR", "PT", "HX", "FHX", "PMH", "ROS",
     "STAT", "PRN", "BID", "TID", "QID", "PO", "IV", "IM", "NPO", "WITH", "FOR", "AND", "THE", "TO", "AT",
     "ON", "IN", "OF", "IS", "WAS", "HAS", "DR", "FROM", "BY", "PER", "VIA", "HOME", "MEDS", "PAGER",
-    "PAGE", "CALL", "RETURN", "FOLLOW", "UP", "CONSULT", "CONSULTATION", "REPORT", "RESULTS", "LAB"},
-    key=lambda w: (-len(w), w))) + r")\b"
+    "PAGE", "CALL", "RETURN", "FOLLOW", "UP", "CONSULT", "CONSULTATION", "REPORT", "RESULTS", "LAB"}) + r"\b"
 _PARTICLE = r"(?:van|von|de|der|den|du|da|di|del|della|la|le|al|el|bin|ben|dos|das|ter|ten|St\.)"
-NAME_TOKEN = r"(?!" + _NOT_NAME_ALT + r")(?:[A-Z]'|Mc|Mac|De|Di|La|Le)?[A-Z][a-z]+(?:-[A-Z][a-z]+)*(?![A-Za-z])"
-UPPER_TOKEN = r"(?!" + _NOT_NAME_UPPER_ALT + r")(?:[A-Z]')?[A-Z]{2,}(?:-[A-Z]{2,})*(?![\w'])"
+NAME_TOKEN = r"(?=[A-Z])(?!" + _NOT_NAME_ALT + r")(?:[A-Z]'|Mc|Mac|De|Di|La|Le)?[A-Z][a-z]+(?:-[A-Z][a-z]+)*(?![A-Za-z])"
+UPPER_TOKEN = r"(?=[A-Z][A-Z'])(?!" + _NOT_NAME_UPPER_ALT + r")(?:[A-Z]')?[A-Z]{2,}(?:-[A-Z]{2,})*(?![\w'])"
 INITIAL = r"[A-Z]\.(?!\w)"
 _BARE_INITIAL = r"[A-Z](?![\w'.-])"
 _TOKEN = r"(?:(?:" + _PARTICLE + r" ){0,2}" + NAME_TOKEN + ")"
@@ -179,8 +205,8 @@ class PhiPattern:
         return frozenset(label for _, label in self.span_groups())
 
 
-_CITY_TOKEN = r"(?!(?:" + _NOT_NAME_ALT + "|" + STREET_SUFFIX + r"))[A-Z][a-z]+(?:-[A-Z][a-z]+)*(?![A-Za-z])"
-_CITY_UTOKEN = r"(?!(?:" + _NOT_NAME_UPPER_ALT + "|" + STREET_SUFFIX.upper().replace(r")\B", r")\b") + r"))[A-Z]{2,}(?![\w'])"
+_CITY_TOKEN = r"(?=[A-Z][a-z])(?!(?:" + _NOT_NAME_ALT + "|" + STREET_SUFFIX + r"))[A-Z][a-z]+(?:-[A-Z][a-z]+)*(?![A-Za-z])"
+_CITY_UTOKEN = r"(?=[A-Z][A-Z])(?!(?:" + _NOT_NAME_UPPER_ALT + "|" + STREET_SUFFIX.upper().replace(r")\B", r")\b") + r"))[A-Z]{2,}(?![\w'])"
 _CITY_PREFIX = r"(?:(?:St|Ft|Mt|ST|FT|MT)\.? |(?:Saint|Fort|Mount|Port|Lake|Glen|New|North|South|East|West|El|La|Los|Las|San|Santa) )?"
 CITY_CAP = r"(?=[A-Z])" + _CITY_PREFIX + _CITY_TOKEN + r"(?: " + _CITY_TOKEN + r"){0,2}"
 CITY = r"(?=[A-Z])(?:" + CITY_CAP + "|" + _CITY_PREFIX.upper() + _CITY_UTOKEN + r"(?: " + _CITY_UTOKEN + r"){0,2})"
@@ -197,9 +223,9 @@ COUNTRIES = (
     "Syria", "Taiwan", "Tanzania", "Thailand", "Trinidad", "Tunisia", "Uganda", "Ukraine", "United Kingdom",
     "Uruguay", "Venezuela", "Vietnam", "Wales", "Yemen", "Zambia", "Zimbabwe",
 )
-_COUNTRY_ALT = "(?:" + "|".join(sorted(COUNTRIES, key=lambda w: (-len(w), w))) + ")"
+_COUNTRY_ALT = r"(?=[A-Z])" + word_alternation(COUNTRIES)
 
-_HOSP_TOKEN = (r"(?!(?:The|A|An|At|In|From|To|Of|And|With|Per|Via|Seen|Transferred|Admitted|Discharged|Referred|"
+_HOSP_TOKEN = (r"(?=[A-Z])(?!(?:The|A|An|At|In|From|To|Of|And|With|Per|Via|Seen|Transferred|Admitted|Discharged|Referred|"
                r"Presented|Followed|Sent|Returned|Patient|Pt|Called|Contacted|Location|Facility|Outside|Previously|"
                r"Follow|Seen|Today|This|Our|His|Her|Their)\b)(?:[A-Z][a-z]+|[A-Z]{2,}|[A-Z][a-z]*'s)(?:-[A-Z][a-z]+)?(?![\w'])")
 _HOSP_SUFFIX = (r"(?:Hospital|Medical Center|Medical Centre|Health Center|Health System|Healthcare|Health Care|Infirmary|"
@@ -320,7 +346,7 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                groups=(("city", "LOCATION"), ("state", "LOCATION")), anchor=r", (?:" + "|".join(STATE_ABBR) + r")\b|, " + _STATE_NAME_ALT, anchor_window=(60, 20)),
     PhiPattern("city_after_lives", r"\b(?i:lives|living|resides|residing|moved|relocated|born|grew\s+up|near|visiting\s+from|"
                r"vacation\s+in|travel(?:l?ed)?\s+to|trip\s+to|home\s+in|house\s+in)\s+(?:(?i:in|to|near|from|at)\s+)?"
-               r"(?P<phi>" + CITY_CAP + r")(?![\w]| [A-Z])", "LOCATION", 0.6, validator="not_state_word", anchor=r"(?i:lives|living|resides|residing|moved|relocated|born|grew|near|visiting|vacation|travel|trip|home|house)", anchor_window=(2, 60)),
+               r"(?P<phi>" + CITY_CAP + r")(?![\w]| [A-Z])", "LOCATION", 0.6, validator="not_state_word", anchor=r"\b(?i:lives|living|resides|residing|moved|relocated|born|grew|near|visiting|vacation|travel|trip|home|house)", anchor_window=(2, 60)),
     PhiPattern("zip_context", r"\b(?i:zip(?:\s*code)?|zipcode|postal\s+code)\s*[:#]?\s*(?P<phi>" + ZIP + ")", "LOCATION", 0.85),
     PhiPattern("state_name", r"(?<![\w])(?P<phi>" + _STATE_NAME_ALT + ")", "LOCATION", 0.6, validator="state_name", anchor=_STATE_NAME_ALT, anchor_window=(2, 25)),
     PhiPattern("country_name", r"(?<![\w])(?P<phi>" + _COUNTRY_ALT + r")(?![\w]| [A-Z][a-z])", "LOCATION", 0.6, anchor=_COUNTRY_ALT, anchor_window=(2, 25)),
@@ -352,7 +378,7 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                "DOCTOR", 0.5, validator="initials"),
     PhiPattern("doctor_by", r"\b(?i:seen|evaluated|examined|signed|dictated|discussed\s+with|referred\s+by|referred\s+to|"
                r"authored|verified|reviewed|requested|performed|interpreted|ordered|anesthesia)"
-               r" (?i:by )?(?:(?:Dr|DR|Doctor)\.? )?(?P<phi>" + NAME + ")", "DOCTOR", 0.5, anchor=r"(?i:seen|evaluated|examined|signed|dictated|discussed|referred|authored|verified|reviewed|requested|performed|interpreted|ordered|anesthesia)", anchor_window=(2, 70)),
+               r" (?i:by )?(?:(?:Dr|DR|Doctor)\.? )?(?P<phi>" + NAME + ")", "DOCTOR", 0.5, anchor=r"\b(?i:seen|evaluated|examined|signed|dictated|discussed|referred|authored|verified|reviewed|requested|performed|interpreted|ordered|anesthesia)", anchor_window=(2, 70)),
     PhiPattern("patient_title", r"\b(?:Mr|Mrs|Ms|Miss|Mx|MR|MRS|MS|MISS)\.? (?P<phi>" + NAME_TITLED + ")", "PATIENT", 0.7),
     PhiPattern("patient_label", r"\b(?i:patient(?:\s+name)?|pt\.?(?:\s+name)?|name)(?:\s*:|\s*\.{2,})\s*(?P<phi>" + NAME + ")",
                "PATIENT", 0.75, anchor=r"[:.]", anchor_window=(30, 50)),
@@ -364,7 +390,7 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                r"\b(?i:granddaughter|grandson|daughter|son|wife|husband|mother|father|brother|sister|spouse|partner|niece|"
                r"nephew|aunt|uncle|cousin|friend|caregiver|guardian|grandmother|grandfather|fianc[eé]e?|boyfriend|"
                r"girlfriend|stepdaughter|stepson|stepmother|stepfather|neighbor|roommate|mom|dad|sibling)"
-               r"(?:,| (?:is|was|named))? (?:\([\w ]+\) )?(?P<phi>" + NAME_PLAIN + ")", "PATIENT", 0.65, anchor=r"(?i:daughter|son\b|wife|husband|mother|father|brother|sister|spouse|partner|niece|nephew|aunt|uncle|cousin|friend|caregiver|guardian|fianc|boyfriend|girlfriend|neighbor|roommate|mom\b|dad\b|sibling)", anchor_window=(25, 60)),
+               r"(?:,| (?:is|was|named))? (?:\([\w ]+\) )?(?P<phi>" + NAME_PLAIN + ")", "PATIENT", 0.65, anchor=r"(?i:daughter|\bson\b|wife|husband|mother|father|brother|sister|spouse|partner|niece|nephew|aunt|uncle|cousin|friend|caregiver|guardian|fianc|boyfriend|girlfriend|neighbor|roommate|\bmom\b|\bdad\b|sibling)", anchor_window=(25, 60)),
     # ------------------------------------------------------------------ HOSPITAL (weak; gazetteer is primary)
     PhiPattern("hospital_name",
                r"(?<![\w])(?P<phi>(?:(?:St|Saint|ST)\.? )?" + _HOSP_TOKEN + r"(?:(?: | and | & | de | of the | of )" + _HOSP_TOKEN
