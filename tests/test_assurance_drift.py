@@ -90,7 +90,7 @@ def test_reference_is_calibrated_and_holds_no_phi(reference, corpora, tmp_path):
     tampered = dict(reference, name="x" * 100)
     with pytest.raises(InputError) as exc:
         assert_no_phi(tampered)
-    assert exc.value.code == "E552"
+    assert exc.value.code == "E752"
     with pytest.raises(InputError):
         assert_no_phi(dict(reference, samples=["Some note text"]))
 
@@ -191,7 +191,7 @@ def test_screen_counts_residual_phi_by_label_and_ignores_surrogates(corpora, reg
     assert not [p for p in phones if p in blob]
     with pytest.raises(ConfigError) as exc:
         screen_released([Note("n1", "p", "call 555-123-4567")], [regex])
-    assert exc.value.code == "E546"
+    assert exc.value.code == "E746"
     assert screen_released([Note("n1", "p", "call 555-123-4567")], lambda n: regex.recognize(n),
                            surrogate_aware=False).flagged_note_ids == ["n1"]
 
@@ -215,6 +215,13 @@ def test_drift_cli_freeze_and_check(tmp_path, corpora, capsys):
     rc = main(["drift", "check", "--reference", str(tmp_path / "ref.json"), "--notes", str(tmp_path / "shifted.jsonl")])
     assert rc == 1 and "overall: drift" in capsys.readouterr().out
     assert json.loads((tmp_path / "ok.json").read_text())["n_components"] == 15
+    assert main(["drift", "freeze", "--notes", str(tmp_path / "ref.jsonl"), "--by", "source",
+                 "--out", str(tmp_path / "set.json")]) == 0
+    capsys.readouterr()
+    assert main(["drift", "check", "--reference", str(tmp_path / "set.json"), "--notes", str(tmp_path / "ok.jsonl"),
+                 "--fail-on", "drift"]) == 0
+    source = ref_docs[0].metadata["source"]
+    assert f"source={source}: " in capsys.readouterr().out
 
 
 def test_one_baseline_per_source(corpora):

@@ -393,20 +393,28 @@ def test_partitions_sensor_discovers_studies_and_keys(env: Env, released: dict):
                       dg.SkipReason)
 
 
-def test_nightly_schedule_runs_studies_with_new_notes(env: Env, released: dict):
+def test_nightly_schedule_runs_studies_with_new_notes(env: Env, released: dict, tmp_path):
+    import datetime as dt
+
     from tide_etl.schedules import nightly_release_schedule
 
-    ctx = dg.build_schedule_context(instance=env.instance, resources=env.resources)
-    assert isinstance(nightly_release_schedule(ctx), dg.SkipReason)
+    instance = dg.DagsterInstance.local_temp(str(tmp_path))   # schedule contexts need an instance ref
+    instance.add_dynamic_partitions("study", list(STUDIES))
+    when = dt.datetime(2026, 12, 3, 2, 0, tzinfo=dt.timezone.utc)
+
+    def ctx():
+        return dg.build_schedule_context(instance=instance, resources=env.resources, scheduled_execution_time=when)
+
+    assert isinstance(nightly_release_schedule(ctx()), dg.SkipReason)
     with env.wh() as wh:
         wh.append("notes", pa.Table.from_pylist([{"note_id": "NEW-1", "patient_id": env.corpus.notes[0].patient_id,
                                                   "text": "Seen today, stable.", "study": "s2",
                                                   "note_date": "2020-01-02", "note_type": "progress",
                                                   "source": "test", "site": "demo_site"}]))
     try:
-        reqs = nightly_release_schedule(dg.build_schedule_context(instance=env.instance, resources=env.resources))
+        reqs = nightly_release_schedule(ctx())
         assert [r.partition_key for r in reqs] == ["s2"]
-        assert reqs[0].tags["tide/new_notes"] == "1"
+        assert reqs[0].tags["tide/new_notes"] == "1" and reqs[0].run_key == "nightly-2026-12-03-s2"
     finally:
         with env.wh() as wh:
             wh.delete("notes", {"note_id": "NEW-1"})

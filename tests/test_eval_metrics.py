@@ -166,7 +166,7 @@ def test_prediction_on_a_different_text_is_refused(gold):
     bad[4] = GoldDoc(bad[4].note_id, "", bad[4].text + " changed", (), {})
     with pytest.raises(InputError) as exc:
         evaluate(gold, bad, n_resamples=0)
-    assert exc.value.code == "E516" and "changed" not in str(exc.value)
+    assert exc.value.code == "E716" and "changed" not in str(exc.value)
 
 
 def test_shift_share_decomposition_sums_to_the_drop_and_splits_mix_from_recall(gold):

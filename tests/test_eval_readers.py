@@ -58,7 +58,7 @@ def test_brat_unknown_label_is_an_error_not_a_silent_drop(tmp_path):
     _write_brat(tmp_path / "brat")
     with pytest.raises(InputError) as exc:
         read_brat(tmp_path / "brat")          # identity crosswalk: CITY/STATE are not TIDE labels
-    assert exc.value.code == "E501" and "crosswalk" in exc.value.hint
+    assert exc.value.code == "E701" and "crosswalk" in exc.value.hint
 
 
 I2B2_TEXT = ("Record date: 2069-04-07\n\nMr. Gary Stone is a 64 yo male, a carpenter, seen in room 4B at "
@@ -103,7 +103,7 @@ def test_i2b2_reader_verifies_offsets_and_applies_crosswalk(tmp_path):
     assert loaded.excluded_labels == {"PROFESSION/PROFESSION": 1, "LOCATION/ROOM": 1}
     with pytest.raises(InputError) as exc:
         read_i2b2(folder, strict=True)
-    assert exc.value.code == "E511" and "Lakeside" not in str(exc.value)
+    assert exc.value.code == "E711" and "Lakeside" not in str(exc.value)
 
 
 def test_crosswalk_files_csv_and_json(tmp_path):
@@ -123,7 +123,7 @@ def test_crosswalk_files_csv_and_json(tmp_path):
     bad.write_text(json.dumps({"map": {"NAME": "PERSON"}}))
     with pytest.raises(ConfigError) as exc:
         load_crosswalk(bad)
-    assert exc.value.code == "E500"
+    assert exc.value.code == "E700"
 
 
 def test_prediction_jsonl_with_external_labels_and_scores(tmp_path):

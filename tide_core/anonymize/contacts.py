@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from tide_core.anonymize.identifiers import DIGITS, HEX_LOWER, HEX_UPPER, LOWER, UPPER, char_alphabet, permute_payload
+from tide_core.anonymize.identifiers import DIGITS, HEX_LOWER, HEX_UPPER, char_alphabet, permute_payload
 from tide_core.anonymize.keys import KeyRing
 from tide_core.anonymize.names import surrogate_token
 from tide_core.anonymize.small_domain import permutation

@@ -29,7 +29,7 @@ import base64
 from datetime import date
 from typing import Literal, Sequence
 
-from tide_core.anonymize import ages, contacts, dates, facilities, identifiers, locations, names
+from tide_core.anonymize import ages, contacts, facilities, identifiers, locations, names
 from tide_core.anonymize.dates import date_offset_days, shift_date, shift_note_date  # noqa: F401  (re-export)
 from tide_core.anonymize.keys import KeyRing
 from tide_core.errors import AnonymizationError, ConfigError, TideError

@@ -160,14 +160,14 @@ def _split(value: str) -> tuple[list[int], list[str], str]:
         a = char_alphabet(ch)
         if a is None:
             if ch.isalnum():
-                raise AnonymizationError("E401", "identifier contains a non-ASCII letter or digit",
+                raise AnonymizationError("E406", "identifier contains a non-ASCII letter or digit",
                                          hint="identifiers are encrypted over ASCII digits and letters; label the span OTHER or fix the recognizer")
             continue
         positions.append(i)
         alphabets.append(a)
         payload.append(ch)
     if not payload:
-        raise AnonymizationError("E402", "identifier span has no letters or digits",
+        raise AnonymizationError("E407", "identifier span has no letters or digits",
                                  hint="an ID span must contain the identifier characters (see docs/architecture.md)")
     return positions, alphabets, "".join(payload)
 

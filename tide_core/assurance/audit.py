@@ -111,7 +111,7 @@ def sample_patients(patient_buckets: Mapping[str, Iterable[str]], plan: AuditPla
     out: dict[str, list[str]] = {}
     for bp in plan.buckets:
         if bp.bucket not in patient_buckets:
-            raise ConfigError("E543", f"bucket {bp.bucket!r} is in the plan but not in the patient buckets",
+            raise ConfigError("E743", f"bucket {bp.bucket!r} is in the plan but not in the patient buckets",
                               hint="sample from the same buckets the plan was made for")
         pool = sorted(set(str(p) for p in patient_buckets[bp.bucket]))
         rng = np.random.default_rng(_bucket_seed(seed, bp.bucket))

@@ -61,7 +61,7 @@ def records_to_table(records: Iterable[AuditRecord]) -> pa.Table:
 def records_from_table(table: pa.Table) -> list[AuditRecord]:
     missing = [f.name for f in fields(AuditRecord) if f.name not in table.column_names]
     if missing:
-        raise InputError("E544", f"audit table lacks columns {missing}",
+        raise InputError("E744", f"audit table lacks columns {missing}",
                          hint=f"the {TABLE_NAME} schema is tide_core.assurance.audit_table.AUDITS")
     out = []
     for row in table.to_pylist():

@@ -21,10 +21,10 @@ from tide_core.errors import ConfigError
 
 def _check(n: int, k: int, confidence: float) -> None:
     if n < 0 or k < 0 or k > n:
-        raise ConfigError("E540", f"invalid audit counts: {k} leaks in {n} sampled",
+        raise ConfigError("E740", f"invalid audit counts: {k} leaks in {n} sampled",
                           hint="need 0 <= leaks <= sampled")
     if not 0.0 < confidence < 1.0:
-        raise ConfigError("E541", f"confidence {confidence} outside (0, 1)", hint="use e.g. 0.95")
+        raise ConfigError("E741", f"confidence {confidence} outside (0, 1)", hint="use e.g. 0.95")
 
 
 def clopper_pearson_upper(n: int, k: int, confidence: float = 0.95) -> float:
@@ -46,13 +46,13 @@ def required_sample_size(target_rate: float, confidence: float = 0.95, max_leaks
                          limit: int = 10_000_000) -> int:
     """Smallest n whose bound with ``max_leaks`` leaks is strictly below ``target_rate``."""
     if not 0.0 < target_rate < 1.0:
-        raise ConfigError("E542", f"target leak rate {target_rate} outside (0, 1)", hint="use e.g. 0.01")
+        raise ConfigError("E742", f"target leak rate {target_rate} outside (0, 1)", hint="use e.g. 0.01")
     _check(max_leaks, max_leaks, confidence)
     lo, hi = max_leaks + 1, max_leaks + 2
     while clopper_pearson_upper(hi, max_leaks, confidence) >= target_rate:
         lo, hi = hi, hi * 2
         if hi > limit:
-            raise ConfigError("E542", "no practical sample size reaches that target",
+            raise ConfigError("E742", "no practical sample size reaches that target",
                               hint="raise the target rate or lower the confidence")
     while lo < hi:   # smallest n in (lo, hi] with bound < target (the bound falls with n)
         mid = (lo + hi) // 2

@@ -112,7 +112,7 @@ def freeze_reference(notes: Sequence[Any], spans: Mapping[str, Sequence[Any]] | 
     """Profile and calibrate a reference; returns the JSON-ready frozen reference."""
     notes = list(notes)
     if len(notes) < 10:
-        raise InputError("E550", f"a drift reference needs at least 10 documents (got {len(notes)})",
+        raise InputError("E750", f"a drift reference needs at least 10 documents (got {len(notes)})",
                          hint="freeze the reference from the validated corpus, ideally hundreds of notes")
     frame = _frame(notes, spans, residual, recognizer_fingerprint, screen_fingerprint)
     edges = length_edges(frame)
@@ -151,7 +151,7 @@ def check_drift(reference: Mapping[str, Any], notes: Sequence[Any],
                 ) -> DriftResult:
     """Compare a batch with a frozen reference; see the module docstring for the verdict rules."""
     if reference.get("format") != "tide.drift-reference":
-        raise InputError("E551", "not a TIDE drift reference", hint="freeze one with `tide drift freeze`")
+        raise InputError("E751", "not a TIDE drift reference", hint="freeze one with `tide drift freeze`")
     notes = list(notes)
     frame = _frame(notes, spans, residual, recognizer_fingerprint, screen_fingerprint)
     batch = aggregate(frame, None, reference["length_edges"])
@@ -195,7 +195,7 @@ def assert_no_phi(reference: Mapping[str, Any], forbidden: Iterable[str] = ()) -
 
     Allowed: numbers, and strings only as dictionary keys (category / label / component names)
     or under a few descriptive keys; no string over 64 characters; none of ``forbidden``
-    (note ids, patient ids, surface strings) anywhere.  Raises InputError E552 naming the path.
+    (note ids, patient ids, surface strings) anywhere.  Raises InputError E752 naming the path.
     """
     forbidden = {f for f in forbidden if f}
 
@@ -203,22 +203,22 @@ def assert_no_phi(reference: Mapping[str, Any], forbidden: Iterable[str] = ()) -
         if isinstance(obj, Mapping):
             for k, v in obj.items():
                 if not isinstance(k, str) or len(k) > 64 or k in forbidden:
-                    raise InputError("E552", f"drift reference key at {path} is not an aggregate name",
+                    raise InputError("E752", f"drift reference key at {path} is not an aggregate name",
                                      hint="references may hold counts, bins and category names only")
                 walk(v, f"{path}/{k}" if path else k)
         elif isinstance(obj, (list, tuple)):
             for i, v in enumerate(obj):
                 if isinstance(v, str):
-                    raise InputError("E552", f"drift reference holds a string list at {path}",
+                    raise InputError("E752", f"drift reference holds a string list at {path}",
                                      hint="references may hold counts, bins and category names only")
                 walk(v, f"{path}[{i}]")
         elif isinstance(obj, str):
             key = path.rsplit("/", 1)[-1]
             if key not in _ALLOWED_STRING_KEYS or len(obj) > 64 or obj in forbidden:
-                raise InputError("E552", f"drift reference holds a free-text value at {path}",
+                raise InputError("E752", f"drift reference holds a free-text value at {path}",
                                  hint="references may hold counts, bins and category names only")
         elif obj is not None and not isinstance(obj, (int, float, bool)):
-            raise InputError("E552", f"drift reference holds a {type(obj).__name__} at {path}",
+            raise InputError("E752", f"drift reference holds a {type(obj).__name__} at {path}",
                              hint="references may hold counts, bins and category names only")
 
     walk(reference, "")
@@ -235,15 +235,15 @@ def save_reference(reference: Mapping[str, Any], path: str | Path) -> Path:
 def load_reference(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.exists():
-        raise ConfigError("E553", f"drift reference {path} does not exist",
+        raise ConfigError("E753", f"drift reference {path} does not exist",
                           hint="freeze one with `tide drift freeze --notes REF.jsonl --out ref.json`")
     try:
         ref = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError:
-        raise InputError("E551", f"drift reference {path.name} is not valid JSON",
+        raise InputError("E751", f"drift reference {path.name} is not valid JSON",
                          hint="re-freeze the reference") from None
     if ref.get("format") not in ("tide.drift-reference", SET_FORMAT) or ref.get("version") != FORMAT_VERSION:
-        raise InputError("E551", f"{path.name} is not a version-{FORMAT_VERSION} TIDE drift reference",
+        raise InputError("E751", f"{path.name} is not a version-{FORMAT_VERSION} TIDE drift reference",
                          hint="re-freeze the reference with this TIDE version")
     assert_no_phi(ref)
     return ref
@@ -290,7 +290,7 @@ def freeze_reference_set(notes: Sequence[Any], spans: Mapping[str, Sequence[Any]
             continue
         refs[value] = freeze_reference(group, spans, residual, name=f"{by}={value}", **kwargs)
     if not refs:
-        raise InputError("E554", f"no {by} has {min_docs}+ reference documents",
+        raise InputError("E754", f"no {by} has {min_docs}+ reference documents",
                          hint="freeze a single reference instead, or gather more validated notes per group")
     refset = {"format": SET_FORMAT, "version": FORMAT_VERSION, "by": by, "min_docs": min_docs,
               "references": refs, "too_small": small}
@@ -303,7 +303,7 @@ def check_drift_set(refset: Mapping[str, Any], notes: Sequence[Any],
                     **kwargs) -> DriftSetResult:
     """Check each group of the batch against its own reference; worst group wins."""
     if refset.get("format") != SET_FORMAT:
-        raise InputError("E551", "not a TIDE drift reference set", hint="freeze one with freeze_reference_set")
+        raise InputError("E751", "not a TIDE drift reference set", hint="freeze one with freeze_reference_set")
     by = refset["by"]
     results, unvalidated = {}, {}
     for value, group in _groups(list(notes), by).items():

@@ -64,7 +64,7 @@ def _as_callable(recognizers: RecognizerSet) -> tuple[Callable[[Note], list[Span
         return (lambda note: list(recognizers(note))), [getattr(recognizers, "__name__", "callable")]
     recs = list(recognizers)
     if not recs:
-        raise ConfigError("E545", "residual-PHI screen needs at least one recognizer",
+        raise ConfigError("E745", "residual-PHI screen needs at least one recognizer",
                           hint="pass a list of TideRecognizers or a callable note -> spans")
     names = []
     for r in recs:
@@ -115,7 +115,7 @@ def screen_released(notes: Iterable, recognizers: RecognizerSet, surrogate_aware
             if src is None and released_spans is not None:
                 src = released_spans.get(note.note_id, ())
             if src is None:
-                raise ConfigError("E546", f"surrogate-aware screen has no released spans for note {note.note_id!r}",
+                raise ConfigError("E746", f"surrogate-aware screen has no released spans for note {note.note_id!r}",
                                   hint="pass AnonymizedNote objects or released_spans={note_id: [...]}, "
                                        "or surrogate_aware=False to count every hit")
             ranges = [(int(s.out_start), int(s.out_end)) for s in src]

@@ -62,6 +62,10 @@ def run(args: argparse.Namespace) -> int:
         anon = anonymize_study(wh, args.study, args.key, provider, config, progress=not args.no_progress)
         print_anonymization(anon)
         _print_quality(wh, args.study, config, corpus)
+        sample = wh.read_table("tide_deid_notes", ["note_ref", "text"], where={"study": args.study, "key": args.key})
+        if sample.num_rows:
+            row = sample.slice(0, 1).to_pylist()[0]
+            print(f"\nfirst released note ({row['note_ref']}), first 400 characters:\n{row['text'][:400]}")
         print(f"\nresearchers query: SELECT note_ref, patient_ref, note_date, text FROM tide_deid_notes "
               f"WHERE study = '{args.study}' AND key = '{args.key}'  (duckdb {wh.url.split(':', 1)[1]})")
     finally:
@@ -70,14 +74,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_quality(wh, study, config, corpus) -> None:
-    """Recall/precision of the cached spans against the demo's gold annotations."""
-    try:
-        from tide_core.evaluation.scoring import score_documents
-    except ImportError:
-        return
+    """Recall/precision of the cached spans against the demo's gold annotations (tau = 0.8)."""
     from tide_core.cache.span_cache import SpanCache
+    from tide_core.evaluation.evaluate import evaluate
 
     spans = SpanCache(wh, config.tables).spans(study)
-    report = score_documents(corpus.gold, {d.note_id: spans.get(d.note_id, []) for d in corpus.gold})
-    print(f"demo quality vs gold (tau=0.8): micro recall {report.micro.recall:.3f}, "
-          f"precision {report.micro.precision:.3f}")
+    report = evaluate(corpus.gold, {d.note_id: spans.get(d.note_id, []) for d in corpus.gold}, n_resamples=0)
+    overall = report.primary.point["overall"]
+    print(f"demo quality vs gold (tau=0.8): micro recall {overall['micro_recall']:.3f}, "
+          f"precision {overall['micro_precision']:.3f}")
+    cats = report.primary.point["category"]
+    print("  recall by label: " + ", ".join(f"{k}={v['recall']:.2f}" for k, v in cats.items()
+                                            if v["recall"] is not None))

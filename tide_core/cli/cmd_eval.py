@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     out = report.to_dict()
     if args.external_gold:
         if not args.external_pred:
-            raise ConfigError("E518", "--external-gold needs --external-pred",
+            raise ConfigError("E718", "--external-gold needs --external-pred",
                               hint="pass system A's predictions on the external corpus")
         ext_xw = xw or (load_crosswalk("i2b2") if args.external_format == "i2b2" else None)
         ext_gold = load_gold(args.external_gold, args.external_format, ext_xw)

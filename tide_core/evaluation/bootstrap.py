@@ -76,7 +76,7 @@ class Intervals:
 def bootstrap_intervals(table: CountTable, n_resamples: int = N_RESAMPLES, seed: int = SEED,
                         level: float = 0.95) -> Intervals:
     if table.n_docs == 0:
-        raise InputError("E513", "cannot bootstrap an empty corpus", hint="evaluate at least one document")
+        raise InputError("E713", "cannot bootstrap an empty corpus", hint="evaluate at least one document")
     stats = resampled_stats(table, resample_weights(table.n_docs, n_resamples, seed))
     category: dict[str, dict[str, tuple]] = {lab: {} for lab in table.labels}
     overall: dict[str, tuple] = {}
@@ -122,10 +122,10 @@ def paired_recall_test(table_a: CountTable, table_b: CountTable, n_resamples: in
                        seed: int = SEED, level: float = 0.95) -> list[PairedResult]:
     """Recall difference B − A per category (plus micro) on identical document resamples."""
     if table_a.note_ids != table_b.note_ids or table_a.labels != table_b.labels:
-        raise InputError("E514", "paired test needs both systems scored on the same documents",
+        raise InputError("E714", "paired test needs both systems scored on the same documents",
                          hint="score system A and B against the same gold file")
     if table_a.n_docs == 0:
-        raise InputError("E513", "cannot bootstrap an empty corpus", hint="evaluate at least one document")
+        raise InputError("E713", "cannot bootstrap an empty corpus", hint="evaluate at least one document")
     w = resample_weights(table_a.n_docs, n_resamples, seed)
     sa, sb = resampled_stats(table_a, w), resampled_stats(table_b, w)
     tpa, _, fna = table_a.totals()

@@ -37,7 +37,7 @@ def read_brat_document(ann_path: str | Path, crosswalk: Crosswalk | None = None,
     ann_path = Path(ann_path)
     txt_path = ann_path.with_suffix(".txt")
     if not txt_path.exists():
-        raise InputError("E507", f"BRAT annotation {ann_path.name} has no matching .txt file",
+        raise InputError("E707", f"BRAT annotation {ann_path.name} has no matching .txt file",
                          hint="BRAT documents are pairs NAME.txt + NAME.ann in the same folder")
     crosswalk = crosswalk or identity_crosswalk()
     text = _read_text(txt_path)
@@ -49,11 +49,11 @@ def read_brat_document(ann_path: str | Path, crosswalk: Crosswalk | None = None,
             continue
         parts = line.split("\t")
         if len(parts) < 2:
-            raise InputError("E508", f"{ann_path.name} line {line_no}: malformed text-bound annotation",
+            raise InputError("E708", f"{ann_path.name} line {line_no}: malformed text-bound annotation",
                              hint="expected ID<TAB>LABEL START END<TAB>TEXT")
         head = parts[1].split(" ", 1)
         if len(head) != 2:
-            raise InputError("E508", f"{ann_path.name} line {line_no}: annotation has no offsets",
+            raise InputError("E708", f"{ann_path.name} line {line_no}: annotation has no offsets",
                              hint="expected LABEL START END")
         label_raw, offsets_raw = head
         try:
@@ -61,7 +61,7 @@ def read_brat_document(ann_path: str | Path, crosswalk: Crosswalk | None = None,
             if any(len(f) != 2 for f in frags):
                 raise ValueError
         except ValueError:
-            raise InputError("E508", f"{ann_path.name} line {line_no}: offsets are not integer pairs",
+            raise InputError("E708", f"{ann_path.name} line {line_no}: offsets are not integer pairs",
                              hint="write START END, fragments separated by ';'") from None
         ann_text = parts[2] if len(parts) > 2 else None
         if len(frags) > 1:
@@ -101,7 +101,7 @@ def read_brat(path: str | Path, crosswalk: Crosswalk | None = None,
     else:
         anns = []
     if not anns:
-        raise InputError("E507", f"no BRAT .ann files at {path}",
+        raise InputError("E707", f"no BRAT .ann files at {path}",
                          hint="pass a folder of NAME.txt + NAME.ann pairs or one .ann file")
     crosswalk = crosswalk or identity_crosswalk()
     docs, issues = [], []

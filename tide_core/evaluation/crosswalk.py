@@ -60,7 +60,7 @@ class Crosswalk:
         norm: dict[str, str | None] = {}
         for src, dst in self.mapping.items():
             if dst is not None and dst not in LABELS:
-                raise ConfigError("E500", f"crosswalk {self.name!r} maps {src!r} to unknown label {dst!r}",
+                raise ConfigError("E700", f"crosswalk {self.name!r} maps {src!r} to unknown label {dst!r}",
                                   hint=f"targets must be one of {', '.join(LABELS)} or null")
             norm[src.strip().upper()] = dst
         self.mapping = norm
@@ -82,7 +82,7 @@ class Crosswalk:
         if label_u in LABELS and not subtype:
             return label_u
         shown = f"{label_u}/{subtype.strip().upper()}" if subtype else label_u
-        raise InputError("E501", f"label {shown!r} is not in crosswalk {self.name!r}",
+        raise InputError("E701", f"label {shown!r} is not in crosswalk {self.name!r}",
                          hint="add it to the crosswalk file (map it to a TIDE label, or to null to exclude it)")
 
     def to_dict(self) -> dict:
@@ -103,14 +103,14 @@ def load_crosswalk(path: str | Path | None) -> Crosswalk:
         return i2b2_crosswalk()
     path = Path(path)
     if not path.exists():
-        raise ConfigError("E502", f"crosswalk file {path} does not exist",
+        raise ConfigError("E702", f"crosswalk file {path} does not exist",
                           hint="pass a .json or .csv crosswalk, or 'i2b2' for the built-in map")
     if path.suffix.lower() == ".csv":
         mapping: dict[str, str | None] = {}
         with path.open(newline="", encoding="utf-8") as fh:
             reader = csv.DictReader(fh)
             if not reader.fieldnames or not {"source", "target"} <= set(reader.fieldnames):
-                raise ConfigError("E503", f"crosswalk {path.name} needs the columns source,target",
+                raise ConfigError("E703", f"crosswalk {path.name} needs the columns source,target",
                                   hint="first line: source,target; leave target empty to exclude")
             for row in reader:
                 target = (row["target"] or "").strip()
@@ -119,11 +119,11 @@ def load_crosswalk(path: str | Path | None) -> Crosswalk:
     try:
         obj = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise ConfigError("E503", f"crosswalk {path.name} is not valid JSON (line {exc.lineno})",
+        raise ConfigError("E703", f"crosswalk {path.name} is not valid JSON (line {exc.lineno})",
                           hint='write {"map": {"EXTERNAL": "TIDE_LABEL" | null}}') from None
     mapping_obj: Mapping = obj.get("map", obj) if isinstance(obj, dict) else {}
     if not isinstance(mapping_obj, Mapping) or not mapping_obj:
-        raise ConfigError("E503", f"crosswalk {path.name} holds no mapping",
+        raise ConfigError("E703", f"crosswalk {path.name} holds no mapping",
                           hint='write {"map": {"EXTERNAL": "TIDE_LABEL" | null}}')
     return Crosswalk({str(k): (None if v is None else str(v).upper()) for k, v in mapping_obj.items()},
                      name=str(obj.get("name", path.stem)) if isinstance(obj, dict) else path.stem)

@@ -69,13 +69,13 @@ class RecallDropDecomposition:
 
 def decompose_recall_drop(table_a: CountTable, table_b: CountTable) -> RecallDropDecomposition:
     if table_a.labels != table_b.labels:
-        raise InputError("E515", "both corpora must be scored over the same labels",
+        raise InputError("E715", "both corpora must be scored over the same labels",
                          hint="apply the same crosswalk to both corpora")
     tpa, _, fna = table_a.totals()
     tpb, _, fnb = table_b.totals()
     na, nb = tpa + fna, tpb + fnb
     if na.sum() == 0 or nb.sum() == 0:
-        raise InputError("E515", "a corpus without gold spans has no recall to decompose",
+        raise InputError("E715", "a corpus without gold spans has no recall to decompose",
                          hint="check that the gold files were read with the right crosswalk")
     sa, sb = na / na.sum(), nb / nb.sum()
     cats: list[CategoryShift] = []

@@ -35,7 +35,7 @@ def _pred_map(gold: Sequence[GoldDoc], pred: Predictions, check_text: bool) -> t
         texts = {d.note_id: d.text for d in pred if d.text}
     mismatched = [nid for nid, t in texts.items() if nid in gold_ids and t != gold_ids[nid].text]
     if check_text and mismatched:
-        raise InputError("E516", f"{len(mismatched)} prediction documents have a different text than the "
+        raise InputError("E716", f"{len(mismatched)} prediction documents have a different text than the "
                                  f"gold (first: note {sorted(mismatched)[0]!r})",
                          hint="predictions must be made on the gold text; re-run recognition on the gold file")
     info = {"n_pred_docs": len(spans), "gold_without_pred": sum(1 for n in gold_ids if n not in spans),
@@ -133,10 +133,10 @@ def evaluate(gold: Sequence[GoldDoc], pred: Predictions, *, pred_b: Predictions 
              names: tuple[str, str] = ("A", "B"), check_text: bool = True) -> EvalReport:
     """Score ``pred`` (and optionally ``pred_b``) against ``gold``; see the module docstring."""
     if not gold:
-        raise InputError("E513", "no gold documents to evaluate", hint="check the --gold path and --format")
+        raise InputError("E713", "no gold documents to evaluate", hint="check the --gold path and --format")
     ids = [d.note_id for d in gold]
     if len(set(ids)) != len(ids):
-        raise InputError("E506", "gold note ids are not unique", hint="each gold document needs its own note_id")
+        raise InputError("E706", "gold note ids are not unique", hint="each gold document needs its own note_id")
     spans_a, info_a = _pred_map(gold, pred, check_text)
     systems = [score_system(names[0], gold, spans_a, tau, sensitivity_taus, labels, n_resamples, seed)]
     pairing = {names[0]: info_a}

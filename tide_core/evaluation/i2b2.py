@@ -49,11 +49,11 @@ def read_i2b2_document(path: str | Path, crosswalk: Crosswalk | None = None, *, 
     try:
         root = ET.parse(path).getroot()
     except ET.ParseError as exc:
-        raise InputError("E509", f"{path.name} is not well-formed XML (line {exc.position[0]})",
+        raise InputError("E709", f"{path.name} is not well-formed XML (line {exc.position[0]})",
                          hint="i2b2 files need <TEXT><![CDATA[...]]></TEXT> and <TAGS>") from None
     text_el = root.find("TEXT")
     if text_el is None or text_el.text is None:
-        raise InputError("E509", f"{path.name} has no <TEXT> element", hint="expected <TEXT><![CDATA[...]]></TEXT>")
+        raise InputError("E709", f"{path.name} has no <TEXT> element", hint="expected <TEXT><![CDATA[...]]></TEXT>")
     text = text_el.text
     note_id = path.stem
     spans: list[Span] = []
@@ -64,13 +64,13 @@ def read_i2b2_document(path: str | Path, crosswalk: Crosswalk | None = None, *, 
         try:
             start, end = int(tag.get("start", "")), int(tag.get("end", ""))
         except ValueError:
-            raise InputError("E510", f"{path.name} tag {tag_id}: start/end are not integers",
+            raise InputError("E710", f"{path.name} tag {tag_id}: start/end are not integers",
                              hint="every PHI tag needs integer start and end attributes") from None
         surface = tag.get("text")
         if surface is not None and text[start:end] != surface:
             new = _relocate(text, surface, start, search_window)
             if strict:
-                raise InputError("E511", f"{path.name} tag {tag_id}: offsets [{start}, {end}) do not "
+                raise InputError("E711", f"{path.name} tag {tag_id}: offsets [{start}, {end}) do not "
                                          "match the tag text" + (f" (found {new - start:+d} chars away)"
                                                                  if new is not None else ""),
                                  hint="fix the offsets, or read with strict=False to relocate them")
@@ -99,7 +99,7 @@ def read_i2b2(path: str | Path, crosswalk: Crosswalk | None = None, **kwargs) ->
     path = Path(path)
     files = sorted(path.rglob("*.xml")) if path.is_dir() else ([path] if path.exists() else [])
     if not files:
-        raise InputError("E509", f"no i2b2 XML files at {path}", hint="pass a folder of *.xml or one file")
+        raise InputError("E709", f"no i2b2 XML files at {path}", hint="pass a folder of *.xml or one file")
     crosswalk = crosswalk or i2b2_crosswalk()
     docs, issues = [], []
     for f in files:

@@ -31,7 +31,7 @@ def read_jsonl_docs(path: str | Path, crosswalk: Crosswalk | None = None, *,
     """Read a JSONL file of documents.  Offsets outside the text are reported, not scored."""
     path = Path(path)
     if not path.exists():
-        raise InputError("E504", f"file {path} does not exist", hint="check the --gold/--pred path")
+        raise InputError("E704", f"file {path} does not exist", hint="check the --gold/--pred path")
     docs: list[GoldDoc] = []
     issues: list[ReaderIssue] = []
     seen: set[str] = set()
@@ -42,26 +42,26 @@ def read_jsonl_docs(path: str | Path, crosswalk: Crosswalk | None = None, *,
             try:
                 obj = json.loads(raw)
             except json.JSONDecodeError as exc:
-                raise InputError("E505", f"{path.name} line {line_no}: invalid JSON at column {exc.colno}",
+                raise InputError("E705", f"{path.name} line {line_no}: invalid JSON at column {exc.colno}",
                                  hint="one JSON object per line") from None
             if not isinstance(obj, dict) or not isinstance(obj.get("note_id"), str):
-                raise InputError("E505", f"{path.name} line {line_no}: no string note_id",
+                raise InputError("E705", f"{path.name} line {line_no}: no string note_id",
                                  hint='each line needs {"note_id": str, "spans": [...]}')
             note_id = obj["note_id"]
             if note_id in seen:
-                raise InputError("E506", f"{path.name} line {line_no}: note {note_id!r} appears twice",
+                raise InputError("E706", f"{path.name} line {line_no}: note {note_id!r} appears twice",
                                  hint="write each document once (merge its spans into one line)")
             seen.add(note_id)
             text = obj.get("text")
             if text is None and require_text:
-                raise InputError("E505", f"{path.name} line {line_no}: note {note_id!r} has no text",
+                raise InputError("E705", f"{path.name} line {line_no}: note {note_id!r} has no text",
                                  hint="gold documents need their text")
             spans: list[Span] = []
             for i, rs in enumerate(obj.get("spans") or []):
                 try:
                     start, end, label = int(rs["start"]), int(rs["end"]), str(rs["label"])
                 except (KeyError, TypeError, ValueError):
-                    raise InputError("E505", f"{path.name} line {line_no}: note {note_id!r} span #{i} "
+                    raise InputError("E705", f"{path.name} line {line_no}: note {note_id!r} span #{i} "
                                              "lacks integer start/end and a label",
                                      hint='spans look like {"start": 0, "end": 4, "label": "DATE"}') from None
                 if crosswalk is not None:
@@ -70,7 +70,7 @@ def read_jsonl_docs(path: str | Path, crosswalk: Crosswalk | None = None, *,
                         continue
                     label = target
                 elif label not in LABELS:
-                    raise InputError("E501", f"{path.name} line {line_no}: note {note_id!r} span #{i} "
+                    raise InputError("E701", f"{path.name} line {line_no}: note {note_id!r} span #{i} "
                                              f"has label {label!r}, not a TIDE label",
                                      hint="pass --crosswalk FILE to map external labels")
                 if start < 0 or end <= start or (text is not None and end > len(text)):

@@ -23,7 +23,7 @@ def load_gold(path: str | Path, fmt: str = "jsonl", crosswalk: Crosswalk | None 
         return read_brat(path, crosswalk)
     if fmt == "i2b2":
         return read_i2b2(path, crosswalk)
-    raise ConfigError("E517", f"unknown gold format {fmt!r}", hint=f"use one of {', '.join(FORMATS)}")
+    raise ConfigError("E717", f"unknown gold format {fmt!r}", hint=f"use one of {', '.join(FORMATS)}")
 
 
 def load_predictions(path: str | Path, crosswalk: Crosswalk | None = None) -> LoadedDocs:

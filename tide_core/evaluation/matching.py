@@ -64,7 +64,7 @@ def _key(s: Span) -> tuple:
 def match_document(gold: Sequence[Span], pred: Sequence[Span], tau: float = 0.8) -> DocumentMatch:
     if not 0.0 < tau <= 1.0:
         from tide_core.errors import ConfigError
-        raise ConfigError("E512", f"overlap threshold tau={tau} outside (0, 1]", hint="use e.g. 0.8 or 0.5")
+        raise ConfigError("E712", f"overlap threshold tau={tau} outside (0, 1]", hint="use e.g. 0.8 or 0.5")
     g_sorted = tuple(sorted(gold, key=_key))
     p_sorted = tuple(sorted(pred, key=_key))
     pairs: list[tuple[int, int, float]] = []

@@ -64,7 +64,7 @@ def _month_alternation() -> str:
 
 
 MONTH = _month_alternation()
-DAY = r"(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?"
+DAY = r"(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th|ST|ND|RD|TH)?"
 NUM_DAY = r"(?:3[01]|[12]\d|0?[1-9])"
 NUM_MONTH = r"(?:1[0-2]|0?[1-9])"
 YEAR4 = r"(?:19|20)\d{2}"
@@ -119,17 +119,17 @@ _NOT_NAME = (
     "Friday", "Saturday", "Sunday", "He", "She", "They", "His", "Her", "Their", "We", "I", "It",
     "Follow", "Followup", "Recommend", "Recommended", "Agrees", "Noted", "Reports", "Denies", "Also",
     "Room", "Rm", "Bed", "Bay", "Ward", "Floor", "Rehab", "Home", "Emergency", "Triage", "Telemetry", "Stepdown",
-    "Observation", "Pharmacy", "Lab", "Labs", "Imaging", "Dear", "License", "Shift", "Night", "Day", "Last", "Came", "Re", "Ref", "Referral", "Consult", "Progress",
+    "Observation", "Age", "Sex", "Dob", "Mrn", "Pharmacy", "Lab", "Labs", "Imaging", "Dear", "License", "Shift", "Night", "Day", "Last", "Came", "Re", "Ref", "Referral", "Consult", "Progress",
     "Practitioner", "Assistant", "Manager", "Worker", "Physician", "Provider", "Nurse", "Resident", "Fellow",
 ) + _MONTH_WORDS
 _NOT_NAME_ALT = word_alternation(_NOT_NAME) + r"\b"
 _NOT_NAME_UPPER_ALT = word_alternation({w.upper() for w in _NOT_NAME} | {
-    "SEE", "SAW", "PLAN", "NOTE", "HPI", "CT", "MRI", "ED", "ICU", "OR", "PT", "HX", "FHX", "PMH", "ROS",
+    "SEE", "SAW", "DOB", "MRN", "SEX", "PLAN", "NOTE", "HPI", "CT", "MRI", "ED", "ICU", "OR", "PT", "HX", "FHX", "PMH", "ROS",
     "STAT", "PRN", "BID", "TID", "QID", "PO", "IV", "IM", "NPO", "WITH", "FOR", "AND", "THE", "TO", "AT",
     "ON", "IN", "OF", "IS", "WAS", "HAS", "DR", "FROM", "BY", "PER", "VIA", "HOME", "MEDS", "PAGER",
     "PAGE", "CALL", "RETURN", "FOLLOW", "UP", "CONSULT", "CONSULTATION", "REPORT", "RESULTS", "LAB"}) + r"\b"
 _PARTICLE = r"(?:van|von|de|der|den|du|da|di|del|della|la|le|al|el|bin|ben|dos|das|ter|ten|St\.)"
-NAME_TOKEN = r"(?=[A-Z])(?!" + _NOT_NAME_ALT + r")(?:[A-Z]'|Mc|Mac|De|Di|La|Le)?[A-Z][a-z]+(?:-[A-Z][a-z]+)*(?![A-Za-z])"
+NAME_TOKEN = r"(?=[A-Z])(?!" + _NOT_NAME_ALT + r")(?:[A-Z]'|Mc|Mac|De|Di|La|Le)?[A-Z][a-z]+(?:-[A-Za-z][a-z]+)*(?![A-Za-z])"
 UPPER_TOKEN = r"(?=[A-Z][A-Z'])(?!" + _NOT_NAME_UPPER_ALT + r")(?:[A-Z]')?[A-Z]{2,}(?:-[A-Z]{2,})*(?![\w'])"
 INITIAL = r"[A-Z]\.(?!\w)"
 _BARE_INITIAL = r"[A-Z](?![\w'.-])"
@@ -158,7 +158,7 @@ DATE_CONTEXT = ("date", "dated", "on", "since", "dob", "born", "admitted", "admi
                 "started", "last", "next", "scheduled", "returned", "follow-up", "followup", "f/u",
                 "appointment", "appt", "effective", "as of", "before", "after", "by", "due", "procedure", "collected",
                 "see", "between", "drawn", "received", "performed", "taken", "obtained", "done", "week of",
-                "expires", "expired", "onset", "reported", "resulted", "signed", "day")
+                "expires", "expired", "expected", "pending", "onset", "reported", "resulted", "signed", "day")
 PHONE_CONTEXT = ("phone", "tel", "telephone", "cell", "mobile", "call", "called", "pager", "page",
                  "fax", "contact", "reach", "reached", "reachable", "ph", "number", "home", "work", "office", "#",
                  "questions", "at", "via", "tel.", "phone:", "callback", "voicemail")
@@ -343,10 +343,10 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                "LOCATION", 0.85, groups=(("state", "LOCATION"), ("zip", "LOCATION")), anchor=r"\d{5}", anchor_window=(40, 12)),
     PhiPattern("city_state", r"(?<![\w])(?P<city>" + CITY + r"), (?P<state>"
                + _STATE_SAFE_ALT + "|" + _STATE_NAME_ALT + r")(?!\.?,?\s*\d)", "LOCATION", 0.7,
-               groups=(("city", "LOCATION"), ("state", "LOCATION")), anchor=r", (?:" + "|".join(STATE_ABBR) + r")\b|, " + _STATE_NAME_ALT, anchor_window=(60, 20)),
-    PhiPattern("city_after_lives", r"\b(?i:lives|living|resides|residing|moved|relocated|born|grew\s+up|near|visiting\s+from|"
-               r"vacation\s+in|travel(?:l?ed)?\s+to|trip\s+to|home\s+in|house\s+in)\s+(?:(?i:in|to|near|from|at)\s+)?"
-               r"(?P<phi>" + CITY_CAP + r")(?![\w]| [A-Z])", "LOCATION", 0.6, validator="not_state_word", anchor=r"\b(?i:lives|living|resides|residing|moved|relocated|born|grew|near|visiting|vacation|travel|trip|home|house)", anchor_window=(2, 60)),
+               validator="city_not_after_name", groups=(("city", "LOCATION"), ("state", "LOCATION")), anchor=r", (?:" + "|".join(STATE_ABBR) + r")\b|, " + _STATE_NAME_ALT, anchor_window=(60, 20)),
+    PhiPattern("city_after_lives", r"\b(?:[Ll]ives|[Ll]iving|[Rr]esides|[Rr]esiding|[Mm]oved|[Rr]elocated|[Bb]orn|[Gg]rew up|near|[Vv]isiting from|"
+               r"vacation in|travel(?:l?ed)? to|trip to|home in|house in) (?:(?:in|to|near|from|at) )?"
+               r"(?P<phi>" + CITY_CAP + r")(?![\w]| [A-Z])", "LOCATION", 0.6, validator="not_state_word", anchor=r"\b(?:[Ll]ives|[Ll]iving|[Rr]esid|[Mm]oved|[Rr]elocated|[Bb]orn|[Gg]rew|near|[Vv]isiting|vacation|travel|trip|home|house)", anchor_window=(2, 60)),
     PhiPattern("zip_context", r"\b(?i:zip(?:\s*code)?|zipcode|postal\s+code)\s*[:#]?\s*(?P<phi>" + ZIP + ")", "LOCATION", 0.85),
     PhiPattern("state_name", r"(?<![\w])(?P<phi>" + _STATE_NAME_ALT + ")", "LOCATION", 0.6, validator="state_name", anchor=_STATE_NAME_ALT, anchor_window=(2, 25)),
     PhiPattern("country_name", r"(?<![\w])(?P<phi>" + _COUNTRY_ALT + r")(?![\w]| [A-Z][a-z])", "LOCATION", 0.6, anchor=_COUNTRY_ALT, anchor_window=(2, 25)),
@@ -390,7 +390,7 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                r"\b(?i:granddaughter|grandson|daughter|son|wife|husband|mother|father|brother|sister|spouse|partner|niece|"
                r"nephew|aunt|uncle|cousin|friend|caregiver|guardian|grandmother|grandfather|fianc[eé]e?|boyfriend|"
                r"girlfriend|stepdaughter|stepson|stepmother|stepfather|neighbor|roommate|mom|dad|sibling)"
-               r"(?:,| (?:is|was|named))? (?:\([\w ]+\) )?(?P<phi>" + NAME_PLAIN + ")", "PATIENT", 0.65, anchor=r"(?i:daughter|\bson\b|wife|husband|mother|father|brother|sister|spouse|partner|niece|nephew|aunt|uncle|cousin|friend|caregiver|guardian|fianc|boyfriend|girlfriend|neighbor|roommate|\bmom\b|\bdad\b|sibling)", anchor_window=(25, 60)),
+               r"(?:,| (?:is|was|named))? (?:\([\w ]+\) )?(?P<phi>" + NAME_PLAIN + ")", "PATIENT", 0.65, anchor=r"(?:[Dd]aughter|[Ss]on|[Ww]ife|[Hh]usband|[Mm]other|[Ff]ather|[Bb]rother|[Ss]ister|[Ss]pouse|[Pp]artner|[Nn]iece|[Nn]ephew|[Aa]unt|[Uu]ncle|[Cc]ousin|[Ff]riend|[Cc]aregiver|[Gg]uardian|[Ff]ianc|[Bb]oyfriend|[Gg]irlfriend|[Nn]eighbor|[Rr]oommate|[Mm]om|[Dd]ad|[Ss]ibling)", anchor_window=(25, 60)),
     # ------------------------------------------------------------------ HOSPITAL (weak; gazetteer is primary)
     PhiPattern("hospital_name",
                r"(?<![\w])(?P<phi>(?:(?:St|Saint|ST)\.? )?" + _HOSP_TOKEN + r"(?:(?: | and | & | de | of the | of )" + _HOSP_TOKEN

@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 
 from tide_core.errors import ConfigError
 from tide_core.recognizers.base import TideRecognizer
-from tide_core.recognizers.patterns import _NAME_LIKE_STATES, DEFAULT_PATTERNS, STATE_NAMES, PhiPattern
+from tide_core.recognizers.patterns import _NAME_LIKE_STATES, DEFAULT_PATTERNS, STATE_NAMES, STREET_SUFFIX, PhiPattern
 from tide_core.resolve import ResolutionPolicy, resolve_spans
 from tide_core.spans import RecognizerResult, Span
 from tide_core.types import LABELS
@@ -97,6 +97,16 @@ def _valid_two_tokens(m: re.Match, s: int, e: int, text: str) -> bool:
     return "," in value or len(value.split()) >= 2
 
 
+_AFTER_STREET = re.compile(r"(?:" + STREET_SUFFIX + r"|Apt|Suite|Ste|Unit|Box|Floor|Fl)\.?, $")
+_NAME_COMMA_BEFORE = re.compile(r"(?:^|[^\w,.] ?)[A-Z][A-Za-z'-]+, $")
+
+
+def _valid_city_not_after_name(m: re.Match, s: int, e: int, text: str) -> bool:
+    """Reject "Berry, Krzysztof, MA": a city right after "Word, " is usually a "Last, First" name."""
+    before = text[max(0, s - 30):s]
+    return not _NAME_COMMA_BEFORE.search(before) or bool(_AFTER_STREET.search(before))
+
+
 def _valid_not_state_word(m: re.Match, s: int, e: int, text: str) -> bool:
     return text[s:e] not in _STATE_NAME_SET
 
@@ -118,7 +128,7 @@ VALIDATORS: dict[str, Callable[[re.Match, int, int, str], bool]] = {
     "date_mdy": _valid_mdy, "date_ymd": _valid_ymd, "year_range": _valid_year_range,
     "phone": _valid_phone, "ssn": _valid_ssn, "id_token": _valid_id_token, "age": _valid_age,
     "state_name": _valid_state_name, "month_day": _valid_month_day, "initials": _valid_initials,
-    "two_tokens": _valid_two_tokens, "not_state_word": _valid_not_state_word,
+    "two_tokens": _valid_two_tokens, "city_not_after_name": _valid_city_not_after_name, "not_state_word": _valid_not_state_word,
 }
 
 

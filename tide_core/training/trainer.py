@@ -179,7 +179,7 @@ def train_token_classifier(docs: Sequence[Any], output_dir: str | os.PathLike, c
             opt.zero_grad(set_to_none=True)
             step += 1
             n_tokens += int(mask.sum())
-            loss = float(out.loss)
+            loss = float(out.loss.detach())
             ema = loss if ema is None else 0.95 * ema + 0.05 * loss
             if bar is not None:
                 bar.update(1)
