@@ -148,3 +148,12 @@ def test_pseudonyms_are_stable_opaque_and_keyed():
 def test_empty_span_list_returns_the_text_unchanged():
     out = Anonymizer(KA).anonymize(_note(text="No PHI here."), [])
     assert out.text == "No PHI here." and out.spans == ()
+
+
+def test_anonymizer_pickles_for_ray_workers_and_gives_identical_output():
+    import pickle
+    a = Anonymizer(KA, on_unparseable_date="quarantine")
+    b = pickle.loads(pickle.dumps(a))
+    assert b.on_unparseable_date == "quarantine" and b.keyring.fingerprint == KA.fingerprint
+    assert b.anonymize(_note(), _spans(TEXT)) == a.anonymize(_note(), _spans(TEXT))
+    assert "secret" not in repr(b.keyring) and KA.subkey("id").hex() not in repr(b.config())

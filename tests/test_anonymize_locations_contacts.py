@@ -81,6 +81,8 @@ def test_facilities_keep_their_type():
     a = [surrogate_hospital(KA, h) for h in hospitals]
     assert all(x != h for x, h in zip(a, hospitals))                  # listed: a derangement
     assert sum(x != surrogate_hospital(KB, h) for x, h in zip(a, hospitals)) > 280   # a new key remaps
+    acr = surrogate_hospital(KA, "UCSF")
+    assert re.fullmatch(r"[A-Z]{4}", acr) and all(a != b for a, b in zip(acr, "UCSF"))
     with pytest.raises(AnonymizationError):
         surrogate_hospital(KA, "--")
 

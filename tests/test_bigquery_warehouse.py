@@ -241,12 +241,18 @@ def test_sql_ddl_matches_arrow_schemas_and_queries_run(emulator):
     from tide_core.io.bigquery_warehouse import bq_type
 
     wh = _open(emulator, "ddl")
+    from tide_core.assurance.audit_table import AUDITS
+    from tide_etl.release_summary import RELEASES
+
     ddl = sorted((SQL_DIR / "ddl").glob("*.sql"))
-    assert len(ddl) == len(tables.SCHEMAS)
+    expected = {f"tide_{kind}": schema for kind, schema in tables.SCHEMAS.items()}
+    expected.update({"tide_audits": AUDITS, "tide_releases": RELEASES})
+    assert len(ddl) == len(expected)
     for f in ddl:
         wh.run_sql_file(f)
-    for kind, schema in tables.SCHEMAS.items():
-        t = wh.client.get_table(wh.table_id(f"tide_{kind}"))
+    for name, schema in expected.items():
+        kind = name
+        t = wh.client.get_table(wh.table_id(name))
         legacy = {"INTEGER": "INT64", "FLOAT": "FLOAT64", "BOOLEAN": "BOOL"}   # REST reports legacy names
         assert [(c.name, legacy.get(c.field_type, c.field_type)) for c in t.schema] == \
             [(f.name, bq_type(f.type)) for f in schema], kind
@@ -257,8 +263,18 @@ def test_sql_ddl_matches_arrow_schemas_and_queries_run(emulator):
     wh.replace_partition("tide_released_spans", spans, {"study": "s1", "key": "k1"})
     for f in sorted((SQL_DIR / "views").glob("*.sql")):
         wh.run_sql_file(f)
+
+    def gate(study, key, passed):
+        row = {"study": study, "key": key, "n_in": 3, "n_released": 3, "n_quarantined": 0, "n_spans": 1,
+               "spans_by_label": "{}", "gate_passed": passed, "decided_at": NOW}
+        wh.replace_partition("tide_releases", pa.Table.from_pylist([row], schema=RELEASES), {"study": study, "key": key})
+
+    wh.replace_partition("tide_deid_notes", _deid("s1", "k2", 2), {"study": "s1", "key": "k2"})
+    gate("s1", "k1", True)
+    gate("s1", "k2", False)          # not validated: invisible to researchers
     released = wh.sql(f"SELECT * FROM `{PROJECT}.ddl.released_notes`")
     assert released.num_rows == 3 and "note_id" not in released.column_names
+    assert set(released.column("key").to_pylist()) == {"k1"}
     params = {"study": "s1", "key": "k1", "term": "ok"}
     results = {}
     for f in sorted((SQL_DIR / "queries").glob("*.sql")):
@@ -268,5 +284,57 @@ def test_sql_ddl_matches_arrow_schemas_and_queries_run(emulator):
     assert results["03_phi_spans_by_label"].to_pylist() == [
         {"label": "DATE", "operator": "date_shift", "n_spans": 1, "n_notes": 1}]
     assert results["04_search_released_text"].num_rows == 3
-    assert results["05_release_status"].to_pylist()[0]["n_released"] == 3
+    status = {r["key"]: r for r in results["05_release_status"].to_pylist()}
+    assert status["k1"]["n_released"] == 3 and status["k2"]["n_released"] == 2
+    wh.close()
+
+
+def test_dagster_release_on_bigquery(emulator, tmp_path):
+    """The real engine through the Dagster assets, on the BigQuery backend: recognition, a release, checks."""
+    import warnings
+
+    import dagster as dg
+
+    from tide_core.anonymize.keys import FileKeyProvider
+    from tide_core.synth import generate_demo_corpus
+    from tide_etl import build_defs
+    from tide_etl.partitions import release_key
+    from tide_etl.resources import KeyProviderResource, ReleaseGateResource, TideConfigResource, WarehouseResource
+
+    warnings.filterwarnings("ignore", category=dg.BetaWarning)
+    corpus = generate_demo_corpus(seed=7)
+    notes = corpus.notes[:12]
+    wh = _open(emulator, "dg")
+    wh.replace_table("notes", pa.Table.from_pylist([
+        {"note_id": n.note_id, "patient_id": n.patient_id, "text": n.text, "study": "bq1",
+         **{k: n.metadata.get(k) for k in ("note_date", "note_type", "source", "site")}} for n in notes]))
+    wh.replace_table("patients", pa.Table.from_pylist(
+        [{k: (None if v is None else str(v)) for k, v in p.items()} for p in corpus.patients]))
+    FileKeyProvider(tmp_path / "keys").create("bq1", "k1")
+    resources = {"warehouse": WarehouseResource(url=f"bigquery:{PROJECT}.dg", api_endpoint=emulator["rest"],
+                                                storage_endpoint=emulator["grpc"], anonymous=True),
+                 "tide_config": TideConfigResource(preset="rules"),
+                 "key_provider": KeyProviderResource(key_dir=str(tmp_path / "keys")), "gate": ReleaseGateResource()}
+    defs = build_defs(resources)
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("study", ["bq1"])
+    instance.add_dynamic_partitions("key", ["k1"])
+    rec = defs.resolve_job_def("recognition_job").execute_in_process(partition_key="bq1", instance=instance)
+    assert rec.success
+    n_spans = wh.count("tide_spans", {"study": "bq1"})
+    assert n_spans > 0
+    rel = defs.resolve_job_def("release_job").execute_in_process(
+        partition_key=release_key("bq1", "k1"), instance=instance, raise_on_error=False)
+    checks = {e.event_specific_data.check_name: e.event_specific_data.passed
+              for e in rel.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"}
+    assert checks["rows_accounted"] and checks["offsets_in_text"] and checks["versions_recorded"]
+    n_rel = wh.count("tide_deid_notes", {"study": "bq1", "key": "k1"})
+    assert n_rel + wh.count("tide_quarantine", {"study": "bq1", "key": "k1"}) == len(notes)
+    # a rerun replaces, never duplicates, on BigQuery too
+    rec2 = defs.resolve_job_def("recognition_job").execute_in_process(partition_key="bq1", instance=instance)
+    assert rec2.success and wh.count("tide_spans", {"study": "bq1"}) == n_spans
+    defs.resolve_job_def("release_job").execute_in_process(partition_key=release_key("bq1", "k1"),
+                                                          instance=instance, raise_on_error=False)
+    assert wh.count("tide_deid_notes", {"study": "bq1", "key": "k1"}) == n_rel
+    assert wh.read_path == "storage"
     wh.close()

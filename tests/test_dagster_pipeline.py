@@ -220,8 +220,8 @@ def test_definitions_load():
                       "release_gate"}
     assert {j.name for j in defs.get_repository_def().get_all_jobs()} >= {
         "recognition_job", "release_job", "release_checks_job"}
-    assert defs.get_schedule_def("nightly_release_schedule").cron_schedule
-    assert defs.get_sensor_def("tide_partitions_sensor") and defs.get_sensor_def("release_after_recognition")
+    assert defs.resolve_schedule_def("nightly_release_schedule").cron_schedule
+    assert defs.resolve_sensor_def("tide_partitions_sensor") and defs.resolve_sensor_def("release_after_recognition")
 
 
 def test_whole_graph_two_studies_two_keys(env: Env, released: dict):

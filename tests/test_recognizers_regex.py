@@ -191,3 +191,11 @@ def test_fingerprint_is_stable_across_processes():
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip() for seed in ("1", "2")}
     assert outs == {RegexRecognizer().fingerprint()}
+
+
+def test_names_in_lists_and_relatives():
+    assert found("-- Berry, Krzysztof, MA   Billing") == []          # MA credential, not Massachusetts
+    assert ("LOCATION", "Boston") in found("Seen at 12 Oak St, Boston, MA today")
+    assert ("PATIENT", "Soo-jin Adams") in found("arranged through his niece, Soo-jin Adams. Thanks")
+    assert ("PATIENT", "ESTRADA") in found("MRS. ESTRADA, AGE 11, CAME IN")
+    assert ("DATE", "AUGUST 9TH, 2024") in found("ADMITTED ........ AUGUST 9TH, 2024 FACILITY")

@@ -4,11 +4,15 @@ The facility *type* is utility, not identity: ``Stanford Children's Hospital`` b
 children's hospital, ``Acme Logistics Inc.`` another ``... Inc.``.  The surrogate is drawn from the
 list entries with the same type suffix (a keyed derangement when the value is itself listed, else
 a keyed index: collisions follow the birthday bound for the group size), written in the
-original's capitalisation pattern (UPPER / lower / as listed).
+original's capitalisation pattern (UPPER / lower / as listed).  An all-caps acronym (``SHC``)
+becomes another acronym of the same length (letters by a keyed derangement of A-Z).
 """
 from __future__ import annotations
 
+import re
+
 from tide_core.anonymize.keys import KeyRing
+from tide_core.anonymize.small_domain import permutation
 from tide_core.anonymize.surrogates import case_like, load_list, norm, with_suffix
 from tide_core.errors import AnonymizationError
 
@@ -36,6 +40,9 @@ def _facility(keyring: KeyRing, domain: str, list_name: str, types: tuple[str, .
     if not any(c.isalnum() for c in value):
         raise AnonymizationError("E440", f"{list_name} span has no letters or digits",
                                  hint="the span must contain the facility or organisation name")
+    if re.fullmatch(r"[A-Z&]{2,6}", value.strip()):       # an acronym ("SHC", "UCSF") stays an acronym
+        p = permutation(keyring.subkey(domain), b"acronym", 26)
+        return "".join(chr(65 + p.derange(ord(c) - 65)) if c.isalpha() else c for c in value)
     t = _type_of(value, types)
     lst = (with_suffix(list_name, t) if t else None) or load_list(list_name)
     return case_like(value, lst.choose(keyring, domain, value))

@@ -41,7 +41,8 @@ _DATASET = re.compile(r"^[A-Za-z0-9_]{1,1024}$")
 #: Columns TIDE tables are clustered by, in this order, when present (BigQuery allows four).
 CLUSTER_COLUMNS = ("study", "key", "note_id")
 #: The first of these timestamp columns present becomes the (monthly) time-partitioning column.
-PARTITION_TIME_COLUMNS = ("created_at", "recognized_at", "released_at", "quarantined_at", "started_at")
+PARTITION_TIME_COLUMNS = ("created_at", "recognized_at", "released_at", "quarantined_at", "started_at",
+                          "audited_at", "decided_at")
 STAGING_PREFIX = "_tide_stage_"
 
 ENV_API_ENDPOINT = "TIDE_BQ_API_ENDPOINT"

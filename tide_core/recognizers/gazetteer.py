@@ -38,6 +38,7 @@ class Match:
     start: int
     end: int
     payload: Any
+    key: str = ""
 
 
 class AhoMatcher:
@@ -48,16 +49,14 @@ class AhoMatcher:
     """
 
     def __init__(self) -> None:
-        self._terms: dict[str, list[Hashable]] = {}
+        self._terms: dict[str, dict[Hashable, None]] = {}   # term -> payloads (an ordered set)
         self._automaton = None
 
     def add(self, term: str, payload: Hashable) -> None:
         key = _lower_same_length(term.strip())
         if not key:
             return
-        bucket = self._terms.setdefault(key, [])
-        if payload not in bucket:
-            bucket.append(payload)
+        self._terms.setdefault(key, {})[payload] = None
         self._automaton = None
 
     def __len__(self) -> int:
@@ -68,7 +67,7 @@ class AhoMatcher:
 
         automaton = ahocorasick.Automaton()
         for key, payloads in self._terms.items():
-            automaton.add_word(key, (len(key), tuple(payloads)))
+            automaton.add_word(key, (key, tuple(payloads)))
         if len(self._terms):
             automaton.make_automaton()
         self._automaton = automaton
@@ -82,13 +81,13 @@ class AhoMatcher:
         low = _lower_same_length(text)
         n = len(text)
         out = []
-        for end_idx, (length, payloads) in self._automaton.iter(low):  # type: ignore[union-attr]
-            start, end = end_idx - length + 1, end_idx + 1
+        for end_idx, (key, payloads) in self._automaton.iter(low):  # type: ignore[union-attr]
+            start, end = end_idx - len(key) + 1, end_idx + 1
             if _is_word(text[start]) and start > 0 and _is_word(text[start - 1]):
                 continue
             if _is_word(text[end - 1]) and end < n and _is_word(text[end]):
                 continue
-            out.append(Match(start, end, payloads))
+            out.append(Match(start, end, payloads, key))
         return out
 
     def find(self, text: str) -> list[Match]:

@@ -176,6 +176,8 @@ class KnownPHIRecognizer(TideRecognizer):
         self.score = float(score)
         self.match_any_patient = bool(match_any_patient)
         self._matcher = AhoMatcher()
+        # lowered surface -> {patient_id: labels}; the automaton only finds surfaces, this says whose they are
+        self._owners: dict[str, dict[str, set[str]]] = {}
         digest = hmac.new(_SALT, digestmod=hashlib.sha256)
         n = 0
         for row in rows:
@@ -185,7 +187,10 @@ class KnownPHIRecognizer(TideRecognizer):
             n += 1
             digest.update(("\x1e".join(_clean(row.get(c)) for c in COLUMNS) + "\x1d").encode())
             for surface, label in row_variants(row):
-                self._matcher.add(surface, (label, pid))
+                key = surface.strip().lower()
+                if key not in self._owners:
+                    self._matcher.add(surface, key)
+                self._owners.setdefault(key, {}).setdefault(pid, set()).add(label)
         self._n_rows = n
         self._digest = digest.hexdigest()[:32]
 
@@ -210,7 +215,11 @@ class KnownPHIRecognizer(TideRecognizer):
         wanted = set(entities) if entities else None
         out = []
         for m in self._matcher.find_all(text):
-            labels = {label for label, pid in m.payload if patient_id is None or pid == patient_id}
+            owners = self._owners.get(m.payload[0], {})
+            if patient_id is None:
+                labels = set().union(*owners.values()) if owners else set()
+            else:
+                labels = owners.get(patient_id, set())
             if not labels:
                 continue
             label = sorted(labels)[0] if len(labels) > 1 else next(iter(labels))

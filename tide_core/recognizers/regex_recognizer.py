@@ -103,7 +103,8 @@ _NAME_COMMA_BEFORE = re.compile(r"(?:^|[^\w,.] ?)[A-Z][A-Za-z'-]+, $")
 
 def _valid_city_not_after_name(m: re.Match, s: int, e: int, text: str) -> bool:
     """Reject "Berry, Krzysztof, MA": a city right after "Word, " is usually a "Last, First" name."""
-    before = text[max(0, s - 30):s]
+    start = m.start()   # judge the whole match, whichever group (city or state) is being checked
+    before = text[max(0, start - 30):start]
     return not _NAME_COMMA_BEFORE.search(before) or bool(_AFTER_STREET.search(before))
 
 

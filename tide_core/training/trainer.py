@@ -143,7 +143,7 @@ def train_token_classifier(docs: Sequence[Any], output_dir: str | os.PathLike, c
     per_epoch = math.ceil(len(windows) / cfg.batch_size)
     total = int(math.ceil(per_epoch * cfg.epochs))
     if cfg.max_steps:
-        total = min(total, int(cfg.max_steps)) if cfg.epochs else int(cfg.max_steps)
+        total = int(cfg.max_steps)   # as in HF Trainer: max_steps overrides epochs
     total = max(1, total)
     warmup = int(total * cfg.warmup_ratio)
 

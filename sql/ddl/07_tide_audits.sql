@@ -1,0 +1,16 @@
+-- Audit rounds (append only): patients sampled and leaks found per (study, key, bucket); counts and reviewer only. The release gate pools every round.
+-- Mirrors tide_core.assurance.audit_table.AUDITS; replace {{dataset}} with PROJECT.DATASET.
+CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_audits` (
+  `study` STRING,
+  `key` STRING,
+  `bucket` STRING,
+  `n_patients_sampled` INT64,
+  `n_leaks` INT64,
+  `confidence` FLOAT64,
+  `upper_bound` FLOAT64,
+  `reviewer` STRING,
+  `audited_at` TIMESTAMP
+)
+PARTITION BY TIMESTAMP_TRUNC(`audited_at`, MONTH)
+CLUSTER BY study, key
+OPTIONS (description = "Audit rounds (append only): patients sampled and leaks found per (study, key, bucket); counts and reviewer only. The release gate pools every round.");

@@ -1,0 +1,20 @@
+-- One row per (study, key) release: counts, versions and the release-gate decision. Written by the Dagster asset release_summary.
+-- Mirrors tide_etl.release_summary.RELEASES; replace {{dataset}} with PROJECT.DATASET.
+CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_releases` (
+  `study` STRING,
+  `key` STRING,
+  `n_in` INT64,
+  `n_released` INT64,
+  `n_quarantined` INT64,
+  `n_spans` INT64,
+  `spans_by_label` STRING,
+  `anonymizer` STRING,
+  `recognizers` STRING,
+  `gate_passed` BOOL,
+  `gate_reasons` STRING,
+  `gate_statement` STRING,
+  `decided_at` TIMESTAMP
+)
+PARTITION BY TIMESTAMP_TRUNC(`decided_at`, MONTH)
+CLUSTER BY study, key
+OPTIONS (description = "One row per (study, key) release: counts, versions and the release-gate decision. Written by the Dagster asset release_summary.");
