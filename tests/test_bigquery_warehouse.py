@@ -286,6 +286,7 @@ def test_sql_ddl_matches_arrow_schemas_and_queries_run(emulator):
     assert results["04_search_released_text"].num_rows == 3
     status = {r["key"]: r for r in results["05_release_status"].to_pylist()}
     assert status["k1"]["n_released"] == 3 and status["k2"]["n_released"] == 2
+    assert status["k1"]["gate_passed"] is True and status["k2"]["gate_passed"] is False
     wh.close()
 
 

@@ -447,3 +447,26 @@ def test_cli_partitions(tmp_path, monkeypatch, capsys):
     assert "studies: s1 s2" in out and "keys:    k1" in out
     inst = dg.DagsterInstance.from_config(str(tmp_path))
     assert inst.get_dynamic_partitions("study") == ["s1", "s2"]
+
+
+def test_study_discovery_sources(tmp_path, monkeypatch):
+    from tide_etl.definitions import build_defs, executor_for
+    from tide_etl.discovery import discover_studies
+    from tide_etl.resources import WarehouseResource
+
+    with open_warehouse(f"duckdb:{tmp_path / 'a.duckdb'}") as wh:
+        assert discover_studies(wh) == []
+        wh.replace_table("notes", pa.table({"note_id": ["a", "b", "c"], "study": ["x", "y", None]}))
+        assert discover_studies(wh) == ["x", "y"]
+        wh.replace_table("tide_studies", pa.table({"study": ["z", "x"]}))   # an explicit list wins
+        assert discover_studies(wh) == ["x", "z"]
+    with open_warehouse(f"duckdb:{tmp_path / 'b.duckdb'}") as wh:
+        wh.replace_table("notes", pa.table({"note_id": ["a"], "text": ["t"]}))
+        monkeypatch.setenv("TIDE_DEFAULT_STUDY", "only")
+        assert discover_studies(wh) == ["only"]
+    assert executor_for({"warehouse": WarehouseResource(url="duckdb:x.duckdb")}) is dg.in_process_executor
+    assert executor_for({"warehouse": WarehouseResource(url="bigquery:p.d")}) is dg.multiprocess_executor
+    from tide_etl.resources import default_resources
+
+    res = {**default_resources(), "warehouse": WarehouseResource(url="bigquery:p.d")}
+    assert build_defs(res).resolve_job_def("release_job").executor_def is dg.multiprocess_executor

@@ -163,15 +163,15 @@ def test_a_note_that_always_kills_its_worker_is_isolated_and_failed(ray_session,
     from tide_core.engine.recognition import E_LOST
 
     notes, specs = corpus
-    notes = list(notes[:8])
-    notes[5] = Note("killer", "p0", "Patient KILLME seen 03/04/2021")
+    notes = list(notes[:6])
+    notes[4] = Note("killer", "p0", "Patient KILLME seen 03/04/2021")
     specs2 = [*specs, {"name": "test.crash_on", "word": "KILLME"}]
-    got = RayRecognition(cfg(max_retries=0, batch_size_short=4)).run(notes, specs2)
+    got = RayRecognition(cfg(max_retries=0, batch_size_short=3)).run(notes, specs2)
     assert [r.note_id for r in got.records] == [n.note_id for n in notes]
     assert [(r.note_id, r.error_code) for r in got.failed()] == [("killer", E_LOST)]
     others = [n for n in notes if n.note_id != "killer"]
     assert got.spans == local(others, specs).spans             # the killer's neighbours were recovered
-    lone = RayRecognition(cfg(max_retries=0, isolate_lost=False, batch_size_short=4)).run(notes, specs2)
+    lone = RayRecognition(cfg(max_retries=0, isolate_lost=False, batch_size_short=3)).run(notes, specs2)
     lost = {r.note_id for r in lone.failed()}
     assert "killer" in lost and {r.error_code for r in lone.failed()} == {E_LOST}
     assert set(lone.spans) == {n.note_id for n in notes} - lost
@@ -203,10 +203,11 @@ def test_failures_fail_closed_like_the_local_path(ray_session, corpus):
 
 def test_waves_stream_the_same_result(ray_session, corpus):
     notes, specs = corpus
-    runner = RayRecognition(cfg(wave_notes=15))
+    notes = notes[:20]
+    runner = RayRecognition(cfg(wave_notes=8))
     batches = list(runner.iter_run(iter(notes), specs))          # a generator works: no len needed
-    assert [len(b) for b in batches] == [15, 15, 10] and runner.waves == 3
-    merged = RayRecognition(cfg()).run(notes, specs)
+    assert [len(b) for b in batches] == [8, 8, 4] and runner.waves == 3
+    merged = local(notes, specs)
     assert [r for b in batches for r in b.records] == merged.records
     assert {k: v for b in batches for k, v in b.spans.items()} == merged.spans
 
@@ -250,6 +251,7 @@ def tiny_model(tmp_path_factory, corpus):
 def test_model_stages_match_local(ray_session, corpus, tiny_model):
     """Window → predict → assemble in three actor pools equals recognize_many in one process."""
     notes, specs = corpus
+    notes = [n for i, n in enumerate(notes) if i < 12 or i % 10 == 3]     # short and long notes
     hf = {"name": "tide.hf", "model_dir": str(tiny_model), "window": 48, "overlap": 8, "batch_size": 4}
     runner = RayRecognition(cfg())
     got = runner.run(notes, [hf, *specs])

@@ -199,3 +199,37 @@ def test_names_in_lists_and_relatives():
     assert ("PATIENT", "Soo-jin Adams") in found("arranged through his niece, Soo-jin Adams. Thanks")
     assert ("PATIENT", "ESTRADA") in found("MRS. ESTRADA, AGE 11, CAME IN")
     assert ("DATE", "AUGUST 9TH, 2024") in found("ADMITTED ........ AUGUST 9TH, 2024 FACILITY")
+
+
+CLEAN_NOTE = """HPI: Patient presents with 3 days of chest pain, 7/10, radiating to the left arm. Denies SOB. PMH: HTN, DM2.
+Meds: Aspirin 81 mg daily, Metoprolol 25 mg BID, Lisinopril 10 mg, insulin 10 units qHS. Allergies: NKDA.
+Vitals: T 98.6 F, HR 88, BP 132/84, RR 16, SpO2 97% on RA. Weight 82 kg. BMI 27.4.
+Exam: Alert and oriented x3. RRR, no murmurs. Lungs CTA bilaterally. 2+ pulses. Strength 5/5.
+Labs: WBC 11.2, Hgb 13.1, Plt 245, Na 138, K 4.1, Cr 1.0, Trop <0.01 x2. A1c 7.2%. LDL 130.
+EKG: NSR at 78, no ST changes. CXR: no acute process. CT head negative.
+Plan: Admit to Cardiology service, telemetry. Serial troponins q6h. Follow up in 2 weeks with Pain Clinic.
+Discussed with the Cardiology Team. GCS 15. CHA2DS2-VASc 3. Wells score 1. NYHA class II. Stage 3 CKD.
+Return to ED if symptoms worsen. Time spent 45 minutes. ICD-10 I20.9. CPT 99223. Version 2.1.3. Room 412B, Bed 2.
+He was started on heparin drip at 18 units/kg/hr at 14:30. Plan discussed with patient and wife who agree."""
+
+
+def test_a_note_without_phi_yields_nothing():
+    assert found(CLEAN_NOTE) == []
+
+
+def test_accented_names():
+    assert ("DOCTOR", "Inés Miller") in found("Questions to Dr. Inés Miller, General Medicine.")
+
+
+@pytest.mark.parametrize("text", [
+    " ".join(["John", "Smith", "Oak", "Street", "Hospital", "MD", "Dr.", "van", "de"] * 800),
+    " ".join(["JOHN", "SMITH", "OAK", "ST", "HOSPITAL", "MD", "DR.", "A."] * 900),
+    ", ".join(["Smith", "Boston", "MA", "CA", "John A.", "12345"] * 1000),
+    "Dr." + " " * 20000 + "Smith", "A" * 20000, "1" * 20000, "-".join(["12"] * 7000), "/".join(["3"] * 10000),
+])
+def test_no_catastrophic_backtracking(text):
+    import time
+
+    start = time.perf_counter()
+    REC.analyze(text)
+    assert time.perf_counter() - start < 10.0

@@ -95,3 +95,21 @@ def test_regex_spec_imports_neither_torch_nor_presidio():
             "'tide_core.recognizers.hf_token_classifier' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False", "False"]
+
+
+def test_recognizers_pickle_for_workers(tmp_path):
+    import pickle
+
+    csv = tmp_path / "g.csv"
+    csv.write_text("term,label\nMercy Hospital,HOSPITAL\n", encoding="utf-8")
+    rows = [{"patient_id": "p1", "first_name": "Ann", "last_name": "Leeson", "mrn": "123456"}]
+    note = Note("n1", "p1", "Ann Leeson (MRN 123456) seen 03/04/2021 at Mercy Hospital by Dr. Smith.")
+    for spec in ({"name": "tide.regex"}, {"name": "tide.gazetteer", "csv": str(csv)},
+                 {"name": "tide.known_phi", "rows": rows},
+                 {"name": "tide.llm", "base_url": "http://127.0.0.1:9", "model": "m"}):
+        rec = registry.create(spec)
+        rec.load()
+        clone = pickle.loads(pickle.dumps(rec))
+        assert clone.fingerprint() == rec.fingerprint()
+        if spec["name"] != "tide.llm":
+            assert clone.recognize(note) == rec.recognize(note) != []

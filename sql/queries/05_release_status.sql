@@ -1,8 +1,8 @@
--- Operators: what each (study, key) release holds and how many notes were held back, by code.
-SELECT d.`study`, d.`key`, COUNT(*) AS n_released,
-       (SELECT COUNT(*) FROM `{{dataset}}.tide_quarantine` q
-         WHERE q.`study` = d.`study` AND q.`key` IN (d.`key`, '')) AS n_quarantined,
-       MAX(d.`released_at`) AS released_at, ANY_VALUE(d.`anonymizer`) AS anonymizer
+-- Operators: what each (study, key) release holds, what was held back, and whether its gate passed.
+SELECT d.`study`, d.`key`, COUNT(*) AS n_released, ANY_VALUE(r.`n_quarantined`) AS n_quarantined,
+       ANY_VALUE(r.`gate_passed`) AS gate_passed, MAX(d.`released_at`) AS released_at,
+       ANY_VALUE(d.`anonymizer`) AS anonymizer
 FROM `{{dataset}}.tide_deid_notes` d
+LEFT JOIN `{{dataset}}.tide_releases` r USING (`study`, `key`)
 GROUP BY d.`study`, d.`key`
 ORDER BY d.`study`, d.`key`;

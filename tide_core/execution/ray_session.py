@@ -17,6 +17,12 @@ from tide_core.errors import ConfigError
 log = logging.getLogger(__name__)
 
 
+#: Worker environment: never reach a model hub, no per-load progress bars in the driver's log.
+WORKER_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error",
+              "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TOKENIZERS_PARALLELISM": "false",
+              "RAY_DATA_DISABLE_PROGRESS_BARS": "1"}
+
+
 def ray_address(address: str | None = None) -> str | None:
     return address or os.environ.get("RAY_ADDRESS") or None
 
@@ -31,7 +37,8 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, num_gpus
         return ray
     addr = ray_address(address)
     kwargs: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": True,
-                              "configure_logging": True}
+                              "configure_logging": True,
+                              "runtime_env": {"env_vars": dict(WORKER_ENV)}}
     if addr:
         log.info("connecting to the Ray cluster at %s", addr.split("@")[-1])
         try:

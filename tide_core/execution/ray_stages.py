@@ -71,8 +71,8 @@ def decode(batch: Mapping[str, Any]) -> list[Group]:
 
 
 def build_recognizers(specs: Sequence[dict], factories: Mapping[str, Callable] | None,
-                      indices: Sequence[int]) -> dict[int, Any]:
-    """Create and load the recognizers at ``indices`` of ``specs`` in this worker."""
+                      indices: Sequence[int], load: bool = True) -> dict[int, Any]:
+    """Create (and ``load()``) the recognizers at ``indices`` of ``specs`` in this worker."""
     from tide_core.recognizers import registry
 
     for name, factory in (factories or {}).items():
@@ -81,7 +81,8 @@ def build_recognizers(specs: Sequence[dict], factories: Mapping[str, Callable] |
     out = {}
     for i in indices:
         rec = registry.create(dict(specs[i]))
-        rec.load()
+        if load:
+            rec.load()
         out[i] = rec
     return out
 
@@ -92,8 +93,11 @@ def is_staged(recognizer: Any) -> bool:
 
 
 class _Stage:
+    #: whether the stage needs ``load()`` (the model); AssembleStage only needs the tag set
+    loads: bool = True
+
     def __init__(self, specs: Sequence[dict], factories: Mapping[str, Callable] | None, indices: Sequence[int]):
-        self.recognizers = build_recognizers(specs, factories, indices)
+        self.recognizers = build_recognizers(specs, factories, indices, load=self.loads)
 
     def __call__(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
         groups = decode(batch)
@@ -163,6 +167,8 @@ class PredictStage(_Stage):
 
 
 class AssembleStage(_Stage):
+    loads = False
+
     def process(self, group: Group) -> None:
         from tide_core.engine.recognition import describe_exception, E_RAISED
 

@@ -206,8 +206,15 @@ class KnownPHIRecognizer(TideRecognizer):
         self._matcher.build()
 
     def config(self) -> dict[str, Any]:
-        return {"n_rows": self._n_rows, "table_digest": self._digest, "score": self.score,
-                "match_any_patient": self.match_any_patient}
+        """Output-affecting settings.  The patients table itself is deliberately left out: the
+        recognizer is rebuilt per run from the study's current rows, and folding their digest into
+        the recognition fingerprint would invalidate every cached note of a study whenever one
+        patient row changes.  ``table_info()`` records which table a run used; rerun recognition
+        with ``--force`` after correcting patient identifiers."""
+        return {"score": self.score, "match_any_patient": self.match_any_patient}
+
+    def table_info(self) -> dict[str, Any]:
+        return {"n_rows": self._n_rows, "table_digest": self._digest}
 
     def analyze_for_patient(self, text: str, patient_id: str | None,
                             entities: Sequence[str] | None = None) -> list[RecognizerResult]:

@@ -70,7 +70,7 @@ NUM_MONTH = r"(?:1[0-2]|0?[1-9])"
 YEAR4 = r"(?:19|20)\d{2}"
 # An attached time in the same token run: "03/04/2021 14:30", "2021-03-04T14:30:00".
 TIME = (r"(?:[ T](?:(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:\.\d+)?(?:\s?[AaPp]\.?[Mm]\.?(?!\w))?Z?"
-        r"|(?:[01]\d|2[0-3])[0-5]\d(?![\d:.]|\s*(?:hours|hrs|h\b|mg|mL|ml|cc|units))))?")
+        r"|(?:[01]\d|2[0-3])[0-5]\d(?![\d:]|\.\d|\s*(?:hours|hrs|h\b|mg|mL|ml|cc|units))))?")
 # Numeric boundaries: not inside a longer number, path, version or decimal.
 NL = r"(?<![\w/.\-:])"
 NR = r"(?![\w/]|[.\-:]\d)"
@@ -120,17 +120,27 @@ _NOT_NAME = (
     "Follow", "Followup", "Recommend", "Recommended", "Agrees", "Noted", "Reports", "Denies", "Also",
     "Room", "Rm", "Bed", "Bay", "Ward", "Floor", "Rehab", "Home", "Emergency", "Triage", "Telemetry", "Stepdown",
     "Observation", "Age", "Sex", "Dob", "Mrn", "Pharmacy", "Lab", "Labs", "Imaging", "Dear", "License", "Shift", "Night", "Day", "Last", "Came", "Re", "Ref", "Referral", "Consult", "Progress",
+    "Hematology", "Pulmonology", "Gastroenterology", "Dermatology", "Nephrology", "Endocrinology", "Rheumatology",
+    "Urology", "Palliative", "Care", "Gynecology", "Obstetrics", "Orthopedics", "Hepatology", "Infectious", "Geriatrics",
+    "Anesthesia", "Anesthesiology", "Hospitalist", "Internal", "Family", "General", "Critical", "Vascular", "Transplant",
+    "Podiatry", "Ophthalmology", "Otolaryngology", "Allergy", "Immunology", "Genetics", "Rehabilitation", "Sleep",
+    "Interventional", "Thoracic", "Cardiothoracic", "Neurosurgery", "Orthopaedics", "Hematology/Oncology",
     "Practitioner", "Assistant", "Manager", "Worker", "Physician", "Provider", "Nurse", "Resident", "Fellow",
 ) + _MONTH_WORDS
 _NOT_NAME_ALT = word_alternation(_NOT_NAME) + r"\b"
 _NOT_NAME_UPPER_ALT = word_alternation({w.upper() for w in _NOT_NAME} | {
-    "SEE", "SAW", "DOB", "MRN", "SEX", "PLAN", "NOTE", "HPI", "CT", "MRI", "ED", "ICU", "OR", "PT", "HX", "FHX", "PMH", "ROS",
+    "SEE", "SAW", "PCP", "ENT", "GI", "DOB", "MRN", "SEX", "PLAN", "NOTE", "HPI", "CT", "MRI", "ED", "ICU", "OR", "PT", "HX", "FHX", "PMH", "ROS",
     "STAT", "PRN", "BID", "TID", "QID", "PO", "IV", "IM", "NPO", "WITH", "FOR", "AND", "THE", "TO", "AT",
     "ON", "IN", "OF", "IS", "WAS", "HAS", "DR", "FROM", "BY", "PER", "VIA", "HOME", "MEDS", "PAGER",
     "PAGE", "CALL", "RETURN", "FOLLOW", "UP", "CONSULT", "CONSULTATION", "REPORT", "RESULTS", "LAB"}) + r"\b"
 _PARTICLE = r"(?:van|von|de|der|den|du|da|di|del|della|la|le|al|el|bin|ben|dos|das|ter|ten|St\.)"
-NAME_TOKEN = r"(?=[A-Z])(?!" + _NOT_NAME_ALT + r")(?:[A-Z]'|Mc|Mac|De|Di|La|Le)?[A-Z][a-z]+(?:-[A-Za-z][a-z]+)*(?![A-Za-z])"
-UPPER_TOKEN = r"(?=[A-Z][A-Z'])(?!" + _NOT_NAME_UPPER_ALT + r")(?:[A-Z]')?[A-Z]{2,}(?:-[A-Z]{2,})*(?![\w'])"
+# Letters: ASCII plus Latin-1 and Latin Extended-A, so "Inés", "Zoë", "Łukasz" are names too.
+UP = "A-ZÀ-ÖØ-ÞĀ-Ž"
+LO = "a-zß-öø-ÿā-ž"
+NAME_TOKEN = (r"(?=[" + UP + r"])(?!" + _NOT_NAME_ALT + r")(?:[" + UP + r"]'|Mc|Mac|De|Di|La|Le)?[" + UP + r"][" + LO
+              + r"]+(?:-[" + UP + LO + r"][" + LO + r"]+)*(?![" + UP + LO + r"])")
+UPPER_TOKEN = (r"(?=[" + UP + r"][" + UP + r"'])(?!" + _NOT_NAME_UPPER_ALT + r")(?:[" + UP + r"]')?[" + UP + r"]{2,}(?:-["
+               + UP + r"]{2,})*(?![\w'])")
 INITIAL = r"[A-Z]\.(?!\w)"
 _BARE_INITIAL = r"[A-Z](?![\w'.-])"
 _TOKEN = r"(?:(?:" + _PARTICLE + r" ){0,2}" + NAME_TOKEN + ")"
@@ -158,7 +168,7 @@ DATE_CONTEXT = ("date", "dated", "on", "since", "dob", "born", "admitted", "admi
                 "started", "last", "next", "scheduled", "returned", "follow-up", "followup", "f/u",
                 "appointment", "appt", "effective", "as of", "before", "after", "by", "due", "procedure", "collected",
                 "see", "between", "drawn", "received", "performed", "taken", "obtained", "done", "week of",
-                "expires", "expired", "expected", "pending", "onset", "reported", "resulted", "signed", "day")
+                "expires", "expired", "expected", "pending", "follow up", "f/u", "return", "returns", "onset", "reported", "resulted", "signed", "day")
 PHONE_CONTEXT = ("phone", "tel", "telephone", "cell", "mobile", "call", "called", "pager", "page",
                  "fax", "contact", "reach", "reached", "reachable", "ph", "number", "home", "work", "office", "#",
                  "questions", "at", "via", "tel.", "phone:", "callback", "voicemail")
@@ -205,7 +215,8 @@ class PhiPattern:
         return frozenset(label for _, label in self.span_groups())
 
 
-_CITY_TOKEN = r"(?=[A-Z][a-z])(?!(?:" + _NOT_NAME_ALT + "|" + STREET_SUFFIX + r"))[A-Z][a-z]+(?:-[A-Z][a-z]+)*(?![A-Za-z])"
+_CITY_TOKEN = (r"(?=[" + UP + "][" + LO + r"])(?!(?:" + _NOT_NAME_ALT + "|" + STREET_SUFFIX + r"))[" + UP + "][" + LO
+               + r"]+(?:-[" + UP + "][" + LO + r"]+)*(?![" + UP + LO + "])")
 _CITY_UTOKEN = r"(?=[A-Z][A-Z])(?!(?:" + _NOT_NAME_UPPER_ALT + "|" + STREET_SUFFIX.upper().replace(r")\B", r")\b") + r"))[A-Z]{2,}(?![\w'])"
 _CITY_PREFIX = r"(?:(?:St|Ft|Mt|ST|FT|MT)\.? |(?:Saint|Fort|Mount|Port|Lake|Glen|New|North|South|East|West|El|La|Los|Las|San|Santa) )?"
 CITY_CAP = r"(?=[A-Z])" + _CITY_PREFIX + _CITY_TOKEN + r"(?: " + _CITY_TOKEN + r"){0,2}"
@@ -234,7 +245,8 @@ _HOSP_SUFFIX = (r"(?:Hospital|Medical Center|Medical Centre|Health Center|Health
                 r"Rehabilitation Center|Rehab Center|Nursing Home|Nursing Facility|Skilled Nursing Facility|Care Center|"
                 r"Sports Medicine|Endoscopy Suite|Endoscopy Center|Urgent Care|Family Practice|Family Medicine|"
                 r"Health Partners|Physicians|Specialists|Children's Hospital|Medical Associates|Heart Center|Eye Center|"
-                r"Behavioral Health|Mental Health Center|Sanatorium|Medical Plaza|Health Clinic)")
+                r"Behavioral Health|Mental Health Center|Sanatorium|Medical Plaza|Health Clinic|Primary Care|Group|Partners|"
+                r"Physical Therapy|Family Health|Medical Clinic|Radiology Partners)")
 
 _UNIT_AFTER = (r"\s*(?:mg|mcg|g|kg|ml|mL|cc|L|units?|u|iu|IU|mmHg|mm|cm|%|kcal|calories|cells|"
                r"patients|tabs?|tablets?|caps?|capsules?|doses?|puffs?|times|x)\b")
@@ -269,7 +281,8 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                context=DATE_CONTEXT, context_score=0.8, requires_context=True, chain=True, window=20, validator="month_day",
                exclude_after=_RATIO_AFTER, exclude_before=_SCORE_BEFORE),
     PhiPattern("date_year_in_context",
-               r"\b(?i:in|since|during|until|till|circa|ca\.|year|early|late|mid-?|summer|winter|spring|fall|"
+               r"\b(?i:in|since|during|until|till|circa|ca\.|year|early|late|mid-?|summer|winter|spring|fall|given|"
+               r"tdap|influenza|flu|tetanus|pneumococcal|booster|vaccine|vaccinated|shingrix|zoster|covid|"
                r"autumn|born|dob:?|diagnosed|married|widowed|retired|moved)\s+(?:(?i:of|the|in)\s+){0,2}(?:(?i:early|late|mid)\s+)?"
                r"(?P<phi>" + YEAR4 + r")(?![\w.,]\d|\w)", "DATE", 0.8, exclude_after=_UNIT_AFTER, anchor=r"(?:19|20)\d\d", anchor_window=(40, 10)),
     PhiPattern("date_year_range", r"(?<![\w/.\-])(?P<phi>" + YEAR4 + r")\s*(?:-|–|to|through|and)\s*(?P<phi2>" + YEAR4
@@ -285,6 +298,8 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                "PHONE", 0.8, context=PHONE_CONTEXT, context_score=0.95),
     PhiPattern("phone_pager", r"\b(?i:pager|beeper|bleep|page|pgr)\s*(?:#|(?i:no\.?|number))?\s*:?\s*(?P<phi>\d-\d{4}|\d{4,7})(?![\w-])",
                "PHONE", 0.8),
+    PhiPattern("phone_extension_call", r"\b(?i:page|call|paging|pager|reach(?:ed)?|dial)(?: (?i:me|us|with|at|on|questions|the|team|back)){0,3}"
+               r" \(?(?P<phi>\d-\d{4}|\d{5})(?![\w-])", "PHONE", 0.65),
     PhiPattern("phone_plain_digits", r"(?<![\w+])(?P<phi>(?:\+?1)?\d{10})(?!\w)", "PHONE", 0.4,
                context=PHONE_CONTEXT, context_score=0.85, requires_context=True, window=25),
     PhiPattern("phone_local", r"(?<![\w\-/.])(?P<phi>\d{3}-\d{4}(?:\s?(?i:x|ext)\.?\s?\d{1,6})?)(?![\w]|-\d)", "PHONE", 0.4,
@@ -324,14 +339,16 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                "AGE", 0.95, validator="age"),
     PhiPattern("age_yo", r"(?<![\w.])(?P<phi>\d{1,3})\s?(?i:y/o|y\.o\.|yo(?=[MF]?\b))", "AGE", 0.9, validator="age"),
     PhiPattern("age_of_age", r"(?<![\w.])(?P<phi>\d{1,3})\s*(?i:years?|yrs?)\s+(?i:of)\s+(?i:age)\b", "AGE", 0.95, validator="age"),
-    PhiPattern("age_prefixed", r"\b(?i:age|aged|ages|age\s+of)\s*[:=]?\s*(?P<phi>\d{1,3})(?![\w.]|\.\d)", "AGE", 0.9,
+    PhiPattern("age_prefixed", r"\b(?i:age|aged|ages|age\s+of)\s*[:=]?\s*(?P<phi>\d{1,3})(?!\w|\.\d)", "AGE", 0.9,
                validator="age", exclude_after=r"\s*(?:%|percent|mg|kg|points)"),
     PhiPattern("age_sex_parenthesized", r"\((?:M|F|male|female|Male|Female)\s*[,/]\s*(?P<phi>\d{1,3})\)", "AGE", 0.85,
                validator="age"),
     PhiPattern("age_at_death", r"\b(?i:deceased|died|passed\s+away|death|diagnosed|dx)\s+(?i:at\s+(?:age\s+)?|aged?\s+)(?P<phi>\d{1,3})"
-               r"(?![\w.:/]|\.\d)", "AGE", 0.8, validator="age", anchor=r"(?i:deceased|died|passed|death|diagnosed|dx)", anchor_window=(5, 30)),
+               r"(?![\w:/]|\.\d)", "AGE", 0.8, validator="age", anchor=r"(?i:deceased|died|passed|death|diagnosed|dx)", anchor_window=(5, 30)),
     PhiPattern("age_before_sex", r"(?<![\w.])(?P<phi>\d{1,3}) ?(?i:yrs?|years?|y)\b(?=\s*[*|,/;]?\s*(?i:male|female|man|woman|m\b|f\b))",
                "AGE", 0.85, validator="age"),
+    PhiPattern("age_sex_compact", r"(?:(?<=, )|(?<=^)|(?<=\n)|(?<=\b[Aa] ))(?P<phi>\d{1,3})(?:M|F)(?=,|;| (?:with|presents|presenting|admitted|who|here|s/p|w/|male|female|pt|patient)\b)",
+               "AGE", 0.75, validator="age"),
     PhiPattern("age_months_old", r"(?<![\w.])(?P<phi>\d{1,2})(?:\s*-\s*|\s+)(?i:months?|weeks?|days?)(?:\s*-\s*|\s+)(?i:old)\b",
                "AGE", 0.85),
     # ------------------------------------------------------------------ LOCATION
@@ -395,7 +412,7 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     PhiPattern("hospital_name",
                r"(?<![\w])(?P<phi>(?:(?:St|Saint|ST)\.? )?" + _HOSP_TOKEN + r"(?:(?: | and | & | de | of the | of )" + _HOSP_TOKEN
                + r"){0,4} " + _HOSP_SUFFIX + r"(?: of (?:the )?" + _HOSP_TOKEN + r"(?: " + _HOSP_TOKEN + r"){0,2})?)(?![\w])",
-               "HOSPITAL", 0.6, anchor=_HOSP_SUFFIX, anchor_window=(110, 60)),
+               "HOSPITAL", 0.6, validator="specific_facility", anchor=_HOSP_SUFFIX, anchor_window=(110, 60)),
     PhiPattern("hospital_label",
                r"\b(?:Facility|FACILITY|Institution|Outside institution|Hospital|Transferred from|Transfer from)"
                r"(?: ?:| ?\.{2,}) ?(?P<phi>(?:(?:St|Saint)\.? )?" + _HOSP_TOKEN + r"(?:(?: | and | de | of )" + _HOSP_TOKEN + r"){1,5})",

@@ -108,6 +108,25 @@ def _valid_city_not_after_name(m: re.Match, s: int, e: int, text: str) -> bool:
     return not _NAME_COMMA_BEFORE.search(before) or bool(_AFTER_STREET.search(before))
 
 
+_GENERIC_FACILITY_WORDS = frozenset("""
+pain wound diabetes cardiology oncology neurology surgery surgical urgent walk-in anticoagulation infusion
+dialysis sleep heart eye cancer family primary care imaging health medical outpatient inpatient women's
+children's memory lipid transplant travel vaccine allergy asthma general community university regional
+county city state the our this that st saint hospital clinic center endocrinology dermatology urology
+pulmonology gastroenterology nephrology rheumatology orthopedic orthopedics orthopaedics pediatric pediatrics
+psychiatry behavioral mental rehabilitation rehab physical therapy hand spine sports breast vascular
+fertility obstetrics gynecology ob/gyn gi ent hiv hepatology liver kidney lung geriatric geriatrics
+palliative hospice nursing skilled memorial emergency trauma burn stroke epilepsy headache weight
+support study group partners therapy primary consult consulting treatment tumor board research peer
+""".split())
+
+
+def _valid_specific_facility(m: re.Match, s: int, e: int, text: str) -> bool:
+    """"Pain Clinic", "University Hospital": generic words only are a service, not a named facility."""
+    words = re.findall(r"[\w'/-]+", text[s:e].lower())
+    return any(w not in _GENERIC_FACILITY_WORDS and w not in ("of", "and", "de", "&") for w in words)
+
+
 def _valid_not_state_word(m: re.Match, s: int, e: int, text: str) -> bool:
     return text[s:e] not in _STATE_NAME_SET
 
@@ -129,7 +148,8 @@ VALIDATORS: dict[str, Callable[[re.Match, int, int, str], bool]] = {
     "date_mdy": _valid_mdy, "date_ymd": _valid_ymd, "year_range": _valid_year_range,
     "phone": _valid_phone, "ssn": _valid_ssn, "id_token": _valid_id_token, "age": _valid_age,
     "state_name": _valid_state_name, "month_day": _valid_month_day, "initials": _valid_initials,
-    "two_tokens": _valid_two_tokens, "city_not_after_name": _valid_city_not_after_name, "not_state_word": _valid_not_state_word,
+    "two_tokens": _valid_two_tokens, "city_not_after_name": _valid_city_not_after_name,
+    "specific_facility": _valid_specific_facility, "not_state_word": _valid_not_state_word,
 }
 
 

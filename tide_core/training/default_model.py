@@ -17,10 +17,10 @@ from tide_core.training.trainer import TrainConfig, TrainResult, train_token_cla
 
 @dataclass(frozen=True)
 class DefaultRecipe:
-    n_notes: int = 3000
+    n_notes: int = 4000
     corpus_seed: int = 2026
     config: TrainConfig = field(default_factory=lambda: TrainConfig(
-        window=256, overlap=32, batch_size=16, lr=1e-4, epochs=1.0, max_seconds=13 * 60, seed=13,
+        window=256, overlap=32, batch_size=16, lr=2e-4, epochs=1.0, max_seconds=14 * 60, seed=13,
         num_threads=2, dev_fraction=0.04))
 
 
@@ -28,10 +28,12 @@ DEFAULT_RECIPE = DefaultRecipe()
 
 
 def train_default_model(output_dir: str | os.PathLike, recipe: DefaultRecipe = DEFAULT_RECIPE,
-                        progress: bool = True, **overrides) -> TrainResult:
+                        progress: bool = True, n_notes: int | None = None, **overrides) -> TrainResult:
     """Generate the training corpus and train the default model into ``output_dir``."""
     from tide_core.synth import generate_training_corpus
 
+    if n_notes:
+        recipe = replace(recipe, n_notes=int(n_notes))
     cfg = replace(recipe.config, progress=progress, **overrides)
     docs = generate_training_corpus(recipe.n_notes, seed=recipe.corpus_seed)
     corpus = {"source": "tide_core.synth.generate_training_corpus", "n_notes": recipe.n_notes,
