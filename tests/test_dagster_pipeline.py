@@ -398,26 +398,28 @@ def test_nightly_schedule_runs_studies_with_new_notes(env: Env, released: dict, 
 
     from tide_etl.schedules import nightly_release_schedule
 
-    instance = dg.DagsterInstance.local_temp(str(tmp_path))   # schedule contexts need an instance ref
-    instance.add_dynamic_partitions("study", list(STUDIES))
     when = dt.datetime(2026, 12, 3, 2, 0, tzinfo=dt.timezone.utc)
+    # schedule contexts need an instance reference: a temporary sqlite instance, disposed after
+    with dg.DagsterInstance.local_temp(str(tmp_path)) as instance:
+        instance.add_dynamic_partitions("study", list(STUDIES))
 
-    def ctx():
-        return dg.build_schedule_context(instance=instance, resources=env.resources, scheduled_execution_time=when)
+        def ctx():
+            return dg.build_schedule_context(instance=instance, resources=env.resources,
+                                             scheduled_execution_time=when)
 
-    assert isinstance(nightly_release_schedule(ctx()), dg.SkipReason)
-    with env.wh() as wh:
-        wh.append("notes", pa.Table.from_pylist([{"note_id": "NEW-1", "patient_id": env.corpus.notes[0].patient_id,
-                                                  "text": "Seen today, stable.", "study": "s2",
-                                                  "note_date": "2020-01-02", "note_type": "progress",
-                                                  "source": "test", "site": "demo_site"}]))
-    try:
-        reqs = nightly_release_schedule(ctx())
-        assert [r.partition_key for r in reqs] == ["s2"]
-        assert reqs[0].tags["tide/new_notes"] == "1" and reqs[0].run_key == "nightly-2026-12-03-s2"
-    finally:
+        assert isinstance(nightly_release_schedule(ctx()), dg.SkipReason)
         with env.wh() as wh:
-            wh.delete("notes", {"note_id": "NEW-1"})
+            wh.append("notes", pa.Table.from_pylist([{"note_id": "NEW-1", "patient_id": env.corpus.notes[0].patient_id,
+                                                      "text": "Seen today, stable.", "study": "s2",
+                                                      "note_date": "2020-01-02", "note_type": "progress",
+                                                      "source": "test", "site": "demo_site"}]))
+        try:
+            reqs = nightly_release_schedule(ctx())
+            assert [r.partition_key for r in reqs] == ["s2"]
+            assert reqs[0].tags["tide/new_notes"] == "1" and reqs[0].run_key == "nightly-2026-12-03-s2"
+        finally:
+            with env.wh() as wh:
+                wh.delete("notes", {"note_id": "NEW-1"})
 
 
 def test_release_after_recognition_only_for_keys_with_secrets(env: Env, released: dict):
@@ -445,8 +447,8 @@ def test_cli_partitions(tmp_path, monkeypatch, capsys):
     assert main(["partitions", "list"]) == 0
     out = capsys.readouterr().out
     assert "studies: s1 s2" in out and "keys:    k1" in out
-    inst = dg.DagsterInstance.from_config(str(tmp_path))
-    assert inst.get_dynamic_partitions("study") == ["s1", "s2"]
+    with dg.DagsterInstance.from_config(str(tmp_path)) as inst:
+        assert inst.get_dynamic_partitions("study") == ["s1", "s2"]
 
 
 def test_study_discovery_sources(tmp_path, monkeypatch):

@@ -27,10 +27,13 @@ def default_model_exists() -> bool:
     return (d / "config.json").is_file() and any(d.glob("*.safetensors"))
 
 
-def default_model_dir() -> Path:
-    """The trained default model directory; ConfigError saying how to create it when missing."""
+def default_model_dir(must_exist: bool = True) -> Path:
+    """The trained default model directory; ConfigError saying how to create it when missing.
+
+    ``must_exist=False`` returns the location without checking (where training will write).
+    """
     d = default_model_location()
-    if not default_model_exists():
+    if must_exist and not default_model_exists():
         raise ConfigError(
             "E320",
             f"the default PHI model is not at {str(d)!r}",

@@ -16,6 +16,7 @@ import sys
 
 
 def _instance():
+    """The $DAGSTER_HOME instance, as a context manager (disposed after the command)."""
     import dagster as dg
 
     return dg.DagsterInstance.get()
@@ -24,16 +25,17 @@ def _instance():
 def _cmd_list(args) -> int:
     from tide_etl.partitions import KEY, STUDY
 
-    inst = _instance()
-    print("studies:", " ".join(inst.get_dynamic_partitions(STUDY)) or "-")
-    print("keys:   ", " ".join(inst.get_dynamic_partitions(KEY)) or "-")
+    with _instance() as inst:
+        print("studies:", " ".join(inst.get_dynamic_partitions(STUDY)) or "-")
+        print("keys:   ", " ".join(inst.get_dynamic_partitions(KEY)) or "-")
     return 0
 
 
 def _cmd_add_study(args) -> int:
     from tide_etl.partitions import add_studies
 
-    added = add_studies(_instance(), args.study)
+    with _instance() as inst:
+        added = add_studies(inst, args.study)
     print(f"added studies: {' '.join(added) or '-'} (already present: "
           f"{' '.join(sorted(set(args.study) - set(added))) or '-'})")
     return 0
@@ -49,19 +51,20 @@ def _cmd_add_key(args) -> int:
         if not provider.has(study, args.key):
             raise KeyProviderError("E110", f"no key secret for study {study!r}, key {args.key!r}",
                                    hint=f"create it first: tide keys new --study {study} --key {args.key}")
-    added = add_keys(_instance(), [args.key])
+    with _instance() as inst:
+        added = add_keys(inst, [args.key])
     print(f"added key: {' '.join(added) or '- (already present)'}")
     return 0
 
 
 def _cmd_remove(dim: str):
     def run(args) -> int:
-        inst = _instance()
         name = getattr(args, dim)
-        if name not in inst.get_dynamic_partitions(dim):
-            print(f"{dim} {name!r} is not a partition", file=sys.stderr)
-            return 1
-        inst.delete_dynamic_partition(dim, name)
+        with _instance() as inst:
+            if name not in inst.get_dynamic_partitions(dim):
+                print(f"{dim} {name!r} is not a partition", file=sys.stderr)
+                return 1
+            inst.delete_dynamic_partition(dim, name)
         print(f"removed {dim} partition {name!r} (warehouse rows are kept)")
         return 0
     return run
@@ -72,15 +75,16 @@ def _cmd_discover(args) -> int:
     from tide_etl.sensors import partition_requests
 
     res = default_resources()
-    studies, keys = partition_requests(_instance(), res["warehouse"], res["tide_config"], res["key_provider"])
-    print("new studies:", " ".join(studies) or "-")
-    print("new keys:   ", " ".join(keys) or "-")
-    if args.add:
-        from tide_etl.partitions import add_keys, add_studies
+    with _instance() as inst:
+        studies, keys = partition_requests(inst, res["warehouse"], res["tide_config"], res["key_provider"])
+        print("new studies:", " ".join(studies) or "-")
+        print("new keys:   ", " ".join(keys) or "-")
+        if args.add:
+            from tide_etl.partitions import add_keys, add_studies
 
-        add_studies(_instance(), studies)
-        add_keys(_instance(), keys)
-        print("added")
+            add_studies(inst, studies)
+            add_keys(inst, keys)
+            print("added")
     return 0
 
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from tide_core.engine.recognition import (NoteFailure, NoteRecognition, RecognitionStats, checked_spans,
                                           finish_note, run_recognizer)
+from tide_core.errors import TideError
 from tide_core.spans import Note, Span
 
 
@@ -97,9 +98,19 @@ class _Stage:
     loads: bool = True
 
     def __init__(self, specs: Sequence[dict], factories: Mapping[str, Callable] | None, indices: Sequence[int]):
-        self.recognizers = build_recognizers(specs, factories, indices, load=self.loads)
+        # A configuration error (missing model on this node, bad option) is raised from the first
+        # call instead: an error in an actor's constructor reaches the driver only as "actor
+        # died", and would be retried and then mistaken for lost notes.
+        self.init_error: Exception | None = None
+        try:
+            self.recognizers = build_recognizers(specs, factories, indices, load=self.loads)
+        except TideError as exc:
+            self.init_error = exc
+            self.recognizers = {}
 
     def __call__(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        if self.init_error is not None:
+            raise self.init_error
         groups = decode(batch)
         for g in groups:
             self.process(g)

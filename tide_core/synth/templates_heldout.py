@@ -112,7 +112,7 @@ Decision: discharge with {neg:med}; follow up with {pcp:dr} at {clinic}. Work ex
 Imaging per {radiologist:dr}: no acute findings. {neg:eponym_sign} intact.
 Patient's {rel:relation} {rel:name} called at {rel:phone}. Admitted to trauma service ({surgeon:dr})."""),
     # ---------------------------------------------------------------- nursing
-    ("nursing_note", "body", """Nursing assessment {date:note|numeric} {neg:time}:
+    ("nursing_note", "body", """Nursing assessment {date:note|numeric} at {neg:time}:
 Neuro: alert, oriented. {neg:score}.
 Cardio: {neg:bp}, regular. GU: {neg:eponym_device} to gravity.
 Education: reviewed {neg:med} with patient and {rel}.
@@ -138,7 +138,7 @@ Direct line {phone:dr} | {email:consultant}"""),
     # ---------------------------------------------------------------- lab report
     ("lab_report", "body", """=== CHEMISTRY PANEL ===
 Patient {pt:hdr}   Lab ID {accession}
-Drawn {date:collected|numeric} {neg:time}   Verified {date:received|full}
+Drawn {date:collected|numeric}, {neg:time}   Verified {date:received|full}
 {neg:labs}
 Flags: {neg:lab} (H)
 Verified by {tech:sig}; reviewed by {pathologist:dr}. Lab director license {license}."""),

@@ -270,7 +270,7 @@ Specimen #: {accession}   Received: {date:received|time}
 {neg:lab}
 {neg:lab}
 Ordering: {pcp:sig} ({clinic}). Result phoned to {rn:sig} at {neg:time}."""),
-    ("telephone_encounter", "body", """TELEPHONE ENCOUNTER {date:note|numeric} {neg:time}
+    ("telephone_encounter", "body", """TELEPHONE ENCOUNTER {date:note|numeric} at {neg:time}
 Spoke with patient's {rel:relation}, {rel:name}, who called from {rel:phone}. {pt:ref} fell at home yesterday ({date:onset|partial}). No head strike. Advised evaluation at {clinic} or {hosp}. Caller verbalized understanding. Forwarded to {pcp:dr}.
 {rn:sig}"""),
     ("operative_note", "body", """OPERATIVE NOTE
