@@ -317,7 +317,14 @@ def test_dagster_release_on_bigquery(emulator, tmp_path):
                  "tide_config": TideConfigResource(preset="rules"),
                  "key_provider": KeyProviderResource(key_dir=str(tmp_path / "keys")), "gate": ReleaseGateResource()}
     defs = build_defs(resources)
-    instance = dg.DagsterInstance.ephemeral()
+    with dg.DagsterInstance.ephemeral() as instance:
+        _release_on_bigquery(wh, defs, instance, len(notes))
+    wh.close()
+
+
+def _release_on_bigquery(wh, defs, instance, n_notes: int) -> None:
+    from tide_etl.partitions import release_key
+
     instance.add_dynamic_partitions("study", ["bq1"])
     instance.add_dynamic_partitions("key", ["k1"])
     rec = defs.resolve_job_def("recognition_job").execute_in_process(partition_key="bq1", instance=instance)
@@ -330,7 +337,7 @@ def test_dagster_release_on_bigquery(emulator, tmp_path):
               for e in rel.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"}
     assert checks["rows_accounted"] and checks["offsets_in_text"] and checks["versions_recorded"]
     n_rel = wh.count("tide_deid_notes", {"study": "bq1", "key": "k1"})
-    assert n_rel + wh.count("tide_quarantine", {"study": "bq1", "key": "k1"}) == len(notes)
+    assert n_rel + wh.count("tide_quarantine", {"study": "bq1", "key": "k1"}) == n_notes
     # a rerun replaces, never duplicates, on BigQuery too
     rec2 = defs.resolve_job_def("recognition_job").execute_in_process(partition_key="bq1", instance=instance)
     assert rec2.success and wh.count("tide_spans", {"study": "bq1"}) == n_spans
@@ -338,4 +345,3 @@ def test_dagster_release_on_bigquery(emulator, tmp_path):
                                                           instance=instance, raise_on_error=False)
     assert wh.count("tide_deid_notes", {"study": "bq1", "key": "k1"}) == n_rel
     assert wh.read_path == "storage"
-    wh.close()

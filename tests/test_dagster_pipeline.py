@@ -171,7 +171,9 @@ def review_missed_gold(env: Env, study: str) -> int:
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory) -> Env:
-    return Env(tmp_path_factory.mktemp("tide_etl"))
+    e = Env(tmp_path_factory.mktemp("tide_etl"))
+    yield e
+    e.instance.dispose()
 
 
 @pytest.fixture(scope="module")
@@ -379,18 +381,18 @@ def test_gate_blocks_on_leaks_found_by_audit(env: Env, released: dict):
 def test_partitions_sensor_discovers_studies_and_keys(env: Env, released: dict):
     from tide_etl.sensors import tide_partitions_sensor
 
-    fresh = dg.DagsterInstance.ephemeral()
-    ctx = dg.build_sensor_context(instance=fresh, resources=env.resources)
-    result = tide_partitions_sensor(ctx)
-    assert isinstance(result, dg.SensorResult)
-    added = {r.partitions_def_name: sorted(r.partition_keys) for r in result.dynamic_partitions_requests}
-    assert added == {"study": ["s1", "s2"], "key": ["k1", "k2", "k3"]}
-    assert sorted(r.partition_key for r in result.run_requests) == ["s1", "s2"]
-    # once added, nothing new
-    fresh.add_dynamic_partitions("study", ["s1", "s2"])
-    fresh.add_dynamic_partitions("key", ["k1", "k2", "k3"])
-    assert isinstance(tide_partitions_sensor(dg.build_sensor_context(instance=fresh, resources=env.resources)),
-                      dg.SkipReason)
+    with dg.DagsterInstance.ephemeral() as fresh:   # disposed: instances set Dagster context state
+        with dg.build_sensor_context(instance=fresh, resources=env.resources) as ctx:
+            result = tide_partitions_sensor(ctx)
+        assert isinstance(result, dg.SensorResult)
+        added = {r.partitions_def_name: sorted(r.partition_keys) for r in result.dynamic_partitions_requests}
+        assert added == {"study": ["s1", "s2"], "key": ["k1", "k2", "k3"]}
+        assert sorted(r.partition_key for r in result.run_requests) == ["s1", "s2"]
+        # once added, nothing new
+        fresh.add_dynamic_partitions("study", ["s1", "s2"])
+        fresh.add_dynamic_partitions("key", ["k1", "k2", "k3"])
+        with dg.build_sensor_context(instance=fresh, resources=env.resources) as ctx:
+            assert isinstance(tide_partitions_sensor(ctx), dg.SkipReason)
 
 
 def test_nightly_schedule_runs_studies_with_new_notes(env: Env, released: dict, tmp_path):
@@ -432,7 +434,12 @@ def test_release_after_recognition_only_for_keys_with_secrets(env: Env, released
 
 
 def test_cli_partitions(tmp_path, monkeypatch, capsys):
-    from tide_etl.cli import main
+    import contextvars
+
+    from tide_etl.cli import main as cli_main
+
+    def main(argv):   # each call in a copied context: Dagster instances leave context variables set
+        return contextvars.copy_context().run(cli_main, argv)
 
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
     assert main(["partitions", "add-study", "s1", "s2"]) == 0
@@ -447,8 +454,11 @@ def test_cli_partitions(tmp_path, monkeypatch, capsys):
     assert main(["partitions", "list"]) == 0
     out = capsys.readouterr().out
     assert "studies: s1 s2" in out and "keys:    k1" in out
-    with dg.DagsterInstance.from_config(str(tmp_path)) as inst:
-        assert inst.get_dynamic_partitions("study") == ["s1", "s2"]
+    def partitions():
+        with dg.DagsterInstance.from_config(str(tmp_path)) as inst:
+            return inst.get_dynamic_partitions("study")
+
+    assert contextvars.copy_context().run(partitions) == ["s1", "s2"]
 
 
 def test_study_discovery_sources(tmp_path, monkeypatch):

@@ -70,13 +70,26 @@ class CrashOn(RegexRecognizer):
         return super().recognize_many(notes)
 
 
+DRIVER_PID = os.getpid()
+
+
+class BrokenOnWorkers(RegexRecognizer):
+    """Loads in the driver but not on the workers (e.g. a model not mounted on the nodes)."""
+
+    def load(self):
+        if os.getpid() != DRIVER_PID:
+            raise ConfigError("E777", "model directory missing on this node", hint="mount it")
+        super().load()
+
+
 class AlwaysOOM(RegexRecognizer):
     def recognize_many(self, notes):
         raise MemoryError()
 
 
 for _name, _cls in (("test.crash_once", CrashOnce), ("test.oom_above", OOMAbove), ("test.raises_on", RaisesOn),
-                    ("test.always_oom", AlwaysOOM), ("test.crash_on", CrashOn)):
+                    ("test.always_oom", AlwaysOOM), ("test.crash_on", CrashOn),
+                    ("test.broken_on_workers", BrokenOnWorkers)):
     registry.register(_name, _cls, replace=True)
 
 
@@ -143,7 +156,7 @@ def test_rules_pipeline_matches_local(ray_session, corpus):
     assert seen[-1] == (len(notes), len(notes)) and [d for d, _ in seen] == sorted(d for d, _ in seen)
     # short notes went in groups of 8, long ones in groups of 2: 36 short -> 5 groups, 4 long -> 2
     assert got.stats.batches == 3 * (5 + 2)
-    assert runner.plan.stages == ["match", "resolve"]
+    assert runner.plan.stages == ["match"]
 
 
 def test_killed_worker_is_retried_without_loss_or_duplicates(ray_session, corpus, tmp_path):
@@ -201,6 +214,13 @@ def test_failures_fail_closed_like_the_local_path(ray_session, corpus):
     assert [r.error_code for r in one.records] == [E_OOM] * 3 and one.spans == {}
 
 
+def test_a_config_error_on_the_workers_stops_the_run(ray_session, corpus):
+    notes, specs = corpus
+    with pytest.raises(ConfigError) as err:
+        RayRecognition(cfg()).run(notes[:4], [*specs, {"name": "test.broken_on_workers"}])
+    assert err.value.code == "E777"
+
+
 def test_waves_stream_the_same_result(ray_session, corpus):
     notes, specs = corpus
     notes = notes[:20]
@@ -223,9 +243,9 @@ def test_map_notes_keeps_order(ray_session):
 
 def test_stage_plan_sizes_from_resources():
     rules = plan_stages(cfg(), n_staged=0, n_rules=1, resources={"CPU": 2, "GPU": 0})
-    assert rules.stages == ["match", "resolve"] and rules.max_cpu_actors == 2 and rules.cpus_per_actor <= 1
+    assert rules.stages == ["match"] and rules.max_cpu_actors == 2 and rules.cpus_per_actor * 2 <= 2
     small = plan_stages(cfg(), n_staged=1, n_rules=1, resources={"CPU": 2, "GPU": 0})
-    assert small.stages == ["window", "predict", "assemble", "match", "resolve"]
+    assert small.stages == ["window", "predict", "assemble", "match"]
     # everything fits on 2 CPUs at once: 3 light actors + the predict pool
     assert small.cpus_per_actor * 3 * small.max_cpu_actors + small.predict_cpus * small.max_gpu_actors <= 2
     assert small.max_gpu_actors == 2 and small.predict_threads == 1
@@ -256,7 +276,7 @@ def test_model_stages_match_local(ray_session, corpus, tiny_model):
     runner = RayRecognition(cfg())
     got = runner.run(notes, [hf, *specs])
     want = local(notes, [hf, *specs])
-    assert runner.plan.stages == ["window", "predict", "assemble", "match", "resolve"]
+    assert runner.plan.stages == ["window", "predict", "assemble", "match"]
     assert [r.note_id for r in got.records] == [n.note_id for n in notes]
     assert [(r.status, r.n_spans) for r in got.records] == [(r.status, r.n_spans) for r in want.records]
     strip = lambda b: {k: [(s.start, s.end, s.label, s.recognizer) for s in v] for k, v in b.spans.items()}  # noqa: E731

@@ -8,7 +8,7 @@ Pipeline (a Ray Data streaming execution; every stage an actor pool sized from t
 
     notes ─► groups (short / long notes batched separately)
           ─► WindowStage (CPU)  ─► PredictStage (GPU or CPU)  ─► AssembleStage (CPU)   [model recognizers]
-          ─► MatchStage (CPU: regex, gazetteer, known-PHI)   ─► resolve_stage (CPU tasks)
+          ─► MatchStage (CPU: regex, gazetteer, known-PHI) + resolution (in the last stage's actors)
           ─► driver: one record per note, in input order
 
 Fault tolerance.  Out-of-memory inside a stage splits the batch in half down to one note (the
@@ -60,6 +60,7 @@ class RayRecognitionConfig:
     max_retries: int = 3                # task retries / actor restarts after a worker dies
     wave_notes: int = 20_000            # notes per Ray Data execution (bounds memory)
     isolate_lost: bool = True           # rerun notes lost with a dead worker in halves, down to one
+    split_model_stages: bool | None = None  # window/predict/assemble in 3 pools; None: only with GPUs
     local_num_cpus: int | None = None   # for a local Ray only; default: all cores
     progress: bool = True               # tqdm on stderr
     on_progress: ProgressFn | None = None
@@ -100,8 +101,12 @@ def plan_stages(config: RayRecognitionConfig, n_staged: int, n_rules: int,
     reservations when stages ask for whole CPUs on <= 4 cores).  With GPUs: one predict actor per
     ``num_gpus_per_actor`` GPUs and the CPUs for the light stages.
     """
-    light = (["window", "assemble"] if n_staged else []) + (["match"] if n_rules else [])
-    stages = (["window", "predict", "assemble"] if n_staged else []) + (["match"] if n_rules else []) + ["resolve"]
+    split = config.split_model_stages
+    if split is None:
+        split = config.num_gpus_per_actor > 0
+    light = (["window", "assemble"] if n_staged and split else []) + (["match"] if n_rules else [])
+    model = (["window", "predict", "assemble"] if split else ["model"]) if n_staged else []
+    stages = model + (["match"] if n_rules else [])
     cpu = max(float(resources.get("CPU", 1.0)), 1.0)
     gpu = float(resources.get("GPU", 0.0))
     want = float(config.num_cpus_per_actor)
@@ -109,7 +114,7 @@ def plan_stages(config: RayRecognitionConfig, n_staged: int, n_rules: int,
     if not n_staged:
         per = min(want, cpu / (n_light + 0.5))
         per = max(0.05, int(per * 100) / 100)
-        max_cpu = config.max_actors or max(1, int(cpu / per / n_light))
+        max_cpu = config.max_actors or max(1, int(cpu / per))
         return StagePlan(per, 0.0, 0.0, 1, max(1, min(config.min_actors, max_cpu)), max_cpu, 0, stages)
     if config.num_gpus_per_actor > 0:
         if gpu < config.num_gpus_per_actor:
@@ -125,7 +130,7 @@ def plan_stages(config: RayRecognitionConfig, n_staged: int, n_rules: int,
                          max(1, min(config.min_actors, max_cpu)), max_cpu, max_pred, stages)
     per = max(0.05, int(min(want, cpu / (4 * n_light)) * 100) / 100)
     max_pred = config.max_actors or max(1, int(cpu))
-    pred_cpus = max(0.05, int(min(want, (cpu - per * n_light) / max_pred) * 100) / 100)
+    pred_cpus = max(0.05, int(min(want, (cpu - per * len(light)) / max_pred) * 100) / 100)
     max_cpu = config.max_actors or max(1, int(cpu // 4) or 1)
     return StagePlan(per, 0.0, pred_cpus, max(1, int(round(want))), max(1, min(config.min_actors, max_cpu)),
                      max_cpu, max_pred, stages)
@@ -246,25 +251,32 @@ class RayRecognition:
                 groups.append(st.Group(len(groups), rest))
         return groups
 
-    def _stages(self, ds, rd, plan, c, kw, retry, pool, staged, rules, policy):
-        if staged:
-            ds = ds.map_batches(st.WindowStage, batch_size=1, batch_format="numpy", compute=pool(plan.max_cpu_actors),
+    def _stages(self, ds, rd, plan, c, kw, retry, pool, staged, rules, policy, n_groups):
+        last = {"resolve": True, "policy": policy}
+        light = max(1, min(plan.max_cpu_actors, n_groups))
+        lpool = pool(light, full=True)
+        if staged and "model" in plan.stages:
+            ds = ds.map_batches(st.ModelStage, batch_size=1, batch_format="numpy",
+                                compute=pool(max(1, min(plan.max_gpu_actors, n_groups)), full=True),
+                                num_cpus=plan.predict_cpus, num_gpus=plan.gpus_per_actor or None,
+                                fn_constructor_kwargs={**kw, "indices": staged, "threads": plan.predict_threads,
+                                                       **({} if rules else last)}, **retry)
+        elif staged:
+            ds = ds.map_batches(st.WindowStage, batch_size=1, batch_format="numpy", compute=lpool,
                                 num_cpus=plan.cpus_per_actor, fn_constructor_kwargs={**kw, "indices": staged}, **retry)
             # the predict pool starts at full size: its actors load the model in parallel up front
             ds = ds.map_batches(st.PredictStage, batch_size=1, batch_format="numpy",
-                                compute=pool(plan.max_gpu_actors, full=True),
+                                compute=pool(max(1, min(plan.max_gpu_actors, n_groups)), full=True),
                                 num_cpus=plan.predict_cpus, num_gpus=plan.gpus_per_actor or None,
                                 fn_constructor_kwargs={**kw, "indices": staged, "threads": plan.predict_threads},
                                 **retry)
-            ds = ds.map_batches(st.AssembleStage, batch_size=1, batch_format="numpy",
-                                compute=pool(plan.max_cpu_actors), num_cpus=plan.cpus_per_actor,
-                                fn_constructor_kwargs={**kw, "indices": staged}, **retry)
+            ds = ds.map_batches(st.AssembleStage, batch_size=1, batch_format="numpy", compute=lpool,
+                                num_cpus=plan.cpus_per_actor,
+                                fn_constructor_kwargs={**kw, "indices": staged, **({} if rules else last)}, **retry)
         if rules:
-            ds = ds.map_batches(st.MatchStage, batch_size=1, batch_format="numpy", compute=pool(plan.max_cpu_actors),
-                                num_cpus=plan.cpus_per_actor, fn_constructor_kwargs={**kw, "indices": rules}, **retry)
-        ds = ds.map_batches(st.resolve_stage, batch_size=1, batch_format="numpy",
-                            num_cpus=min(plan.cpus_per_actor, 0.25),
-                            fn_kwargs={"policy": policy}, max_retries=c.max_retries)
+            ds = ds.map_batches(st.MatchStage, batch_size=1, batch_format="numpy", compute=lpool,
+                                num_cpus=plan.cpus_per_actor, fn_constructor_kwargs={**kw, "indices": rules, **last},
+                                **retry)
         return ds
 
     def _run_wave(self, ray, wave: list[Note], specs, factories, staged, rules, policy,
@@ -290,7 +302,8 @@ class RayRecognition:
         with warnings.catch_warnings():
             # max_restarts / max_task_retries have no named parameter yet in 2.60; they still work.
             warnings.filterwarnings("ignore", message=".*ray_remote_args.*")
-            ds = self._stages(ds, rd, plan, c, kw, retry, pool, staged, rules, policy)
+            warnings.filterwarnings("ignore", message=".*minimum number of concurrent actors.*")
+            ds = self._stages(ds, rd, plan, c, kw, retry, pool, staged, rules, policy, len(groups))
 
         records: dict[str, NoteRecognition] = {}
         spans: dict[str, list] = {}
@@ -300,6 +313,8 @@ class RayRecognition:
         try:
             for out in ds.iter_batches(batch_size=None, batch_format="numpy"):
                 for g in st.decode(out):
+                    if g.fatal is not None:
+                        raise g.fatal
                     if g.gid in seen_groups:      # cannot happen with Ray's semantics; guard anyway
                         continue
                     seen_groups.add(g.gid)
@@ -308,6 +323,8 @@ class RayRecognition:
                         records[r.note_id] = r
                     spans.update(g.resolved)
                     self._tick(len(g.records))
+        except TideError:
+            raise
         except Exception as exc:  # noqa: BLE001 - fail closed on what did not come back
             tide = _find_tide_error(exc)
             if tide is not None and tide.terminal:

@@ -11,7 +11,8 @@ Stages (each a callable class: recognizers are created and ``load()``-ed once pe
 ``PredictStage``  GPU or CPU: the forward passes (``predict``), split in half on out-of-memory;
 ``AssembleStage`` CPU: ``assemble`` windows + predictions into spans;
 ``MatchStage``    CPU: rule recognizers (regex, gazetteer, known-PHI), batch-split on failure;
-``resolve_stage`` CPU task: checks, then span resolution per note.
+``resolve_group`` span resolution per note, at the end of the last actor stage (a separate
+                  task per group cost more in scheduling than resolution itself).
 
 A note keeps the failure of the lowest-indexed recognizer that failed on it, which is what the
 local path (which runs recognizers in spec order and stops at the first failure) reports.
@@ -26,7 +27,7 @@ import numpy as np
 
 from tide_core.engine.recognition import (NoteFailure, NoteRecognition, RecognitionStats, checked_spans,
                                           finish_note, run_recognizer)
-from tide_core.errors import TideError
+from tide_core.errors import RecognitionError, TideError
 from tide_core.spans import Note, Span
 
 
@@ -43,6 +44,9 @@ class Group:
     stats: RecognitionStats = field(default_factory=RecognitionStats)
     records: list[NoteRecognition] = field(default_factory=list)
     resolved: dict[str, list[Span]] = field(default_factory=dict)
+    #: an error that must stop the whole run (a ConfigError in a worker).  It travels as data:
+    #: Ray Data re-raises exceptions from user code as UserCodeException without their cause.
+    fatal: Exception | None = None
 
     def __post_init__(self) -> None:
         if not self.spans:
@@ -97,7 +101,9 @@ class _Stage:
     #: whether the stage needs ``load()`` (the model); AssembleStage only needs the tag set
     loads: bool = True
 
-    def __init__(self, specs: Sequence[dict], factories: Mapping[str, Callable] | None, indices: Sequence[int]):
+    def __init__(self, specs: Sequence[dict], factories: Mapping[str, Callable] | None, indices: Sequence[int],
+                 resolve: bool = False, policy: Any = None):
+        self.resolve, self.policy = resolve, policy
         # A configuration error (missing model on this node, bad option) is raised from the first
         # call instead: an error in an actor's constructor reaches the driver only as "actor
         # died", and would be retried and then mistaken for lost notes.
@@ -109,11 +115,24 @@ class _Stage:
             self.recognizers = {}
 
     def __call__(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
-        if self.init_error is not None:
-            raise self.init_error
         groups = decode(batch)
         for g in groups:
-            self.process(g)
+            if g.fatal is not None:
+                continue
+            if self.init_error is not None:
+                g.fatal = self.init_error
+                continue
+            try:
+                self.process(g)
+            except TideError as exc:          # ConfigError from a recognizer: stop the run
+                g.fatal = exc
+            except Exception as exc:  # noqa: BLE001 - a bug in a stage: stop, don't guess
+                g.fatal = RecognitionError("E516", f"{type(self).__name__} raised {type(exc).__name__} "
+                                                   f"on note group {g.gid}",
+                                           hint="a bug in the pipeline stage; rerun with executor='local' "
+                                                "to see the traceback")
+            if self.resolve:
+                resolve_group(g, self.policy)
         return encode(groups)
 
     def process(self, group: Group) -> None:  # pragma: no cover - abstract
@@ -139,7 +158,7 @@ class WindowStage(_Stage):
 
 class PredictStage(_Stage):
     def __init__(self, specs: Sequence[dict], factories: Mapping[str, Callable] | None, indices: Sequence[int],
-                 threads: int | None = None):
+                 threads: int | None = None, **kw: Any):
         if threads:
             try:
                 import torch
@@ -147,7 +166,7 @@ class PredictStage(_Stage):
                 torch.set_num_threads(int(threads))
             except ImportError:  # pragma: no cover - model recognizers need torch anyway
                 pass
-        super().__init__(specs, factories, indices)
+        super().__init__(specs, factories, indices, **kw)
 
     def process(self, group: Group) -> None:
         for k, rec in self.recognizers.items():
@@ -175,6 +194,16 @@ class PredictStage(_Stage):
                 else:
                     per_note[i] = p
             group.predictions[k] = per_note
+
+
+class ModelStage(PredictStage):
+    """Window → predict → assemble in one actor: used when inference runs on CPUs, where
+    separate pools would share the same cores and only add a hop (and three model loads)."""
+
+    def process(self, group: Group) -> None:
+        WindowStage.process(self, group)
+        PredictStage.process(self, group)
+        AssembleStage.process(self, group)
 
 
 class AssembleStage(_Stage):
@@ -216,21 +245,21 @@ class MatchStage(_Stage):
                     group.spans[i].extend(spans)
 
 
-def resolve_stage(batch: Mapping[str, Any], policy: Any = None) -> dict[str, np.ndarray]:
-    """Resolution (a stateless task): a failed note gets no spans; ok notes get resolved spans."""
-    groups = decode(batch)
-    for g in groups:
-        for i, note in enumerate(g.notes):
-            failure = g.failures.get(i)
-            resolved, record = finish_note(note.note_id, g.spans[i], failure[1] if failure else None, policy)
-            if record.ok:
-                g.resolved[note.note_id] = resolved
-            else:
-                g.stats.failed_notes += 1
-            g.records.append(record)
-        g.spans, g.windows, g.predictions = [], {}, {}
-        g.notes = [Note(n.note_id, n.patient_id, "", {}) for n in g.notes]   # don't ship text back
-    return encode(groups)
+def resolve_group(g: Group, policy: Any = None) -> None:
+    """Resolution: a failed note gets no spans; ok notes get resolved spans.  Runs at the end of
+    the last actor stage (no extra hop per group); drops the text so it is not shipped back."""
+    if g.fatal is not None:
+        return
+    for i, note in enumerate(g.notes):
+        failure = g.failures.get(i)
+        resolved, record = finish_note(note.note_id, g.spans[i], failure[1] if failure else None, policy)
+        if record.ok:
+            g.resolved[note.note_id] = resolved
+        else:
+            g.stats.failed_notes += 1
+        g.records.append(record)
+    g.spans, g.windows, g.predictions = [], {}, {}
+    g.notes = [Note(n.note_id, n.patient_id, "", {}) for n in g.notes]
 
 
 class MapStage:

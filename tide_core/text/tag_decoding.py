@@ -55,14 +55,17 @@ def decode(tags: Sequence[TagInfo], probs: Sequence[float], offsets: Sequence[tu
     """Decode aligned per-token tags into character spans in ``text``.
 
     ``scheme="BIO"``: a span starts at B-X, or at I-X that does not continue an X span
-    (lenient, so a missed B never loses an entity).  ``scheme="IO"``: maximal runs of the
+    (lenient, so a missed B never loses an entity); a B-X touching the open X span with no
+    character between them continues it.  ``scheme="IO"``: maximal runs of the
     same label; two adjacent entities of one label cannot be told apart, which is the
-    scheme's known limit.  Score = mean probability of the span's tokens.
+    scheme's known limit.  Score = mean probability of the span's tokens.  When the tokens of
+    one span disagree on the label, the label with the largest summed probability wins.
     """
     spans: list[DecodedSpan] = []
     cur_label: str | None = None
     cur_start = cur_end = 0
     cur_probs: list[float] = []
+    votes: dict[str, float] = {}
     prev_word = -2
     prev_tag: TagInfo | None = None
 
@@ -75,8 +78,10 @@ def decode(tags: Sequence[TagInfo], probs: Sequence[float], offsets: Sequence[tu
             while e > s and text[e - 1].isspace():
                 e -= 1
             if e > s:
-                spans.append(DecodedSpan(s, e, cur_label, sum(cur_probs) / len(cur_probs)))
+                label = max(sorted(votes), key=lambda k: votes[k]) if votes else cur_label
+                spans.append(DecodedSpan(s, e, label, sum(cur_probs) / len(cur_probs)))
         cur_label, cur_probs = None, []
+        votes.clear()
 
     for i, tag in enumerate(tags):
         a, b = offsets[i]
@@ -94,11 +99,22 @@ def decode(tags: Sequence[TagInfo], probs: Sequence[float], offsets: Sequence[tu
         if tag.label is None:
             close()
             continue
-        starts_new = (cur_label != tag.label) or (scheme == "BIO" and tag.prefix == "B")
+        # A B- tag glued to an open span (no character between, e.g. "9/" + "9/1992") continues
+        # it: gold spans never touch without a separator.  The tokens vote on the label.
+        glued = cur_label is not None and a == cur_end
+        # I-Y right after an open X span (only whitespace between) is the same entity with a
+        # wavering label: continue it and let the tokens vote on the label.
+        inside = (scheme == "BIO" and tag.prefix == "I" and cur_label is not None
+                  and text[cur_end:a].strip() == "" and a - cur_end <= 1)
+        if inside or glued:
+            starts_new = False
+        else:
+            starts_new = (cur_label != tag.label) or (scheme == "BIO" and tag.prefix == "B" and not glued)
         if starts_new:
             close()
             cur_label, cur_start = tag.label, a
         cur_end = b
         cur_probs.append(float(probs[i]))
+        votes[tag.label] = votes.get(tag.label, 0.0) + float(probs[i])
     close()
     return spans
