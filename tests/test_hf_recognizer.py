@@ -223,3 +223,10 @@ def test_quality_benchmark_runs_end_to_end(model_dir):
     assert minus_model["micro_precision"] == rules["ablation"][0]["micro_precision"]
     text = format_report(r)
     assert "ablation" in text and "micro" in text and "targets:" in text
+
+
+def test_decode_digit_letter_switch_is_not_inherited():
+    text = "67yo"
+    O, B = TagInfo("O", None), TagInfo("B", "AGE")
+    got = decode([B, O], [1, 1], [(0, 2), (2, 4)], [0, 0], text, "BIO")
+    assert [(text[d.start:d.end], d.label) for d in got] == [("67", "AGE")]

@@ -244,7 +244,10 @@ def test_map_notes_keeps_order(ray_session):
 def test_stage_plan_sizes_from_resources():
     rules = plan_stages(cfg(), n_staged=0, n_rules=1, resources={"CPU": 2, "GPU": 0})
     assert rules.stages == ["match"] and rules.max_cpu_actors == 2 and rules.cpus_per_actor * 2 <= 2
-    small = plan_stages(cfg(), n_staged=1, n_rules=1, resources={"CPU": 2, "GPU": 0})
+    fused = plan_stages(cfg(), n_staged=1, n_rules=1, resources={"CPU": 2, "GPU": 0})
+    assert fused.stages == ["model", "match"] and fused.max_gpu_actors == 2
+    assert fused.cpus_per_actor * fused.max_cpu_actors + fused.predict_cpus * 2 <= 2
+    small = plan_stages(cfg(split_model_stages=True), n_staged=1, n_rules=1, resources={"CPU": 2, "GPU": 0})
     assert small.stages == ["window", "predict", "assemble", "match"]
     # everything fits on 2 CPUs at once: 3 light actors + the predict pool
     assert small.cpus_per_actor * 3 * small.max_cpu_actors + small.predict_cpus * small.max_gpu_actors <= 2
@@ -273,10 +276,14 @@ def test_model_stages_match_local(ray_session, corpus, tiny_model):
     notes, specs = corpus
     notes = [n for i, n in enumerate(notes) if i < 12 or i % 10 == 3]     # short and long notes
     hf = {"name": "tide.hf", "model_dir": str(tiny_model), "window": 48, "overlap": 8, "batch_size": 4}
-    runner = RayRecognition(cfg())
+    runner = RayRecognition(cfg(split_model_stages=True))        # the GPU layout, on CPUs
     got = runner.run(notes, [hf, *specs])
     want = local(notes, [hf, *specs])
     assert runner.plan.stages == ["window", "predict", "assemble", "match"]
+    fused = RayRecognition(cfg())
+    got_fused = fused.run(notes[:8], [hf])
+    assert fused.plan.stages == ["model"]
+    assert got_fused.records == local(notes[:8], [hf]).records
     assert [r.note_id for r in got.records] == [n.note_id for n in notes]
     assert [(r.status, r.n_spans) for r in got.records] == [(r.status, r.n_spans) for r in want.records]
     strip = lambda b: {k: [(s.start, s.end, s.label, s.recognizer) for s in v] for k, v in b.spans.items()}  # noqa: E731

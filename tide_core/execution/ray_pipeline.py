@@ -7,7 +7,8 @@
 Pipeline (a Ray Data streaming execution; every stage an actor pool sized from the cluster):
 
     notes ─► groups (short / long notes batched separately)
-          ─► WindowStage (CPU)  ─► PredictStage (GPU or CPU)  ─► AssembleStage (CPU)   [model recognizers]
+          ─► WindowStage (CPU)  ─► PredictStage (GPU)  ─► AssembleStage (CPU)   [model recognizers]
+             (on CPU-only clusters one fused ModelStage per core; split_model_stages=True splits it)
           ─► MatchStage (CPU: regex, gazetteer, known-PHI) + resolution (in the last stage's actors)
           ─► driver: one record per note, in input order
 
@@ -99,7 +100,9 @@ def plan_stages(config: RayRecognitionConfig, n_staged: int, n_rules: int,
     bottleneck: one predict actor per core, and the light stages (tokenizing, stitching, regex)
     get a fraction of a CPU each, so every stage is schedulable at once (Ray Data can deadlock on
     reservations when stages ask for whole CPUs on <= 4 cores).  With GPUs: one predict actor per
-    ``num_gpus_per_actor`` GPUs and the CPUs for the light stages.
+    ``num_gpus_per_actor`` GPUs and the CPUs for the light stages.  Without GPUs the three model
+    stages are fused into one ``ModelStage`` (they would share the same cores anyway) unless
+    ``split_model_stages=True``.
     """
     split = config.split_model_stages
     if split is None:

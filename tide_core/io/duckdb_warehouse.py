@@ -1,6 +1,7 @@
 """Embedded DuckDB warehouse: the default, so everything runs on one laptop."""
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -123,16 +124,21 @@ class DuckDBWarehouse:
         finally:
             self._con.unregister("_tide_in")
 
-    def append(self, name: str, table: pa.Table) -> int:
+    @contextlib.contextmanager
+    def _transaction(self):
         with self._lock:
             self._con.execute("BEGIN TRANSACTION")
             try:
-                self._create_if_missing(name, table)
-                self._insert(name, table)
+                yield
                 self._con.execute("COMMIT")
             except Exception:
                 self._con.execute("ROLLBACK")
                 raise
+
+    def append(self, name: str, table: pa.Table) -> int:
+        with self._transaction():
+            self._create_if_missing(name, table)
+            self._insert(name, table)
         return table.num_rows
 
     def replace_partition(self, name: str, table: pa.Table, partition: Mapping[str, str]) -> int:
@@ -146,16 +152,10 @@ class DuckDBWarehouse:
                 raise WarehouseError("E307", f"rows written to partition {dict(partition)} of {name} "
                                              f"carry other {col} values", hint="this is a bug in the caller")
         clause, params = self._where(partition)
-        with self._lock:
-            self._con.execute("BEGIN TRANSACTION")
-            try:
-                self._create_if_missing(name, table)
-                self._con.execute(f"DELETE FROM {self._q(name)}{clause}", params)
-                self._insert(name, table)
-                self._con.execute("COMMIT")
-            except Exception:
-                self._con.execute("ROLLBACK")
-                raise
+        with self._transaction():
+            self._create_if_missing(name, table)
+            self._con.execute(f"DELETE FROM {self._q(name)}{clause}", params)
+            self._insert(name, table)
         return table.num_rows
 
     def delete(self, name: str, where: Mapping[str, object]) -> int:

@@ -4,9 +4,10 @@ Decoding works on one note-level token sequence (the stitched cores of all windo
 entity that straddles a window boundary is decoded once, as one span: there is nothing to
 merge afterwards, and the result does not depend on where the windows were cut.
 
-Word rule: a word split into several sub-tokens takes the tag of its first sub-token
-(the usual convention for WordPiece token classifiers); the span then always ends on a word
-boundary, never inside a word.
+Word rule: a sub-token that continues a letter run or a digit run of the same word ("smi" +
+"##th", "123" + "##45") takes the tag of the sub-token before it (the usual first-sub-token
+convention of WordPiece classifiers), so a span never ends inside a name or a number; a switch
+between digits and letters ("67" + "##yo") is left to the model.
 """
 from __future__ import annotations
 
@@ -44,6 +45,15 @@ def parse_tag(raw: str) -> tuple[str, str | None]:
             p = {"S": "B", "U": "B", "E": "I", "L": "I"}.get(p, p)
             return p, raw[2:]
     return "I", raw  # IO scheme: a bare entity name
+
+
+def _same_class(text: str, a: int) -> bool:
+    """True when the characters on both sides of offset ``a`` are both letters or both digits
+    ("Smi|th", "123|45"), i.e. a sub-token split inside one run, not "67|yo"."""
+    if a <= 0 or a >= len(text):
+        return False
+    x, y = text[a - 1], text[a]
+    return (x.isalpha() and y.isalpha()) or (x.isdigit() and y.isdigit())
 
 
 def detect_scheme(raw_labels: Sequence[str]) -> Scheme:
@@ -88,7 +98,7 @@ def decode(tags: Sequence[TagInfo], probs: Sequence[float], offsets: Sequence[tu
         if a < 0 or b <= a:
             continue
         w = word_ids[i]
-        if w == prev_word and w >= 0 and prev_tag is not None:
+        if w == prev_word and w >= 0 and prev_tag is not None and _same_class(text, a):
             tag = prev_tag  # continuation sub-token inherits its word's first tag
             if cur_label is not None:
                 cur_end = b
