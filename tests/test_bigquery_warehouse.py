@@ -6,7 +6,6 @@ to it over its normal request path.  Skipped (with the reason) only when bqemula
 from __future__ import annotations
 
 import datetime as dt
-import os
 import shutil
 import socket
 import subprocess

@@ -405,18 +405,19 @@ def test_nightly_schedule_runs_studies_with_new_notes(env: Env, released: dict, 
     with dg.DagsterInstance.local_temp(str(tmp_path)) as instance:
         instance.add_dynamic_partitions("study", list(STUDIES))
 
-        def ctx():
-            return dg.build_schedule_context(instance=instance, resources=env.resources,
-                                             scheduled_execution_time=when)
+        def evaluate():   # the context opens its own instance from the ref: close it after the tick
+            with dg.build_schedule_context(instance=instance, resources=env.resources,
+                                           scheduled_execution_time=when) as ctx:
+                return nightly_release_schedule(ctx)
 
-        assert isinstance(nightly_release_schedule(ctx()), dg.SkipReason)
+        assert isinstance(evaluate(), dg.SkipReason)
         with env.wh() as wh:
             wh.append("notes", pa.Table.from_pylist([{"note_id": "NEW-1", "patient_id": env.corpus.notes[0].patient_id,
                                                       "text": "Seen today, stable.", "study": "s2",
                                                       "note_date": "2020-01-02", "note_type": "progress",
                                                       "source": "test", "site": "demo_site"}]))
         try:
-            reqs = nightly_release_schedule(ctx())
+            reqs = evaluate()
             assert [r.partition_key for r in reqs] == ["s2"]
             assert reqs[0].tags["tide/new_notes"] == "1" and reqs[0].run_key == "nightly-2026-12-03-s2"
         finally:

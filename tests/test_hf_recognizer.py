@@ -230,3 +230,13 @@ def test_decode_digit_letter_switch_is_not_inherited():
     O, B = TagInfo("O", None), TagInfo("B", "AGE")
     got = decode([B, O], [1, 1], [(0, 2), (2, 4)], [0, 0], text, "BIO")
     assert [(text[d.start:d.end], d.label) for d in got] == [("67", "AGE")]
+
+
+def test_windowing_stage_does_not_load_the_model(model_dir):
+    from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
+
+    r = HFTokenClassifierRecognizer(model_dir, window=64, overlap=10)
+    ws = r.make_windows(Note("a", "p", LONG))
+    assert ws and r._model is None                     # CPU windowing actors stay light
+    preds = HFTokenClassifierRecognizer(model_dir, window=64, overlap=10).predict(ws)
+    assert r.assemble(Note("a", "p", LONG), ws, preds) == r.recognize(Note("a", "p", LONG))

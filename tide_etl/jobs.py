@@ -1,11 +1,10 @@
 """Jobs: one partition per run (Ray gives the parallelism inside it).
 
 A run covers one partitions definition, so the graph runs as two jobs: recognition per study,
-then release per (study, key).  ``release_checks_job`` re-runs only the checks of a release.
+then release per (study, key).  ``release_checks_job`` re-verifies a release without
+re-anonymizing it.
 """
 from __future__ import annotations
-
-import os
 
 import dagster as dg
 

@@ -30,7 +30,6 @@ import sys
 import tempfile
 import threading
 import time
-from itertools import islice
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 

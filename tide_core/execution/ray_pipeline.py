@@ -140,23 +140,13 @@ def plan_stages(config: RayRecognitionConfig, n_staged: int, n_rules: int,
 
 
 def _factories(specs: Sequence[dict]) -> dict[str, Callable]:
-    """The registry factories the specs name, shipped to workers (test or plugin recognizers
-    registered in the driver only exist there)."""
+    """The registry factories the specs name, shipped to the workers: recognizers registered with
+    ``registry.register`` in the driver only (tests, site plugins) do not exist there otherwise.
+    Dotted-path specs ('pkg.module:Factory') are imported by the workers themselves."""
     from tide_core.recognizers import registry
 
-    getter = getattr(registry, "factory", None) or getattr(registry, "get_factory", None)
-    table = None
-    for attr in ("_FACTORIES", "_REGISTRY", "FACTORIES", "REGISTRY", "_factories", "_registry"):
-        if isinstance(getattr(registry, attr, None), dict):
-            table = getattr(registry, attr)
-            break
-    out = {}
-    for spec in specs:
-        name = spec["name"]
-        f = getter(name) if getter else (table or {}).get(name)
-        if f is not None:
-            out[name] = f
-    return out
+    table = getattr(registry, "_FACTORIES", {})
+    return {s["name"]: table[s["name"]] for s in specs if s["name"] in table}
 
 
 class RayRecognition:
@@ -194,12 +184,10 @@ class RayRecognition:
         self.plan = plan_stages(self.config, len(staged), len(rules), cluster_resources())
         total = len(notes) if hasattr(notes, "__len__") else None
         bar = self._bar(total)
-        done = 0
         try:
             for wave in self._waves(notes):
                 batch = self._run_wave(ray, wave, specs, factories, staged, rules, policy)
                 self.stats.add(batch.stats)
-                done += len(batch.records)
                 yield batch
         finally:
             if bar is not None:

@@ -115,18 +115,34 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         self._tags = [TagInfo(p, None if e is None else lmap.get(e)) for p, e in parsed]
         self._scheme = detect_scheme(self._raw_labels) if self.scheme_option == "AUTO" else self.scheme_option
 
+    def load_tokenizer(self) -> None:
+        """Only the tokenizer: enough for ``make_windows`` (the CPU windowing stage)."""
+        if self._tokenizer is not None:
+            return
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from transformers import AutoTokenizer
+
+        try:
+            tok = AutoTokenizer.from_pretrained(str(self.model_dir), local_files_only=True)
+        except (OSError, ValueError) as exc:
+            raise ConfigError("E316", f"cannot load the tokenizer in {str(self.model_dir)!r}: "
+                                      f"{type(exc).__name__}",
+                              hint="the directory needs a fast tokenizer (tokenizer.json)") from None
+        self._special = special_tokens_of(tok)
+        self._tokenizer = tok
+
     def load(self) -> None:
         if self._model is not None:
             return
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         import torch
-        from transformers import AutoModelForTokenClassification, AutoTokenizer
+        from transformers import AutoModelForTokenClassification
 
         if self.device.startswith("cuda") and not torch.cuda.is_available():
             raise ConfigError("E315", "device='cuda' requested but no CUDA device is available",
                               hint="use device='cpu' or run on a GPU machine")
+        self.load_tokenizer()
         try:
-            tok = AutoTokenizer.from_pretrained(str(self.model_dir), local_files_only=True)
             model = AutoModelForTokenClassification.from_pretrained(str(self.model_dir), local_files_only=True)
         except (OSError, ValueError) as exc:
             raise ConfigError("E316", f"cannot load the model in {str(self.model_dir)!r}: {type(exc).__name__}",
@@ -136,8 +152,7 @@ class HFTokenClassifierRecognizer(TideRecognizer):
             raise ConfigError("E317", f"window={self.window} exceeds the model's {limit} positions",
                               hint=f"use window <= {limit}")
         model.eval().to(self.device)
-        self._special = special_tokens_of(tok)
-        self._tokenizer, self._model = tok, model
+        self._model = model
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -154,7 +169,7 @@ class HFTokenClassifierRecognizer(TideRecognizer):
 
     # ------------------------------------------------------------------ stages
     def make_windows(self, note: Note) -> list[Window]:
-        self.load()
+        self.load_tokenizer()
         return make_windows(self._tokenizer, note.note_id, note.text, self.window, self.overlap, self._special)
 
     def predict(self, windows: Sequence[Window]) -> list[WindowPrediction]:
@@ -168,7 +183,7 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         out: list[WindowPrediction | None] = [None] * len(windows)
         pos = 0
         bs = self.batch_size
-        pad = int(self._tokenizer.pad_token_id or 0)
+        pad = int(self._tokenizer.pad_token_id or 0) if self._tokenizer.pad_token_id is not None else 0
         while pos < len(order):
             idx = order[pos:pos + bs]
             try:
