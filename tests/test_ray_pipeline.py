@@ -307,3 +307,29 @@ def test_anonymization_fans_out(ray_session, corpus):
     want = [Anonymizer(keyring).anonymize(n, spans[n.note_id]) for n in notes]
     assert got == want
     assert all(PATIENTS[0]["last_name"] not in a.text for a in got)
+
+
+def test_runner_with_the_ray_executor_fills_the_same_cache(ray_session, tmp_path):
+    """`recognize_study(..., executor="ray")` writes the same spans and fingerprint as local."""
+    from dataclasses import replace
+
+    from tide_core.cache.span_cache import SpanCache
+    from tide_core.cli.cmd_demo import load_demo
+    from tide_core.config import TideConfig
+    from tide_core.engine.runner import recognize_study
+    from tide_core.io.warehouse import open_warehouse
+
+    out = {}
+    for executor in ("local", "ray"):
+        wh = open_warehouse(f"duckdb:{tmp_path / executor}.duckdb")
+        try:
+            load_demo(wh, seed=7)
+            config = replace(TideConfig.preset("rules"), executor=executor)
+            report = recognize_study(wh, "s1", config, progress=False)
+            out[executor] = (report.fingerprint, report.n_recognized, report.n_failed,
+                             SpanCache(wh, config.tables).spans("s1"))
+        finally:
+            wh.close()
+    assert out["ray"][0] == out["local"][0]
+    assert out["ray"][1] == out["local"][1] > 0 and out["ray"][2] == out["local"][2] == 0
+    assert out["ray"][3] == out["local"][3] and sum(len(v) for v in out["ray"][3].values()) > 100

@@ -1,0 +1,50 @@
+from tide_core.propagate import QUALIFIED, propagate_spans
+from tide_core.spans import Span
+
+
+def spans_of(text, *pairs):
+    out = []
+    for surface, label in pairs:
+        i = text.index(surface)
+        out.append(Span("n", i, i + len(surface), label, 0.9, "r@1"))
+    return out
+
+
+def surfaces(text, spans):
+    return [(text[s.start:s.end], s.label) for s in spans]
+
+
+def test_other_mentions_of_a_recognized_name_are_added():
+    text = "Theresa Makinen was seen. Ms. Makinen's daughter called; MAKINEN agreed. Makinenberg Rd is not her."
+    got = propagate_spans(text, spans_of(text, ("Theresa Makinen", "PATIENT")))
+    assert surfaces(text, got) == [("Theresa Makinen", "PATIENT"), ("Makinen", "PATIENT"), ("MAKINEN", "PATIENT")]
+    assert [s.recognizer for s in got][1:] == [QUALIFIED, QUALIFIED]
+
+
+def test_adjacent_given_name_is_absorbed():
+    text = "Surrogate: THERESA MAKINEN (sister)."
+    got = propagate_spans(text, spans_of(text, ("MAKINEN", "PATIENT")))
+    assert surfaces(text, got) == [("THERESA MAKINEN", "PATIENT")]
+
+
+def test_identifier_surfaces_propagate_but_short_ones_do_not():
+    text = "MRN 12345678. Repeat MRN 12345678. Bed 12, ID 12 again 12."
+    got = propagate_spans(text, spans_of(text, ("12345678", "ID"), ("12", "ID")))
+    assert [t for t, _ in surfaces(text, got)].count("12345678") == 2
+    assert [t for t, _ in surfaces(text, got)].count("12") == 1
+
+
+def test_never_overlaps_existing_spans_and_keeps_them():
+    text = "Dr. Rose Hill at Rose Hill Clinic; rose garden."
+    base = [Span("n", 4, 13, "DOCTOR", 0.9, "r@1"), Span("n", 17, 33, "HOSPITAL", 0.9, "g@1")]
+    got = propagate_spans(text, base)
+    assert got == sorted(base)                                     # nothing to add without overlap
+    for a, b in zip(got, got[1:]):
+        assert a.end <= b.start
+    assert propagate_spans(text, []) == []
+
+
+def test_lowercase_words_are_not_names():
+    text = "Rose Smith has a rose rash. Smith smiled; smithing is a hobby."
+    got = propagate_spans(text, spans_of(text, ("Rose Smith", "PATIENT")))
+    assert surfaces(text, got) == [("Rose Smith", "PATIENT"), ("Smith", "PATIENT")]

@@ -1,0 +1,146 @@
+"""Within-note propagation: a value recognized once is PHI everywhere in that note.
+
+Recognizers often find one mention of a person and miss the next ("Theresa Makinen ... Ms.
+Makinen", or "THERESA MAKINEN" where only the surname was tagged).  After span resolution this
+step (1) extends person spans over an adjacent given name or surname found in the name lexicon,
+and (2) adds a span for every other occurrence of a recognized surface in the same note (and,
+for people, of each name token), with the label of the span it came from.  It only adds spans
+where none exists, so it never changes what a recognizer decided; it only closes gaps.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Sequence
+
+from tide_core.spans import Span
+
+NAME = "tide.propagate"
+VERSION = "1"
+QUALIFIED = f"{NAME}@{VERSION}"
+
+PERSON = frozenset({"PATIENT", "DOCTOR"})
+#: Labels whose surfaces are propagated to other mentions in the same note.
+PROPAGATED = frozenset({"PATIENT", "DOCTOR", "ID", "PHONE", "EMAIL", "URL", "LOCATION", "HOSPITAL", "OTHER"})
+
+# Words that may sit next to a name, or be a name token, but must not be propagated on their own.
+_STOP = frozenset("""
+the and for with from this that have has was were will may can not are but all any per via
+mr mrs ms miss dr md do rn np pa phd dds jr sr ii iii iv
+patient pt doctor nurse son daughter wife husband mother father brother sister
+north south east west new saint st street road avenue center hospital clinic medical
+january february march april june july august september october november december
+monday tuesday wednesday thursday friday saturday sunday
+""".split())
+
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*")
+
+
+@lru_cache(maxsize=1)
+def _lexicon() -> tuple[frozenset[str], frozenset[str]]:
+    base = resources.files("tide_core") / "data" / "surrogates"
+
+    def load(name: str) -> frozenset[str]:
+        words = (base / name).read_text(encoding="utf-8").split("\n")
+        return frozenset(w.strip().casefold() for w in words if len(w.strip()) >= 3)
+
+    return load("first_names.txt") - _STOP, load("last_names.txt") - _STOP
+
+
+@dataclass(frozen=True)
+class PropagationPolicy:
+    extend_names: bool = True
+    propagate_surfaces: bool = True
+    propagate_name_tokens: bool = True
+    min_surface_chars: int = 3
+    min_id_chars: int = 5
+    min_token_chars: int = 4
+    score: float = 0.85
+
+    def config(self) -> dict:
+        return {"name": QUALIFIED, **self.__dict__}
+
+
+def _looks_like_name_token(tok: str) -> bool:
+    return tok[:1].isupper() and (tok[1:].islower() or tok.isupper() or "-" in tok or "'" in tok)
+
+
+def _extend_names(text: str, spans: list[Span], policy: PropagationPolicy) -> list[Span]:
+    first, last = _lexicon()
+    taken = sorted((s.start, s.end) for s in spans)
+    out = []
+    for s in spans:
+        start, end = s.start, s.end
+        if s.label in PERSON:
+            m = re.search(r"([A-Za-z][A-Za-z'\u2019-]*) $", text[max(0, start - 40):start])
+            if m:
+                tok = m.group(1)
+                if _looks_like_name_token(tok) and tok.casefold() in first | last:
+                    new_start = start - len(m.group(0))
+                    if not any(a < start and b > new_start for a, b in taken if (a, b) != (s.start, s.end)):
+                        start = new_start
+            m = re.match(r" ([A-Za-z][A-Za-z'\u2019-]*)", text[end:end + 40])
+            if m:
+                tok = m.group(1)
+                if _looks_like_name_token(tok) and tok.casefold() in last and tok.casefold() not in first:
+                    new_end = end + len(m.group(0))
+                    if not any(a < new_end and b > end for a, b in taken if (a, b) != (s.start, s.end)):
+                        end = new_end
+        out.append(s if (start, end) == (s.start, s.end) else
+                   Span(s.note_id, start, end, s.label, s.score, s.recognizer))
+    return out
+
+
+def _occurrences(text: str, needle: str, case_sensitive: bool):
+    flags = 0 if case_sensitive else re.IGNORECASE
+    parts = [re.escape(p) for p in needle.split()]
+    pattern = r"(?<![A-Za-z0-9])" + r"\s+".join(parts) + r"(?![A-Za-z0-9])"
+    for m in re.finditer(pattern, text, flags):
+        yield m.start(), m.end()
+
+
+def propagate_spans(text: str, spans: Sequence[Span], policy: PropagationPolicy | None = None) -> list[Span]:
+    """Return ``spans`` (non-overlapping, resolved) plus the propagated mentions, sorted."""
+    policy = policy or PropagationPolicy()
+    if not spans:
+        return []
+    note_id = spans[0].note_id
+    spans = list(spans)
+    if policy.extend_names:
+        spans = _extend_names(text, spans, policy)
+    occupied = sorted((s.start, s.end) for s in spans)
+    added: list[Span] = []
+
+    def free(a: int, b: int) -> bool:
+        return not any(x < b and y > a for x, y in occupied)
+
+    def add(a: int, b: int, label: str) -> None:
+        added.append(Span(note_id, a, b, label, policy.score, QUALIFIED))
+        occupied.append((a, b))
+
+    seen: set[tuple[str, str, bool]] = set()
+    needles: list[tuple[str, str, bool]] = []
+    for s in sorted(spans, key=lambda s: (-(s.end - s.start), s.start)):
+        if s.label not in PROPAGATED:
+            continue
+        surface = text[s.start:s.end].strip()
+        minimum = policy.min_id_chars if s.label in ("ID", "PHONE") else policy.min_surface_chars
+        if policy.propagate_surfaces and len(surface) >= minimum:
+            needles.append((surface, s.label, False))
+        if policy.propagate_name_tokens and s.label in PERSON:
+            for tok in _TOKEN.findall(surface):
+                if len(tok) >= policy.min_token_chars and _looks_like_name_token(tok) and tok.casefold() not in _STOP:
+                    needles.append((tok, s.label, True))
+                    if tok[1:].islower():
+                        needles.append((tok.upper(), s.label, True))
+    for needle, label, case_sensitive in needles:
+        key = (needle.casefold() if not case_sensitive else needle, label, case_sensitive)
+        if key in seen:
+            continue
+        seen.add(key)
+        for a, b in _occurrences(text, needle, case_sensitive):
+            if free(a, b):
+                add(a, b, label)
+    return sorted(spans + added)
