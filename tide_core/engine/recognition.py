@@ -235,13 +235,21 @@ def as_policy(policy: Any):
 
 
 def finish_note(note_id: str, spans: list[Span], failure: NoteFailure | None,
-                policy: Any) -> tuple[list[Span], NoteRecognition]:
-    """Resolve one note's spans (all recognizers together), or record its failure."""
+                policy: Any, text: str | None = None) -> tuple[list[Span], NoteRecognition]:
+    """Resolve one note's spans (all recognizers together), or record its failure.
+
+    With the note's ``text``, recognized surfaces are then propagated to their other mentions in
+    the note (``tide_core.propagate``); both execution paths pass it.
+    """
     if failure is not None:
         return [], NoteRecognition(note_id, "failed", 0, failure.code, failure.error)
     from tide_core.resolve import resolve_spans
 
     resolved = resolve_spans(spans, as_policy(policy))
+    if text is not None:
+        from tide_core.propagate import propagate_spans
+
+        resolved = propagate_spans(text, resolved)
     return resolved, NoteRecognition(note_id, "ok", len(resolved))
 
 
@@ -280,7 +288,7 @@ def assemble_batch(notes: Sequence[Note], collected: Sequence[list[Span]], failu
     out: dict[str, list[Span]] = {}
     records: list[NoteRecognition] = []
     for note, spans, fail in zip(notes, collected, failures):
-        resolved, record = finish_note(note.note_id, spans, fail, policy)
+        resolved, record = finish_note(note.note_id, spans, fail, policy, note.text)
         if record.ok:
             out[note.note_id] = resolved
         else:
@@ -312,6 +320,9 @@ def recognition_fingerprint(recognizers: Sequence[Any], policy: Any = None) -> s
 
         policy = ResolutionPolicy()
     pol = policy.config() if hasattr(policy, "config") else repr(policy)
-    blob = json.dumps({"recognizers": [r.fingerprint() for r in recognizers], "policy": pol},
+    from tide_core.propagate import PropagationPolicy
+
+    blob = json.dumps({"recognizers": [r.fingerprint() for r in recognizers], "policy": pol,
+                       "propagation": PropagationPolicy().config()},
                       sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]

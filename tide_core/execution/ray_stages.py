@@ -252,7 +252,8 @@ def resolve_group(g: Group, policy: Any = None) -> None:
         return
     for i, note in enumerate(g.notes):
         failure = g.failures.get(i)
-        resolved, record = finish_note(note.note_id, g.spans[i], failure[1] if failure else None, policy)
+        resolved, record = finish_note(note.note_id, g.spans[i], failure[1] if failure else None, policy,
+                                       note.text)
         if record.ok:
             g.resolved[note.note_id] = resolved
         else:
