@@ -240,3 +240,26 @@ def test_windowing_stage_does_not_load_the_model(model_dir):
     assert ws and r._model is None                     # CPU windowing actors stay light
     preds = HFTokenClassifierRecognizer(model_dir, window=64, overlap=10).predict(ws)
     assert r.assemble(Note("a", "p", LONG), ws, preds) == r.recognize(Note("a", "p", LONG))
+
+
+def test_labels_and_min_score_filter_output(model_dir):
+    from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
+
+    n = Note("a", "p", LONG)
+    every = HFTokenClassifierRecognizer(model_dir, window=64, overlap=10).recognize(n)
+    some = HFTokenClassifierRecognizer(model_dir, window=64, overlap=10, labels=["PATIENT", "DATE"]).recognize(n)
+    sure = HFTokenClassifierRecognizer(model_dir, window=64, overlap=10, min_score=0.2).recognize(n)
+    assert some == [s for s in every if s.label in ("PATIENT", "DATE")]
+    assert sure == [s for s in every if s.score >= 0.2]
+    a = HFTokenClassifierRecognizer(model_dir, labels=["PATIENT"])
+    assert a.fingerprint() != HFTokenClassifierRecognizer(model_dir).fingerprint()
+    with pytest.raises(ConfigError):
+        HFTokenClassifierRecognizer(model_dir, labels=["NAME"])
+
+
+def test_default_model_spec(tmp_path, monkeypatch):
+    from tide_core.models import DEFAULT_MODEL_OPTIONS, default_model_spec
+
+    spec = default_model_spec(tmp_path)
+    assert spec["name"] == "tide.hf" and spec["model_dir"] == str(tmp_path)
+    assert spec["window"] == 512 and spec["overlap"] == 40 and spec["labels"] == DEFAULT_MODEL_OPTIONS["labels"]

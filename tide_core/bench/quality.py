@@ -30,14 +30,14 @@ TARGET_CATEGORY_RECALL = 0.90
 
 
 def default_specs(patients: Sequence[Mapping[str, Any]], model_dir: str | None,
-                  include_model: bool = True) -> dict[str, dict[str, Any]]:
+                  include_model: bool = True, model_options: Mapping[str, Any] | None = None
+                  ) -> dict[str, dict[str, Any]]:
     from tide_core.config import demo_gazetteer_path
-    from tide_core.models import default_model_dir
+    from tide_core.models import default_model_spec
 
     specs: dict[str, dict[str, Any]] = {}
     if include_model:
-        specs["model"] = {"name": "tide.hf", "model_dir": str(model_dir or default_model_dir()),
-                          "window": 512, "overlap": 40}
+        specs["model"] = {**default_model_spec(model_dir), **dict(model_options or {})}
     specs["regex"] = {"name": "tide.regex"}
     specs["gazetteer"] = {"name": "tide.gazetteer", "csv": demo_gazetteer_path()}
     specs["known_phi"] = {"name": "tide.known_phi", "rows": list(patients)}
@@ -81,12 +81,13 @@ def _row(name: str, point: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def benchmark(n_notes: int = 300, seed: int = 11, model_dir: str | None = None, include_model: bool = True,
-              n_resamples: int = 2000, progress: bool = True) -> dict[str, Any]:
+              n_resamples: int = 2000, progress: bool = True,
+              model_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
     from tide_core.evaluation.evaluate import evaluate
     from tide_core.synth import generate_heldout_dataset
 
     data = generate_heldout_dataset(n_notes, seed=seed)
-    specs = default_specs(data.patients, model_dir, include_model)
+    specs = default_specs(data.patients, model_dir, include_model, model_options)
     if progress:
         print(f"held-out corpus: {len(data.notes)} notes, {sum(len(g.spans) for g in data.gold)} gold spans",
               file=sys.stderr)
@@ -118,7 +119,9 @@ def benchmark(n_notes: int = 300, seed: int = 11, model_dir: str | None = None, 
 
         card = read_model_card(specs["model"]["model_dir"])
         model_card = {k: card.get(k) for k in ("base", "corpus", "training")}
+    model_spec = {k: v for k, v in specs.get("model", {}).items() if k != "model_dir"}
     return {"n_notes": len(data.notes), "seed": seed, "tau": 0.8, "recognizers": members,
+            "model_spec": model_spec,
             "seconds": {k: round(v, 2) for k, v in seconds.items()}, "model": model_card,
             "full": res, "ablation": ablation, "targets": targets}
 
@@ -137,7 +140,8 @@ def format_report(r: Mapping[str, Any]) -> str:
     full = r["full"]
     lines = [f"TIDE quality benchmark: {r['n_notes']} held-out synthetic notes (seed {r['seed']}), "
              f"tau={r['tau']} union overlap, 95% bootstrap CI (2,000 document resamples, seed 42)",
-             f"recognizers: {' + '.join(r['recognizers'])}", "",
+             f"recognizers: {' + '.join(r['recognizers'])}"
+             + (f"  (model options: {json.dumps(r['model_spec'])})" if r.get("model_spec") else ""), "",
              f"{'category':<10} {'n_gold':>6}  {'recall':>6} {'95% CI':<16} {'precision':>9} {'95% CI':<16}"]
     for lab, m in full["category"].items():
         if not m["n_gold"] and not m["n_pred"]:
@@ -172,12 +176,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--model-dir", default=None, help="PHI model (default: the trained default model)")
     p.add_argument("--no-model", action="store_true", help="rules only (regex + gazetteer + known-PHI)")
     p.add_argument("--resamples", type=int, default=2000)
+    p.add_argument("--model-all-labels", action="store_true",
+                   help="let the model emit every label at any score (not the default deployment)")
     p.add_argument("--json", default=None, help="also write the full report as JSON")
     args = p.parse_args(argv)
     from tide_core.errors import TideError
 
     try:
-        r = benchmark(args.n_notes, args.seed, args.model_dir, not args.no_model, args.resamples)
+        opts = {"labels": None, "min_score": 0.0} if args.model_all_labels else None
+        r = benchmark(args.n_notes, args.seed, args.model_dir, not args.no_model, args.resamples,
+                      model_options=opts)
     except TideError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -55,7 +55,8 @@ class HFTokenClassifierRecognizer(TideRecognizer):
 
     def __init__(self, model_dir: str | os.PathLike | None = None, window: int = 512, overlap: int = 40,
                  label_map: Mapping[str, str | None] | None = None, device: str = "cpu",
-                 batch_size: int = 16, scheme: str = "auto", min_score: float = 0.0):
+                 batch_size: int = 16, scheme: str = "auto", min_score: float = 0.0,
+                 labels: Sequence[str] | None = None):
         if model_dir is None:
             from tide_core.models import default_model_dir
 
@@ -68,6 +69,11 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         self.batch_size = max(1, int(batch_size))
         self.scheme_option = scheme.upper() if scheme else "AUTO"
         self.min_score = float(min_score)
+        # restrict the labels this recognizer emits (e.g. leave structured PHI to the regex layer)
+        self.labels = tuple(sorted(labels)) if labels else None
+        for lab in self.labels or ():
+            if lab not in LABELS:
+                raise ConfigError("E309", f"unknown label {lab!r} in labels=", hint=f"use {', '.join(LABELS)}")
         if self.scheme_option not in ("AUTO", "BIO", "IO"):
             raise ConfigError("E310", f"unknown tag scheme {scheme!r}", hint="use 'auto', 'BIO' or 'IO'")
         self._model = None
@@ -165,7 +171,8 @@ class HFTokenClassifierRecognizer(TideRecognizer):
             self._hash = model_dir_hash(self.model_dir)
         return {"model_hash": self._hash, "window": self.window, "overlap": self.overlap,
                 "label_map": {k: v for k, v in sorted(self._label_map.items())},
-                "scheme": self._scheme, "min_score": self.min_score}
+                "scheme": self._scheme, "min_score": self.min_score,
+                "labels": list(self.labels) if self.labels else None}
 
     # ------------------------------------------------------------------ stages
     def make_windows(self, note: Note) -> list[Window]:
@@ -237,7 +244,7 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         words = stitch(windows, [w.word_ids for w in windows])
         decoded = decode(tags, probs, offsets, words, note.text, self._scheme or "BIO")
         return [Span(note.note_id, d.start, d.end, d.label, min(1.0, max(0.0, d.score)), self.qualified_name)
-                for d in decoded if d.score >= self.min_score]
+                for d in decoded if d.score >= self.min_score and (self.labels is None or d.label in self.labels)]
 
     # ------------------------------------------------------------------ entry points
     def recognize_many(self, notes: Sequence[Note]) -> list[list[Span]]:
