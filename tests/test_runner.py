@@ -127,7 +127,7 @@ def test_bad_rows_are_quarantined_and_nothing_is_lost(tmp_path, key_provider):
     a = anonymize_study(wh, "s", "k", key_provider, config, progress=False)
     assert (a.n_released, a.n_quarantined) == (1, 4)
     q = wh.read_table("tide_quarantine", where={"study": "s", "key": "k"}).to_pylist()
-    assert sorted(r["code"] for r in q) == ["E202", "E204", "E207", "E207"]
+    assert sorted(r["code"] for r in q) == ["E602", "E604", "E607", "E607"]
     assert all(r["reason"] for r in q)
 
 

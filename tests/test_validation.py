@@ -26,8 +26,8 @@ def test_every_row_ends_as_note_or_quarantine():
     assert v.n_rows == len(rows)
     assert sorted(n.note_id for n in v.notes) == ["12", "n1", "n8"]
     codes = {q.row_number: q.code for q in v.quarantined}
-    assert codes == {1: "E201", 2: "E202", 3: "E204", 4: "E204", 5: "E203", 6: "E203", 8: "E208",
-                     9: "E207", 10: "E207", 11: "E206", 12: "E205"}
+    assert codes == {1: "E601", 2: "E602", 3: "E604", 4: "E604", 5: "E603", 6: "E603", 8: "E608",
+                     9: "E607", 10: "E607", 11: "E606", 12: "E605"}
     n12 = next(n for n in v.notes if n.note_id == "12")
     assert n12.text == "caf\u00e9 ok" and n12.patient_id == "34"
 

@@ -150,13 +150,13 @@ class SpanCache:
     def add_review(self, study: str, note: Note, start: int, end: int, label: str, decision: str) -> None:
         """Record a reviewer decision on a span of ``note`` (validated against its text)."""
         if decision not in ("reject", "add"):
-            raise InputError("E320", f"unknown review decision {decision!r}", hint="use 'reject' or 'add'")
+            raise InputError("E380", f"unknown review decision {decision!r}", hint="use 'reject' or 'add'")
         span = Span(note.note_id, start, end, label, 1.0, REVIEWER)
         span.check_inside(note.text)
         entries = self.entries(study)
         e = entries.get(note.note_id)
         if e is None or e.text_sha256 != text_sha256(note.text):
-            raise InputError("E321", f"note {note.note_id} has no current recognition in study {study}",
+            raise InputError("E381", f"note {note.note_id} has no current recognition in study {study}",
                              hint="run recognition for the study before reviewing")
         row = {"study": study, "note_id": note.note_id, "start": start, "end": end, "label": label, "score": 1.0,
                "recognizer": REVIEWER, "fingerprint": e.fingerprint, "origin": "reviewer", "decision": decision,

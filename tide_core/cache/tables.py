@@ -86,7 +86,7 @@ class TableNames:
     def __post_init__(self) -> None:
         names = [getattr(self, f.name) for f in fields(self)]
         if len(set(names)) != len(names):
-            raise ConfigError("E310", "two TIDE tables are configured with the same name",
+            raise ConfigError("E390", "two TIDE tables are configured with the same name",
                               hint="give every table in TableNames a distinct name")
 
 

@@ -77,7 +77,7 @@ def read_study_input(wh: Warehouse, study: str, config: TideConfig, notes_table:
     """Read and validate the study's notes.  A ``study`` column, when present, selects the rows."""
     name = notes_table or config.tables.notes
     if not wh.table_exists(name):
-        raise ConfigError("E210", f"notes table {name!r} not found in {wh.url}",
+        raise ConfigError("E609", f"notes table {name!r} not found in {wh.url}",
                           hint="create it (tide demo loads a synthetic one) or pass --notes-table")
     cols = wh.columns(name)
     table = wh.read_table(name, where={"study": study}) if "study" in cols else wh.read_table(name)

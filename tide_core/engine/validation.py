@@ -32,7 +32,7 @@ class ValidatedInput:
 def check_columns(columns: Iterable[str], table: str = "notes") -> None:
     missing = [c for c in REQUIRED_COLUMNS if c not in set(columns)]
     if missing:
-        raise ConfigError("E200", f"table {table} lacks required column(s) {', '.join(missing)}",
+        raise ConfigError("E600", f"table {table} lacks required column(s) {', '.join(missing)}",
                           hint="the notes table needs note_id, patient_id, text (+ optional note_date, "
                                "note_type, source, site); map your columns with a view")
 
@@ -76,36 +76,36 @@ def validate_rows(rows: Iterable[Mapping[str, Any]], max_chars: int = 2_000_000)
         patient_id = _as_str_id(row.get("patient_id"))
         text = row.get("text")
         if note_id is None:
-            q(i, None, patient_id, "E201", f"row {i}: note_id is null or empty")
+            q(i, None, patient_id, "E601", f"row {i}: note_id is null or empty")
             continue
         if patient_id is None:
-            q(i, note_id, None, "E202", f"row {i} (note {note_id}): patient_id is null or empty; "
+            q(i, note_id, None, "E602", f"row {i} (note {note_id}): patient_id is null or empty; "
                                         "dates are shifted per patient, so the note cannot be released")
             continue
         if isinstance(text, (bytes, bytearray, memoryview)):
             try:
                 text = bytes(text).decode("utf-8")
             except UnicodeDecodeError as exc:
-                q(i, note_id, patient_id, "E203", f"row {i} (note {note_id}): text is not valid UTF-8 "
+                q(i, note_id, patient_id, "E603", f"row {i} (note {note_id}): text is not valid UTF-8 "
                                                   f"(byte offset {exc.start}); re-export the note as UTF-8")
                 continue
         if text is None or not isinstance(text, str) or not text.strip():
-            q(i, note_id, patient_id, "E204", f"row {i} (note {note_id}): text is null or empty")
+            q(i, note_id, patient_id, "E604", f"row {i} (note {note_id}): text is null or empty")
             continue
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:
-            q(i, note_id, patient_id, "E203", f"row {i} (note {note_id}): text holds an unpaired surrogate "
+            q(i, note_id, patient_id, "E603", f"row {i} (note {note_id}): text holds an unpaired surrogate "
                                               f"at character {exc.start}; re-export the note as UTF-8")
             continue
         if len(text) > max_chars:
-            q(i, note_id, patient_id, "E205", f"row {i} (note {note_id}): text has {len(text)} characters, "
+            q(i, note_id, patient_id, "E605", f"row {i} (note {note_id}): text has {len(text)} characters, "
                                               f"more than the limit {max_chars}; raise max_note_chars")
             continue
         try:
             note_date = _iso_date(row.get("note_date"))
         except (ValueError, TypeError):
-            q(i, note_id, patient_id, "E206", f"row {i} (note {note_id}): note_date is not an ISO date")
+            q(i, note_id, patient_id, "E606", f"row {i} (note {note_id}): note_date is not an ISO date")
             continue
         meta = {"note_date": note_date}
         for col in METADATA_COLUMNS[1:]:
@@ -130,12 +130,12 @@ def validate_rows(rows: Iterable[Mapping[str, Any]], max_chars: int = 2_000_000)
         if counts[n.note_id] == 1:
             kept.append(n)
         elif n.note_id in conflicting:
-            q(i, n.note_id, n.patient_id, "E207", f"row {i}: note_id {n.note_id} appears {counts[n.note_id]} "
+            q(i, n.note_id, n.patient_id, "E607", f"row {i}: note_id {n.note_id} appears {counts[n.note_id]} "
                                                   "times with different text or patient; fix the source table")
         elif first_row[n.note_id][0] == i:
             kept.append(n)
         else:
-            q(i, n.note_id, n.patient_id, "E208", f"row {i}: exact duplicate of row {first_row[n.note_id][0]} "
+            q(i, n.note_id, n.patient_id, "E608", f"row {i}: exact duplicate of row {first_row[n.note_id][0]} "
                                                   f"(note {n.note_id}); released once")
     quarantined.sort(key=lambda r: r.row_number if r.row_number is not None else -1)
     return ValidatedInput(kept, quarantined)

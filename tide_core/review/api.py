@@ -31,7 +31,7 @@ MAX_BODY = 64 * 1024
 MAX_PAGE = 1000
 
 #: HTTP status of TIDE error codes raised below the review layer.
-_STATUS_BY_CODE = {"E321": 409, "E014": 400, "E011": 400, "E012": 400}
+_STATUS_BY_CODE = {"E381": 409, "E014": 400, "E011": 400, "E012": 400}
 
 
 @dataclass(frozen=True)
