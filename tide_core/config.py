@@ -32,9 +32,9 @@ def _rules_specs() -> list[dict[str, Any]]:
 
 
 def _model_spec() -> dict[str, Any]:
-    from tide_core.models import default_model_dir  # resolved lazily: the model may not exist yet
+    from tide_core.models import default_model_dir, default_model_spec  # lazily: the model may not exist yet
 
-    return {"name": "tide.hf", "model_dir": str(default_model_dir(must_exist=True)), "window": 512, "overlap": 40}
+    return default_model_spec(default_model_dir(must_exist=True))
 
 
 PRESETS = ("default", "rules")

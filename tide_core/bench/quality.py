@@ -68,10 +68,14 @@ def run_recognizers(notes: Sequence[Any], specs: Mapping[str, Mapping[str, Any]]
 
 
 def combine(spans: Mapping[str, Mapping[str, list[Span]]], members: Sequence[str],
-            note_ids: Sequence[str]) -> dict[str, list[Span]]:
-    from tide_core.resolve import resolve_spans
+            note_ids: Sequence[str], texts: Mapping[str, str] | None = None) -> dict[str, list[Span]]:
+    """Resolve the members' spans per note exactly as the engine does (``finish_note``): overlap
+    resolution, then within-note propagation when the texts are given."""
+    from tide_core.engine.recognition import finish_note
 
-    return {nid: list(resolve_spans([s for m in members for s in spans[m].get(nid, ())])) for nid in note_ids}
+    texts = texts or {}
+    return {nid: finish_note(nid, [s for m in members for s in spans[m].get(nid, ())], None, None,
+                             texts.get(nid))[0] for nid in note_ids}
 
 
 def _row(name: str, point: Mapping[str, Any]) -> dict[str, Any]:
@@ -80,7 +84,7 @@ def _row(name: str, point: Mapping[str, Any]) -> dict[str, Any]:
             "macro_recall": o["macro_recall"], "macro_precision": o["macro_precision"]}
 
 
-def benchmark(n_notes: int = 300, seed: int = 11, model_dir: str | None = None, include_model: bool = True,
+def benchmark(n_notes: int = 300, seed: int = 23, model_dir: str | None = None, include_model: bool = True,
               n_resamples: int = 2000, progress: bool = True,
               model_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
     from tide_core.evaluation.evaluate import evaluate
@@ -93,17 +97,18 @@ def benchmark(n_notes: int = 300, seed: int = 11, model_dir: str | None = None, 
               file=sys.stderr)
     spans, seconds = run_recognizers(data.notes, specs, progress=progress)
     ids = [n.note_id for n in data.notes]
+    texts = {n.note_id: n.text for n in data.notes}
     members = list(specs)
-    full = evaluate(data.gold, combine(spans, members, ids), n_resamples=n_resamples, seed=42,
+    full = evaluate(data.gold, combine(spans, members, ids, texts), n_resamples=n_resamples, seed=42,
                     sensitivity_taus=(0.5,), names=("full", "-"))
     ablation = [_row("full: " + " + ".join(members), full.primary.point)]
     for m in members:
-        ablation.append(_row(f"{m} alone", evaluate(data.gold, combine(spans, [m], ids), n_resamples=0,
+        ablation.append(_row(f"{m} alone", evaluate(data.gold, combine(spans, [m], ids, texts), n_resamples=0,
                                                      sensitivity_taus=()).primary.point))
     if len(members) > 1:
         for m in members:
             rest = [x for x in members if x != m]
-            ablation.append(_row(f"full - {m}", evaluate(data.gold, combine(spans, rest, ids), n_resamples=0,
+            ablation.append(_row(f"full - {m}", evaluate(data.gold, combine(spans, rest, ids, texts), n_resamples=0,
                                                           sensitivity_taus=()).primary.point))
     res = full.primary.to_dict()
     o = res["overall"]
@@ -172,7 +177,7 @@ def format_report(r: Mapping[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tide_core.bench.quality", description=__doc__.splitlines()[0])
     p.add_argument("--n-notes", type=int, default=300)
-    p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--seed", type=int, default=23)
     p.add_argument("--model-dir", default=None, help="PHI model (default: the trained default model)")
     p.add_argument("--no-model", action="store_true", help="rules only (regex + gazetteer + known-PHI)")
     p.add_argument("--resamples", type=int, default=2000)

@@ -17,7 +17,7 @@ from tide_core.training.trainer import TrainConfig, TrainResult, train_token_cla
 
 @dataclass(frozen=True)
 class DefaultRecipe:
-    n_notes: int = 2500
+    n_notes: int = 5000
     corpus_seed: int = 2026
     config: TrainConfig = field(default_factory=lambda: TrainConfig(
         window=256, overlap=32, batch_size=16, lr=2e-4, epochs=1.0, max_seconds=14 * 60, seed=13,
