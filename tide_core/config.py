@@ -26,6 +26,7 @@ def demo_gazetteer_path() -> str:
 def _rules_specs() -> list[dict[str, Any]]:
     return [
         {"name": "tide.regex"},
+        {"name": "tide.org"},
         {"name": "tide.gazetteer", "csv": os.environ.get("TIDE_GAZETTEER", demo_gazetteer_path())},
         {"name": "tide.known_phi", "patients_table": "patients"},
     ]

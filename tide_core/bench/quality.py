@@ -39,6 +39,7 @@ def default_specs(patients: Sequence[Mapping[str, Any]], model_dir: str | None,
     if include_model:
         specs["model"] = {**default_model_spec(model_dir), **dict(model_options or {})}
     specs["regex"] = {"name": "tide.regex"}
+    specs["org"] = {"name": "tide.org"}
     specs["gazetteer"] = {"name": "tide.gazetteer", "csv": demo_gazetteer_path()}
     specs["known_phi"] = {"name": "tide.known_phi", "rows": list(patients)}
     return specs

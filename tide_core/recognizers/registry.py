@@ -125,6 +125,12 @@ def _llm(**options: Any) -> TideRecognizer:
     return LLMRecognizer(**options)
 
 
+def _org(**options: Any) -> TideRecognizer:
+    from tide_core.recognizers.organisations import OrganisationRecognizer
+
+    return OrganisationRecognizer(**options)
+
+
 def _presidio(**options: Any) -> TideRecognizer:
     from tide_core.recognizers.presidio_adapter import adapter_from_spec
 
@@ -132,5 +138,5 @@ def _presidio(**options: Any) -> TideRecognizer:
 
 
 for _name, _factory in (("tide.regex", _regex), ("tide.gazetteer", _gazetteer), ("tide.known_phi", _known_phi),
-                        ("tide.hf", _hf), ("tide.llm", _llm), ("presidio", _presidio)):
+                        ("tide.hf", _hf), ("tide.llm", _llm), ("tide.org", _org), ("presidio", _presidio)):
     register(_name, _factory)

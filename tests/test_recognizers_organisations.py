@@ -1,0 +1,31 @@
+from tide_core.recognizers.registry import create
+from tide_core.spans import Note
+
+
+def found(text):
+    rec = create({"name": "tide.org"})
+    return [text[s.start:s.end] for s in rec.recognize(Note("n", "p", text))]
+
+
+def test_suffix_and_cue_forms():
+    text = ("Occupation: forklift operator, Keystone Auto Parts. She is enrolled at Cedar Valley State "
+            "University. Retired Ironclad Steel Works employee. Works at BrightStar Daycare on weekends. "
+            "Letter for the Salvation Army provided.")
+    assert found(text) == ["Keystone Auto Parts", "Cedar Valley State University", "Ironclad Steel Works",
+                           "BrightStar Daycare", "the Salvation Army"]
+
+
+def test_all_caps_notes():
+    assert found("HE IS ENROLLED AT GARFIELD HIGH SCHOOL. WORKS AT STERLING JEWELERS.") == [
+        "GARFIELD HIGH SCHOOL", "STERLING JEWELERS"]
+
+
+def test_medical_facilities_people_and_lines_are_not_organisations():
+    text = ("Seen at Bayside Pulmonary Associates and Lakeshore University Medical Center. "
+            "Daughter Noemi Mills visited. State: MO\nService date 3/4/2021. Admitted to trauma service.")
+    assert found(text) == []
+
+
+def test_spans_never_cross_lines_or_keep_trailing_punctuation():
+    text = "Employer: Delta Freight Lines.\nPlan: rest."
+    assert found(text) == ["Delta Freight Lines"]
