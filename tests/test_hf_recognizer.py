@@ -211,9 +211,9 @@ def test_quality_benchmark_runs_end_to_end(model_dir):
     from tide_core.bench.quality import benchmark, format_report
 
     r = benchmark(n_notes=4, seed=3, model_dir=str(model_dir), n_resamples=50, progress=False)
-    assert r["recognizers"] == ["model", "regex", "gazetteer", "known_phi"]
+    assert r["recognizers"] == ["model", "regex", "org", "gazetteer", "known_phi"]
     names = [a["system"] for a in r["ablation"]]
-    assert "regex alone" in names and "full - model" in names and len(names) == 9
+    assert "regex alone" in names and "full - model" in names and len(names) == 11
     full = r["full"]["overall"]
     assert 0.0 <= full["micro_recall"] <= 1.0 and "ci" in full
     # ablation rows are recombinations of cached spans: "full - model" equals a rules-only run

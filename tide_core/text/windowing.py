@@ -92,14 +92,14 @@ def special_tokens_of(tokenizer: Any) -> SpecialTokens:
     for i in range(len(full) - n + 1):
         if list(full[i:i + n]) == list(plain):
             return SpecialTokens(tuple(full[:i]), tuple(full[i + n:]))
-    raise ConfigError("E301", "cannot determine the tokenizer's special tokens",
+    raise ConfigError("E351", "cannot determine the tokenizer's special tokens",
                       hint="use a Hugging Face fast tokenizer (tokenizer.json) with the model")
 
 
 def tokenize_note(tokenizer: Any, note_id: str, text: str) -> TokenizedNote:
     """Tokenize ``text`` once with offsets.  Requires a fast tokenizer."""
     if not getattr(tokenizer, "is_fast", False):
-        raise ConfigError("E302", "the model's tokenizer is not a fast tokenizer; offsets are unavailable",
+        raise ConfigError("E352", "the model's tokenizer is not a fast tokenizer; offsets are unavailable",
                           hint="save the tokenizer with tokenizer.json (PreTrainedTokenizerFast)")
     enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
     ids = list(enc["input_ids"])
@@ -145,10 +145,10 @@ def check_window_settings(window: int, overlap: int, n_special: int) -> int:
     """Validate settings and return the content-token budget per window."""
     content = window - n_special
     if content < 2:
-        raise ConfigError("E303", f"window={window} leaves no room for text after {n_special} special tokens",
+        raise ConfigError("E353", f"window={window} leaves no room for text after {n_special} special tokens",
                           hint="use a window of at least 8 tokens (512 for BERT-style models)")
     if overlap < 0 or overlap >= content:
-        raise ConfigError("E304", f"overlap={overlap} must be >= 0 and smaller than the window's "
+        raise ConfigError("E354", f"overlap={overlap} must be >= 0 and smaller than the window's "
                                   f"{content} content tokens", hint="the default is overlap=40 with window=512")
     return content
 
