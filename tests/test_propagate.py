@@ -48,3 +48,12 @@ def test_lowercase_words_are_not_names():
     text = "Rose Smith has a rose rash. Smith smiled; smithing is a hobby."
     got = propagate_spans(text, spans_of(text, ("Rose Smith", "PATIENT")))
     assert surfaces(text, got) == [("Rose Smith", "PATIENT"), ("Smith", "PATIENT")]
+
+
+def test_engine_drops_spans_without_letters_or_digits():
+    from tide_core.engine.recognition import finish_note
+
+    text = "-- ABENA ROSE MD"
+    spans = [Span("n", 0, 2, "DOCTOR", 0.8, "m@1"), Span("n", 3, 13, "DOCTOR", 0.9, "m@1")]
+    got, record = finish_note("n", spans, None, None, text)
+    assert record.ok and [(s.start, s.end) for s in got] == [(3, 13)]

@@ -245,6 +245,8 @@ def finish_note(note_id: str, spans: list[Span], failure: NoteFailure | None,
         return [], NoteRecognition(note_id, "failed", 0, failure.code, failure.error)
     from tide_core.resolve import resolve_spans
 
+    if text is not None:   # a span with no letter or digit carries no identifier (model noise on "--")
+        spans = [s for s in spans if any(ch.isalnum() for ch in text[s.start:s.end])]
     resolved = resolve_spans(spans, as_policy(policy))
     if text is not None:
         from tide_core.propagate import propagate_spans
