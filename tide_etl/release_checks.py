@@ -178,10 +178,15 @@ def release_buckets(wh, config, study: str, key: str) -> list[str]:
 
 
 def release_gate(wh, config, study: str, key: str, policy=None, audits_table: str | None = None) -> CheckOutcome:
-    """The release gate: audit evidence for every bucket of the release, bounds below target."""
+    """The release gate: audit evidence for every bucket of the release, bounds below target,
+    and the newest recorded drift verdict (``tide_drift``) not ``drift``.
+
+    No drift row recorded for (study, key) is not blocking unless the policy sets ``require_drift``.
+    """
     from dataclasses import replace
 
     from tide_core.assurance.audit_table import AUDITS, TABLE_NAME
+    from tide_core.assurance.drift_table import latest_drift
     from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
 
     policy = policy or ReleaseGatePolicy()
@@ -191,8 +196,12 @@ def release_gate(wh, config, study: str, key: str, policy=None, audits_table: st
     name = audits_table or TABLE_NAME
     audits = (wh.read_table(name, where={"study": study, "key": key}) if wh.table_exists(name)
               else AUDITS.empty_table())
-    decision = evaluate_release(audits, policy=policy, population=f"release {study}/{key}")
+    drift = latest_drift(wh, study, key)
+    drift_band = drift["band"] if drift else None
+    decision = evaluate_release(audits, drift_result=drift_band, policy=policy, population=f"release {study}/{key}")
     md = {"passed": decision.passed, "n_audit_rounds": audits.num_rows, "n_buckets": len(buckets),
+          "drift_band": drift_band or "none recorded",
+          "drift_checked_at": str(drift["checked_at"]) if drift else "",
           "n_buckets_audited": len(decision.buckets),
           "reasons": "; ".join(decision.reasons) or "none",
           "statement": decision.sentence or "", "target_rate": policy.target_rate,

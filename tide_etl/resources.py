@@ -114,8 +114,9 @@ class ReleaseGateResource(dg.ConfigurableResource):
     every_bucket: bool = True   # False: audits of any buckets suffice (evaluate_release's default)
 
     def policy(self):
-        """The gate policy.  Drift results are not stored in the warehouse yet, so the check passes
-        none (``tide drift check`` is run and read by operators separately)."""
+        """The gate policy.  The gate also reads the newest drift verdict for the release from
+        ``tide_drift`` (written by ``tide drift check --warehouse ... --record``): band ``drift``
+        blocks; no verdict recorded does not block (the policy's ``require_drift`` is off)."""
         from tide_core.assurance.gate import ReleaseGatePolicy
 
         return ReleaseGatePolicy(target_rate=self.target_rate, confidence=self.confidence,

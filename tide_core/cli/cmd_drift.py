@@ -1,4 +1,10 @@
-"""``tide drift freeze|check``: freeze a validated reference, then compare batches with it."""
+"""``tide drift freeze|check``: freeze a validated reference, then compare batches with it.
+
+Two input modes: files (``--notes`` JSONL, optional ``--spans``/``--residual``) or the
+warehouse (``--warehouse URL --study S``: source notes, the span cache and, with ``--key``,
+the residual screen of the released text).  ``check --record`` (warehouse mode) appends the
+verdict to ``tide_drift``, which the release gate reads.
+"""
 from __future__ import annotations
 
 import argparse
@@ -8,7 +14,11 @@ from pathlib import Path
 
 
 def _inputs(p) -> None:
-    p.add_argument("--notes", required=True, help="JSONL of notes (gold/notes shape: note_id, text, metadata)")
+    p.add_argument("--notes", help="JSONL of notes (gold/notes shape: note_id, text, metadata)")
+    p.add_argument("--warehouse", help="read notes, cached spans and released text from this warehouse "
+                                       "(duckdb:PATH or bigquery:PROJECT.DATASET) instead of --notes")
+    p.add_argument("--study", help="study to read in warehouse mode")
+    p.add_argument("--key", help="release key in warehouse mode: screen its released text for residual PHI")
     p.add_argument("--spans", help="recognizer output on those notes (predictions JSONL)")
     p.add_argument("--residual", help="residual screen hits on the released text (predictions JSONL, same note ids)")
     p.add_argument("--recognizer-fingerprint", help="fingerprint of the recognition config that made --spans")
@@ -31,26 +41,63 @@ def register(subparsers) -> None:
     _inputs(c)
     c.add_argument("--reference", required=True, help="reference JSON written by `tide drift freeze`")
     c.add_argument("--out", help="write the full result as JSON here")
+    c.add_argument("--record", action="store_true",
+                   help="warehouse mode: append the verdict to tide_drift for the release gate (needs --key)")
     c.add_argument("--fail-on", choices=("drift", "watch", "unknown", "never"), default="drift",
                    help="exit 1 when the overall band is at least this severe")
     p.set_defaults(func=run)
 
 
+def _load_warehouse(args):
+    from tide_core.assurance.drift_table import warehouse_drift_inputs
+    from tide_core.io.warehouse import open_warehouse
+
+    wh = open_warehouse(args.warehouse)
+    try:
+        inputs = warehouse_drift_inputs(wh, args.study, args.key)
+    finally:
+        wh.close()
+    for k in ("recognizer_fingerprint", "screen_fingerprint"):
+        if getattr(args, k) is None:
+            setattr(args, k, inputs[k])
+    return inputs["notes"], inputs["spans"], inputs["residual"], inputs["forbidden"]
+
+
+def _check_mode(args) -> None:
+    from tide_core.errors import ConfigError
+
+    if args.warehouse and args.notes:
+        raise ConfigError("E757", "give either --notes (file mode) or --warehouse (warehouse mode), not both",
+                          hint="drop one of the two")
+    if not args.warehouse and not args.notes:
+        raise ConfigError("E757", "no input: give --notes FILE.jsonl or --warehouse URL --study S",
+                          hint="e.g. tide drift check --warehouse duckdb:tide.duckdb --study demo --key k1 "
+                               "--reference ref.json")
+    if args.warehouse and not args.study:
+        raise ConfigError("E757", "--warehouse needs --study", hint="add --study S")
+    if getattr(args, "record", False) and not (args.warehouse and args.key):
+        raise ConfigError("E757", "--record needs warehouse mode with --key",
+                          hint="add --warehouse URL --study S --key K")
+
+
 def _load(args):
     from tide_core.evaluation.jsonl_reader import read_jsonl_docs
 
+    if args.warehouse:
+        return _load_warehouse(args)
     notes = read_jsonl_docs(args.notes, require_text=True).docs
     spans = ({d.note_id: list(d.spans) for d in read_jsonl_docs(args.spans).docs} if args.spans else None)
     residual = ({d.note_id: list(d.spans) for d in read_jsonl_docs(args.residual).docs}
                 if args.residual else None)
-    return notes, spans, residual
+    return notes, spans, residual, []
 
 
 def run(args: argparse.Namespace) -> int:
     from tide_core.assurance.drift import (SET_FORMAT, SEVERITY, check_drift, check_drift_set, freeze_reference,
                                            freeze_reference_set, load_reference, save_reference)
 
-    notes, spans, residual = _load(args)
+    _check_mode(args)
+    notes, spans, residual, forbidden = _load(args)
     fps = {"recognizer_fingerprint": args.recognizer_fingerprint, "screen_fingerprint": args.screen_fingerprint}
     if args.drift_command == "freeze":
         print(f"calibrating on {len(notes)} reference notes ({args.splits} self-splits) ...", file=sys.stderr)
@@ -70,6 +117,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     ref = load_reference(args.reference)
     if ref["format"] == SET_FORMAT:
+        if args.record:
+            from tide_core.errors import ConfigError
+
+            raise ConfigError("E757", "--record takes a single reference, not a per-group reference set",
+                              hint="freeze a single reference (no --by) for the release gate")
         res_set = check_drift_set(ref, notes, spans, residual, **fps)
         print(f"overall: {res_set.band}  (per {res_set.by})")
         for value, r in res_set.results.items():
@@ -95,6 +147,16 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(result.to_dict(), indent=2), encoding="utf-8")
+    if args.record:
+        from tide_core.assurance.drift_table import TABLE_NAME, record_drift
+        from tide_core.io.warehouse import open_warehouse
+
+        wh = open_warehouse(args.warehouse)
+        try:
+            record_drift(wh, args.study, args.key, result, ref.get("name") or "reference", forbidden=forbidden)
+        finally:
+            wh.close()
+        print(f"recorded band {result.band!r} for {args.study}/{args.key} in {TABLE_NAME}", file=sys.stderr)
     if args.fail_on != "never" and SEVERITY[result.band] >= SEVERITY[args.fail_on]:
         return 1
     return 0
