@@ -57,3 +57,16 @@ def test_engine_drops_spans_without_letters_or_digits():
     spans = [Span("n", 0, 2, "DOCTOR", 0.8, "m@1"), Span("n", 3, 13, "DOCTOR", 0.9, "m@1")]
     got, record = finish_note("n", spans, None, None, text)
     assert record.ok and [(s.start, s.end) for s in got] == [(3, 13)]
+
+
+def test_tidy_splits_lines_and_people_and_trims_punctuation():
+    from tide_core.span_tidy import tidy_spans
+
+    text = "Dr. Palmer\n\nSurrogate: Seen with Dr Parker and MASON, AMANDA. -- WARD, YURI\nPhone (617) 555-0100"
+    def sp(sub, label):
+        i = text.index(sub)
+        return Span("n", i, i + len(sub), label, 0.9, "m@1")
+    got = tidy_spans(text, [sp("Palmer\n\nSurrogate", "DOCTOR"), sp("Parker and MASON, AMANDA", "DOCTOR"),
+                            sp("-- WARD, YURI", "DOCTOR"), sp("(617) 555-0100", "PHONE")])
+    assert [text[s.start:s.end] for s in got] == ["Palmer", "Surrogate", "Parker", "MASON, AMANDA", "WARD, YURI",
+                                                 "(617) 555-0100"]

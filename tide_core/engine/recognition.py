@@ -245,8 +245,10 @@ def finish_note(note_id: str, spans: list[Span], failure: NoteFailure | None,
         return [], NoteRecognition(note_id, "failed", 0, failure.code, failure.error)
     from tide_core.resolve import resolve_spans
 
-    if text is not None:   # a span with no letter or digit carries no identifier (model noise on "--")
-        spans = [s for s in spans if any(ch.isalnum() for ch in text[s.start:s.end])]
+    if text is not None:   # split at line breaks, trim list punctuation, drop spans with no letter or digit
+        from tide_core.span_tidy import tidy_spans
+
+        spans = tidy_spans(text, spans)
     resolved = resolve_spans(spans, as_policy(policy))
     if text is not None:
         from tide_core.propagate import propagate_spans

@@ -235,6 +235,7 @@ COUNTRIES = (
     "Uruguay", "Venezuela", "Vietnam", "Wales", "Yemen", "Zambia", "Zimbabwe",
 )
 _COUNTRY_ALT = r"(?=[A-Z])" + word_alternation(COUNTRIES)
+_COUNTRY_UPPER_ALT = r"(?=[A-Z])" + word_alternation(tuple(c.upper() for c in COUNTRIES))
 
 _HOSP_TOKEN = (r"(?=[A-Z])(?!(?:The|A|An|At|In|From|To|Of|And|With|Per|Via|Seen|Transferred|Admitted|Discharged|Referred|"
                r"Presented|Followed|Sent|Returned|Patient|Pt|Called|Contacted|Location|Facility|Outside|Previously|"
@@ -367,6 +368,10 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     PhiPattern("zip_context", r"\b(?i:zip(?:\s*code)?|zipcode|postal\s+code)\s*[:#]?\s*(?P<phi>" + ZIP + ")", "LOCATION", 0.85),
     PhiPattern("state_name", r"(?<![\w])(?P<phi>" + _STATE_NAME_ALT + ")", "LOCATION", 0.6, validator="state_name", anchor=_STATE_NAME_ALT, anchor_window=(2, 25)),
     PhiPattern("country_name", r"(?<![\w])(?P<phi>" + _COUNTRY_ALT + r")(?![\w]| [A-Z][a-z])", "LOCATION", 0.6, anchor=_COUNTRY_ALT, anchor_window=(2, 25)),
+    PhiPattern("country_upper", r"(?<![\w])(?P<phi>" + _COUNTRY_UPPER_ALT + r")(?![\w])", "LOCATION", 0.6,
+               anchor=_COUNTRY_UPPER_ALT, anchor_window=(2, 25)),
+    PhiPattern("country_after_zip", r"(?<![\w])" + ZIP + r",?[ \t]{1,3}(?P<phi>USA|US|U\.S\.A?\.?|United States(?: of America)?)(?![\w])",
+               "LOCATION", 0.85, anchor=r"\d{5}", anchor_window=(2, 40)),
     PhiPattern("street_address",
                r"(?<![\w.,/-])(?P<phi>\d{1,6}[A-Z]?\s(?:(?:N|S|E|W|NE|NW|SE|SW|North|South|East|West)\.?\s)?"
                r"(?:(?:[A-Z][a-z]+|[A-Z]{2,}|\d{1,3}(?:st|nd|rd|th))\s){1,3}" + STREET_SUFFIX

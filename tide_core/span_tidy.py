@@ -1,0 +1,46 @@
+"""Tidy recognizer spans before resolution: no PHI span crosses a line break.
+
+Model spans sometimes run across a blank line ("Palmer\\n\\nSurrogate"), join two people
+("Parker and MASON, AMANDA") or carry list punctuation ("-- WARD, YURI").  Under the annotation
+conventions no span crosses a newline and each person is a span of its own, so spans are split
+at newlines (all labels) and at " and " / " & " / " / " (people), trimmed of punctuation that is
+never part of a value, and dropped when no letter or digit is left.
+"""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from tide_core.spans import Span
+
+PERSON = frozenset({"PATIENT", "DOCTOR"})
+_PERSON_SPLIT = re.compile(r"\s+(?:and|AND|&)\s+|\s*/\s*")
+_LEAD = "-\u2013\u2014*\u2022:;,.)]}>|"
+_TRAIL = ",;:([{<|-\u2013\u2014"
+_KEEPS_LEAD = frozenset({"PHONE", "URL"})      # "(617) ...", "+1 ..." and similar stay whole
+
+
+def _pieces(text: str, s: Span) -> list[tuple[int, int]]:
+    cuts = [(s.start, s.end)]
+    splitter = re.compile(r"\n") if s.label not in PERSON else re.compile(r"\n|" + _PERSON_SPLIT.pattern)
+    out = []
+    for a, b in cuts:
+        pos = a
+        for m in splitter.finditer(text, a, b):
+            out.append((pos, m.start()))
+            pos = m.end()
+        out.append((pos, b))
+    return out
+
+
+def tidy_spans(text: str, spans: Sequence[Span]) -> list[Span]:
+    out: list[Span] = []
+    for s in spans:
+        for a, b in _pieces(text, s):
+            while a < b and (text[a].isspace() or (text[a] in _LEAD and s.label not in _KEEPS_LEAD)):
+                a += 1
+            while b > a and (text[b - 1].isspace() or text[b - 1] in _TRAIL):
+                b -= 1
+            if b > a and any(ch.isalnum() for ch in text[a:b]):
+                out.append(s if (a, b) == (s.start, s.end) else Span(s.note_id, a, b, s.label, s.score, s.recognizer))
+    return out
