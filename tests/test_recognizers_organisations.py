@@ -29,3 +29,17 @@ def test_medical_facilities_people_and_lines_are_not_organisations():
 def test_spans_never_cross_lines_or_keep_trailing_punctuation():
     text = "Employer: Delta Freight Lines.\nPlan: rest."
     assert found(text) == ["Delta Freight Lines"]
+
+
+def test_employer_cue_overrides_medical_words_but_not_facilities():
+    text = ("Occupation: coder, Integra Medical Billing. After a shift at Cardinal Health he fell. "
+            "Works at Lakeshore General Hospital.")
+    assert found(text) == ["Integra Medical Billing", "Cardinal Health"]
+
+
+def test_same_extent_other_beats_hospital_in_resolution():
+    from tide_core.resolve import resolve_spans
+    from tide_core.spans import Span
+
+    got = resolve_spans([Span("n", 0, 10, "HOSPITAL", 0.9, "m@1"), Span("n", 0, 10, "OTHER", 0.7, "tide.org@1")])
+    assert [s.label for s in got] == ["OTHER"]

@@ -29,7 +29,7 @@ from tide_core.types import LABELS
 #: then names (a titled name is stronger evidence of DOCTOR than a name list is of PATIENT),
 #: then places and the catch-all.
 DEFAULT_LABEL_PRIORITY: tuple[str, ...] = (
-    "ID", "PHONE", "EMAIL", "URL", "DATE", "AGE", "DOCTOR", "PATIENT", "HOSPITAL", "LOCATION", "OTHER",
+    "ID", "PHONE", "EMAIL", "URL", "DATE", "AGE", "DOCTOR", "PATIENT", "OTHER", "HOSPITAL", "LOCATION",
 )
 
 

@@ -40,7 +40,7 @@ _SUFFIX_RE = re.compile(
 _SUFFIX_UPPER = re.compile(
     rf"(?<![\w.])(?P<org>(?!{_FUNCTION}\b)[A-Z]{{2,}}(?:(?:{_SP}|-)(?!{_FUNCTION}\b)[A-Z]{{2,}}){{0,3}}{_SP}(?:{_SUFFIX_ALT_UPPER}))(?![\w-])")
 
-_CUES = (r"works\s+(?:at|for)|working\s+(?:at|for)|employed\s+(?:at|by)|employee\s+of|employer:?|"
+_CUES = (r"(?:a\s+)?shift\s+at|works\s+(?:at|for)|working\s+(?:at|for)|employed\s+(?:at|by)|employee\s+of|employer:?|"
          r"job\s+at|retired\s+from|enrolled\s+at|attends|student\s+at|studies\s+at|graduated\s+from|"
          r"volunteers?\s+(?:at|with)|work\s+excuse\s+for|letter\s+for|"
          r"(?:occupation|job|works\s+as)\s*:?\s*(?:an?\s+)?[a-z]+(?:\s+[a-z]+)?\s*(?:,|at|for)")
@@ -65,6 +65,10 @@ _MEDICAL = re.compile(r"\b(?:Hospital|Clinic|Medical|Health|Surgery|Surgical|Car
                       re.IGNORECASE)
 
 
+_FACILITY = re.compile(r"\b(?:Hospital|Clinic|Medical\s+Center|Health\s+Center|Infirmary|Hospice|Surgery\s+Center|"
+                       r"Nursing\s+Home|Rehabilitation\s+Center|Care\s+Center)\b", re.IGNORECASE)
+
+
 class OrganisationRecognizer(TideRecognizer):
     name = "tide.org"
     version = "1"
@@ -78,7 +82,7 @@ class OrganisationRecognizer(TideRecognizer):
         return {"score_suffix": self.score_suffix, "score_cue": self.score_cue, "n_suffixes": len(_SUFFIXES)}
 
     @staticmethod
-    def _clean(text: str, start: int, end: int) -> tuple[int, int] | None:
+    def _clean(text: str, start: int, end: int, cue: bool = False) -> tuple[int, int] | None:
         lead = _LEADING.match(text[start:end])
         if lead:
             start += lead.end()
@@ -90,7 +94,9 @@ class OrganisationRecognizer(TideRecognizer):
             return None
         while end > start and text[end - 1] in " ,;:":
             end -= 1
-        if _MEDICAL.search(text[start:end]) or end - start < 3:
+        # After an employment cue only a facility-type word makes it a HOSPITAL ("Integra Medical
+        # Billing" is an employer); without a cue any medical word does.
+        if (_FACILITY if cue else _MEDICAL).search(text[start:end]) or end - start < 3:
             return None
         if _MEDICAL.match(text[end:end + 30].lstrip(" \t")):       # "... University Medical Center"
             return None
@@ -101,10 +107,10 @@ class OrganisationRecognizer(TideRecognizer):
         if entities and "OTHER" not in entities:
             return []
         found: dict[tuple[int, int], float] = {}
-        for rx, score in ((_SUFFIX_RE, self.score_suffix), (_SUFFIX_UPPER, self.score_suffix),
-                          (_CUE_RE, self.score_cue), (_RETIRED_RE, self.score_cue)):
+        for rx, score, cue in ((_SUFFIX_RE, self.score_suffix, False), (_SUFFIX_UPPER, self.score_suffix, False),
+                               (_CUE_RE, self.score_cue, True), (_RETIRED_RE, self.score_cue, True)):
             for m in rx.finditer(text):
-                span = self._clean(text, m.start("org"), m.end("org"))
+                span = self._clean(text, m.start("org"), m.end("org"), cue)
                 if span:
                     found[span] = max(found.get(span, 0.0), score)
         return [RecognizerResult("OTHER", a, b, s, {"recognizer_name": self.qualified_name})
