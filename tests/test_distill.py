@@ -6,7 +6,7 @@ import random
 import pytest
 
 from tide_core.evaluation.gold_io import GoldDoc, write_gold
-from tide_core.spans import Span
+from template_gold import template_corpus
 
 TEMPLATES = [
     "Seen on {DATE} for follow up, MRN {ID}.",
@@ -25,24 +25,7 @@ def _value(label: str, r: random.Random) -> str:
 
 
 def corpus(n: int, seed: int) -> list[GoldDoc]:
-    r = random.Random(seed)
-    docs = []
-    for i in range(n):
-        text, spans = "", []
-        for _ in range(r.randint(2, 4)):
-            tpl = r.choice(TEMPLATES)
-            pos = 0
-            while "{" in tpl[pos:]:
-                a = tpl.index("{", pos)
-                b = tpl.index("}", a)
-                text += tpl[pos:a]
-                v = _value(tpl[a + 1:b], r)
-                spans.append(Span(f"d{seed}-{i}", len(text), len(text) + len(v), tpl[a + 1:b]))
-                text += v
-                pos = b + 1
-            text += tpl[pos:] + " "
-        docs.append(GoldDoc(f"d{seed}-{i}", f"p{i}", text, tuple(spans), {}))
-    return docs
+    return template_corpus(TEMPLATES, _value, n, seed, prefix="d", sentences=(2, 4))
 
 
 TEACHER = [{"name": "tide.regex"}]

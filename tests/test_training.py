@@ -8,6 +8,7 @@ import pytest
 
 from tide_core.evaluation.gold_io import GoldDoc, write_gold
 from tide_core.spans import Span
+from template_gold import template_corpus
 from tide_core.training.tags import IGNORE_INDEX, align_tags, tag_names
 
 FIRST = ["John", "Maria", "Wei", "Olga", "Ahmed", "Grace", "Pedro", "Anna", "Kofi", "Lena", "Ravi", "Sara"]
@@ -33,25 +34,7 @@ def _value(label: str, r: random.Random) -> str:
 
 def simple_corpus(n: int, seed: int) -> list[GoldDoc]:
     """Notes from five templates; gold spans recorded while the text is built."""
-    r = random.Random(seed)
-    docs = []
-    for i in range(n):
-        text, spans = "", []
-        for _ in range(r.randint(2, 5)):
-            tpl = r.choice(TEMPLATES)
-            pos = 0
-            while "{" in tpl[pos:]:
-                a = tpl.index("{", pos)
-                b = tpl.index("}", a)
-                text += tpl[pos:a]
-                label = tpl[a + 1:b]
-                v = _value(label, r)
-                spans.append(Span(f"s{seed}-{i}", len(text), len(text) + len(v), label))
-                text += v
-                pos = b + 1
-            text += tpl[pos:] + " "
-        docs.append(GoldDoc(f"s{seed}-{i}", f"p{i}", text, tuple(spans), {}))
-    return docs
+    return template_corpus(TEMPLATES, _value, n, seed, prefix="s", sentences=(2, 5))
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ where none exists, so it never changes what a recognizer decided; it only closes
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -39,14 +40,16 @@ _TOKEN = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*")
 
 
 @lru_cache(maxsize=1)
-def _lexicon() -> tuple[frozenset[str], frozenset[str]]:
+def _lexicon() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """(given names, surnames, either), case-folded, loaded once per process."""
     base = resources.files("tide_core") / "data" / "surrogates"
 
     def load(name: str) -> frozenset[str]:
         words = (base / name).read_text(encoding="utf-8").split("\n")
         return frozenset(w.strip().casefold() for w in words if len(w.strip()) >= 3)
 
-    return load("first_names.txt") - _STOP, load("last_names.txt") - _STOP
+    first, last = load("first_names.txt") - _STOP, load("last_names.txt") - _STOP
+    return first, last, first | last
 
 
 @dataclass(frozen=True)
@@ -67,8 +70,8 @@ def _looks_like_name_token(tok: str) -> bool:
     return tok[:1].isupper() and (tok[1:].islower() or tok.isupper() or "-" in tok or "'" in tok)
 
 
-def _extend_names(text: str, spans: list[Span], policy: PropagationPolicy) -> list[Span]:
-    first, last = _lexicon()
+def _extend_names(text: str, spans: list[Span]) -> list[Span]:
+    first, last, either = _lexicon()
     taken = sorted((s.start, s.end) for s in spans)
     out = []
     for s in spans:
@@ -77,7 +80,7 @@ def _extend_names(text: str, spans: list[Span], policy: PropagationPolicy) -> li
             m = re.search(r"([A-Za-z][A-Za-z'\u2019-]*) $", text[max(0, start - 40):start])
             if m:
                 tok = m.group(1)
-                if _looks_like_name_token(tok) and tok.casefold() in first | last:
+                if _looks_like_name_token(tok) and tok.casefold() in either:
                     new_start = start - len(m.group(0))
                     if not any(a < start and b > new_start for a, b in taken if (a, b) != (s.start, s.end)):
                         start = new_start
@@ -109,16 +112,23 @@ def propagate_spans(text: str, spans: Sequence[Span], policy: PropagationPolicy 
     note_id = spans[0].note_id
     spans = list(spans)
     if policy.extend_names:
-        spans = _extend_names(text, spans, policy)
+        spans = _extend_names(text, spans)
+    # Resolved spans do not overlap, so the occupied ranges stay sorted by start and by end: a new
+    # range [a, b) is free iff the last range starting before b ends at or before a.
     occupied = sorted((s.start, s.end) for s in spans)
+    starts = [a for a, _ in occupied]
+    ends = [b for _, b in occupied]
     added: list[Span] = []
 
     def free(a: int, b: int) -> bool:
-        return not any(x < b and y > a for x, y in occupied)
+        i = bisect.bisect_left(starts, b)
+        return i == 0 or ends[i - 1] <= a
 
     def add(a: int, b: int, label: str) -> None:
         added.append(Span(note_id, a, b, label, policy.score, QUALIFIED))
-        occupied.append((a, b))
+        i = bisect.bisect_left(starts, a)
+        starts.insert(i, a)
+        ends.insert(i, b)
 
     seen: set[tuple[str, str, bool]] = set()
     needles: list[tuple[str, str, bool]] = []

@@ -20,16 +20,17 @@ _TRAIL = ",;:([{<|-\u2013\u2014"
 _KEEPS_LEAD = frozenset({"PHONE", "URL"})      # "(617) ...", "+1 ..." and similar stay whole
 
 
+_LINE_SPLIT = re.compile(r"\n")
+_PERSON_LINE_SPLIT = re.compile(r"\n|" + _PERSON_SPLIT.pattern)
+
+
 def _pieces(text: str, s: Span) -> list[tuple[int, int]]:
-    cuts = [(s.start, s.end)]
-    splitter = re.compile(r"\n") if s.label not in PERSON else re.compile(r"\n|" + _PERSON_SPLIT.pattern)
-    out = []
-    for a, b in cuts:
-        pos = a
-        for m in splitter.finditer(text, a, b):
-            out.append((pos, m.start()))
-            pos = m.end()
-        out.append((pos, b))
+    splitter = _PERSON_LINE_SPLIT if s.label in PERSON else _LINE_SPLIT
+    out, pos = [], s.start
+    for m in splitter.finditer(text, s.start, s.end):
+        out.append((pos, m.start()))
+        pos = m.end()
+    out.append((pos, s.end))
     return out
 
 

@@ -105,7 +105,8 @@ class KeyProvider(Protocol):
     def available(self) -> list[tuple[str, str]]: ...
 
 
-def _env_name(study: str, key: str) -> str:
+def env_var_name(study: str, key: str) -> str:
+    """The environment variable EnvKeyProvider reads for (study, key)."""
     norm = lambda s: re.sub(r"[^A-Za-z0-9]", "_", s).upper()  # noqa: E731
     return f"TIDE_KEY_{norm(study)}__{norm(key)}"
 
@@ -117,12 +118,12 @@ class EnvKeyProvider:
         self._env = os.environ if environ is None else environ
 
     def has(self, study: str, key: str) -> bool:
-        return _env_name(study, key) in self._env
+        return env_var_name(study, key) in self._env
 
     def keyring(self, study: str, key: str) -> KeyRing:
         check_name("study", study)
         check_name("key", key)
-        var = _env_name(study, key)
+        var = env_var_name(study, key)
         if var not in self._env:
             raise KeyProviderError("E104", f"no key secret for study {study!r}, key {key!r}: {var} is not set",
                                    hint=f"export {var}=<64 hex characters> or use a key directory (TIDE_KEY_DIR)")

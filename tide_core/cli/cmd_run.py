@@ -37,7 +37,7 @@ def print_anonymization(a) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tide_core.anonymize.keys import provider_from_env
+    from tide_core.anonymize.keys import env_var_name, provider_from_env
     from tide_core.engine.runner import anonymize_study, recognize_study
     from tide_core.io.warehouse import open_warehouse
 
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
 
         raise KeyProviderError("E108", f"no key {args.key!r} for study {args.study!r}",
                                hint=f"create one with `tide keys new --study {args.study} --key {args.key}` "
-                                    f"or set TIDE_KEY_{args.study.upper()}__{args.key.upper()}")
+                                    f"or set {env_var_name(args.study, args.key)}")
     wh = open_warehouse(args.warehouse)
     try:
         if args.stage in ("all", "recognize"):

@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tide_core.errors import ConfigError, WarehouseError
+from tide_core.io.warehouse import check_partition_rows
 
 log = logging.getLogger("tide.bigquery")
 
@@ -510,15 +511,7 @@ class BigQueryWarehouse:
             return self._load(self.table_id(name), table, "WRITE_TRUNCATE", target.schema)
 
     def replace_partition(self, name: str, table: pa.Table, partition: Mapping[str, str]) -> int:
-        if not partition:
-            raise ConfigError("E305", "replace_partition needs at least one partition column",
-                              hint="use replace_table to replace a whole table")
-        for col, value in partition.items():
-            if col not in table.column_names:
-                raise ConfigError("E306", f"partition column {col!r} missing from the rows written to {name}")
-            if table.num_rows and set(table.column(col).to_pylist()) != {value}:
-                raise WarehouseError("E307", f"rows written to partition {dict(partition)} of {name} "
-                                             f"carry other {col} values", hint="this is a bug in the caller")
+        check_partition_rows(name, table, partition)
         with self._lock:
             self._ensure(name, table.schema)
             if table.num_rows == 0:

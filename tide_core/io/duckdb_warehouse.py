@@ -12,6 +12,7 @@ import duckdb
 import pyarrow as pa
 
 from tide_core.errors import ConfigError, WarehouseError
+from tide_core.io.warehouse import check_partition_rows
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
@@ -142,15 +143,7 @@ class DuckDBWarehouse:
         return table.num_rows
 
     def replace_partition(self, name: str, table: pa.Table, partition: Mapping[str, str]) -> int:
-        if not partition:
-            raise ConfigError("E305", "replace_partition needs at least one partition column",
-                              hint="use replace_table to replace a whole table")
-        for col, value in partition.items():
-            if col not in table.column_names:
-                raise ConfigError("E306", f"partition column {col!r} missing from the rows written to {name}")
-            if table.num_rows and set(table.column(col).to_pylist()) != {value}:
-                raise WarehouseError("E307", f"rows written to partition {dict(partition)} of {name} "
-                                             f"carry other {col} values", hint="this is a bug in the caller")
+        check_partition_rows(name, table, partition)
         clause, params = self._where(partition)
         with self._transaction():
             self._create_if_missing(name, table)

@@ -10,7 +10,7 @@ from typing import Mapping, Protocol, Sequence, runtime_checkable
 
 import pyarrow as pa
 
-from tide_core.errors import ConfigError
+from tide_core.errors import ConfigError, WarehouseError
 
 
 @runtime_checkable
@@ -38,6 +38,19 @@ class Warehouse(Protocol):
 
 
 SCHEMES = ("duckdb", "bigquery")
+
+
+def check_partition_rows(name: str, table: pa.Table, partition: Mapping[str, str]) -> None:
+    """Refuse a ``replace_partition`` whose rows do not all belong to ``partition``."""
+    if not partition:
+        raise ConfigError("E305", "replace_partition needs at least one partition column",
+                          hint="use replace_table to replace a whole table")
+    for col, value in partition.items():
+        if col not in table.column_names:
+            raise ConfigError("E306", f"partition column {col!r} missing from the rows written to {name}")
+        if table.num_rows and set(table.column(col).to_pylist()) != {value}:
+            raise WarehouseError("E307", f"rows written to partition {dict(partition)} of {name} "
+                                         f"carry other {col} values", hint="this is a bug in the caller")
 
 
 def open_warehouse(url: str, **options) -> Warehouse:
