@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import random
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from tide_core.evaluation.gold_io import GoldDoc
 from tide_core.spans import Span

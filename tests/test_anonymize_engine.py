@@ -23,7 +23,8 @@ PHI = [("John Smith", "PATIENT"), ("12345678", "ID"), ("123-45-6789", "ID"), ("0
        ("Mary Jones", "DOCTOR"), ("Stanford Hospital", "HOSPITAL"), ("1234 Oak Street", "LOCATION"),
        ("Palo Alto", "LOCATION"), ("CA", "LOCATION"), ("94304", "LOCATION"), ("(650) 555-1234", "PHONE"),
        ("john.smith@stanford.edu", "EMAIL"), ("https://portal.stanford.edu/x1", "URL"), ("95", "AGE"),
-       ("Acme Logistics Inc.", "OTHER"), ("March 3rd", "DATE"), ("2019", "DATE"), ("10.1.2.3", "URL"), ("USA", "LOCATION")]
+       ("Acme Logistics Inc.", "OTHER"), ("March 3rd", "DATE"), ("2019", "DATE"), ("10.1.2.3", "URL"),
+       ("USA", "LOCATION")]
 
 
 def _spans(text: str, note_id: str = "n1") -> list[Span]:
@@ -47,7 +48,7 @@ def test_every_span_is_replaced_and_offsets_point_at_the_surrogates():
     out = Anonymizer(KA).anonymize(note, spans)
     assert out.note_id == "n1" and len(out.spans) == len(spans)
     prev_out, prev_in = 0, 0
-    for r, s in zip(out.spans, spans):
+    for r, s in zip(out.spans, spans, strict=True):
         assert (r.start, r.end, r.label, r.recognizer) == (s.start, s.end, s.label, s.recognizer)
         # the text between spans is untouched
         assert out.text[prev_out:r.out_start] == TEXT[prev_in:s.start]
@@ -88,7 +89,8 @@ def test_same_values_in_other_notes_get_the_same_surrogates_and_a_new_key_remaps
     # ages are kept/aggregated (not keyed); a year alone has two possible surrogates (+-1 year) and a
     # country abbreviation six, so a new key can coincide there by chance: excluded here, measured in the bench
     low_entropy = {TEXT.index("2019"), TEXT.index("USA")}
-    changed = [x != y for x, y, r in zip(sa, sc, a.spans) if r.label != "AGE" and r.start not in low_entropy]
+    changed = [x != y for x, y, r in zip(sa, sc, a.spans, strict=True)
+               if r.label != "AGE" and r.start not in low_entropy]
     assert len(changed) == len(PHI) - 3 and all(changed)
     assert Anonymizer(KA).anonymize(_note(), _spans(TEXT)) == a     # deterministic, no state
 

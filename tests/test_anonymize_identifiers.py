@@ -5,10 +5,15 @@ import random
 import string
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tide_core.anonymize.identifiers import (anonymize_identifier, class_signature, decrypt_identifier,
-                                             encrypt_identifier)
+from tide_core.anonymize.identifiers import (
+    anonymize_identifier,
+    class_signature,
+    decrypt_identifier,
+    encrypt_identifier,
+)
 from tide_core.anonymize.keys import keyring_for_tests
 from tide_core.anonymize.small_domain import TABLE_MAX, KeyedPermutation
 from tide_core.errors import AnonymizationError
@@ -22,7 +27,7 @@ def test_short_numeric_ids_are_a_fixed_point_free_bijection_of_their_exact_domai
     values = [str(i).zfill(digits) for i in range(10 ** digits)]
     out = [anonymize_identifier(KA, v) for v in values]
     assert sorted(out) == values                       # a permutation of the same domain: 0 collisions
-    assert all(o != v for o, v in zip(out, values))    # never its own surrogate
+    assert all(o != v for o, v in zip(out, values, strict=True))    # never its own surrogate
     assert all(len(o) == digits and o.isdigit() for o in out)
 
 
@@ -34,7 +39,7 @@ def test_short_alphanumeric_shapes_are_bijections(shape):
     values = ["".join(p) for p in itertools.product(*pools)]
     out = [anonymize_identifier(KA, v) for v in values]
     assert len(set(out)) == len(values)
-    assert all(class_signature(o) == class_signature(v) for o, v in zip(out, values))
+    assert all(class_signature(o) == class_signature(v) for o, v in zip(out, values, strict=True))
 
 
 def test_ssn_shape_and_separators_are_kept():
@@ -77,7 +82,7 @@ def test_large_sample_of_8_digit_mrns_is_collision_free_and_remapped_by_a_new_ke
     a = [anonymize_identifier(KA, v) for v in values]
     b = [anonymize_identifier(KB, v) for v in values]
     assert len(set(a)) == len(values)
-    assert all(x != y for x, y in zip(a, b))
+    assert all(x != y for x, y in zip(a, b, strict=True))
 
 
 def test_non_ascii_digits_and_empty_payload_fail_closed():
@@ -96,7 +101,7 @@ def test_keyed_permutation_is_a_bijection_with_an_inverse(n):
     fwd = [p.forward(x) for x in sample]
     assert all(0 <= y < n for y in fwd)
     assert len(set(fwd)) == len(fwd)
-    assert all(p.inverse(y) == x for x, y in zip(sample, fwd))
+    assert all(p.inverse(y) == x for x, y in zip(sample, fwd, strict=True))
     assert all(p.underange(p.derange(x)) == x for x in sample)
     if n > 1:
         assert all(p.derange(x) != x for x in sample)

@@ -22,7 +22,8 @@ def _skeleton(s: str) -> str:
     return re.sub(r"\d", "d", s)
 
 
-@pytest.mark.parametrize("value,kind", [("94304", "zip"), ("94304-1234", "zip"), ("CA", "state"), ("California", "state"),
+@pytest.mark.parametrize("value,kind", [("94304", "zip"), ("94304-1234", "zip"), ("CA", "state"),
+                                        ("California", "state"),
                                         ("Germany", "country"), ("USA", "country"), ("1234 Oak Street", "street"),
                                         ("Apt 4B", "street"), ("Palo Alto", "city"), ("St. Louis", "city"),
                                         ("Palo Alto, CA 94304", "address"), ("Boston MA 02115", "address")])
@@ -43,7 +44,7 @@ def test_states_keep_form_and_case_and_are_a_derangement():
     names = [n for n, _ in _states()]
     abbrs = [a for _, a in _states()]
     out_abbr = [surrogate_location(KA, a)[0] for a in abbrs]
-    assert sorted(out_abbr) == sorted(abbrs) and all(o != a for o, a in zip(out_abbr, abbrs))
+    assert sorted(out_abbr) == sorted(abbrs) and all(o != a for o, a in zip(out_abbr, abbrs, strict=True))
     out_names = [surrogate_location(KA, n)[0] for n in names]
     assert sorted(out_names) == sorted(names)
     assert surrogate_location(KA, "CALIFORNIA")[0] == surrogate_location(KA, "California")[0].upper()
@@ -79,10 +80,10 @@ def test_facilities_keep_their_type():
     assert surrogate_organisation(KA, "Palo Alto High School").endswith("High School")
     hospitals = load_list("hospitals").entries[:300]
     a = [surrogate_hospital(KA, h) for h in hospitals]
-    assert all(x != h for x, h in zip(a, hospitals))                  # listed: a derangement
-    assert sum(x != surrogate_hospital(KB, h) for x, h in zip(a, hospitals)) > 280   # a new key remaps
+    assert all(x != h for x, h in zip(a, hospitals, strict=True))                  # listed: a derangement
+    assert sum(x != surrogate_hospital(KB, h) for x, h in zip(a, hospitals, strict=True)) > 280   # a new key remaps
     acr = surrogate_hospital(KA, "UCSF")
-    assert re.fullmatch(r"[A-Z]{4}", acr) and all(a != b for a, b in zip(acr, "UCSF"))
+    assert re.fullmatch(r"[A-Z]{4}", acr) and all(a != b for a, b in zip(acr, "UCSF", strict=True))
     with pytest.raises(AnonymizationError):
         surrogate_hospital(KA, "--")
 
@@ -133,8 +134,10 @@ def test_urls_and_ips():
 
 @pytest.mark.parametrize("value,expected,op", [("67", "67", "age.keep"), ("89", "89", "age.keep"),
                                                ("90", "90+", "age.aggregate"), ("104", "90+", "age.aggregate"),
-                                               ("92 y/o", "90+ y/o", "age.aggregate"), ("ninety-two", "90+", "age.aggregate"),
-                                               ("95 months", "95 months", "age.keep"), ("eighty", "eighty", "age.keep")])
+                                               ("92 y/o", "90+ y/o", "age.aggregate"),
+                                               ("ninety-two", "90+", "age.aggregate"),
+                                               ("95 months", "95 months", "age.keep"),
+                                               ("eighty", "eighty", "age.keep")])
 def test_ages(value, expected, op):
     assert anonymize_age(value) == (expected, op)
 

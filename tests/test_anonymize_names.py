@@ -4,7 +4,8 @@ from __future__ import annotations
 import random
 import re
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tide_core.anonymize.keys import keyring_for_tests
 from tide_core.anonymize.names import GENERATED_SPACE, surrogate_name, surrogate_token
@@ -32,7 +33,7 @@ def test_listed_names_map_by_a_derangement_of_their_list():
         out = [surrogate_token(KA, e) for e in lst.entries]
         assert len({norm(o) for o in out}) == len(lst)        # a bijection: zero collisions
         assert all(norm(o) in lst.index for o in out)          # stays inside the list
-        assert all(norm(o) != norm(e) for o, e in zip(out, lst.entries))  # never itself
+        assert all(norm(o) != norm(e) for o, e in zip(out, lst.entries, strict=True))  # never itself
 
 
 def test_case_patterns_initials_hyphens_and_last_first_shape():
@@ -55,7 +56,7 @@ def test_same_name_same_surrogate_new_key_new_surrogate():
     a = [surrogate_name(KA, n) for n in names]
     assert a == [surrogate_name(KA, n) for n in names]
     b = [surrogate_name(KB, n) for n in names]
-    assert all(x != y for x, y in zip(a, b))
+    assert all(x != y for x, y in zip(a, b, strict=True))
     assert len({x.casefold() for x in a}) == len(names)
 
 
@@ -81,5 +82,5 @@ def test_initial_clusters_and_title_only_spans_never_pass_through():
     for value in ("SR", "JS", "MKT", "MD"):
         out = surrogate_name(KA, value)
         assert len(out) == len(value) and out.isupper() and out != value
-        assert all(a != b for a, b in zip(out, value))        # each letter by a derangement of A-Z
+        assert all(a != b for a, b in zip(out, value, strict=True))        # each letter by a derangement of A-Z
     assert surrogate_name(KA, "Mark Lee MD").endswith(" MD")   # a suffix next to a name is kept

@@ -1,16 +1,14 @@
 """Exact audit bounds, the patient-level planner and sampler, the tide_audits table and the gate."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from scipy.stats import binom
 
-from tide_core.assurance.audit import (buckets_from_notes, plan_audit, release_sentence,
-                                       sample_patients)
+from tide_core.assurance.audit import buckets_from_notes, plan_audit, release_sentence, sample_patients
 from tide_core.assurance.audit_table import AUDITS, AuditRecord, records_from_table, records_to_table
-from tide_core.assurance.bounds import (audit_bound, clopper_pearson_upper, pass_probability,
-                                        required_sample_size)
+from tide_core.assurance.bounds import audit_bound, clopper_pearson_upper, pass_probability, required_sample_size
 from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
 from tide_core.errors import ConfigError
 
@@ -19,7 +17,8 @@ def test_clopper_pearson_exact_figures():
     assert clopper_pearson_upper(300, 0) == pytest.approx(0.0099361, abs=1e-6)
     assert clopper_pearson_upper(300, 0) < 0.01
     assert clopper_pearson_upper(299, 0) == pytest.approx(0.0099691, abs=1e-6) and clopper_pearson_upper(299, 0) < 0.01
-    assert clopper_pearson_upper(298, 0) == pytest.approx(0.0100024, abs=1e-6) and not clopper_pearson_upper(298, 0) < 0.01
+    assert clopper_pearson_upper(298, 0) == pytest.approx(0.0100024, abs=1e-6)
+    assert not clopper_pearson_upper(298, 0) < 0.01
     # k = 0 closed form 1 - alpha^(1/n)
     assert clopper_pearson_upper(300, 0) == pytest.approx(1 - 0.05 ** (1 / 300), rel=1e-10)
     # the bound is the rate at which seeing <= k leaks has probability 1 - confidence
@@ -91,7 +90,7 @@ def test_plan_buckets_by_patient_not_note():
 
 
 def test_audit_table_schema_and_roundtrip():
-    when = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+    when = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
     recs = [AuditRecord.create("s1", "k1", "A|epic|progress", 300, 0, reviewer="rev-a", audited_at=when),
             AuditRecord("s1", "k1", "B|epic|progress", 120, 0, 0.95, None, "rev-b", when)]
     table = records_to_table(recs)
@@ -104,7 +103,7 @@ def test_audit_table_schema_and_roundtrip():
 
 
 def test_audit_table_in_duckdb_and_gate_from_table(tmp_path):
-    from tide_core.io.warehouse import open_warehouse
+    from tide_core.io.open import open_warehouse
 
     wh = open_warehouse(f"duckdb:{tmp_path / 'wh.duckdb'}")
     try:

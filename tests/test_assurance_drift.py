@@ -7,8 +7,7 @@ import random
 
 import pytest
 
-from tide_core.assurance.drift import (assert_no_phi, check_drift, freeze_reference, load_reference,
-                                       save_reference)
+from tide_core.assurance.drift import assert_no_phi, check_drift, freeze_reference, load_reference, save_reference
 from tide_core.assurance.drift_components import COMPONENT_NAMES
 from tide_core.assurance.screen import screen_released
 from tide_core.errors import ConfigError, InputError
@@ -203,7 +202,8 @@ def test_drift_cli_freeze_and_check(tmp_path, corpora, capsys):
     ref_docs, batch_docs = corpora
     write_gold(tmp_path / "ref.jsonl", ref_docs[:200])
     write_gold(tmp_path / "ok.jsonl", batch_docs[:100])
-    shifted = [d for d in batch_docs if d.metadata["note_type"] == sorted({x.metadata["note_type"] for x in batch_docs})[0]]
+    first_type = sorted({x.metadata["note_type"] for x in batch_docs})[0]
+    shifted = [d for d in batch_docs if d.metadata["note_type"] == first_type]
     write_gold(tmp_path / "shifted.jsonl", shifted)
     assert main(["drift", "freeze", "--notes", str(tmp_path / "ref.jsonl"), "--out", str(tmp_path / "ref.json"),
                  "--batch-size", "100"]) == 0
@@ -232,7 +232,8 @@ def test_one_baseline_per_source(corpora):
     def with_source(docs, source):
         return [GoldDoc(d.note_id, d.patient_id, d.text, d.spans, dict(d.metadata, source=source)) for d in docs]
 
-    ref = with_source(ref_docs[:150], "epic") + with_source(ref_docs[150:300], "cerner") + with_source(ref_docs[:5], "fax")
+    ref = (with_source(ref_docs[:150], "epic") + with_source(ref_docs[150:300], "cerner")
+           + with_source(ref_docs[:5], "fax"))
     refset = freeze_reference_set([d.to_note() for d in ref], by="source")
     assert sorted(refset["references"]) == ["cerner", "epic"] and refset["too_small"] == {"fax": 5}
     same = with_source(batch_docs[:60], "epic") + with_source(batch_docs[60:120], "cerner")

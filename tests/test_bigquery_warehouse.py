@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 
 from tide_core.cache import tables
-from tide_core.errors import WarehouseError
+from tide_core.errors import ConfigError, WarehouseError
 
 pytest.importorskip("google.cloud.bigquery")
 pytest.importorskip("bqemulator")
@@ -89,7 +89,7 @@ def _open(emulator, dataset: str, **kw):
     return wh
 
 
-NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 
 
 def _spans(study: str, n: int, base: int = 0) -> pa.Table:
@@ -146,7 +146,7 @@ def test_filters_equality_in_and_quotes(emulator):
     assert wh.read_table("tide_deid_notes", where={"study": []}).num_rows == 0
     assert wh.delete("tide_deid_notes", {"study": "s2", "note_id": "n0"}) == 1
     assert wh.count("tide_deid_notes", {"study": "s2"}) == 3
-    with pytest.raises(Exception):
+    with pytest.raises(ConfigError):         # E302: never interpolated into SQL
         wh.read_table("tide_deid_notes", columns=["text; DROP TABLE x"])
     with pytest.raises(WarehouseError):
         wh.read_table("no_such_table")
@@ -219,7 +219,7 @@ def test_rest_fallback_when_storage_api_unreachable(emulator, caplog):
 
 def test_engine_tables_through_open_warehouse(emulator, monkeypatch):
     """open_warehouse('bigquery:...') with env-configured endpoints, and the span cache on top of it."""
-    from tide_core.io.warehouse import open_warehouse
+    from tide_core.io.open import open_warehouse
 
     monkeypatch.setenv("TIDE_BQ_API_ENDPOINT", emulator["rest"])
     monkeypatch.setenv("TIDE_BQ_STORAGE_ENDPOINT", emulator["grpc"])
@@ -266,7 +266,8 @@ def test_sql_ddl_matches_arrow_schemas_and_queries_run(emulator):
     def gate(study, key, passed):
         row = {"study": study, "key": key, "n_in": 3, "n_released": 3, "n_quarantined": 0, "n_spans": 1,
                "spans_by_label": "{}", "gate_passed": passed, "decided_at": NOW}
-        wh.replace_partition("tide_releases", pa.Table.from_pylist([row], schema=RELEASES), {"study": study, "key": key})
+        wh.replace_partition("tide_releases", pa.Table.from_pylist([row], schema=RELEASES),
+                             {"study": study, "key": key})
 
     wh.replace_partition("tide_deid_notes", _deid("s1", "k2", 2), {"study": "s1", "key": "k2"})
     gate("s1", "k1", True)
@@ -298,7 +299,6 @@ def test_dagster_release_on_bigquery(emulator, tmp_path):
     from tide_core.anonymize.keys import FileKeyProvider
     from tide_core.synth import generate_demo_corpus
     from tide_etl import build_defs
-    from tide_etl.partitions import release_key
     from tide_etl.resources import KeyProviderResource, ReleaseGateResource, TideConfigResource, WarehouseResource
 
     warnings.filterwarnings("ignore", category=dg.BetaWarning)

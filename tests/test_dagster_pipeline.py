@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.io.warehouse import open_warehouse
+from tide_core.io.open import open_warehouse
 from tide_core.recognizers.base import TideRecognizer
 
 warnings.filterwarnings("ignore", category=dg.BetaWarning)
@@ -78,8 +78,7 @@ class Env:
         from tide_core.config import TideConfig
         from tide_core.synth import generate_demo_corpus
         from tide_etl import build_defs
-        from tide_etl.resources import (KeyProviderResource, ReleaseGateResource, TideConfigResource,
-                                        WarehouseResource)
+        from tide_etl.resources import KeyProviderResource, ReleaseGateResource, TideConfigResource, WarehouseResource
 
         _register()
         self.root = root
@@ -141,9 +140,10 @@ class Env:
 def review_missed_gold(env: Env, study: str) -> int:
     """What the release process prescribes when no_surface_survives fails: a reviewer adds the spans
     the recognizers missed (here: gold spans the cached spans do not fully cover) and rejects false
-    positives, then the release reruns.  The rules preset misses repeat mentions of relatives' names, which the check catches."""
+    positives, then the release reruns.  The rules preset misses repeat mentions of relatives'
+    names, which the check catches."""
     from tide_core.cache.span_cache import SpanCache
-    from tide_core.engine.runner import read_study_input
+    from tide_core.runner import read_study_input
 
     with env.wh() as wh:
         notes = {n.note_id: n for n in read_study_input(wh, study, env.config()).notes}
@@ -400,7 +400,7 @@ def test_nightly_schedule_runs_studies_with_new_notes(env: Env, released: dict, 
 
     from tide_etl.schedules import nightly_release_schedule
 
-    when = dt.datetime(2026, 12, 3, 2, 0, tzinfo=dt.timezone.utc)
+    when = dt.datetime(2026, 12, 3, 2, 0, tzinfo=dt.UTC)
     # schedule contexts need an instance reference: a temporary sqlite instance, disposed after
     with dg.DagsterInstance.local_temp(str(tmp_path)) as instance:
         instance.add_dynamic_partitions("study", list(STUDIES))

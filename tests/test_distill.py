@@ -5,8 +5,8 @@ import random
 
 import pytest
 
-from tide_core.evaluation.gold_io import GoldDoc, write_gold
 from template_gold import template_corpus
+from tide_core.evaluation.gold_io import GoldDoc, write_gold
 
 TEMPLATES = [
     "Seen on {DATE} for follow up, MRN {ID}.",
@@ -64,7 +64,7 @@ def test_student_learns_the_teacher(distilled):
     assert rep["teacher"]["category"]["DATE"]["recall"] >= 0.9      # the regex teacher is good here
     rows = {r["label"]: r for r in rep["delta_recall"]}
     assert {"DATE", "ID", "PHONE", "micro"} <= set(rows)
-    for lab, r in rows.items():
+    for r in rows.values():
         assert r["delta"] == pytest.approx(r["recall_b"] - r["recall_a"])   # student minus teacher
         lo, hi = r["ci"]
         assert lo <= r["delta"] + 1e-9 and r["delta"] <= hi + 1e-9

@@ -10,22 +10,29 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
 from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.assurance.audit_table import TABLE_NAME as AUDITS_TABLE, AuditRecord, records_to_table
+from tide_core.assurance.audit_table import TABLE_NAME as AUDITS_TABLE
+from tide_core.assurance.audit_table import AuditRecord, records_to_table
 from tide_core.assurance.drift import check_drift, freeze_reference
-from tide_core.assurance.drift_table import (DRIFT, TABLE_NAME, assert_aggregate_result, latest_drift,
-                                             record_drift, warehouse_drift_inputs)
+from tide_core.assurance.drift_table import (
+    DRIFT,
+    TABLE_NAME,
+    assert_aggregate_result,
+    latest_drift,
+    record_drift,
+    warehouse_drift_inputs,
+)
 from tide_core.cli.cmd_demo import load_demo
 from tide_core.config import TideConfig
-from tide_core.engine.runner import anonymize_study, recognize_study
 from tide_core.errors import InputError
-from tide_core.io.warehouse import open_warehouse
+from tide_core.io.open import open_warehouse
+from tide_core.runner import anonymize_study, recognize_study
 from tide_etl.release_checks import release_buckets, release_gate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,7 +136,7 @@ def test_record_and_gate(env):
         again = check_drift(new_ref, shift_inp["notes"], shift_inp["spans"], shift_inp["residual"], **_fps(shift_inp))
         assert again.band in ("stable", "watch")
         record_drift(wh, "shift", KEY, again, new_ref["name"], forbidden=shift_inp["forbidden"],
-                     checked_at=datetime.now(timezone.utc) + timedelta(seconds=1))
+                     checked_at=datetime.now(UTC) + timedelta(seconds=1))
         assert latest_drift(wh, "shift", KEY)["reference_name"] == "shift-validated"
         assert release_gate(wh, config, "shift", KEY).passed
         assert wh.count(TABLE_NAME, where={"study": "shift", "key": KEY}) == 2

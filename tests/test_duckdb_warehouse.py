@@ -2,7 +2,7 @@ import pyarrow as pa
 import pytest
 
 from tide_core.errors import ConfigError, WarehouseError
-from tide_core.io.warehouse import open_warehouse
+from tide_core.io.open import open_warehouse
 
 
 @pytest.fixture

@@ -6,10 +6,9 @@ import time
 import numpy as np
 import pytest
 
+from tests.test_eval_metrics import corpus, pred_span, with_spans
 from tide_core.evaluation.bootstrap import bootstrap_intervals, paired_recall_test, resample_weights
 from tide_core.evaluation.evaluate import corpus_counts, evaluate
-
-from tests.test_eval_metrics import corpus, pred_span, with_spans
 
 
 @pytest.fixture(scope="module")

@@ -78,7 +78,7 @@ def _write_i2b2(path):
         f'<LOCATION id="P4" {at("4B")} TYPE="ROOM" comment="" />',
         f'<LOCATION id="P5" {at("Lakeside Hospital", shift=2)} TYPE="HOSPITAL" comment="" />',   # off by 2
         f'<NAME id="P6" {at("Ellen Park")} TYPE="DOCTOR" comment="" />',
-        f'<CONTACT id="P7" start="5" end="13" text="555-1234" TYPE="PHONE" comment="" />',         # unfixable
+        '<CONTACT id="P7" start="5" end="13" text="555-1234" TYPE="PHONE" comment="" />',         # unfixable
     ]
     xml = ('<?xml version="1.0" encoding="UTF-8" ?>\n<deIdi2b2>\n<TEXT><![CDATA[' + t + ']]></TEXT>\n<TAGS>\n'
            + "\n".join(tags) + "\n</TAGS>\n</deIdi2b2>\n")
@@ -141,8 +141,8 @@ def test_prediction_jsonl_with_external_labels_and_scores(tmp_path):
 
 
 def test_tide_eval_cli_writes_reports(tmp_path, capsys):
-    from tide_core.cli.main import main
     from tests.test_eval_metrics import corpus, pred_span, with_spans
+    from tide_core.cli.main import main
 
     gold = corpus(40, seed=9)
     write_gold(tmp_path / "gold.jsonl", gold)

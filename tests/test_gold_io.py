@@ -48,8 +48,10 @@ def test_spans_sorted_on_read(tmp_path):
 
 @pytest.mark.parametrize("bad, fragment", [
     ("{not json", "invalid JSON"),
-    (json.dumps({"note_id": "a", "text": "abc", "spans": [{"start": 0, "end": 9, "label": "DATE"}]}), "outside the text"),
-    (json.dumps({"note_id": "a", "text": "abc", "spans": [{"start": 2, "end": 1, "label": "DATE"}]}), "outside the text"),
+    (json.dumps({"note_id": "a", "text": "abc", "spans": [{"start": 0, "end": 9, "label": "DATE"}]}),
+     "outside the text"),
+    (json.dumps({"note_id": "a", "text": "abc", "spans": [{"start": 2, "end": 1, "label": "DATE"}]}),
+     "outside the text"),
     (json.dumps({"note_id": "a", "text": "abc", "spans": [{"start": 0, "end": 2, "label": "NAME"}]}), "unknown label"),
     (json.dumps({"note_id": "a", "text": "abc", "spans": [{"start": 0, "label": "DATE"}]}), "lacks start/end/label"),
     (json.dumps({"note_id": "a", "spans": []}), "missing key 'text'"),

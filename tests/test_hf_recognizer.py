@@ -65,7 +65,7 @@ def test_recognize_many_equals_the_three_stages(rec):
     assert direct == staged
     assert direct[2] == []
     assert len(rec.make_windows(notes[0])) > 5            # really windowed
-    for n, spans in zip(notes, direct):
+    for n, spans in zip(notes, direct, strict=True):
         for s in spans:
             assert 0 <= s.start < s.end <= len(n.text)
             assert n.text[s.start:s.end] == n.text[s.start:s.end].strip()
@@ -80,7 +80,7 @@ def test_batching_and_order_do_not_change_predictions(rec, model_dir):
     other = HFTokenClassifierRecognizer(model_dir, window=64, overlap=10, batch_size=1)
     p1 = other.predict(list(reversed(ws)))[::-1]
     assert [(p.note_id, p.index) for p in p4] == [(w.note_id, w.index) for w in ws]
-    for a, b in zip(p4, p1):
+    for a, b in zip(p4, p1, strict=True):
         assert np.array_equal(a.tag_ids, b.tag_ids)
         assert np.allclose(a.probs, b.probs, atol=1e-5)
 
@@ -113,19 +113,19 @@ def test_decode_bio_io_and_whitespace():
     #       0123456789012345678901234567890123456789012
     offs = [(0, 2), (2, 3), (4, 9), (10, 15), (17, 20), (21, 24), (25, 28), (29, 31), (32, 42)]
     words = list(range(len(offs)))
-    O, B, I = TagInfo("O", None), (lambda l: TagInfo("B", l)), (lambda l: TagInfo("I", l))
-    tags = [O, O, B("DOCTOR"), I("DOCTOR"), O, B("PATIENT"), I("PATIENT"), O, B("DATE")]
+    OUT, B, IN = TagInfo("O", None), (lambda lab: TagInfo("B", lab)), (lambda lab: TagInfo("I", lab))
+    tags = [OUT, OUT, B("DOCTOR"), IN("DOCTOR"), OUT, B("PATIENT"), IN("PATIENT"), OUT, B("DATE")]
     probs = [0.9, 0.9, 0.8, 0.6, 0.9, 0.7, 0.9, 0.9, 1.0]
     got = decode(tags, probs, offs, words, text, "BIO")
     assert [(text[d.start:d.end], d.label) for d in got] == [("Alice Brown", "DOCTOR"), ("Bob Lee", "PATIENT"),
                                                               ("2021-03-04", "DATE")]
     assert got[0].score == pytest.approx(0.7)
     # two adjacent B- entities stay apart in BIO, merge in IO
-    tags2 = [O, O, B("DOCTOR"), B("DOCTOR"), O, O, O, O, O]
+    tags2 = [OUT, OUT, B("DOCTOR"), B("DOCTOR"), OUT, OUT, OUT, OUT, OUT]
     assert len(decode(tags2, probs, offs, words, text, "BIO")) == 2
     assert len(decode(tags2, probs, offs, words, text, "IO")) == 1
     # lenient BIO: I- without B- starts an entity
-    tags3 = [O, O, I("DOCTOR"), I("DOCTOR"), O, O, O, O, O]
+    tags3 = [OUT, OUT, IN("DOCTOR"), IN("DOCTOR"), OUT, OUT, OUT, OUT, OUT]
     assert [(d.start, d.end) for d in decode(tags3, probs, offs, words, text, "BIO")] == [(4, 15)]
 
 
@@ -133,8 +133,8 @@ def test_decode_subword_continuation_inherits_its_word():
     text = "Smithson 12345678"
     offs = [(0, 3), (3, 8), (9, 12), (12, 17)]
     words = [0, 0, 1, 1]
-    O, B = TagInfo("O", None), TagInfo("B", "PATIENT")
-    got = decode([B, O, TagInfo("B", "ID"), O], [1, 1, 1, 1], offs, words, text, "BIO")
+    OUT, B = TagInfo("O", None), TagInfo("B", "PATIENT")
+    got = decode([B, OUT, TagInfo("B", "ID"), OUT], [1, 1, 1, 1], offs, words, text, "BIO")
     assert [(text[d.start:d.end], d.label) for d in got] == [("Smithson", "PATIENT"), ("12345678", "ID")]
 
 
@@ -227,8 +227,8 @@ def test_quality_benchmark_runs_end_to_end(model_dir):
 
 def test_decode_digit_letter_switch_is_not_inherited():
     text = "67yo"
-    O, B = TagInfo("O", None), TagInfo("B", "AGE")
-    got = decode([B, O], [1, 1], [(0, 2), (2, 4)], [0, 0], text, "BIO")
+    OUT, B = TagInfo("O", None), TagInfo("B", "AGE")
+    got = decode([B, OUT], [1, 1], [(0, 2), (2, 4)], [0, 0], text, "BIO")
     assert [(text[d.start:d.end], d.label) for d in got] == [("67", "AGE")]
 
 

@@ -151,7 +151,8 @@ def test_long_note_is_chunked_and_offsets_map_back(server):
     spans = rec.recognize(Note("long", "p1", text))
     assert len(server.chunks) > 5 and max(len(c) for c in server.chunks) <= 300
     assert sorted((s.start, s.end) for s in spans) == sorted(set(expected))
-    assert all(text[s.start:s.end] == text[a:b] for s, (a, b) in zip(sorted(spans, key=lambda s: s.start), sorted(set(expected))))
+    by_start = sorted(spans, key=lambda s: s.start)
+    assert all(text[s.start:s.end] == text[a:b] for s, (a, b) in zip(by_start, sorted(set(expected)), strict=True))
 
 
 def test_api_key_from_named_env_var(server, monkeypatch):
@@ -176,7 +177,8 @@ def test_unparseable_answer_fails_the_note(server):
 def test_recognize_many_parallel_keeps_order(server):
     notes = [Note(f"n{i}", "p1", f"Seen {i + 1}/2/2020 by Dr. Smith") for i in range(6)]
     out = make(server, max_workers=3).recognize_many(notes)
-    assert [n.text[s[0].start:s[0].end] for n, s in zip(notes, out)] == [f"{i + 1}/2/2020" for i in range(6)]
+    got = [n.text[s[0].start:s[0].end] for n, s in zip(notes, out, strict=True)]
+    assert got == [f"{i + 1}/2/2020" for i in range(6)]
 
 
 def test_config_tracks_model_and_prompt_not_url():

@@ -1,3 +1,5 @@
+from itertools import pairwise
+
 from tide_core.propagate import QUALIFIED, propagate_spans
 from tide_core.spans import Span
 
@@ -39,7 +41,7 @@ def test_never_overlaps_existing_spans_and_keeps_them():
     base = [Span("n", 4, 13, "DOCTOR", 0.9, "r@1"), Span("n", 17, 33, "HOSPITAL", 0.9, "g@1")]
     got = propagate_spans(text, base)
     assert got == sorted(base)                                     # nothing to add without overlap
-    for a, b in zip(got, got[1:]):
+    for a, b in pairwise(got):
         assert a.end <= b.start
     assert propagate_spans(text, []) == []
 

@@ -10,7 +10,7 @@ import pytest
 
 from tide_core.engine.recognition import E_OOM, E_RAISED, recognize_notes
 from tide_core.errors import ConfigError
-from tide_core.execution.ray_pipeline import (RayRecognition, RayRecognitionConfig, map_notes, plan_stages)
+from tide_core.execution.ray_pipeline import RayRecognition, RayRecognitionConfig, map_notes, plan_stages
 from tide_core.recognizers import registry
 from tide_core.recognizers.regex_recognizer import RegexRecognizer
 from tide_core.spans import Note
@@ -289,7 +289,7 @@ def test_model_stages_match_local(ray_session, corpus, tiny_model):
     strip = lambda b: {k: [(s.start, s.end, s.label, s.recognizer) for s in v] for k, v in b.spans.items()}  # noqa: E731
     assert strip(got) == strip(want)
     for k, spans in got.spans.items():          # scores may differ in the last bits (padding per batch)
-        for a, b in zip(spans, want.spans[k]):
+        for a, b in zip(spans, want.spans[k], strict=True):
             assert a.score == pytest.approx(b.score, abs=1e-5)
     assert any(s.recognizer.startswith("tide.hf@") for s in got.all_spans())   # the model contributed spans
 
@@ -316,8 +316,8 @@ def test_runner_with_the_ray_executor_fills_the_same_cache(ray_session, tmp_path
     from tide_core.cache.span_cache import SpanCache
     from tide_core.cli.cmd_demo import load_demo
     from tide_core.config import TideConfig
-    from tide_core.engine.runner import recognize_study
-    from tide_core.io.warehouse import open_warehouse
+    from tide_core.io.open import open_warehouse
+    from tide_core.runner import recognize_study
 
     out = {}
     for executor in ("local", "ray"):

@@ -5,8 +5,15 @@ import re
 
 import pytest
 
-from tide_core.engine.recognition import (E_BAD_RESULT, E_BAD_SPAN, E_OOM, E_RAISED, RecognitionStats,
-                                          recognition_fingerprint, recognize_notes)
+from tide_core.engine.recognition import (
+    E_BAD_RESULT,
+    E_BAD_SPAN,
+    E_OOM,
+    E_RAISED,
+    RecognitionStats,
+    recognition_fingerprint,
+    recognize_notes,
+)
 from tide_core.errors import InputError
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.spans import Note, RecognizerResult, Span

@@ -33,7 +33,8 @@ def found(rec, text, entities=None):
 def test_longest_match_case_insensitive_word_bounded(gaz_csv):
     rec = GazetteerRecognizer(gaz_csv)
     text = "Sent from ST. MARY'S MEDICAL CENTER to Mercy; not Mercyhurst or unmercy. Works at acme corp."
-    assert found(rec, text) == [("HOSPITAL", "ST. MARY'S MEDICAL CENTER"), ("HOSPITAL", "Mercy"), ("OTHER", "acme corp")]
+    assert found(rec, text) == [("HOSPITAL", "ST. MARY'S MEDICAL CENTER"), ("HOSPITAL", "Mercy"),
+                                ("OTHER", "acme corp")]
     assert found(rec, "seen at St. Mary's today") == [("HOSPITAL", "St. Mary's")]
     # a term ending in punctuation matches right before a word character
     assert found(rec, "code XQ-12") == [("ID", "XQ-")]
@@ -44,7 +45,8 @@ def test_recognize_offsets_are_exact(gaz_csv):
     rec = GazetteerRecognizer(gaz_csv)
     note = Note("n1", "p1", "İİ Mercy and cardiology clinic b.")   # İ lowercases to 2 chars: offsets must hold
     spans = rec.recognize(note)
-    assert [(note.text[s.start:s.end], s.label) for s in spans] == [("Mercy", "HOSPITAL"), ("cardiology clinic b", "HOSPITAL")]
+    assert [(note.text[s.start:s.end], s.label) for s in spans] == [("Mercy", "HOSPITAL"),
+                                                                    ("cardiology clinic b", "HOSPITAL")]
     assert all(s.recognizer == "tide.gazetteer@1" and s.score == 0.9 for s in spans)
 
 

@@ -78,7 +78,9 @@ def test_config_holds_no_values_and_tracks_table(caplog):
 
 
 def test_variant_builders():
-    assert {"John Smith", "Smith, John", "J. Smith", "John A. Smith", "Smith"} <= name_variants("John", "Albert", "Smith")
+    assert ({"John Smith", "Smith, John", "J. Smith", "John A. Smith", "Smith"}
+            <= name_variants("John", "Albert", "Smith"))
     assert "Li" not in name_variants("Li", "", "Wu") and "Mark" not in name_variants("Mark", "", "Stone")
     assert {"(555) 123-4567", "555-123-4567", "5551234567", "+1 555-123-4567"} <= phone_variants("555 123 4567")
-    assert {"04/05/1950", "4/5/1950", "1950-04-05", "April 5, 1950", "Apr 5, 1950", "5 April 1950"} <= dob_variants("1950-04-05")
+    assert ({"04/05/1950", "4/5/1950", "1950-04-05", "April 5, 1950", "Apr 5, 1950", "5 April 1950"}
+            <= dob_variants("1950-04-05"))

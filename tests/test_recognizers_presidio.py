@@ -15,8 +15,7 @@ from presidio_analyzer.predefined_recognizers import EmailRecognizer, UsSsnRecog
 
 from tide_core.errors import ConfigError  # noqa: E402
 from tide_core.recognizers import registry  # noqa: E402
-from tide_core.recognizers.presidio_adapter import (PresidioRecognizerAdapter, as_presidio_recognizer,  # noqa: E402
-                                                    presidio_engine)
+from tide_core.recognizers.presidio_adapter import PresidioRecognizerAdapter, as_presidio_recognizer, presidio_engine  # noqa: E402
 from tide_core.recognizers.regex_recognizer import RegexRecognizer  # noqa: E402
 from tide_core.spans import Note  # noqa: E402
 

@@ -1,6 +1,8 @@
 """The regex layer: positives per category with exact spans, clinical look-alikes that must not match."""
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from tide_core.errors import ConfigError
@@ -42,7 +44,8 @@ def test_dates(text, expected):
 def test_date_ranges_are_two_spans_and_chains():
     assert [v for lab, v in found("worked there 2015-2018 as a nurse") if lab == "DATE"] == ["2015", "2018"]
     assert [v for lab, v in found("admitted 3/2 - 3/6 for pneumonia") if lab == "DATE"] == ["3/2", "3/6"]
-    assert [v for lab, v in found("Stay: between 11/28 and 12/03/2018 overall") if lab == "DATE"] == ["11/28", "12/03/2018"]
+    dates = [v for lab, v in found("Stay: between 11/28 and 12/03/2018 overall") if lab == "DATE"]
+    assert dates == ["11/28", "12/03/2018"]
 
 
 @pytest.mark.parametrize("text", [
@@ -166,7 +169,7 @@ def test_output_is_non_overlapping_and_spans_carry_name():
     note = Note("n1", "p1", "On 03/04/2021 14:30 Dr. Smith (555) 123-4567, MRN 12345678, 67-year-old, 12 Oak St.")
     spans = REC.recognize(note)
     assert spans and all(s.recognizer == "tide.regex@1" and s.note_id == "n1" for s in spans)
-    assert all(a.end <= b.start for a, b in zip(spans, spans[1:]))
+    assert all(a.end <= b.start for a, b in pairwise(spans))
 
 
 def test_config_and_options():
@@ -201,7 +204,8 @@ def test_names_in_lists_and_relatives():
     assert ("DATE", "AUGUST 9TH, 2024") in found("ADMITTED ........ AUGUST 9TH, 2024 FACILITY")
 
 
-CLEAN_NOTE = """HPI: Patient presents with 3 days of chest pain, 7/10, radiating to the left arm. Denies SOB. PMH: HTN, DM2.
+CLEAN_NOTE = """\
+HPI: Patient presents with 3 days of chest pain, 7/10, radiating to the left arm. Denies SOB. PMH: HTN, DM2.
 Meds: Aspirin 81 mg daily, Metoprolol 25 mg BID, Lisinopril 10 mg, insulin 10 units qHS. Allergies: NKDA.
 Vitals: T 98.6 F, HR 88, BP 132/84, RR 16, SpO2 97% on RA. Weight 82 kg. BMI 27.4.
 Exam: Alert and oriented x3. RRR, no murmurs. Lungs CTA bilaterally. 2+ pulses. Strength 5/5.

@@ -36,7 +36,8 @@ def make_site_ids(**kw):
 
 
 def test_builtin_names():
-    assert {"tide.regex", "tide.gazetteer", "tide.known_phi", "tide.hf", "tide.llm", "presidio"} <= set(registry.names())
+    builtins = {"tide.regex", "tide.gazetteer", "tide.known_phi", "tide.hf", "tide.llm", "presidio"}
+    assert builtins <= set(registry.names())
 
 
 def test_create_builtins(tmp_path):
@@ -47,7 +48,8 @@ def test_create_builtins(tmp_path):
     csv.write_text("term,label\nMercy,HOSPITAL\n", encoding="utf-8")
     g = registry.create({"name": "tide.gazetteer", "csv": str(csv)})
     assert isinstance(g, GazetteerRecognizer) and g.analyze("at Mercy")[0].entity_type == "HOSPITAL"
-    k = registry.create({"name": "tide.known_phi", "rows": [{"patient_id": "p1", "first_name": "Ann", "last_name": "Lee"}]})
+    k = registry.create({"name": "tide.known_phi",
+                         "rows": [{"patient_id": "p1", "first_name": "Ann", "last_name": "Lee"}]})
     assert isinstance(k, KnownPHIRecognizer)
     assert [s.label for s in k.recognize(Note("n", "p1", "Ann Lee here"))] == ["PATIENT"]
     llm = registry.create({"name": "tide.llm", "base_url": "http://127.0.0.1:9/v1", "model": "m"})

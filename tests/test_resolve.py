@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import random
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -39,7 +40,8 @@ def test_tie_on_length_goes_to_label_priority_then_score_then_name():
 
 
 def test_same_label_overlaps_are_unioned_with_max_score():
-    out = resolve_spans([S(0, 6, "DOCTOR", 0.4, "a@1"), S(4, 12, "DOCTOR", 0.9, "b@1"), S(11, 15, "DOCTOR", 0.5, "c@1")])
+    out = resolve_spans([S(0, 6, "DOCTOR", 0.4, "a@1"), S(4, 12, "DOCTOR", 0.9, "b@1"),
+                         S(11, 15, "DOCTOR", 0.5, "c@1")])
     assert out == [S(0, 15, "DOCTOR", 0.9, "b@1")]
 
 
@@ -89,7 +91,7 @@ def test_properties(spans, merge, rnd):
     policy = ResolutionPolicy(merge_same_label_overlaps=merge)
     out = resolve_spans(spans, policy)
     # non-overlapping and sorted
-    for a, b in zip(out, out[1:]):
+    for a, b in pairwise(out):
         assert a.end <= b.start
     # every output character was covered by some input span of the same label
     for s in out:
@@ -113,4 +115,4 @@ def test_large_random_input_is_deterministic():
     first = resolve_spans(spans)
     rng.shuffle(spans)
     assert resolve_spans(spans) == first
-    assert all(a.end <= b.start for a, b in zip(first, first[1:]))
+    assert all(a.end <= b.start for a, b in pairwise(first))

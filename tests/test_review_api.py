@@ -17,7 +17,7 @@ import pytest
 
 from tide_core.cache import tables
 from tide_core.cache.span_cache import REVIEWER, SpanCache
-from tide_core.io.warehouse import open_warehouse
+from tide_core.io.open import open_warehouse
 from tide_core.review.api import ReviewAPI
 from tide_core.review.server import start_in_thread
 from tide_core.review.store import ReviewStore
@@ -74,17 +74,18 @@ def populate(path) -> Populated:
         SpanCache(wh).store(STUDY, "fp-test", [notes[k] for k in ("n1", "n2", "n3")], recognized, statuses, keep=set())
         # released output of n1 under KEY (what anonymize_study would write: surrogates, no originals)
         out = "Seen by Dr. Baker on 4/9/2021. Pt Jane Doe, MRN 87654321, lives in Springfield."
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         wh.replace_partition("tide_deid_notes", tables.to_table("deid_notes", [{
             "study": STUDY, "key": KEY, "note_id": "n1", "note_ref": "ref-1", "patient_ref": "pref-1", "text": out,
             "note_date": "2021-03-09", "anonymizer": "tide.anonymizer@1", "fingerprint": "fp-test",
             "released_at": now}]), {"study": STUDY, "key": KEY})
         rel = []
-        for s, sub in zip(spans["n1"], ("Baker", "4/9/2021", "Jane Doe", "87654321")):
+        for s, sub in zip(spans["n1"], ("Baker", "4/9/2021", "Jane Doe", "87654321"), strict=True):
             a, b = _at(out, sub)
             rel.append({"study": STUDY, "key": KEY, "note_id": "n1", "start": s.start, "end": s.end, "out_start": a,
                         "out_end": b, "label": s.label, "operator": "surrogate", "recognizer": s.recognizer})
-        wh.replace_partition("tide_released_spans", tables.to_table("released_spans", rel), {"study": STUDY, "key": KEY})
+        wh.replace_partition("tide_released_spans", tables.to_table("released_spans", rel),
+                             {"study": STUDY, "key": KEY})
         wh.replace_partition("tide_quarantine", tables.to_table("quarantine", [{
             "study": STUDY, "key": KEY, "note_id": "n2", "patient_id": "p2", "stage": "anonymization",
             "code": "E410", "reason": "note n2: span could not be replaced", "row_number": 1,
@@ -254,7 +255,8 @@ def test_transport_rules(served):
     status, data, _ = c.request("POST", "/api/notes/n1/add", raw=json.dumps(ok).encode(),
                                 headers={"Content-Type": "text/plain"})
     assert status == 415 and data["error"]["code"] == "E866"       # no simple cross-site form post
-    status, data, _ = c.request("POST", "/api/notes/n1/add", raw=b"{not json", headers={"Content-Type": "application/json"})
+    status, data, _ = c.request("POST", "/api/notes/n1/add", raw=b"{not json",
+                                headers={"Content-Type": "application/json"})
     assert status == 400 and data["error"]["code"] == "E868"
     status, data, _ = c.request("POST", "/api/notes/n1/add", raw=b"x" * (70 * 1024),
                                 headers={"Content-Type": "application/json"})

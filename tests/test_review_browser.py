@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tide_core.cache.span_cache import REVIEWER, SpanCache
-from tide_core.io.warehouse import open_warehouse
+from tide_core.io.open import open_warehouse
 from tide_core.review.api import ReviewAPI
 from tide_core.review.server import start_in_thread
 from tide_core.review.store import ReviewStore
@@ -104,7 +104,8 @@ def test_page_renders_highlights_and_records_decisions(browser_page, tmp_path):
     page.wait_for_selector("#deid-text mark.tide-span")
 
     # highlights: exactly the recognized spans of n1, coloured by label; released output beside it
-    marks = page.eval_on_selector_all("#orig-text mark.tide-span", "ms => ms.map(m => [m.textContent, m.dataset.label])")
+    marks = page.eval_on_selector_all("#orig-text mark.tide-span",
+                                      "ms => ms.map(m => [m.textContent, m.dataset.label])")
     assert sorted(map(tuple, marks)) == sorted((fx.T1[s.start:s.end], s.label) for s in pop.spans["n1"])
     assert page.inner_text("#orig-text") == fx.T1
     deid = page.eval_on_selector_all("#deid-text mark.tide-span", "ms => ms.map(m => m.textContent)")

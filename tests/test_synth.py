@@ -7,13 +7,19 @@ import random
 import re
 import time
 from collections import Counter, defaultdict
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 
 from tide_core.evaluation.gold_io import read_gold
-from tide_core.synth import (PATIENT_COLUMNS, generate_demo_corpus, generate_heldout_corpus,
-                             generate_heldout_dataset, generate_training_corpus)
+from tide_core.synth import (
+    PATIENT_COLUMNS,
+    generate_demo_corpus,
+    generate_heldout_corpus,
+    generate_heldout_dataset,
+    generate_training_corpus,
+)
 from tide_core.synth.builder import NoteBuilder
 from tide_core.synth.slots import NoteContext, render_slot
 from tide_core.synth.templates import FAMILIES, NOTE_TYPES, all_templates, templates_for
@@ -84,7 +90,7 @@ def _check_doc(doc) -> None:
         assert sp.start >= prev_end, f"overlapping gold spans in {doc.note_id}"
         prev_end = sp.end
         assert _plausible(sp.label, surface), (doc.note_id, sp.label, surface)
-    for a, b in zip(doc.spans, doc.spans[1:]):  # one name is one span, never two touching ones
+    for a, b in pairwise(doc.spans):  # one name is one span, never two touching ones
         if a.label == b.label and a.label in ("PATIENT", "DOCTOR", "HOSPITAL", "OTHER"):
             assert doc.text[a.end:b.start].strip(" "), (doc.note_id, a, b)
 
@@ -93,7 +99,7 @@ def test_demo_shape(demo):
     assert 140 <= len(demo.notes) <= 160
     assert 30 <= len(demo.patients) <= 55
     assert len(demo.gold) == len(demo.notes)
-    for note, gold in zip(demo.notes, demo.gold):
+    for note, gold in zip(demo.notes, demo.gold, strict=True):
         assert note.note_id == gold.note_id and note.text == gold.text
         assert set(note.metadata) == {"note_date", "note_type", "source", "site"}
         assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", note.metadata["note_date"])
@@ -130,7 +136,7 @@ def test_conventions_on_surface_forms(train):
                 ages += 1
             if s.label == "ID" and re.search(r"(?i)mrn[#:]? ?$", t[max(0, s.start - 6):s.start]):
                 mrns += 1
-        for a, b in zip(d.spans, d.spans[1:]):
+        for a, b in pairwise(d.spans):
             if a.label == b.label == "DATE" and re.fullmatch(r"(?i) ?(-|to|through|and|–) ?", t[a.end:b.start]):
                 ranges += 1
     assert titles > 100 and ages > 100 and ranges > 20 and mrns > 100
@@ -144,7 +150,8 @@ def test_surface_variety(train):
     dates = surfaces["DATE"]
     patterns = {
         "m/d/yyyy": r"\d{1,2}/\d{1,2}/\d{4}", "m/d/yy": r"\d{1,2}/\d{1,2}/\d{2}", "iso": r"\d{4}-\d{2}-\d{2}",
-        "dashes": r"\d{2}-\d{2}-\d{4}", "spelled": r"(?i)[a-z]+ \d{1,2}, \d{4}", "ordinal of": r"(?i)\d{1,2}(st|nd|rd|th) of [a-z]+",
+        "dashes": r"\d{2}-\d{2}-\d{4}", "spelled": r"(?i)[a-z]+ \d{1,2}, \d{4}",
+        "ordinal of": r"(?i)\d{1,2}(st|nd|rd|th) of [a-z]+",
         "month year": r"(?i)[a-z]{3,9} \d{4}", "partial": r"\d{1,2}/\d{1,2}", "year": r"\d{4}",
         "with time": r"\d{1,2}/\d{1,2}/\d{2,4} \d{1,2}:?\d{2}.*",
     }
@@ -178,7 +185,8 @@ def test_hard_negatives_present_and_unannotated(train):
             kinds[kind] += 1
             assert not any(sp.start < e and s < sp.end for sp in d.spans), (d.note_id, kind)
     kinds["eponym"] = sum(v for k, v in kinds.items() if k.startswith("eponym"))
-    for kind in ("eponym", "eponym_device", "eponym_disease", "eponym_sign", "eponym_position", "eponym_procedure", "med", "vitals", "labs", "lab", "time", "score", "ratio", "room", "page",
+    for kind in ("eponym", "eponym_device", "eponym_disease", "eponym_sign", "eponym_position", "eponym_procedure",
+                 "med", "vitals", "labs", "lab", "time", "score", "ratio", "room", "page",
                  "version", "icd", "bp", "measure", "duration"):
         assert kinds[kind] >= 10, kind
     # independent of the metadata: look for the phrases themselves

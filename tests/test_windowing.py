@@ -3,15 +3,25 @@ from __future__ import annotations
 
 import random
 import time
+from itertools import pairwise
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tide_core.errors import ConfigError
-from tide_core.text.windowing import (SpecialTokens, TokenizedNote, core_bounds, make_windows,
-                                      special_tokens_of, stitch, stitched_offsets, tokenize_note,
-                                      window_starts, windows_from_tokens)
+from tide_core.text.windowing import (
+    SpecialTokens,
+    TokenizedNote,
+    core_bounds,
+    make_windows,
+    special_tokens_of,
+    stitch,
+    stitched_offsets,
+    tokenize_note,
+    window_starts,
+    windows_from_tokens,
+)
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +56,7 @@ def test_cores_partition_tokens_and_windows_are_bounded(n, window, overlap):
         # the window really holds the tokens it owns
         body = w.input_ids[w.core_start:w.core_end]
         assert body == [1000 + t for t in w.core_note_tokens]
-    for a, b in zip(ws, ws[1:]):
+    for a, b in pairwise(ws):
         shared = a.token_start + (len(a.input_ids) - 2) - b.token_start
         assert shared >= min(overlap, n)                # neighbours share at least `overlap` tokens
     if n:
@@ -76,7 +86,7 @@ def test_real_tokenizer_offsets_map_back_into_text(tokenizer, text, window, over
     assert offs == tok.offsets                          # stitching cores recovers the note's tokens
     for w in ws:
         assert len(w.input_ids) <= window
-        for (a, b), tid in zip(w.offsets, w.input_ids):
+        for (a, b), tid in zip(w.offsets, w.input_ids, strict=True):
             if (a, b) == (-1, -1):
                 assert tid in (tokenizer.cls_token_id, tokenizer.sep_token_id)
                 continue

@@ -23,10 +23,13 @@ def demo_gazetteer_path() -> str:
     return str(resources.files("tide_core") / "data" / "gazetteer_demo.csv")
 
 
-def _rules_specs() -> list[dict[str, Any]]:
+def rules_specs() -> list[dict[str, Any]]:
+    """Recognizer specs of the ``rules`` preset (the default configuration minus the model)."""
     return [
         {"name": "tide.regex"},
+        {"name": "tide.ids"},
         {"name": "tide.org"},
+        {"name": "tide.places"},
         {"name": "tide.gazetteer", "csv": os.environ.get("TIDE_GAZETTEER", demo_gazetteer_path())},
         {"name": "tide.known_phi", "patients_table": "patients"},
     ]
@@ -67,9 +70,9 @@ class TideConfig:
     @classmethod
     def preset(cls, name: str = "default", **overrides: Any) -> "TideConfig":
         if name == "default":
-            specs = [_model_spec(), *_rules_specs()]
+            specs = [_model_spec(), *rules_specs()]
         elif name == "rules":
-            specs = _rules_specs()
+            specs = rules_specs()
         else:
             raise ConfigError("E024", f"unknown preset {name!r}", hint=f"use one of {PRESETS} or --config FILE")
         return cls(recognizers=tuple(specs), **overrides)

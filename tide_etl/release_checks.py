@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 #: Labels whose operator may keep the original value (ages <= 89); see tide_core.engine.anonymization.
@@ -31,7 +32,7 @@ def _release_rows(wh, tables, study: str, key: str, table: str, columns=None) ->
 
 
 def _source_notes(wh, config, study: str) -> dict[str, Any]:
-    from tide_core.engine.runner import read_study_input
+    from tide_core.runner import read_study_input
 
     validated = read_study_input(wh, study, config)
     return {"n_rows": validated.n_rows, "notes": {n.note_id: n for n in validated.notes}}
@@ -78,7 +79,7 @@ def offsets_in_text(wh, config, study: str, key: str) -> CheckOutcome:
             bad_in += 1
     for ranges in by_note.values():
         ranges.sort()
-        overlaps += sum(1 for a, b in zip(ranges, ranges[1:]) if b[0] < a[1])
+        overlaps += sum(1 for a, b in pairwise(ranges) if b[0] < a[1])
     passed = bad_out == 0 and bad_in == 0 and orphans == 0 and overlaps == 0
     md = {"n_spans": len(spans), "n_out_of_text": bad_out, "n_bad_source_offsets": bad_in,
           "n_orphan_spans": orphans, "n_overlapping_outputs": overlaps}

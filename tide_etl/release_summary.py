@@ -34,6 +34,6 @@ def summarize_release(wh, config, study: str, key: str, policy=None, table: str 
            "anonymizer": ", ".join(sorted({r["anonymizer"] for r in deid if r["anonymizer"]})),
            "recognizers": ", ".join(sorted({s["recognizer"] for s in spans if s["recognizer"]})),
            "gate_passed": gate.passed, "gate_reasons": gate.metadata["reasons"] if not gate.passed else "",
-           "gate_statement": gate.metadata["statement"], "decided_at": dt.datetime.now(dt.timezone.utc)}
+           "gate_statement": gate.metadata["statement"], "decided_at": dt.datetime.now(dt.UTC)}
     wh.replace_partition(table, pa.Table.from_pylist([row], schema=RELEASES), part)
     return row

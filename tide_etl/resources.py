@@ -7,8 +7,8 @@ them and never reach run config, logs or metadata.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator, Optional
 
 import dagster as dg
 
@@ -27,10 +27,10 @@ class WarehouseResource(dg.ConfigurableResource):
     """
 
     url: str = DEFAULT_WAREHOUSE
-    api_endpoint: Optional[str] = None
-    storage_endpoint: Optional[str] = None
-    anonymous: Optional[bool] = None
-    location: Optional[str] = None
+    api_endpoint: str | None = None
+    storage_endpoint: str | None = None
+    anonymous: bool | None = None
+    location: str | None = None
 
     @property
     def scheme(self) -> str:
@@ -39,7 +39,7 @@ class WarehouseResource(dg.ConfigurableResource):
     @contextmanager
     def open(self) -> Iterator:
         """Open for the duration of one step: DuckDB files admit one writing process at a time."""
-        from tide_core.io.warehouse import open_warehouse
+        from tide_core.io.open import open_warehouse
 
         options = {}
         if self.scheme == "bigquery":
@@ -62,10 +62,10 @@ class TideConfigResource(dg.ConfigurableResource):
     """
 
     preset: str = "default"
-    config_file: Optional[str] = None
-    executor: Optional[str] = None
-    ray_address: Optional[str] = None
-    batch_size: Optional[int] = None
+    config_file: str | None = None
+    executor: str | None = None
+    ray_address: str | None = None
+    batch_size: int | None = None
 
     def build(self):
         from tide_core.config import TideConfig
@@ -80,7 +80,7 @@ class TideConfigResource(dg.ConfigurableResource):
 class KeyProviderResource(dg.ConfigurableResource):
     """Key secrets: ``key_dir`` (or $TIDE_KEY_DIR) first, then TIDE_KEY_<STUDY>__<KEY> variables."""
 
-    key_dir: Optional[str] = None
+    key_dir: str | None = None
 
     def provider(self):
         from tide_core.anonymize.keys import provider_from_env

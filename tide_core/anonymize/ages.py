@@ -14,7 +14,9 @@ from tide_core.errors import AnonymizationError
 
 MAX_KEPT = 89
 AGGREGATE = "90+"
-_NUMERIC = re.compile(r"(?P<num>\d{1,3}(?:\.\d+)?)(?P<unit>\s*-?\s*(?:\+|years?(?:[- ]old)?|yrs?|y/?o|y\.o\.|yo|y|months?|mos?|m/?o|weeks?|wks?|days?|d)?\.?)", re.I)
+_NUMERIC = re.compile(r"(?P<num>\d{1,3}(?:\.\d+)?)"
+                      r"(?P<unit>\s*-?\s*(?:\+|years?(?:[- ]old)?|yrs?|y/?o|y\.o\.|yo|y"
+                      r"|months?|mos?|m/?o|weeks?|wks?|days?|d)?\.?)", re.I)
 _UNITS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
           "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
           "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19}
@@ -54,4 +56,5 @@ def anonymize_age(value: str) -> tuple[str, str]:
     if n is not None:
         return (value, "age.keep") if n <= MAX_KEPT else (lead + AGGREGATE + trail, "age.aggregate")
     raise AnonymizationError("E420", "AGE span is not a number of years",
-                             hint="an AGE span holds the digits of the age (docs/architecture.md); relabel or fix the recognizer")
+                             hint="an AGE span holds the digits of the age (docs/architecture.md); "
+                                  "relabel or fix the recognizer")

@@ -36,7 +36,8 @@ _IPV4 = re.compile(r"(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})")
 
 
 def _err(code: str, what: str) -> AnonymizationError:
-    return AnonymizationError(code, what, hint="fix the span boundaries or label; the note is quarantined, not released")
+    return AnonymizationError(code, what,
+                              hint="fix the span boundaries or label; the note is quarantined, not released")
 
 
 def _fpe_run(keyring: KeyRing, context: str, run: str) -> str:
@@ -72,7 +73,7 @@ def surrogate_phone(keyring: KeyRing, value: str) -> str:
         alphabets[0] = alphabets[3] = NANP_LEAD
     new = permute_payload(keyring.subkey(DOMAIN), f"phone|{len(payload)}", alphabets, payload)
     out = list(main)
-    for pos, ch in zip(positions[keep:], new):
+    for pos, ch in zip(positions[keep:], new, strict=True):
         out[pos] = ch
     if ext:
         ext = permute_payload(keyring.subkey(DOMAIN), "phone-ext", [DIGITS] * len(ext), ext)
@@ -106,7 +107,8 @@ def _local_part(keyring: KeyRing, local: str) -> str:
             out.append(piece)
             continue
         for run in re.findall(r"[A-Za-z]+|\d+", piece):
-            if run.isalpha() and len(run) > 1 and (norm(run) in load_list("first_names").index or norm(run) in load_list("last_names").index):
+            if run.isalpha() and len(run) > 1 and (norm(run) in load_list("first_names").index
+                                                   or norm(run) in load_list("last_names").index):
                 sur = re.sub(r"[^A-Za-z]", "", surrogate_token(keyring, run))
                 out.append(case_like(run, sur) if not run.islower() else sur.lower())
             else:
@@ -141,10 +143,11 @@ def surrogate_ipv4(keyring: KeyRing, value: str) -> str:
 def surrogate_ipv6(keyring: KeyRing, value: str) -> str:
     positions = [i for i, c in enumerate(value) if c != ":"]
     alphabets = [HEX_UPPER if c in "ABCDEF" else HEX_LOWER for c in (value[i] for i in positions)]
-    payload = "".join(value[i].lower() if a is HEX_LOWER else value[i] for i, a in zip(positions, alphabets))
+    payload = "".join(value[i].lower() if a is HEX_LOWER else value[i]
+                      for i, a in zip(positions, alphabets, strict=True))
     new = permute_payload(keyring.subkey(DOMAIN), "ipv6", alphabets, payload)
     out = list(value)
-    for pos, ch in zip(positions, new):
+    for pos, ch in zip(positions, new, strict=True):
         out[pos] = ch
     return "".join(out)
 
@@ -167,6 +170,7 @@ def surrogate_url(keyring: KeyRing, value: str) -> tuple[str, str]:
         user = "".join(_fpe_run(keyring, "url-user", r) if r[0].isalnum() else r
                        for r in re.findall(r"[A-Za-z0-9]+|[^A-Za-z0-9]+", user))
     rest = m.group("rest") or ""
-    rest = "".join(r if (not r[0].isascii() or not r[0].isalnum() or r.lower() in WEB_WORDS) else _fpe_run(keyring, "url-path", r)
+    rest = "".join(r if (not r[0].isascii() or not r[0].isalnum() or r.lower() in WEB_WORDS)
+                   else _fpe_run(keyring, "url-path", r)
                    for r in re.findall(r"[A-Za-z0-9]+|[^A-Za-z0-9]+", rest))
     return lead + (m.group("scheme") or "") + user + new_host + (m.group("port") or "") + rest + trail, "url.surrogate"

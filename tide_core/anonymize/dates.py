@@ -27,9 +27,9 @@ The time of day is kept verbatim (shifts are whole days).  Anything else raises 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Callable
 
 from tide_core.anonymize.keys import KeyRing
 from tide_core.errors import AnonymizationError
@@ -66,8 +66,10 @@ def shift_note_date(keyring: KeyRing, patient_id: str, iso_date):
 
 
 # --- patterns ------------------------------------------------------------------------------
-_MON = r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-_WD = r"(?:(?P<wd>mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\.?,?\s+)?"
+_MON = (r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+        r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_WD = (r"(?:(?P<wd>mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun"
+       r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\.?,?\s+)?")
 _DAY = r"(?P<day>\d{1,2})(?P<ord>st|nd|rd|th)?"
 _YEAR = r"'?(?P<year>\d{4}|\d{2})"
 _TIME = (r"(?:(?:\s*,\s*|\s+at\s+|\s+@\s*|\s+|T)(?:\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s*[ap]\.?m\.?)?"
@@ -75,7 +77,8 @@ _TIME = (r"(?:(?:\s*,\s*|\s+at\s+|\s+@\s*|\s+|T)(?:\d{1,2}:\d{2}(?::\d{2}(?:\.\d
          r"(?:\s*(?:z|[+-]\d{2}:?\d{2}|[ecmp][sd]t|utc|gmt))?)?")
 
 # (kind, regex, numeric-group order for ambiguous "a/b/y")
-_PATTERNS: list[tuple[str, re.Pattern]] = [(k, re.compile(p + (_TIME if k in ("full", "ambig") else ""), re.I)) for k, p in [
+_PATTERNS: list[tuple[str, re.Pattern]] = [
+    (k, re.compile(p + (_TIME if k in ("full", "ambig") else ""), re.I)) for k, p in [
     ("full", r"(?P<year>\d{4})(?P<s1>[-/.])(?P<month>\d{1,2})(?P=s1)(?P<day>\d{1,2})"),
     ("ambig", r"(?P<a>\d{1,2})(?P<s1>[-/.])(?P<b>\d{1,2})(?P=s1)(?P<year>\d{4}|\d{2})"),
     ("full", r"(?P<year>(?:1[89]|2[01])\d{2})(?P<month>0[1-9]|1[0-2])(?P<day>0[1-9]|[12]\d|3[01])"),
@@ -169,12 +172,10 @@ def parse_date(text: str, reference_year: int | None = None) -> ParsedDate:
     """Parse ``text`` (the whole span) into a :class:`ParsedDate`; raises AnonymizationError."""
     core = text.strip()
     lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()):]
-    for kind, rx in _PATTERNS:
-        m = rx.fullmatch(core)
-        if m:
-            break
-    else:
+    found = next(((kind, m) for kind, rx in _PATTERNS if (m := rx.fullmatch(core))), None)
+    if found is None:
         raise _bad("E410", "date span is in no supported format")
+    kind, m = found
     g = m.groupdict()
     roles: dict[str, str] = {}
     if kind == "ambig":

@@ -26,8 +26,9 @@ naming the note id, offsets and label (never the value): the caller quarantines 
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from datetime import date
-from typing import Literal, Sequence
+from typing import Literal
 
 from tide_core.anonymize import ages, contacts, facilities, identifiers, locations, names
 from tide_core.anonymize.dates import date_offset_days, shift_date, shift_note_date  # noqa: F401  (re-export)
@@ -109,7 +110,8 @@ class Anonymizer:
             return facilities.surrogate_hospital(kr, value), "hospital.surrogate"
         if label == "OTHER":
             return facilities.surrogate_organisation(kr, value), "org.surrogate"
-        raise AnonymizationError("E465", f"no operator for label {label!r}", hint="use a label from tide_core.types.LABELS")
+        raise AnonymizationError("E465", f"no operator for label {label!r}",
+                                 hint="use a label from tide_core.types.LABELS")
 
     # -- one note ----------------------------------------------------------------------------
     def _check(self, note: Note, spans: Sequence[Span]) -> list[Span]:
@@ -152,7 +154,8 @@ class Anonymizer:
                 raise AnonymizationError("E469", f"{where}: operator raised {type(exc).__name__}",
                                          hint="report this as a bug; the note is quarantined") from None
             if not rep:
-                raise AnonymizationError("E464", f"{where}: operator returned an empty surrogate", hint="report this as a bug")
+                raise AnonymizationError("E464", f"{where}: operator returned an empty surrogate",
+                                         hint="report this as a bug")
             out.append(text[cursor:s.start])
             pos += s.start - cursor
             out.append(rep)

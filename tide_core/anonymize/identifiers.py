@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Sequence
 from functools import lru_cache
 from math import prod
-from typing import Sequence
 
 from ff3 import FF3Cipher
 
@@ -71,7 +71,7 @@ def _sig_code(alphabets: Sequence[str]) -> str:
 
 def _to_int(alphabets: Sequence[str], chars: str) -> int:
     v = 0
-    for a, c in zip(alphabets, chars):
+    for a, c in zip(alphabets, chars, strict=True):
         v = v * len(a) + a.index(c)
     return v
 
@@ -90,7 +90,8 @@ class _Block:
     def __init__(self, subkey: bytes, context: str, alphabets: Sequence[str]):
         self.alphabets = list(alphabets)
         self.n = prod(len(a) for a in alphabets)
-        tweak_src = hashlib.sha256(subkey + b"|fpe-tweak|" + context.encode() + b"|" + _sig_code(alphabets).encode()).digest()
+        tweak_src = hashlib.sha256(subkey + b"|fpe-tweak|" + context.encode() + b"|"
+                                   + _sig_code(alphabets).encode()).digest()
         self.tweak_hex = tweak_src[:7].hex()           # 56-bit FF3-1 tweak
         self.tweak_bytes = tweak_src
         self.key_hex = subkey.hex()                    # AES-256 key for FF3-1
@@ -161,7 +162,8 @@ def _split(value: str) -> tuple[list[int], list[str], str]:
         if a is None:
             if ch.isalnum():
                 raise AnonymizationError("E406", "identifier contains a non-ASCII letter or digit",
-                                         hint="identifiers are encrypted over ASCII digits and letters; label the span OTHER or fix the recognizer")
+                                         hint="identifiers are encrypted over ASCII digits and letters; "
+                                              "label the span OTHER or fix the recognizer")
             continue
         positions.append(i)
         alphabets.append(a)
@@ -179,7 +181,7 @@ def encrypt_identifier(keyring: KeyRing, value: str, domain: str = "id", context
     signature = class_signature(value)
     out_payload = permute_payload(keyring.subkey(domain), f"{context}|{signature}", alphabets, payload, decrypt)
     out = list(value)
-    for pos, ch in zip(positions, out_payload):
+    for pos, ch in zip(positions, out_payload, strict=True):
         out[pos] = ch
     return "".join(out)
 

@@ -28,7 +28,8 @@ MIN_SECRET_BYTES = 32
 def check_name(kind: str, value: str) -> str:
     if not isinstance(value, str) or not _NAME_RE.match(value):
         raise KeyProviderError("E100", f"invalid {kind} name {value!r}",
-                               hint="use 1-63 characters: letters, digits, '_', '.', '-', starting with a letter or digit")
+                               hint="use 1-63 characters: letters, digits, '_', '.', '-', "
+                                    "starting with a letter or digit")
     return value
 
 
@@ -49,7 +50,8 @@ def parse_secret(raw: str | bytes, where: str) -> bytes:
         raise KeyProviderError("E101", f"key secret in {where} is neither hex nor base64",
                                hint="create one with `tide keys new --study S --key K`")
     if len(decoded) < MIN_SECRET_BYTES:
-        raise KeyProviderError("E102", f"key secret in {where} is {len(decoded)} bytes; at least {MIN_SECRET_BYTES} are required",
+        raise KeyProviderError("E102", f"key secret in {where} is {len(decoded)} bytes; "
+                                       f"at least {MIN_SECRET_BYTES} are required",
                                hint="create one with `tide keys new --study S --key K`")
     return decoded
 
@@ -75,7 +77,8 @@ class KeyRing:
 
     def subkey(self, domain: str) -> bytes:
         if domain not in KEY_DOMAINS:
-            raise KeyProviderError("E103", f"unknown key domain {domain!r}", hint=f"use one of {', '.join(KEY_DOMAINS)}")
+            raise KeyProviderError("E103", f"unknown key domain {domain!r}",
+                                   hint=f"use one of {', '.join(KEY_DOMAINS)}")
         info = f"tide/v1|{self.study}|{self.key}|{domain}".encode()
         return hmac.new(self._secret, info, hashlib.sha256).digest()
 
@@ -149,10 +152,12 @@ class FileKeyProvider:
         p = self.path(study, key)
         if not p.is_file():
             raise KeyProviderError("E105", f"no key secret for study {study!r}, key {key!r} at {p}",
-                                   hint=f"create one with `tide keys new --study {study} --key {key} --key-dir {self.root}`")
+                                   hint=f"create one with "
+                                        f"`tide keys new --study {study} --key {key} --key-dir {self.root}`")
         mode = stat.S_IMODE(p.stat().st_mode)
         if mode & 0o077:
-            raise KeyProviderError("E106", f"key file {p} has permissions {oct(mode)}; group/other access is not allowed",
+            raise KeyProviderError("E106", f"key file {p} has permissions {oct(mode)}; "
+                                           "group/other access is not allowed",
                                    hint=f"run `chmod 600 {p}`")
         return KeyRing(study, key, parse_secret(p.read_text(), str(p)))
 

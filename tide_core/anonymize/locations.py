@@ -28,7 +28,8 @@ STREET_SUFFIXES = frozenset("""street st avenue ave av road rd boulevard blvd la
 way terrace ter circle cir parkway pkwy highway hwy route rte square sq trail trl loop alley aly crossing xing
 pike plaza plz row run path walk expressway expy freeway fwy turnpike tpke""".split())
 DIRECTIONS = frozenset("n s e w ne nw se sw north south east west northeast northwest southeast southwest".split())
-UNIT_WORDS = frozenset("apt apartment suite ste unit fl floor bldg building room rm po p o box lot trlr no number dept".split())
+UNIT_WORDS = frozenset("apt apartment suite ste unit fl floor bldg building room rm po p o box lot trlr no number dept"
+                       .split())
 COUNTRY_ABBR = ("USA", "UK", "UAE", "PRC", "DRC", "ROK")
 _ZIP = re.compile(r"\d{5}(?:-\d{4})?|\d{9}")
 _TOKEN = re.compile(r"\d+(?:st|nd|rd|th)\b|\d+[A-Za-z]?\b|[A-Za-z0-9]+|[^\W\d_]+(?:['\u2019][^\W\d_]+)*", re.I)
@@ -65,7 +66,8 @@ def surrogate_zip(keyring: KeyRing, value: str) -> str:
 def surrogate_state(keyring: KeyRing, value: str) -> str:
     hit = _state_index(value)
     if hit is None:
-        raise AnonymizationError("E441", "LOCATION span is not a US state", hint="label states as LOCATION with the state name or USPS code")
+        raise AnonymizationError("E441", "LOCATION span is not a US state",
+                                 hint="label states as LOCATION with the state name or USPS code")
     i, is_abbr = hit
     name, abbr = _states()[_derange(keyring, "state", len(_states()), i)]
     return abbr if is_abbr else case_like(value, name)
@@ -86,7 +88,8 @@ def _country_hit(value: str) -> tuple[str, int] | None:
 def surrogate_country(keyring: KeyRing, value: str) -> str:
     hit = _country_hit(value)
     if hit is None:
-        raise AnonymizationError("E442", "LOCATION span is not a known country", hint="extend tide_core/data/surrogates/countries.txt")
+        raise AnonymizationError("E442", "LOCATION span is not a known country",
+                                 hint="extend tide_core/data/surrogates/countries.txt")
     kind, i = hit
     if kind == "abbr":
         return COUNTRY_ABBR[_derange(keyring, "country-abbr", len(COUNTRY_ABBR), i)]
@@ -142,7 +145,8 @@ def surrogate_street(keyring: KeyRing, value: str) -> str:
             i += 1
         else:                          # a run of name words (with their inner separators) -> one surrogate
             j = i
-            while j + 1 < len(tokens) and kinds[j + 1] == "name" and value[tokens[j].end():tokens[j + 1].start()] in (" ", "-", "'"):
+            while (j + 1 < len(tokens) and kinds[j + 1] == "name"
+                   and value[tokens[j].end():tokens[j + 1].start()] in (" ", "-", "'")):
                 j += 1
             run = value[m.start():tokens[j].end()]
             out.append(case_like(run, load_list("streets").choose(keyring, DOMAIN, run, "street")))

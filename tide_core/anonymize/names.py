@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from tide_core.anonymize.identifiers import permute_payload, DIGITS
+from tide_core.anonymize.identifiers import DIGITS, permute_payload
 from tide_core.anonymize.keys import KeyRing
 from tide_core.anonymize.small_domain import permutation
 from tide_core.anonymize.surrogates import case_like, load_list, norm

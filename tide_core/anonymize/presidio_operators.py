@@ -14,8 +14,6 @@ selects the date offset; it is a pseudonymous id, never key material.
 """
 from __future__ import annotations
 
-from typing import Dict
-
 from tide_core.anonymize.engine import Anonymizer
 from tide_core.anonymize.keys import KeyRing
 from tide_core.errors import AnonymizationError
@@ -40,17 +38,18 @@ def keyed_operator_class(keyring: KeyRing, name: str = "tide_keyed", patient_id:
     class TideKeyedOperator(Operator):
         """Keyed, consistent TIDE surrogates inside Presidio's AnonymizerEngine."""
 
-        def operate(self, text: str, params: Dict = None) -> str:
+        def operate(self, text: str, params: dict = None) -> str:
             params = params or {}
             label = self._label(params)
             return anonymizer.replace_value(label, text, str(params.get("patient_id", bound_patient)))[0]
 
-        def validate(self, params: Dict = None) -> None:
+        def validate(self, params: dict = None) -> None:
             self._label(params or {})
 
         @staticmethod
-        def _label(params: Dict) -> str:
-            label = params.get("label") or PRESIDIO_TO_TIDE.get(params.get("entity_type", ""), params.get("entity_type", ""))
+        def _label(params: dict) -> str:
+            entity_type = params.get("entity_type", "")
+            label = params.get("label") or PRESIDIO_TO_TIDE.get(entity_type, entity_type)
             if label not in LABELS:
                 raise AnonymizationError("E466", f"entity type {params.get('entity_type')!r} has no TIDE label",
                                          hint="pass params={'label': <TIDE label>} in the OperatorConfig")

@@ -7,7 +7,7 @@ birthday bound for the list size) unless the caller has a larger generated space
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from tide_core.anonymize.keys import KeyRing
@@ -43,7 +43,7 @@ class SurrogateList:
         return self.entries[keyring.mac_int(domain, "list-hash", self.name, context, key) % len(self.entries)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_list(name: str) -> SurrogateList:
     path = DATA_DIR / f"{name}.txt"
     seen: dict[str, str] = {}

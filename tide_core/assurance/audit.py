@@ -19,8 +19,8 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -134,8 +134,9 @@ def release_sentence(bound: AuditBound, population: str = "this release", unit: 
     ``scope=" in every bucket"``); the bound is always rounded up, never down.
 
     >>> from tide_core.assurance.bounds import audit_bound
-    >>> release_sentence(audit_bound(300, 0), "the cardiology notes of site A")
-    'In an audit of 300 patients sampled from the cardiology notes of site A, 0 leaked identifiers were found; with 95% confidence the per-patient leak rate is below 1.0%.'
+    >>> print(release_sentence(audit_bound(300, 0), "the cardiology notes of site A"))  # doctest: +NORMALIZE_WHITESPACE
+    In an audit of 300 patients sampled from the cardiology notes of site A, 0 leaked identifiers
+    were found; with 95% confidence the per-patient leak rate is below 1.0%.
     """
     singular = unit[:-1] if unit.endswith("s") else unit
     conf = f"{bound.confidence * 100:g}%"

@@ -8,9 +8,9 @@ computed; the gate recomputes it from the counts and never trusts the stored val
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
-from datetime import datetime, timezone
-from typing import Iterable
+from datetime import UTC, datetime
 
 import pyarrow as pa
 
@@ -41,11 +41,11 @@ class AuditRecord:
 
     @classmethod
     def create(cls, study: str, key: str, bucket: str, n_patients_sampled: int, n_leaks: int,
-               confidence: float = 0.95, reviewer: str = "", audited_at: datetime | None = None) -> "AuditRecord":
+               confidence: float = 0.95, reviewer: str = "", audited_at: datetime | None = None) -> AuditRecord:
         """A record with its exact upper bound filled in and a UTC timestamp."""
         return cls(study, key, bucket, int(n_patients_sampled), int(n_leaks), float(confidence),
                    clopper_pearson_upper(n_patients_sampled, n_leaks, confidence), reviewer,
-                   audited_at or datetime.now(timezone.utc))
+                   audited_at or datetime.now(UTC))
 
 
 def records_to_table(records: Iterable[AuditRecord]) -> pa.Table:
@@ -54,7 +54,7 @@ def records_to_table(records: Iterable[AuditRecord]) -> pa.Table:
         if r["upper_bound"] is None:
             r["upper_bound"] = clopper_pearson_upper(r["n_patients_sampled"], r["n_leaks"], r["confidence"])
         if r["audited_at"] is None:
-            r["audited_at"] = datetime.now(timezone.utc)
+            r["audited_at"] = datetime.now(UTC)
     return pa.Table.from_pylist(rows, schema=AUDITS)
 
 

@@ -8,7 +8,8 @@ and needs no normal approximation -- which matters because audits are small and 
 
 Worked figures at 95%: 0 leaks in 299 patients bounds the rate below 1% (0.99692%), 0 in 298
 does not (1.00024%); 0 in 300 gives 0.99361%; 0 in 59 supports "below 5%"; 1 leak in 500
-supports "below 1%" (0.9452%; 473 patients suffice for that rule).  The sample size depends on the claim, not on the release size.
+supports "below 1%" (0.9452%; 473 patients suffice for that rule).  The sample size depends on
+the claim, not on the release size.
 """
 from __future__ import annotations
 

@@ -23,10 +23,11 @@ checks that (and is run on every freeze).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -137,7 +138,7 @@ def freeze_reference(notes: Sequence[Any], spans: Mapping[str, Sequence[Any]] | 
                                  "default_drift": spec.default_drift, "noise_p95": q95,
                                  "watch": watch, "drift": max(spec.default_drift, 2.0 * watch)}
     ref = {"format": "tide.drift-reference", "version": FORMAT_VERSION, "name": name,
-           "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+           "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
            "length_edges": edges, "profile": profile, "components": components,
            "calibration": {"n_splits": n_splits, "seed": seed, "pseudo_batch_size": m, "quantile": 0.95}}
     forbidden = [str(x.note_id) for x in notes] + [str(getattr(x, "patient_id", "") or "") for x in notes]

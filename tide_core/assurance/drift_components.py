@@ -34,8 +34,9 @@ notes on both sides.  These floors are the lowest alert levels; calibration may 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from scipy.stats import norm

@@ -9,8 +9,9 @@ span values -- only counts and category names (note type, source, site, PHI labe
 from __future__ import annotations
 
 import string
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -137,7 +138,7 @@ def aggregate(frame: FeatureFrame, rows: np.ndarray | None, len_edges: Sequence[
         mix[k] = dict(sorted(counts.items()))
     prof: dict[str, Any] = {
         "n_docs": int(len(idx)),
-        "text": {name: int(v) for name, v in zip(TEXT_COUNTS, sums)},
+        "text": {name: int(v) for name, v in zip(TEXT_COUNTS, sums, strict=True)},
         "length_hist": [int(v) for v in hist],
         "mix": mix,
         "spans": None, "residual": None,
@@ -146,10 +147,10 @@ def aggregate(frame: FeatureFrame, rows: np.ndarray | None, len_edges: Sequence[
     }
     if frame.span_counts is not None:
         sc = frame.span_counts[sel].sum(0)
-        prof["spans"] = {"by_label": {lab: int(c) for lab, c in zip(LABELS, sc)},
+        prof["spans"] = {"by_label": {lab: int(c) for lab, c in zip(LABELS, sc, strict=True)},
                          "conf_hist": [int(v) for v in frame.conf_hist[sel].sum(0)]}
     if frame.residual is not None:
         r = frame.residual[sel]
         prof["residual"] = {"n_notes": int(len(idx)), "n_flagged": int((r.sum(1) > 0).sum()),
-                            "notes_by_label": {lab: int(c) for lab, c in zip(LABELS, (r > 0).sum(0))}}
+                            "notes_by_label": {lab: int(c) for lab, c in zip(LABELS, (r > 0).sum(0), strict=True)}}
     return prof

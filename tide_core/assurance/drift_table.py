@@ -11,8 +11,9 @@ reach this table, which lives outside the source schema's PHI tables.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 import pyarrow as pa
 
@@ -90,7 +91,7 @@ def drift_row(study: str, key: str, result: Any, reference_name: str,
     return {"study": study, "key": key or "", "band": d.get("band"), "n_docs": int(d.get("n_docs") or 0),
             "low_confidence": bool(d.get("low_confidence")), "worst_component": worst_name,
             "worst_band": worst_band, "n_components": int(d.get("n_components") or len(d.get("components") or [])),
-            "reference_name": reference_name, "checked_at": checked_at or datetime.now(timezone.utc),
+            "reference_name": reference_name, "checked_at": checked_at or datetime.now(UTC),
             "result_json": json.dumps(d, sort_keys=True)}
 
 
@@ -135,7 +136,7 @@ def warehouse_drift_inputs(wh, study: str, key: str | None = None, config=None) 
     from tide_core.cache.span_cache import SpanCache
     from tide_core.config import TideConfig
     from tide_core.engine.recognition import recognition_fingerprint
-    from tide_core.engine.runner import build_recognizers, read_study_input
+    from tide_core.runner import build_recognizers, read_study_input
     from tide_core.spans import Note
 
     config = config or TideConfig.preset("rules")

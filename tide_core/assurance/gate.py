@@ -16,8 +16,9 @@ The decision lists every reason, and carries the release sentence only when it p
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from tide_core.assurance.audit import release_sentence
 from tide_core.assurance.audit_table import AuditRecord, records_from_table

@@ -14,13 +14,13 @@ why the random audit (``tide_core.assurance.audit``) is what supports a release 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, Sequence, Union
 
 from tide_core.errors import ConfigError
 from tide_core.spans import Note, Span
 
-RecognizerSet = Union[Callable[[Note], Sequence[Span]], Sequence[object]]
+RecognizerSet = Callable[[Note], Sequence[Span]] | Sequence[object]
 
 
 @dataclass

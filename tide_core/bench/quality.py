@@ -1,55 +1,72 @@
-"""Quality benchmark of the default configuration on a held-out synthetic corpus.
+"""Quality benchmark of the default configuration: in-house and out-of-generator corpora side by side.
 
-``python -m tide_core.bench.quality [--n-notes 300] [--seed 11] [--model-dir DIR] [--json FILE]``
+``python -m tide_core.bench.quality [--corpora inhouse,oog-clinical,oog-messages] [--seed 2]
+[--n-notes 300] [--n-messages 1500] [--no-model] [--model-dir DIR] [--json FILE]``
 
-1. ``tide_core.synth.generate_heldout_dataset`` builds notes whose templates are disjoint from
-   the training corpus, with their patients table and gold spans.
-2. Each recognizer of the default configuration runs once over all notes: the PHI model
-   (``tide.hf``), regex, the demo gazetteer and known-PHI built from the patients rows.
-3. Any subset of recognizers is then scored without re-running anything: the subset's spans are
-   combined with ``tide_core.resolve.resolve_spans`` and matched to gold at tau = 0.8 union
-   overlap.  The full set gets 95% bootstrap intervals (2,000 document resamples, seed 42);
-   the ablation table shows each recognizer alone and the full set minus each.
+For each corpus (``tide_core.bench.corpora``): every recognizer of the default configuration
+runs once over all notes; any subset is then scored without re-running anything (the subset's
+spans are resolved and propagated per note exactly as the engine's ``finish_note`` does).
+Reported per corpus:
 
-Targets (issue 6): micro recall >= 0.95 at precision >= 0.90, recall >= 0.90 in every category.
+- span level at tau = 0.8 union overlap: micro/macro recall and precision with 95% bootstrap
+  intervals (2,000 document resamples, seed 42), and split-match recall (a gold span covered
+  by several predicted pieces of its label counts as found);
+- the privacy view: the share of gold PHI characters that no predicted span covers (per
+  category and overall), and the share of gold surfaces that survive verbatim in the text the
+  anonymizer releases (run on the predictions with a fresh random key; ages <= 89 exempt);
+- character precision (share of marked characters that are PHI) and the number of clinical
+  terms (drugs, doses, eponyms, lab names the generator recorded) that a predicted span touches;
+- an ablation: the full set minus each recognizer, on every corpus.
+
+The in-house corpus shares its generator with the training data: it is a regression test.
+The out-of-generator corpora measure generalisation (see ``tide_core/bench/oog/README.md``).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import secrets
 import sys
 import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from tide_core.anonymize.engine import Anonymizer
+from tide_core.anonymize.keys import KeyRing
+from tide_core.bench.corpora import CORPORA, DEFAULT_SIZES, BenchCorpus, load_corpus
+from tide_core.config import rules_specs
+from tide_core.engine.recognition import finish_note
+from tide_core.errors import TideError
+from tide_core.evaluation.characters import character_metrics, clinical_terms_removed
+from tide_core.evaluation.evaluate import evaluate
+from tide_core.evaluation.verbatim import surviving_surfaces
+from tide_core.models import default_model_spec
+from tide_core.recognizers.registry import create
 from tide_core.spans import Span
 
-TARGET_MICRO_RECALL = 0.95
-TARGET_MICRO_PRECISION = 0.90
-TARGET_CATEGORY_RECALL = 0.90
+#: Release targets (issue 11), checked on every corpus.
+TARGETS = {"uncovered_share<=0.02": 0.02, "verbatim_share<=0.01": 0.01, "char_precision>=0.95": 0.95,
+           "micro_recall>=0.92": 0.92, "every_category_uncovered<=0.05": 0.05}
 
 
-def default_specs(patients: Sequence[Mapping[str, Any]], model_dir: str | None,
-                  include_model: bool = True, model_options: Mapping[str, Any] | None = None
-                  ) -> dict[str, dict[str, Any]]:
-    from tide_core.config import demo_gazetteer_path
-    from tide_core.models import default_model_spec
-
+def default_specs(patients: Sequence[Mapping[str, Any]], model_dir: str | None, include_model: bool = True,
+                  model_options: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+    """The default configuration's recognizers, keyed by short name; known-PHI gets the rows."""
     specs: dict[str, dict[str, Any]] = {}
     if include_model:
         specs["model"] = {**default_model_spec(model_dir), **dict(model_options or {})}
-    specs["regex"] = {"name": "tide.regex"}
-    specs["org"] = {"name": "tide.org"}
-    specs["gazetteer"] = {"name": "tide.gazetteer", "csv": demo_gazetteer_path()}
-    specs["known_phi"] = {"name": "tide.known_phi", "rows": list(patients)}
+    for spec in rules_specs():
+        spec = dict(spec)
+        if spec["name"] == "tide.known_phi":
+            spec.pop("patients_table", None)
+            spec["rows"] = list(patients)
+        specs[spec["name"].split(".")[-1]] = spec
     return specs
 
 
 def run_recognizers(notes: Sequence[Any], specs: Mapping[str, Mapping[str, Any]], batch: int = 32,
                     progress: bool = True) -> tuple[dict[str, dict[str, list[Span]]], dict[str, float]]:
-    """spans[recognizer][note_id] and seconds per recognizer."""
-    from tide_core.recognizers.registry import create
-
+    """spans[recognizer][note_id] and seconds per recognizer (load included)."""
     out: dict[str, dict[str, list[Span]]] = {}
     seconds: dict[str, float] = {}
     for key, spec in specs.items():
@@ -70,128 +87,178 @@ def run_recognizers(notes: Sequence[Any], specs: Mapping[str, Mapping[str, Any]]
 
 def combine(spans: Mapping[str, Mapping[str, list[Span]]], members: Sequence[str],
             note_ids: Sequence[str], texts: Mapping[str, str] | None = None) -> dict[str, list[Span]]:
-    """Resolve the members' spans per note exactly as the engine does (``finish_note``): overlap
-    resolution, then within-note propagation when the texts are given."""
-    from tide_core.engine.recognition import finish_note
-
+    """Resolve the members' spans per note exactly as the engine does (``finish_note``)."""
     texts = texts or {}
     return {nid: finish_note(nid, [s for m in members for s in spans[m].get(nid, ())], None, None,
                              texts.get(nid))[0] for nid in note_ids}
 
 
-def _row(name: str, point: Mapping[str, Any]) -> dict[str, Any]:
-    o = point["overall"]
+def _bench_anonymizer() -> Anonymizer:
+    # a fresh random key per run: the benchmark's surrogates are never reproducible outside it
+    return Anonymizer(KeyRing("bench", "quality", secrets.token_bytes(32)))
+
+
+def score(corpus: BenchCorpus, pred: Mapping[str, list[Span]], n_resamples: int = 0,
+          anonymizer: Anonymizer | None = None) -> dict[str, Any]:
+    """Every figure of one system on one corpus (span, split-match, character, release views)."""
+    span = evaluate(corpus.gold, pred, n_resamples=n_resamples, seed=42, sensitivity_taus=()).primary.to_dict()
+    split = evaluate(corpus.gold, pred, n_resamples=0, sensitivity_taus=(), split=True).primary.to_dict()
+    chars = character_metrics(corpus.gold, pred).to_dict()
+    out = {"span": span, "split_micro_recall": split["overall"]["micro_recall"], "chars": chars,
+           "clinical_terms": clinical_terms_removed(corpus.gold, pred).to_dict()}
+    if anonymizer is not None:
+        out["verbatim"] = surviving_surfaces(corpus.gold, pred, anonymizer).to_dict()
+    return out
+
+
+def _summary(name: str, s: Mapping[str, Any]) -> dict[str, Any]:
+    o, c = s["span"]["overall"], s["chars"]["overall"]
+    cats = {k: v["uncovered_share"] for k, v in s["chars"]["category"].items() if v["gold_chars"]}
+    worst = max(cats.items(), key=lambda kv: kv[1] or 0.0) if cats else ("-", None)
     return {"system": name, "micro_recall": o["micro_recall"], "micro_precision": o["micro_precision"],
-            "macro_recall": o["macro_recall"], "macro_precision": o["macro_precision"]}
+            "split_recall": s.get("split_micro_recall"), "uncovered_share": c["uncovered_share"],
+            "char_precision": c["char_precision"], "worst_category": worst[0], "worst_uncovered": worst[1],
+            "verbatim_share": (s.get("verbatim") or {}).get("overall"),
+            "clinical_terms_removed": s["clinical_terms"]["n_removed"], "clinical_terms": s["clinical_terms"]["n_terms"]}
 
 
-def benchmark(n_notes: int = 300, seed: int = 23, model_dir: str | None = None, include_model: bool = True,
-              n_resamples: int = 2000, progress: bool = True,
-              model_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    from tide_core.evaluation.evaluate import evaluate
-    from tide_core.synth import generate_heldout_dataset
+def _targets(summary: Mapping[str, Any]) -> dict[str, bool]:
+    def le(x: float | None, bound: float) -> bool:
+        return x is not None and x <= bound
 
-    data = generate_heldout_dataset(n_notes, seed=seed)
-    specs = default_specs(data.patients, model_dir, include_model, model_options)
+    def ge(x: float | None, bound: float) -> bool:
+        return x is not None and x >= bound
+
+    return {"uncovered_share<=0.02": le(summary["uncovered_share"], 0.02),
+            "verbatim_share<=0.01": le(summary["verbatim_share"], 0.01),
+            "char_precision>=0.95": ge(summary["char_precision"], 0.95),
+            "micro_recall>=0.92": ge(summary["micro_recall"], 0.92),
+            "every_category_uncovered<=0.05": le(summary["worst_uncovered"], 0.05)}
+
+
+def bench_corpus(corpus: BenchCorpus, specs: Mapping[str, Mapping[str, Any]], n_resamples: int = 2000,
+                 ablation: bool = True, progress: bool = True) -> dict[str, Any]:
+    """Run the recognizers once on ``corpus``; score the full set and the ablation."""
+    notes = [d.to_note() for d in corpus.gold]
     if progress:
-        print(f"held-out corpus: {len(data.notes)} notes, {sum(len(g.spans) for g in data.gold)} gold spans",
-              file=sys.stderr)
-    spans, seconds = run_recognizers(data.notes, specs, progress=progress)
-    ids = [n.note_id for n in data.notes]
-    texts = {n.note_id: n.text for n in data.notes}
+        print(f"{corpus.name} (seed {corpus.seed}): {len(notes)} notes, {corpus.n_spans} gold spans", file=sys.stderr)
+    spans, seconds = run_recognizers(notes, specs, progress=progress)
+    ids = [n.note_id for n in notes]
+    texts = {n.note_id: n.text for n in notes}
     members = list(specs)
-    full = evaluate(data.gold, combine(spans, members, ids, texts), n_resamples=n_resamples, seed=42,
-                    sensitivity_taus=(0.5,), names=("full", "-"))
-    ablation = [_row("full: " + " + ".join(members), full.primary.point)]
-    for m in members:
-        ablation.append(_row(f"{m} alone", evaluate(data.gold, combine(spans, [m], ids, texts), n_resamples=0,
-                                                     sensitivity_taus=()).primary.point))
-    if len(members) > 1:
+    full = score(corpus, combine(spans, members, ids, texts), n_resamples, _bench_anonymizer())
+    rows = [_summary("full: " + " + ".join(members), full)]
+    if ablation and len(members) > 1:
         for m in members:
             rest = [x for x in members if x != m]
-            ablation.append(_row(f"full - {m}", evaluate(data.gold, combine(spans, rest, ids, texts), n_resamples=0,
-                                                          sensitivity_taus=()).primary.point))
-    res = full.primary.to_dict()
-    o = res["overall"]
-    cats = {k: v for k, v in res["category"].items() if v["n_gold"]}
-    targets = {
-        "micro_recall>=0.95": (o["micro_recall"] or 0) >= TARGET_MICRO_RECALL,
-        "micro_precision>=0.90": (o["micro_precision"] or 0) >= TARGET_MICRO_PRECISION,
-        "every_category_recall>=0.90": all((v["recall"] or 0) >= TARGET_CATEGORY_RECALL for v in cats.values()),
-    }
-    model_card = {}
-    if include_model:
-        from tide_core.training.trainer import read_model_card
-
-        card = read_model_card(specs["model"]["model_dir"])
-        model_card = {k: card.get(k) for k in ("base", "corpus", "training")}
-    model_spec = {k: v for k, v in specs.get("model", {}).items() if k != "model_dir"}
-    return {"n_notes": len(data.notes), "seed": seed, "tau": 0.8, "recognizers": members,
-            "model_spec": model_spec,
-            "seconds": {k: round(v, 2) for k, v in seconds.items()}, "model": model_card,
-            "full": res, "ablation": ablation, "targets": targets}
+            rows.append(_summary(f"full - {m}", score(corpus, combine(spans, rest, ids, texts))))
+    summary = rows[0]
+    return {"corpus": corpus.name, "seed": corpus.seed, "n_notes": len(notes), "n_gold_spans": corpus.n_spans,
+            "n_chars": sum(len(t) for t in texts.values()), "seconds": {k: round(v, 2) for k, v in seconds.items()},
+            "full": full, "summary": summary, "ablation": rows, "targets": _targets(summary)}
 
 
-def _f(x: float | None) -> str:
-    return "  -  " if x is None else f"{x:.3f}"
+def benchmark(corpora: Sequence[str] = CORPORA, seed: int = 2, sizes: Mapping[str, int] | None = None,
+              model_dir: str | None = None, include_model: bool = True, n_resamples: int = 2000,
+              ablation: bool = True, progress: bool = True,
+              model_options: Mapping[str, Any] | None = None, oog_patients: bool = False) -> dict[str, Any]:
+    """The whole benchmark: one entry per corpus, plus the model card of the model used.
+
+    The out-of-generator corpora are scored as a new site would run them, without a patients
+    table (the known-PHI recognizer then knows nothing), unless ``oog_patients``.
+    """
+    sizes = {**DEFAULT_SIZES, **dict(sizes or {})}
+    results = []
+    model_card: dict[str, Any] = {}
+    for name in corpora:
+        corpus = load_corpus(name, sizes.get(name), seed)
+        if name.startswith("oog-") and not oog_patients:
+            corpus.patients = []
+        specs = default_specs(corpus.patients, model_dir, include_model, model_options)
+        if include_model and not model_card:
+            from tide_core.training.trainer import read_model_card
+
+            card = read_model_card(specs["model"]["model_dir"])
+            model_card = {k: card.get(k) for k in ("base", "corpus", "training", "recipe")}
+        results.append(bench_corpus(corpus, specs, n_resamples, ablation, progress))
+    return {"seed": seed, "tau": 0.8, "include_model": include_model, "model": model_card,
+            "oog_patients": oog_patients, "corpora": results}
 
 
-def _ci(ci: Sequence[float | None] | None) -> str:
-    if not ci:
-        return ""
-    return f"[{_f(ci[0])}, {_f(ci[1])}]"
+def _f(x: float | None, pct: bool = False) -> str:
+    if x is None:
+        return "  -  "
+    return f"{100 * x:.2f}%" if pct else f"{x:.3f}"
 
 
 def format_report(r: Mapping[str, Any]) -> str:
-    full = r["full"]
-    lines = [f"TIDE quality benchmark: {r['n_notes']} held-out synthetic notes (seed {r['seed']}), "
-             f"tau={r['tau']} union overlap, 95% bootstrap CI (2,000 document resamples, seed 42)",
-             f"recognizers: {' + '.join(r['recognizers'])}"
-             + (f"  (model options: {json.dumps(r['model_spec'])})" if r.get("model_spec") else ""), "",
-             f"{'category':<10} {'n_gold':>6}  {'recall':>6} {'95% CI':<16} {'precision':>9} {'95% CI':<16}"]
-    for lab, m in full["category"].items():
-        if not m["n_gold"] and not m["n_pred"]:
-            continue
-        ci = m.get("ci", {})
-        lines.append(f"{lab:<10} {m['n_gold']:>6}  {_f(m['recall']):>6} {_ci(ci.get('recall')):<16} "
-                     f"{_f(m['precision']):>9} {_ci(ci.get('precision')):<16}")
-    o = full["overall"]
-    ci = o.get("ci", {})
-    for k in ("micro", "macro"):
-        lines.append(f"{k:<10} {'':>6}  {_f(o[k + '_recall']):>6} {_ci(ci.get(k + '_recall')):<16} "
-                     f"{_f(o[k + '_precision']):>9} {_ci(ci.get(k + '_precision')):<16}")
-    sens = full.get("sensitivity", {}).get("tau=0.5")
-    if sens:
-        lines.append(f"(tau=0.5 sensitivity: micro recall {_f(sens['micro_recall'])}, "
-                     f"precision {_f(sens['micro_precision'])})")
-    lines += ["", "ablation (point estimates)",
-              f"{'system':<44} {'micro R':>8} {'micro P':>8} {'macro R':>8} {'macro P':>8}"]
-    for a in r["ablation"]:
-        lines.append(f"{a['system']:<44} {_f(a['micro_recall']):>8} {_f(a['micro_precision']):>8} "
-                     f"{_f(a['macro_recall']):>8} {_f(a['macro_precision']):>8}")
-    lines += ["", "targets: " + ", ".join(f"{k} {'MET' if v else 'NOT MET'}" for k, v in r["targets"].items())]
-    secs = ", ".join(f"{k} {v:.1f}s" for k, v in r["seconds"].items())
-    lines.append(f"recognition time: {secs}")
+    res = r["corpora"]
+    lines = [f"TIDE quality benchmark (seed {r['seed']}; tau=0.8 union overlap; "
+             f"{'default configuration' if r['include_model'] else 'rules preset (no model)'})", "",
+             "| corpus | notes | gold spans | micro R [95% CI] | micro P | split R | char precision | "
+             "PHI chars uncovered | worst category | surfaces verbatim | clinical terms removed |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for c in res:
+        s, ci = c["summary"], c["full"]["span"]["overall"].get("ci", {}).get("micro_recall")
+        cis = f" [{_f(ci[0])}, {_f(ci[1])}]" if ci else ""
+        lines.append(f"| {c['corpus']} | {c['n_notes']} | {c['n_gold_spans']} | {_f(s['micro_recall'])}{cis} | "
+                     f"{_f(s['micro_precision'])} | {_f(s['split_recall'])} | {_f(s['char_precision'])} | "
+                     f"{_f(s['uncovered_share'], True)} | {s['worst_category']} {_f(s['worst_uncovered'], True)} | "
+                     f"{_f(s['verbatim_share'], True)} | {s['clinical_terms_removed']} / {s['clinical_terms']} |")
+    lines += ["", "per category: span recall / PHI characters uncovered / surfaces verbatim", "",
+              "| category | " + " | ".join(c["corpus"] for c in res) + " |", "|---|" + "---|" * len(res)]
+    labels = sorted({lab for c in res for lab, v in c["full"]["chars"]["category"].items() if v["gold_chars"]})
+    for lab in labels:
+        cells = []
+        for c in res:
+            sc = c["full"]["span"]["category"].get(lab, {})
+            ch = c["full"]["chars"]["category"].get(lab, {})
+            vb = (c["full"].get("verbatim") or {}).get("category", {}).get(lab, {})
+            if not ch.get("gold_chars"):
+                cells.append("-")
+                continue
+            cells.append(f"{_f(sc.get('recall'))} / {_f(ch.get('uncovered_share'), True)} / "
+                         f"{_f(vb.get('share'), True)}")
+        lines.append(f"| {lab} | " + " | ".join(cells) + " |")
+    for c in res:
+        if len(c["ablation"]) > 1:
+            lines += ["", f"ablation on {c['corpus']} (point estimates)", "",
+                      "| system | micro R | micro P | PHI chars uncovered | char precision |", "|---|---|---|---|---|"]
+            for a in c["ablation"]:
+                lines.append(f"| {a['system']} | {_f(a['micro_recall'])} | {_f(a['micro_precision'])} | "
+                             f"{_f(a['uncovered_share'], True)} | {_f(a['char_precision'])} |")
+    lines.append("")
+    for c in res:
+        met = ", ".join(f"{k} {'MET' if v else 'NOT MET'}" for k, v in c["targets"].items())
+        secs = ", ".join(f"{k} {v:.1f}s" for k, v in c["seconds"].items())
+        lines.append(f"targets on {c['corpus']}: {met}")
+        lines.append(f"  recognition time ({c['n_chars'] / 1e6:.2f} MB): {secs}")
     return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tide_core.bench.quality", description=__doc__.splitlines()[0])
-    p.add_argument("--n-notes", type=int, default=300)
-    p.add_argument("--seed", type=int, default=23)
+    p.add_argument("--corpora", default=",".join(CORPORA), help=f"comma-separated subset of {', '.join(CORPORA)}")
+    p.add_argument("--seed", type=int, default=2, help="corpus seed (2 is the reporting seed; 1 was used for tuning)")
+    p.add_argument("--n-notes", type=int, default=None, help="notes per clinical corpus (default 300)")
+    p.add_argument("--n-messages", type=int, default=None, help="texts in oog-messages (default 1500)")
     p.add_argument("--model-dir", default=None, help="PHI model (default: the trained default model)")
-    p.add_argument("--no-model", action="store_true", help="rules only (regex + gazetteer + known-PHI)")
+    p.add_argument("--no-model", action="store_true", help="rules preset only")
+    p.add_argument("--no-ablation", action="store_true")
     p.add_argument("--resamples", type=int, default=2000)
-    p.add_argument("--model-all-labels", action="store_true",
-                   help="let the model emit every label at any score (not the default deployment)")
+    p.add_argument("--oog-patients", action="store_true",
+                   help="give the out-of-generator corpora their patients table (default: none, as a new site)")
     p.add_argument("--json", default=None, help="also write the full report as JSON")
     args = p.parse_args(argv)
-    from tide_core.errors import TideError
-
+    sizes = {}
+    if args.n_notes:
+        sizes.update({"inhouse": args.n_notes, "oog-clinical": args.n_notes})
+    if args.n_messages:
+        sizes["oog-messages"] = args.n_messages
+    corpora = [c.strip() for c in args.corpora.split(",") if c.strip()]
     try:
-        opts = {"labels": None, "min_score": 0.0} if args.model_all_labels else None
-        r = benchmark(args.n_notes, args.seed, args.model_dir, not args.no_model, args.resamples,
-                      model_options=opts)
+        r = benchmark(corpora, args.seed, sizes, args.model_dir, not args.no_model, args.resamples,
+                      not args.no_ablation, oog_patients=args.oog_patients)
     except TideError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -11,8 +11,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
 
 from tide_core.cache import tables
 from tide_core.cache.tables import TableNames
@@ -28,7 +28,7 @@ def text_sha256(text: str) -> str:
 
 
 def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,8 @@ class SpanCache:
         return out
 
     def review_rows(self, study: str, note_id: str | None = None) -> list[dict]:
-        return [r for r in self._rows(study) if r["origin"] == "reviewer" and (note_id is None or r["note_id"] == note_id)]
+        return [r for r in self._rows(study)
+                if r["origin"] == "reviewer" and (note_id is None or r["note_id"] == note_id)]
 
     # -- writes ----------------------------------------------------------------------------
     def store(self, study: str, fingerprint: str, notes: Sequence[Note],

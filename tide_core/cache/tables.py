@@ -80,7 +80,7 @@ class TableNames:
     runs: str = "tide_runs"
 
     @classmethod
-    def with_prefix(cls, prefix: str, notes: str = "notes", patients: str = "patients") -> "TableNames":
+    def with_prefix(cls, prefix: str, notes: str = "notes", patients: str = "patients") -> TableNames:
         return cls(notes, patients, *(f"{prefix}{k}" for k in SCHEMAS))
 
     def __post_init__(self) -> None:

@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 def _warehouse_command(args: argparse.Namespace) -> int:
     from tide_core.assurance.audit_table import TABLE_NAME, AuditRecord, records_to_table
     from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
-    from tide_core.io.warehouse import open_warehouse
+    from tide_core.io.open import open_warehouse
 
     wh = open_warehouse(args.warehouse)
     try:

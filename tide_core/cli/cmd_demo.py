@@ -2,9 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
-from pathlib import Path
 
 from tide_core.cli.common import add_config, add_keys, config_from_args
 
@@ -45,8 +42,8 @@ def load_demo(wh, seed: int = 7, gold_out: str | None = None):
 def run(args: argparse.Namespace) -> int:
     from tide_core.anonymize.keys import provider_from_env
     from tide_core.cli.cmd_run import print_anonymization, print_recognition
-    from tide_core.engine.runner import anonymize_study, recognize_study
-    from tide_core.io.warehouse import open_warehouse
+    from tide_core.io.open import open_warehouse
+    from tide_core.runner import anonymize_study, recognize_study
 
     config = config_from_args(args)
     provider = provider_from_env(args.key_dir)

@@ -50,7 +50,7 @@ def register(subparsers) -> None:
 
 def _load_warehouse(args):
     from tide_core.assurance.drift_table import warehouse_drift_inputs
-    from tide_core.io.warehouse import open_warehouse
+    from tide_core.io.open import open_warehouse
 
     wh = open_warehouse(args.warehouse)
     try:
@@ -93,8 +93,16 @@ def _load(args):
 
 
 def run(args: argparse.Namespace) -> int:
-    from tide_core.assurance.drift import (SET_FORMAT, SEVERITY, check_drift, check_drift_set, freeze_reference,
-                                           freeze_reference_set, load_reference, save_reference)
+    from tide_core.assurance.drift import (
+        SET_FORMAT,
+        SEVERITY,
+        check_drift,
+        check_drift_set,
+        freeze_reference,
+        freeze_reference_set,
+        load_reference,
+        save_reference,
+    )
 
     _check_mode(args)
     notes, spans, residual, forbidden = _load(args)
@@ -149,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
         Path(args.out).write_text(json.dumps(result.to_dict(), indent=2), encoding="utf-8")
     if args.record:
         from tide_core.assurance.drift_table import TABLE_NAME, record_drift
-        from tide_core.io.warehouse import open_warehouse
+        from tide_core.io.open import open_warehouse
 
         wh = open_warehouse(args.warehouse)
         try:

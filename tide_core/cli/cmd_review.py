@@ -25,7 +25,7 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     from tide_core.config import TideConfig
     from tide_core.errors import ConfigError
-    from tide_core.io.warehouse import open_warehouse
+    from tide_core.io.open import open_warehouse
     from tide_core.review.api import ReviewAPI
     from tide_core.review.server import is_loopback, make_server
     from tide_core.review.store import ReviewStore
@@ -43,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             server = make_server(ReviewAPI(store), args.host, args.port)
         except OSError as exc:
-            raise ConfigError("E874", f"cannot listen on {args.host}:{args.port} ({exc.strerror or type(exc).__name__})",
+            reason = exc.strerror or type(exc).__name__
+            raise ConfigError("E874", f"cannot listen on {args.host}:{args.port} ({reason})",
                               hint="pick another --port (0 picks a free one)") from None
         if not is_loopback(args.host):
             print("warning: the review page shows PHI and is reachable from other machines", file=sys.stderr)

@@ -38,8 +38,8 @@ def print_anonymization(a) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tide_core.anonymize.keys import env_var_name, provider_from_env
-    from tide_core.engine.runner import anonymize_study, recognize_study
-    from tide_core.io.warehouse import open_warehouse
+    from tide_core.io.open import open_warehouse
+    from tide_core.runner import anonymize_study, recognize_study
 
     config = config_from_args(args)
     provider = provider_from_env(args.key_dir)

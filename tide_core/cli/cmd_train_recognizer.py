@@ -13,8 +13,9 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("train-recognizer", help="fine-tune a PHI token classifier (--default: the default model)")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--default", action="store_true",
-                     help="train THE default model (MiniLM encoder, synthetic corpus, ~10-15 min on 2 cores) "
-                          "into $TIDE_MODEL_DIR or ./.tide/models/default")
+                     help="train THE default model (MiniLM encoder, synthetic corpus, a fixed number of steps, "
+                          "~10-15 min on 2 cores) into $TIDE_MODEL_DIR or the per-user data directory "
+                          "(~/.local/share/tide-etl/models/default on Linux)")
     src.add_argument("--gold", default=None, help="gold JSONL to train on")
     src.add_argument("--synthetic", type=int, default=None, metavar="N",
                      help="train on N notes of tide_core.synth.generate_training_corpus")
@@ -33,9 +34,11 @@ def register(subparsers) -> None:
     p.add_argument("--lr", type=float, default=None, help="learning rate (default 1e-4; 3e-3 with --from-config)")
     p.add_argument("--epochs", type=float, default=1.0)
     p.add_argument("--max-steps", type=int, default=None)
-    p.add_argument("--max-minutes", type=float, default=None, help="wall-clock budget of the training loop")
+    p.add_argument("--max-minutes", type=float, default=None,
+                   help="wall-clock cap of the training loop (off by default: stopping early makes the model "
+                        "depend on the machine's speed; the model card records it)")
     p.add_argument("--seed", type=int, default=13)
-    p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice; 2 for --default)")
+    p.add_argument("--threads", type=int, default=None, help="torch threads (default: every core this process may use)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=run)
 
@@ -45,19 +48,24 @@ def run(args: argparse.Namespace) -> int:
 
     progress = not args.no_progress
     if args.default:
-        from tide_core.models import default_model_location
+        from tide_core.models import default_model_location, default_model_target
         from tide_core.training.default_model import train_default_model
+        from tide_core.training.trainer import resolve_num_threads
 
-        out = Path(args.output) if args.output else default_model_location()
-        if (out / "tide_model.json").is_file() and not args.force:
-            print(f"the default PHI model is already at {out}; nothing to do (--force retrains it)", file=sys.stderr)
-            return 0
+        out = Path(args.output) if args.output else default_model_target()
+        if not args.force:
+            existing = out if args.output else default_model_location()   # may be the old ./.tide location
+            if (existing / "tide_model.json").is_file():
+                print(f"the default PHI model is already at {existing}; nothing to do (--force retrains it"
+                      f"{'' if existing == out else f' into {out}'})", file=sys.stderr)
+                return 0
         overrides = {}
         if args.threads:
             overrides["num_threads"] = args.threads
         if args.max_minutes:
             overrides["max_seconds"] = args.max_minutes * 60
-        print(f"training the default PHI model into {out} (about 10-15 minutes on 2 cores)", file=sys.stderr)
+        print(f"training the default PHI model into {out} (a fixed number of steps on "
+              f"{resolve_num_threads(args.threads)} threads; about 10-15 minutes on 2 cores)", file=sys.stderr)
         res = train_default_model(out, progress=progress, **overrides)
     else:
         if not args.output:

@@ -5,8 +5,8 @@ original; otherwise it is quarantined with a coded reason that names no PHI.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from tide_core.errors import TideError
 from tide_core.spans import AnonymizedNote, Note, Quarantined, Span

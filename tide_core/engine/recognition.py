@@ -29,8 +29,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from tide_core.errors import ConfigError, TideError
 from tide_core.spans import Note, Span
@@ -70,7 +71,7 @@ class RecognitionStats:
     error_splits: int = 0
     failed_notes: int = 0
 
-    def add(self, other: "RecognitionStats") -> None:
+    def add(self, other: RecognitionStats) -> None:
         self.batches += other.batches
         self.oom_splits += other.oom_splits
         self.error_splits += other.error_splits
@@ -106,7 +107,7 @@ class RecognitionBatch:
                 return r
         raise KeyError(note_id)
 
-    def extend(self, other: "RecognitionBatch") -> None:
+    def extend(self, other: RecognitionBatch) -> None:
         self.spans.update(other.spans)
         self.records.extend(other.records)
         self.stats.add(other.stats)
@@ -194,7 +195,7 @@ def run_recognizer(recognizer: Any, notes: Sequence[Note], stats: RecognitionSta
                 out_fail[lo] = NoteFailure(E_RAISED, describe_exception(name, nid, exc))
             log.warning("recognition failed on note %s (%s)", nid, out_fail[lo].code)
             return
-        for i, spans in zip(range(lo, hi), result):
+        for i, spans in zip(range(lo, hi), result, strict=True):
             out_spans[i] = list(spans)
 
     if notes:
@@ -277,7 +278,7 @@ def recognize_notes(notes: Sequence[Note], recognizers: Sequence[Any], policy: A
         name = getattr(rec, "qualified_name", type(rec).__name__)
         todo = [i for i, f in enumerate(failures) if f is None]
         spans_per, fails = run_recognizer(rec, [notes[i] for i in todo], stats)
-        for i, spans, fail in zip(todo, spans_per, fails):
+        for i, spans, fail in zip(todo, spans_per, fails, strict=True):
             if fail is None:
                 spans, fail = checked_spans(notes[i], spans or [], name)
             if fail is not None:
@@ -291,7 +292,7 @@ def assemble_batch(notes: Sequence[Note], collected: Sequence[list[Span]], failu
                    policy: Any, stats: RecognitionStats) -> RecognitionBatch:
     out: dict[str, list[Span]] = {}
     records: list[NoteRecognition] = []
-    for note, spans, fail in zip(notes, collected, failures):
+    for note, spans, fail in zip(notes, collected, failures, strict=True):
         resolved, record = finish_note(note.note_id, spans, fail, policy, note.text)
         if record.ok:
             out[note.note_id] = resolved

@@ -2,7 +2,8 @@
 
 See docs/evaluation.md.  Main entry points (imported lazily so ``gold_io`` stays light):
 ``evaluate``, ``write_report``, ``decompose_recall_drop``, ``load_gold``, ``load_predictions``,
-``load_crosswalk``.
+``load_crosswalk``, ``character_metrics``, ``clinical_terms_removed``, ``load_cached_predictions``,
+``get_label_set``.
 """
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ _EXPORTS = {
     "decompose_recall_drop": "tide_core.evaluation.decomposition",
     "load_gold": "tide_core.evaluation.loading", "load_predictions": "tide_core.evaluation.loading",
     "load_crosswalk": "tide_core.evaluation.crosswalk", "match_document": "tide_core.evaluation.matching",
+    "character_metrics": "tide_core.evaluation.characters",
+    "clinical_terms_removed": "tide_core.evaluation.characters",
+    "load_cached_predictions": "tide_core.evaluation.loading", "get_label_set": "tide_core.evaluation.labelsets",
 }
 
 __all__ = sorted(_EXPORTS)

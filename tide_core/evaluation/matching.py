@@ -11,11 +11,28 @@ and label the matching is a *maximum* matching (most pairs), ties broken by the 
 overlap ratio; it is computed with ``scipy.optimize.linear_sum_assignment`` on spans sorted by
 offset, so it is deterministic.  With ``tau > 0.5`` a gold span can only match overlapping
 duplicates, so this coincides with greedy-by-ratio in almost every real document.
+
+**Split match** (``split=True``, default off): boundary conventions differ in how finely PHI is
+cut -- one gold span for a whole address against separate street / city / ZIP predictions.
+After the one-to-one matching, a gold span that is still unmatched counts as found when
+
+1. the *pieces* -- the predicted spans of its (scoring) label that overlap it and are not
+   matched to anything yet -- are at least two,
+2. every piece lies mostly inside the gold span (``|piece ∩ gold| >= 0.5 × |piece|``), and
+3. the pieces together cover at least ``tau`` of it (``|union(pieces) ∩ gold| / |gold| >= tau``).
+
+The pieces then count as matched (not false positives) and the gold span as one true positive.
+Gold spans are visited in offset order and a piece is used once.  If any overlapping unmatched
+prediction of the label fails rule 2 (e.g. one long span that runs into the next field), the
+gold span is not split-matched.  With ``split=False`` nothing changes.
+
+``label_map`` (TIDE label → scoring label, e.g. PATIENT/DOCTOR → NAME) makes labels "agree"
+when they map to the same scoring label; ``None`` compares TIDE labels.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -39,14 +56,16 @@ class DocumentMatch:
     gold: tuple[Span, ...]
     pred: tuple[Span, ...]
     pairs: tuple[tuple[int, int, float], ...]    # (gold index, pred index, overlap ratio)
+    #: split matches: (gold index, pred indices of the pieces, covered share of the gold span)
+    split_pairs: tuple[tuple[int, tuple[int, ...], float], ...] = ()
 
     @property
     def matched_gold(self) -> set[int]:
-        return {g for g, _, _ in self.pairs}
+        return {g for g, _, _ in self.pairs} | {g for g, _, _ in self.split_pairs}
 
     @property
     def matched_pred(self) -> set[int]:
-        return {p for _, p, _ in self.pairs}
+        return {p for _, p, _ in self.pairs} | {p for _, ps, _ in self.split_pairs for p in ps}
 
     def missed(self) -> list[Span]:
         hit = self.matched_gold
@@ -61,16 +80,20 @@ def _key(s: Span) -> tuple:
     return (s.start, s.end, s.label, s.recognizer, s.score)
 
 
-def match_document(gold: Sequence[Span], pred: Sequence[Span], tau: float = 0.8) -> DocumentMatch:
+def match_document(gold: Sequence[Span], pred: Sequence[Span], tau: float = 0.8, *, split: bool = False,
+                   label_map: Mapping[str, str] | None = None) -> DocumentMatch:
+    """Match one document's predictions to its gold spans (see the module docstring)."""
     if not 0.0 < tau <= 1.0:
         from tide_core.errors import ConfigError
         raise ConfigError("E712", f"overlap threshold tau={tau} outside (0, 1]", hint="use e.g. 0.8 or 0.5")
     g_sorted = tuple(sorted(gold, key=_key))
     p_sorted = tuple(sorted(pred, key=_key))
+    g_lab = [label_map[s.label] if label_map else s.label for s in g_sorted]
+    p_lab = [label_map[s.label] if label_map else s.label for s in p_sorted]
     pairs: list[tuple[int, int, float]] = []
-    for label in sorted({s.label for s in g_sorted} & {s.label for s in p_sorted}):
-        gi = [i for i, s in enumerate(g_sorted) if s.label == label]
-        pi = [j for j, s in enumerate(p_sorted) if s.label == label]
+    for label in sorted(set(g_lab) & set(p_lab)):
+        gi = [i for i, lab in enumerate(g_lab) if lab == label]
+        pi = [j for j, lab in enumerate(p_lab) if lab == label]
         ratio = np.zeros((len(gi), len(pi)))
         for a, i in enumerate(gi):
             gs = g_sorted[i]
@@ -90,7 +113,37 @@ def match_document(gold: Sequence[Span], pred: Sequence[Span], tau: float = 0.8)
             if ratio[a, b] > 0:
                 pairs.append((gi[a], pi[b], float(ratio[a, b])))
     pairs.sort()
-    return DocumentMatch(g_sorted, p_sorted, tuple(pairs))
+    split_pairs = _split_matches(g_sorted, p_sorted, g_lab, p_lab, pairs, tau) if split else ()
+    return DocumentMatch(g_sorted, p_sorted, tuple(pairs), split_pairs)
+
+
+#: a piece of a split match must lie at least this share of its own length inside the gold span
+SPLIT_INSIDE = 0.5
+
+
+def _split_matches(g_sorted, p_sorted, g_lab, p_lab, pairs, tau) -> tuple:
+    used_g = {g for g, _, _ in pairs}
+    used_p = {p for _, p, _ in pairs}
+    out = []
+    for i, gs in enumerate(g_sorted):
+        if i in used_g:
+            continue
+        pieces = [j for j, ps in enumerate(p_sorted)
+                  if j not in used_p and p_lab[j] == g_lab[i] and ps.start < gs.end and gs.start < ps.end]
+        if len(pieces) < 2:
+            continue
+        if any((min(p_sorted[j].end, gs.end) - max(p_sorted[j].start, gs.start)) < SPLIT_INSIDE * p_sorted[j].length
+               for j in pieces):
+            continue
+        covered = np.zeros(gs.length, dtype=bool)
+        for j in pieces:
+            ps = p_sorted[j]
+            covered[max(ps.start, gs.start) - gs.start:min(ps.end, gs.end) - gs.start] = True
+        share = float(covered.sum()) / gs.length
+        if share >= tau - 1e-12:
+            out.append((i, tuple(pieces), share))
+            used_p.update(pieces)
+    return tuple(out)
 
 
 def covered_characters(gold: Sequence[Span], pred: Sequence[Span]) -> tuple[int, int]:

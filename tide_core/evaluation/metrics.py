@@ -40,10 +40,16 @@ class CountTable:
 
 
 def build_counts(gold_docs: Sequence[GoldDoc], predictions: Mapping[str, Sequence[Span]],
-                 tau: float = 0.8, labels: Sequence[str] = SCORED_LABELS) -> CountTable:
-    """Match every gold document against its predictions (absent = no predictions)."""
+                 tau: float = 0.8, labels: Sequence[str] = SCORED_LABELS, *, split: bool = False,
+                 label_map: Mapping[str, str] | None = None) -> CountTable:
+    """Match every gold document against its predictions (absent = no predictions).
+
+    ``labels`` are scoring labels; ``label_map`` maps TIDE span labels onto them (None =
+    identity); ``split`` enables split matching (see :mod:`tide_core.evaluation.matching`).
+    """
     labels = tuple(labels)
     index = {lab: i for i, lab in enumerate(labels)}
+    lab = (lambda s: label_map.get(s.label)) if label_map else (lambda s: s.label)
     n, c = len(gold_docs), len(labels)
     tp = np.zeros((n, c), dtype=np.int64)
     fp = np.zeros((n, c), dtype=np.int64)
@@ -51,15 +57,15 @@ def build_counts(gold_docs: Sequence[GoldDoc], predictions: Mapping[str, Sequenc
     cg = np.zeros(n, dtype=np.int64)
     cc = np.zeros(n, dtype=np.int64)
     for d, doc in enumerate(gold_docs):
-        gold = [s for s in doc.spans if s.label in index]
-        pred = [s for s in predictions.get(doc.note_id, ()) if s.label in index]
-        m = match_document(gold, pred, tau)
+        gold = [s for s in doc.spans if lab(s) in index]
+        pred = [s for s in predictions.get(doc.note_id, ()) if lab(s) in index]
+        m = match_document(gold, pred, tau, split=split, label_map=label_map)
         hit_g, hit_p = m.matched_gold, m.matched_pred
         for i, s in enumerate(m.gold):
-            (tp if i in hit_g else fn)[d, index[s.label]] += 1
+            (tp if i in hit_g else fn)[d, index[lab(s)]] += 1
         for j, s in enumerate(m.pred):
             if j not in hit_p:
-                fp[d, index[s.label]] += 1
+                fp[d, index[lab(s)]] += 1
         cg[d], cc[d] = covered_characters(gold, pred)
     return CountTable([d.note_id for d in gold_docs], labels, tp, fp, fn, cg, cc)
 

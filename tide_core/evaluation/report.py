@@ -22,10 +22,16 @@ def _ci(ci) -> str:
 
 
 def to_markdown(report: EvalReport) -> str:
-    lines = [f"# TIDE span-level evaluation", "",
-             f"- documents: {report.n_docs}; span match: same label and overlap ≥ {report.tau:g} × union",
+    split = getattr(report, "split", False)
+    label_set = getattr(report, "label_set", "fine")
+    lines = ["# TIDE span-level evaluation", "",
+             f"- documents: {report.n_docs}; span match: same label and overlap ≥ {report.tau:g} × union"
+             + ("; split match on (several same-label pieces, each ≥ 0.5 inside, covering ≥ "
+                f"{report.tau:g} of the gold span)" if split else ""),
              f"- 95% intervals: {report.bootstrap['n_resamples']} document-level bootstrap resamples "
              f"(seed {report.bootstrap['seed']}, percentile method)"]
+    if label_set != "fine":
+        lines.append(f"- label set: {label_set} ({', '.join(report.labels)}); gold and predictions mapped")
     if report.crosswalk:
         lines.append(f"- label crosswalk: {report.crosswalk}")
     if report.excluded_labels:
@@ -58,6 +64,7 @@ def to_markdown(report: EvalReport) -> str:
         for key, s in d["sensitivity"].items():
             lines += ["", f"Sensitivity ({key}): micro recall {_fmt(s['micro_recall'])}, "
                           f"micro precision {_fmt(s['micro_precision'])}, macro recall {_fmt(s['macro_recall'])}."]
+        lines += _characters_md(d)
     if report.paired:
         a, b = report.systems[0].name, report.systems[1].name
         lines += ["", f"## Paired bootstrap test: recall {b} − {a}", "",
@@ -67,6 +74,31 @@ def to_markdown(report: EvalReport) -> str:
             lines.append(f"| {r['label']} | {r['n_gold']} | {_fmt(r['recall_a'])} | {_fmt(r['recall_b'])} | "
                          f"{_fmt(r['delta'])}{_ci(r['ci'])} | {_fmt(r['p_value'], 4)} | {_fmt(r['p_bonferroni'], 4)} |")
     return "\n".join(lines) + "\n"
+
+
+def _characters_md(d: dict) -> list[str]:
+    """Character-level privacy section of one system (``SystemResult.to_dict()``)."""
+    ch = d.get("characters")
+    if not ch:
+        return []
+    o = ch["overall"]
+    lines = ["", "### Character level (privacy view)", "",
+             f"Gold PHI characters left uncovered by any prediction: **{_fmt(o['uncovered_share'])}** "
+             f"({o['uncovered_chars']} of {o['gold_chars']}); covered by the same label "
+             f"{_fmt(o['same_label_share'])}; character precision {_fmt(o['char_precision'])} "
+             f"({o['pred_in_gold_chars']} of {o['pred_chars']} predicted characters inside gold PHI).", "",
+             "| label | gold chars | uncovered share | same-label share | predicted chars | char precision |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for lab, m in ch["category"].items():
+        if m["gold_chars"] == 0 and m["pred_chars"] == 0:
+            continue
+        lines.append(f"| {lab} | {m['gold_chars']} | {_fmt(m['uncovered_share'])} | {_fmt(m['same_label_share'])} | "
+                     f"{m['pred_chars']} | {_fmt(m['char_precision'])} |")
+    ct = d.get("clinical_terms_removed")
+    if ct:
+        lines += ["", f"Clinical terms removed: {ct['n_removed']} of {ct['n_terms']} "
+                      f"({_fmt(ct['share'])}) in {ct['n_docs']} documents listing clinical_terms."]
+    return lines
 
 
 def plot_recall(report: EvalReport, path: str | Path) -> Path:

@@ -31,11 +31,11 @@ import logging
 import sys
 import time
 import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
-from tide_core.engine.recognition import (E_LOST, NoteRecognition, RecognitionBatch, RecognitionStats,
-                                          _check_unique)
+from tide_core.engine.recognition import E_LOST, NoteRecognition, RecognitionBatch, RecognitionStats, _check_unique
 from tide_core.errors import ConfigError, TideError
 from tide_core.execution import ray_stages as st
 from tide_core.execution.ray_session import cluster_resources, ensure_ray
@@ -121,7 +121,8 @@ def plan_stages(config: RayRecognitionConfig, n_staged: int, n_rules: int,
         return StagePlan(per, 0.0, 0.0, 1, max(1, min(config.min_actors, max_cpu)), max_cpu, 0, stages)
     if config.num_gpus_per_actor > 0:
         if gpu < config.num_gpus_per_actor:
-            raise ConfigError("E513", f"the cluster has {gpu:g} GPUs, a predict actor needs {config.num_gpus_per_actor:g}",
+            raise ConfigError("E513", f"the cluster has {gpu:g} GPUs, "
+                                      f"a predict actor needs {config.num_gpus_per_actor:g}",
                               hint="add a GPU worker group or set num_gpus_per_actor=0 to predict on CPUs")
         max_pred = max(1, int(gpu // config.num_gpus_per_actor))
         if config.max_actors:
@@ -281,7 +282,7 @@ class RayRecognition:
         plan = self.plan
         c = self.config
         items = [{"gid": g.gid, "payload": p}
-                 for g, p in zip(groups, st.encode(groups)["payload"])]
+                 for g, p in zip(groups, st.encode(groups)["payload"], strict=True)]
         ds = rd.from_items(items, override_num_blocks=len(items))
         retry = {"max_restarts": c.max_retries, "max_task_retries": c.max_retries}
 
@@ -392,7 +393,7 @@ def map_notes(items: Sequence[Any], make_fn: Callable[[], Callable[[Any], Any]],
         ds = _map_stage(rd, rows, make_fn, per, max_actors, config)
     by_gid: dict[int, list[Any]] = {}
     for out in ds.iter_batches(batch_size=None, batch_format="numpy"):
-        for gid, p in zip(out["gid"], out["payload"]):
+        for gid, p in zip(out["gid"], out["payload"], strict=True):
             by_gid[int(gid)] = pickle.loads(bytes(p))
     if len(by_gid) != len(chunks):
         raise TideError("E515", f"{len(chunks) - len(by_gid)} of {len(chunks)} note groups did not come back "

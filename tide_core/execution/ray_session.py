@@ -48,7 +48,8 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, num_gpus
                               hint="check RAY_ADDRESS (ray://HEAD:10001) and that the head node is up") from exc
     else:
         tmp = os.environ.get("RAY_TMPDIR") or tempfile.mkdtemp(prefix="tide-ray-")
-        cpus = num_cpus if num_cpus is not None else int(os.environ.get("TIDE_RAY_NUM_CPUS", 0)) or (os.cpu_count() or 2)
+        cpus = (num_cpus if num_cpus is not None
+                else int(os.environ.get("TIDE_RAY_NUM_CPUS", 0)) or (os.cpu_count() or 2))
         ray.init(num_cpus=cpus, num_gpus=num_gpus, include_dashboard=False, _temp_dir=tmp,
                  **kwargs)
     _quiet_data()

@@ -20,13 +20,20 @@ local path (which runs recognizers in spec order and stops at the first failure)
 from __future__ import annotations
 
 import pickle
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from tide_core.engine.recognition import (NoteFailure, NoteRecognition, RecognitionStats, checked_spans,
-                                          finish_note, run_recognizer)
+from tide_core.engine.recognition import (
+    NoteFailure,
+    NoteRecognition,
+    RecognitionStats,
+    checked_spans,
+    finish_note,
+    run_recognizer,
+)
 from tide_core.errors import RecognitionError, TideError
 from tide_core.spans import Note, Span
 
@@ -141,7 +148,7 @@ class _Stage:
 
 class WindowStage(_Stage):
     def process(self, group: Group) -> None:
-        from tide_core.engine.recognition import describe_exception, E_RAISED
+        from tide_core.engine.recognition import E_RAISED, describe_exception
 
         for k, rec in self.recognizers.items():
             per_note: list[Any] = []
@@ -151,7 +158,8 @@ class WindowStage(_Stage):
                     try:
                         windows = rec.make_windows(note)
                     except Exception as exc:  # noqa: BLE001 - fail closed
-                        group.fail(i, k, NoteFailure(E_RAISED, describe_exception(rec.qualified_name, note.note_id, exc)))
+                        why = describe_exception(rec.qualified_name, note.note_id, exc)
+                        group.fail(i, k, NoteFailure(E_RAISED, why))
                 per_note.append(windows)
             group.windows[k] = per_note
 
@@ -188,7 +196,7 @@ class PredictStage(_Stage):
 
             preds, fails = run_recognizer(rec, [group.notes[i] for i in todo], group.stats, call=call)
             per_note: list[Any] = [None] * len(group.notes)
-            for i, p, f in zip(todo, preds, fails):
+            for i, p, f in zip(todo, preds, fails, strict=True):
                 if f is not None:
                     group.fail(i, k, f)
                 else:
@@ -210,7 +218,7 @@ class AssembleStage(_Stage):
     loads = False
 
     def process(self, group: Group) -> None:
-        from tide_core.engine.recognition import describe_exception, E_RAISED
+        from tide_core.engine.recognition import E_RAISED, describe_exception
 
         for k, rec in self.recognizers.items():
             windows = group.windows.pop(k, None) or [None] * len(group.notes)
@@ -236,7 +244,7 @@ class MatchStage(_Stage):
             rec = self.recognizers[k]
             todo = [i for i in range(len(group.notes)) if group.runs(i, k)]
             spans_per, fails = run_recognizer(rec, [group.notes[i] for i in todo], group.stats)
-            for i, spans, f in zip(todo, spans_per, fails):
+            for i, spans, f in zip(todo, spans_per, fails, strict=True):
                 if f is None:
                     spans, f = checked_spans(group.notes[i], spans or [], rec.qualified_name)
                 if f is not None:

@@ -24,9 +24,10 @@ import os
 import re
 import threading
 import uuid
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -105,7 +106,7 @@ def bq_schema(schema: pa.Schema) -> list:
 def _normalise(table: pa.Table) -> pa.Table:
     """Cast the few Arrow types Parquet loads cannot express the BigQuery way."""
     cols, changed = [], False
-    for f, col in zip(table.schema, table.columns):
+    for f, col in zip(table.schema, table.columns, strict=True):
         if pa.types.is_null(f.type) or pa.types.is_dictionary(f.type) or pa.types.is_large_string(f.type):
             col, changed = col.cast(pa.string()), True
         elif pa.types.is_timestamp(f.type) and f.type.unit == "ns":
@@ -211,7 +212,7 @@ class BigQueryOptions:
     staging_expiration_hours: int = 6       # staging tables expire even if a process dies mid-write
 
     @classmethod
-    def from_env(cls, project: str, dataset: str, **overrides: Any) -> "BigQueryOptions":
+    def from_env(cls, project: str, dataset: str, **overrides: Any) -> BigQueryOptions:
         env = os.environ
         values: dict[str, Any] = {
             "location": env.get(ENV_LOCATION) or None,
@@ -257,7 +258,7 @@ class BigQueryWarehouse:
         self.read_path = "storage" if options.use_storage_api else "rest"
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> "BigQueryWarehouse":
+    def from_url(cls, url: str, **options: Any) -> BigQueryWarehouse:
         project, dataset = parse_url(url)
         client = options.pop("client", None)
         read_client = options.pop("read_client", None)
@@ -361,7 +362,8 @@ class BigQueryWarehouse:
             if self.options.storage_endpoint and self.options.anonymous:
                 import grpc
                 from google.cloud.bigquery_storage_v1.services.big_query_read.transports import (
-                    BigQueryReadGrpcTransport)
+                    BigQueryReadGrpcTransport,
+                )
 
                 channel = grpc.insecure_channel(self.options.storage_endpoint)
                 self._read_client = bigquery_storage_v1.BigQueryReadClient(
@@ -519,7 +521,7 @@ class BigQueryWarehouse:
                 self._query(f"DELETE FROM {self._q(name)} WHERE {clause}", params)
                 return 0
             stage = f"{STAGING_PREFIX}{name}_{uuid.uuid4().hex[:12]}"
-            expires = dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=self.options.staging_expiration_hours)
+            expires = dt.datetime.now(dt.UTC) + dt.timedelta(hours=self.options.staging_expiration_hours)
             staged = self._create(stage, table.schema, expires=expires, layout=False)
             try:
                 self._load(self.table_id(stage), table, "WRITE_TRUNCATE", staged.schema)

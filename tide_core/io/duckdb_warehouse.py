@@ -5,8 +5,8 @@ import contextlib
 import os
 import re
 import threading
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import duckdb
 import pyarrow as pa

@@ -3,10 +3,14 @@
 Every backend implements the same small protocol on Arrow tables, so the engine never sees
 SQL dialects.  ``replace_partition`` is the idempotency primitive: rerunning a (study) or
 (study, key) partition replaces exactly its rows.
+
+Backends import this module (the protocol and shared helpers) and nothing above it;
+``open_warehouse`` (URL -> backend) lives in :mod:`tide_core.io.open`.
 """
 from __future__ import annotations
 
-from typing import Mapping, Protocol, Sequence, runtime_checkable
+from collections.abc import Mapping, Sequence
+from typing import Protocol, runtime_checkable
 
 import pyarrow as pa
 
@@ -37,9 +41,6 @@ class Warehouse(Protocol):
     def close(self) -> None: ...
 
 
-SCHEMES = ("duckdb", "bigquery")
-
-
 def check_partition_rows(name: str, table: pa.Table, partition: Mapping[str, str]) -> None:
     """Refuse a ``replace_partition`` whose rows do not all belong to ``partition``."""
     if not partition:
@@ -51,22 +52,3 @@ def check_partition_rows(name: str, table: pa.Table, partition: Mapping[str, str
         if table.num_rows and set(table.column(col).to_pylist()) != {value}:
             raise WarehouseError("E307", f"rows written to partition {dict(partition)} of {name} "
                                          f"carry other {col} values", hint="this is a bug in the caller")
-
-
-def open_warehouse(url: str, **options) -> Warehouse:
-    """Open ``duckdb:PATH[#SCHEMA]`` or ``bigquery:PROJECT.DATASET``."""
-    if not isinstance(url, str) or ":" not in url:
-        raise ConfigError("E300", f"warehouse url {url!r} has no scheme",
-                          hint="use duckdb:PATH (embedded default) or bigquery:PROJECT.DATASET")
-    scheme, _, rest = url.partition(":")
-    if scheme == "duckdb":
-        from tide_core.io.duckdb_warehouse import DuckDBWarehouse
-
-        path, _, schema = rest.partition("#")
-        return DuckDBWarehouse(path or ":memory:", schema=schema or "main", **options)
-    if scheme == "bigquery":
-        from tide_core.io.bigquery_warehouse import BigQueryWarehouse
-
-        return BigQueryWarehouse.from_url(url, **options)
-    raise ConfigError("E301", f"unknown warehouse scheme {scheme!r}",
-                      hint=f"use one of: {', '.join(SCHEMES)}")

@@ -21,6 +21,7 @@ import os
 from typing import Any, Mapping, Sequence
 
 from tide_core.errors import ConfigError
+from tide_core.plugins import load_dotted
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.spans import RecognizerResult
 from tide_core.types import LABELS
@@ -106,9 +107,7 @@ def adapter_from_spec(**options: Any) -> PresidioRecognizerAdapter:
         raise ConfigError("E242", "the presidio spec needs class=DOTTED.PATH of an EntityRecognizer",
                           hint='e.g. {"name": "presidio", "class": "presidio_analyzer.predefined_recognizers.EmailRecognizer"}')
     _quiet_tldextract()
-    from tide_core.recognizers.registry import _load_dotted
-
-    cls = _load_dotted(dotted)
+    cls = load_dotted(dotted)
     try:
         rec = cls(**kwargs)
     except TypeError as exc:

@@ -15,6 +15,7 @@ import importlib
 from typing import Any, Callable, Mapping
 
 from tide_core.errors import ConfigError
+from tide_core.plugins import load_dotted
 from tide_core.recognizers.base import TideRecognizer
 
 Factory = Callable[..., TideRecognizer]
@@ -35,25 +36,6 @@ def names() -> list[str]:
     return sorted(_FACTORIES)
 
 
-def _load_dotted(path: str) -> Any:
-    module_name, _, attr = path.partition(":")
-    if not attr:
-        module_name, _, attr = path.rpartition(".")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError("E233", f"cannot import module {module_name!r} for recognizer {path!r} ({exc.name} missing)",
-                          hint="check the dotted path ('package.module:Factory') and that the package is installed") from None
-    try:
-        obj = module
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except AttributeError:
-        raise ConfigError("E234", f"module {module_name!r} has no attribute {attr!r}",
-                          hint="check the dotted path ('package.module:Factory')") from None
-    return obj
-
-
 def create(spec: Mapping[str, Any]) -> TideRecognizer:
     """Build a recognizer from ``{"name": ..., **options}``."""
     if not isinstance(spec, Mapping) or "name" not in spec:
@@ -64,7 +46,7 @@ def create(spec: Mapping[str, Any]) -> TideRecognizer:
     factory = _FACTORIES.get(name)
     if factory is None:
         if ":" in name or (name.count(".") >= 2 and not name.startswith("tide.")):
-            factory = _load_dotted(name)
+            factory = load_dotted(name)
         else:
             raise ConfigError("E235", f"unknown recognizer {name!r}",
                               hint=f"available: {', '.join(names())}; or a dotted path 'package.module:Factory'")
@@ -131,6 +113,18 @@ def _org(**options: Any) -> TideRecognizer:
     return OrganisationRecognizer(**options)
 
 
+def _places(**options: Any) -> TideRecognizer:
+    from tide_core.recognizers.places import PlaceRecognizer
+
+    return PlaceRecognizer(**options)
+
+
+def _ids(**options: Any) -> TideRecognizer:
+    from tide_core.recognizers.id_shapes import IdentifierShapeRecognizer
+
+    return IdentifierShapeRecognizer(**options)
+
+
 def _presidio(**options: Any) -> TideRecognizer:
     from tide_core.recognizers.presidio_adapter import adapter_from_spec
 
@@ -138,5 +132,6 @@ def _presidio(**options: Any) -> TideRecognizer:
 
 
 for _name, _factory in (("tide.regex", _regex), ("tide.gazetteer", _gazetteer), ("tide.known_phi", _known_phi),
-                        ("tide.hf", _hf), ("tide.llm", _llm), ("tide.org", _org), ("presidio", _presidio)):
+                        ("tide.hf", _hf), ("tide.llm", _llm), ("tide.org", _org), ("tide.places", _places), ("tide.ids", _ids),
+                        ("presidio", _presidio)):
     register(_name, _factory)

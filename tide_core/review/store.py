@@ -81,7 +81,7 @@ class ReviewStore:
     # -- notes -----------------------------------------------------------------------------
     def reload_notes(self) -> int:
         """(Re)read the study's notes; rows that fail validation are not reviewable."""
-        from tide_core.engine.runner import read_study_input
+        from tide_core.runner import read_study_input
 
         with self._lock:
             validated = read_study_input(self.wh, self.study, self.config, self.notes_table)
@@ -133,8 +133,8 @@ class ReviewStore:
             entries = self._entries(page)
             review_counts: dict[str, int] = {}
             if page and self.wh.table_exists(self.names.spans):
-                rows = self.wh.read_table(self.names.spans, ["note_id"],
-                                          where={"study": self.study, "origin": "reviewer", "note_id": page}).to_pylist()
+                where = {"study": self.study, "origin": "reviewer", "note_id": page}
+                rows = self.wh.read_table(self.names.spans, ["note_id"], where=where).to_pylist()
                 for r in rows:
                     review_counts[r["note_id"]] = review_counts.get(r["note_id"], 0) + 1
             out = []

@@ -11,8 +11,8 @@ between digits and letters ("67" + "##yo") is left to the model.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 Scheme = str  # "BIO" | "IO"
 

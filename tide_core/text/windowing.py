@@ -20,8 +20,9 @@ Why it is done this way:
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from tide_core.errors import ConfigError
 
@@ -163,7 +164,7 @@ def windows_from_tokens(tok: TokenizedNote, special: SpecialTokens, window: int 
     pre, suf = list(special.prefix), list(special.suffix)
     np_ = len(pre)
     out: list[Window] = []
-    for k, (s, (lo, hi)) in enumerate(zip(starts, bounds)):
+    for k, (s, (lo, hi)) in enumerate(zip(starts, bounds, strict=True)):
         e = min(n, s + content)
         ids = pre + tok.input_ids[s:e] + suf
         offs = [SPECIAL_OFFSET] * np_ + tok.offsets[s:e] + [SPECIAL_OFFSET] * len(suf)

