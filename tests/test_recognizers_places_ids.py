@@ -77,3 +77,19 @@ def test_clinical_numbers_are_not_identifiers(text):
 def test_six_digits_is_the_pure_digit_threshold():
     assert _found(IDS, "ref 123456 ok") == ["123456"]
     assert _found(IDS, "ref 12345 ok") == []
+
+
+@pytest.mark.parametrize("text", [
+    "client address 172.149.161.91 joined",       # IPv4 addresses are URL
+    "Denver, CO 80239-8567",                       # ZIP+4 is LOCATION
+    "DOB: 06-Apr-2006; seen 16APR1981; recheck Apr-2024",   # dates with a month name
+])
+def test_other_labels_shapes_are_not_identifiers(text):
+    assert _found(IDS, text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "Temp 100.9F at 04:52", "call 0161 838 3894 today", "line 090-8398-0067.", "phone (022 7818-2859)",
+])
+def test_values_with_units_and_trunk_prefixed_phones_are_not_identifiers(text):
+    assert _found(IDS, text) == []

@@ -56,7 +56,7 @@ def test_tide_recognizer_inside_presidio_registry_and_engine():
     assert {("EMAIL", "john.doe@example.com"), ("PHONE", "555-123-4567"), ("DATE", "03/04/2021"),
             ("ID", "12345678")} <= got
     names = {r.recognition_metadata.get("recognizer_name") for r in results}
-    assert "tide.regex@1" in names
+    assert f"tide.regex@{RegexRecognizer.version}" in names
     only = engine.analyze(TEXT, language="en", entities=["DATE"])
     assert {r.entity_type for r in only} == {"DATE"}
 

@@ -168,7 +168,7 @@ def test_entities_filter_and_context_score():
 def test_output_is_non_overlapping_and_spans_carry_name():
     note = Note("n1", "p1", "On 03/04/2021 14:30 Dr. Smith (555) 123-4567, MRN 12345678, 67-year-old, 12 Oak St.")
     spans = REC.recognize(note)
-    assert spans and all(s.recognizer == "tide.regex@1" and s.note_id == "n1" for s in spans)
+    assert spans and all(s.recognizer == f"tide.regex@{RegexRecognizer.version}" and s.note_id == "n1" for s in spans)
     assert all(a.end <= b.start for a, b in pairwise(spans))
 
 

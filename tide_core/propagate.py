@@ -6,10 +6,15 @@ step (1) extends person spans over an adjacent given name or surname found in th
 and (2) adds a span for every other occurrence of a recognized surface in the same note (and,
 for people, of each name token), with the label of the span it came from.  It only adds spans
 where none exists, so it never changes what a recognizer decided; it only closes gaps.
+
+The step is ``tide.propagate@VERSION``; :class:`PropagationPolicy` exposes it (``qualified_name``,
+``config()``) to the recognition fingerprint.  Bump :data:`VERSION` when a code change here
+changes which spans come out.
 """
 from __future__ import annotations
 
 import bisect
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -52,6 +57,16 @@ def _lexicon() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     return first, last, first | last
 
 
+@lru_cache(maxsize=1)
+def _lexicon_sha256() -> str:
+    """Content hash of the name lists the lexicon is read from (they change what is propagated)."""
+    base = resources.files("tide_core") / "data" / "surrogates"
+    h = hashlib.sha256()
+    for name in ("first_names.txt", "last_names.txt"):
+        h.update(name.encode() + b"\0" + (base / name).read_bytes() + b"\1")
+    return h.hexdigest()
+
+
 @dataclass(frozen=True)
 class PropagationPolicy:
     extend_names: bool = True
@@ -62,8 +77,19 @@ class PropagationPolicy:
     min_token_chars: int = 4
     score: float = 0.85
 
+    @property
+    def qualified_name(self) -> str:
+        return f"{NAME}@{VERSION}"
+
     def config(self) -> dict:
-        return {"name": QUALIFIED, **self.__dict__}
+        """Output-affecting settings: this policy's fields plus the module's labels, stop words
+        and name lexicon (read when asked, so the recognition fingerprint follows them)."""
+        return {**self.__dict__, "person_labels": sorted(PERSON), "propagated_labels": sorted(PROPAGATED),
+                "stop_words": sorted(_STOP), "token": _TOKEN.pattern, "lexicon_sha256": _lexicon_sha256()}
+
+
+#: The policy ``propagate_spans`` applies when given none (the one recognition uses).
+DEFAULT_POLICY = PropagationPolicy()
 
 
 def _looks_like_name_token(tok: str) -> bool:
@@ -106,7 +132,7 @@ def _occurrences(text: str, needle: str, case_sensitive: bool):
 
 def propagate_spans(text: str, spans: Sequence[Span], policy: PropagationPolicy | None = None) -> list[Span]:
     """Return ``spans`` (non-overlapping, resolved) plus the propagated mentions, sorted."""
-    policy = policy or PropagationPolicy()
+    policy = policy or DEFAULT_POLICY
     if not spans:
         return []
     note_id = spans[0].note_id

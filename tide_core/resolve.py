@@ -14,6 +14,10 @@ function of the *set* of input spans (the input order never matters):
 
 Touching spans ("03/04" + "/2021" as [0,5) and [5,10)) do not overlap and are never merged:
 gold annotations keep adjacent entities apart, and merging them would change span counts.
+
+A :class:`ResolutionPolicy` is the step ``tide.resolve@VERSION`` of the recognition fingerprint
+(``qualified_name``, ``config()``); bump :data:`VERSION` when a code change here changes which
+spans survive.
 """
 from __future__ import annotations
 
@@ -24,6 +28,9 @@ from dataclasses import dataclass, field
 from tide_core.errors import ConfigError
 from tide_core.spans import Span
 from tide_core.types import LABELS
+
+NAME = "tide.resolve"
+VERSION = "1"
 
 #: Default tie-break order: structured identifiers first (their patterns are the most specific),
 #: then names (a titled name is stronger evidence of DOCTOR than a name list is of PATIENT),
@@ -58,6 +65,10 @@ class ResolutionPolicy:
             return self.label_priority.index(label)
         except ValueError:
             return len(self.label_priority) + LABELS.index(label)
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{NAME}@{VERSION}"
 
     def config(self) -> dict:
         """Output-affecting settings, for the recognition fingerprint."""

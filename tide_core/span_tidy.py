@@ -5,6 +5,10 @@ Model spans sometimes run across a blank line ("Palmer\\n\\nSurrogate"), join tw
 conventions no span crosses a newline and each person is a span of its own, so spans are split
 at newlines (all labels) and at " and " / " & " / " / " (people), trimmed of punctuation that is
 never part of a value, and dropped when no letter or digit is left.
+
+The step is ``tide.tidy@VERSION``; :data:`STEP` exposes it (``qualified_name``, ``config()``) to
+the recognition fingerprint, so cached spans are recomputed when these rules change.  Bump
+:data:`VERSION` when a code change here changes which spans come out.
 """
 from __future__ import annotations
 
@@ -12,6 +16,9 @@ import re
 from collections.abc import Sequence
 
 from tide_core.spans import Span
+
+NAME = "tide.tidy"
+VERSION = "1"
 
 PERSON = frozenset({"PATIENT", "DOCTOR"})
 _PERSON_SPLIT = re.compile(r"\s+(?:and|AND|&)\s+|\s*/\s*")
@@ -32,6 +39,31 @@ def _pieces(text: str, s: Span) -> list[tuple[int, int]]:
         pos = m.end()
     out.append((pos, s.end))
     return out
+
+
+class TidyStep:
+    """The tidy step as a fingerprintable step (see ``tide_core.fingerprint``).
+
+    Its rules are this module's constants; they are read when asked, so the fingerprint follows
+    any change to them.
+    """
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{NAME}@{VERSION}"
+
+    def config(self) -> dict:
+        """Output-affecting rules: the splitters in use, the trimmed characters, the labels."""
+        return {"person_labels": sorted(PERSON), "line_split": _LINE_SPLIT.pattern,
+                "person_line_split": _PERSON_LINE_SPLIT.pattern, "lead": _LEAD, "trail": _TRAIL,
+                "keeps_lead": sorted(_KEEPS_LEAD)}
+
+    def __repr__(self) -> str:
+        return f"<TidyStep {self.qualified_name}>"
+
+
+#: The tidy step, for the recognition fingerprint.
+STEP = TidyStep()
 
 
 def tidy_spans(text: str, spans: Sequence[Span]) -> list[Span]:

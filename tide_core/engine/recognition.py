@@ -26,8 +26,6 @@ are PHI-free by contract).
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -239,22 +237,23 @@ def finish_note(note_id: str, spans: list[Span], failure: NoteFailure | None,
                 policy: Any, text: str | None = None) -> tuple[list[Span], NoteRecognition]:
     """Resolve one note's spans (all recognizers together), or record its failure.
 
-    With the note's ``text``, recognized surfaces are then propagated to their other mentions in
-    the note (``tide_core.propagate``); both execution paths pass it.
+    With the note's ``text``, spans are first tidied (``tide_core.span_tidy``) and, after
+    resolution, recognized surfaces are propagated to their other mentions in the note
+    (``tide_core.propagate``); both execution paths pass it.  Every step here is one of
+    :func:`note_steps`, so it is in :func:`recognition_fingerprint`.
     """
     if failure is not None:
         return [], NoteRecognition(note_id, "failed", 0, failure.code, failure.error)
+    from tide_core.propagate import propagate_spans
     from tide_core.resolve import resolve_spans
+    from tide_core.span_tidy import tidy_spans
 
+    _, resolution, propagation = note_steps(policy)     # the steps recognition_fingerprint covers
     if text is not None:   # split at line breaks, trim list punctuation, drop spans with no letter or digit
-        from tide_core.span_tidy import tidy_spans
-
         spans = tidy_spans(text, spans)
-    resolved = resolve_spans(spans, as_policy(policy))
+    resolved = resolve_spans(spans, resolution)
     if text is not None:
-        from tide_core.propagate import propagate_spans
-
-        resolved = propagate_spans(text, resolved)
+        resolved = propagate_spans(text, resolved, propagation)
     return resolved, NoteRecognition(note_id, "ok", len(resolved))
 
 
@@ -313,21 +312,27 @@ def _check_unique(notes: Sequence[Note]) -> None:
         seen.add(n.note_id)
 
 
-def recognition_fingerprint(recognizers: Sequence[Any], policy: Any = None) -> str:
-    """Hash of every recognizer's fingerprint (in order) and the resolution policy's settings.
+def note_steps(policy: Any = None) -> tuple[Any, Any, Any]:
+    """The output-changing steps after the recognizers, in the order :func:`finish_note` runs
+    them: span tidying, resolution under ``policy`` (``None`` is ``ResolutionPolicy()``), within-note
+    propagation.  Each is a ``tide_core.fingerprint.Step``."""
+    from tide_core import propagate, span_tidy
+    from tide_core.resolve import ResolutionPolicy
 
-    Changes whenever anything that affects recognition output changes; never depends on batch
-    sizes, worker counts or the executor, so local and Ray runs share cache entries.
-    """
     policy = as_policy(policy)
-    if policy is None:
-        from tide_core.resolve import ResolutionPolicy
+    return span_tidy.STEP, (ResolutionPolicy() if policy is None else policy), propagate.DEFAULT_POLICY
 
-        policy = ResolutionPolicy()
-    pol = policy.config() if hasattr(policy, "config") else repr(policy)
-    from tide_core.propagate import PropagationPolicy
 
-    blob = json.dumps({"recognizers": [r.fingerprint() for r in recognizers], "policy": pol,
-                       "propagation": PropagationPolicy().config()},
-                      sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+def recognition_fingerprint(recognizers: Sequence[Any], policy: Any = None) -> str:
+    """16 hex digits over everything that decides recognition output, through one helper
+    (``tide_core.fingerprint``): every recognizer's ``fingerprint()`` (its ``name@version`` and
+    ``config()``) in order, then the fingerprints of :func:`note_steps` (``tide.tidy``,
+    ``tide.resolve`` with the policy's ``config()``, ``tide.propagate``) in order.
+
+    It never depends on batch sizes, worker counts or the executor, so local and Ray runs share
+    cache entries.  A new output-changing step must be added to :func:`note_steps`.
+    """
+    from tide_core.fingerprint import Step, fingerprint, step_fingerprint
+
+    steps = [step_fingerprint(s) if isinstance(s, Step) else fingerprint(repr(s)) for s in note_steps(policy)]
+    return fingerprint({"recognizers": [r.fingerprint() for r in recognizers], "steps": steps})

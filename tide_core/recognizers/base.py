@@ -6,10 +6,10 @@ carrying the recognizer's versioned name, which is what the span cache stores.
 """
 from __future__ import annotations
 
-import hashlib
-import json
-from typing import Any, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
+from tide_core.fingerprint import step_fingerprint
 from tide_core.spans import Note, RecognizerResult, Span
 
 
@@ -50,8 +50,8 @@ class TideRecognizer:
         return {}
 
     def fingerprint(self) -> str:
-        blob = json.dumps({"name": self.qualified_name, "config": self.config()}, sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        """``tide_core.fingerprint.step_fingerprint``: ``name@version`` and ``config()``."""
+        return step_fingerprint(self)
 
     def recognize(self, note: Note) -> list[Span]:
         results = self.analyze(note.text, None)

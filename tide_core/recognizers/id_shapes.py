@@ -37,7 +37,13 @@ _DATE_SHAPES = re.compile(
     r"^(?:\d{1,2}[-./]\d{1,2}[-./]\d{2,4}|\d{4}[-./]\d{1,2}[-./]\d{1,2})$")
 _SSN = re.compile(r"^\d{3}[- ]\d{2}[- ]\d{4}$")
 _ICD10 = re.compile(r"^[A-TV-Z]\d{2}(?:\.\d{1,4}[A-Z]?)?$")
-_DECIMAL = re.compile(r"^\d+\.\d{1,3}$")
+_DECIMAL = re.compile(r"^\d+\.\d{1,3}[A-Za-z]{0,2}$")     # 12.5, 100.9F (a value with its unit)
+#: Digit groups only, starting with a trunk prefix 0 ("0161 838 3894", "090-8398-0067"), or 4-4: phone numbers.
+_PHONE_GROUPS = re.compile(r"^0\d*(?:[ .-]\d+)+$|^\d{4}-\d{4}$")
+_IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+_ZIP4 = re.compile(r"^\d{5}-\d{4}$")
+_MONTH_WORD = re.compile(r"^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|"
+                         r"july|august|september|october|november|december)$")
 
 
 def _is_identifier(token: str) -> bool:
@@ -50,9 +56,11 @@ def _is_identifier(token: str) -> bool:
         return False
     if " " in token and digits < 9:
         return False
-    if (_PHONE_SHAPES.match(token) or _DATE_SHAPES.match(token) or _SSN.match(token) or _ICD10.match(token)
-            or _DECIMAL.match(token)):
+    if (_PHONE_SHAPES.match(token) or _PHONE_GROUPS.match(token) or _DATE_SHAPES.match(token) or _SSN.match(token) or _ICD10.match(token)
+            or _DECIMAL.match(token) or _IPV4.match(token) or _ZIP4.match(token)):
         return False
+    if any(_MONTH_WORD.match(w.lower()) for w in re.findall(r"[A-Za-z]+", token)):
+        return False   # "06-Apr-2006", "16APR1981": dates with a month name
     if letters and not any(c.isupper() for c in token) and not token[0].isdigit():
         return False   # lower-case words with digits ("covid19test") are rarely record numbers
     return True

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from tide_core.types import LABELS
 
@@ -156,6 +156,7 @@ def chunk_text(text: str, chunk_chars: int, overlap: int) -> list[tuple[int, str
 
 
 def labels_hash(labels: Iterable[str]) -> str:
-    import hashlib
+    """Fingerprint of the system prompt for ``labels`` (part of the LLM recognizer's config)."""
+    from tide_core.fingerprint import fingerprint
 
-    return hashlib.sha256(system_prompt(list(labels)).encode()).hexdigest()[:16]
+    return fingerprint(system_prompt(list(labels)))

@@ -55,24 +55,59 @@ _MONTH_ABBR = ("Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Sept", "
 def _month_alternation() -> str:
     """Capitalised and upper-case month names and abbreviations (case-sensitive on purpose:
     "may" and "mar" are ordinary words)."""
-    words = sorted(set(_MONTH_WORDS + _MONTH_ABBR), key=lambda w: (-len(w), w))
-    forms = []
-    for w in words:
-        forms.append(w)
-        forms.append(w.upper())
-    return "(?:" + "|".join(forms) + r")(?![a-z])\.?"
+    return _month_forms(set(_MONTH_WORDS + _MONTH_ABBR), (str, str.upper))
+
+
+def _month_forms(words, casings) -> str:
+    """Abbreviations may take a period ("Mar.", "may. 6"); a full name only when a number follows
+    ("March. 3" is a typo, "in March." ends the sentence)."""
+    def alt(ws):
+        return "|".join(sorted({c(w) for w in ws for c in casings}, key=lambda w: (-len(w), w)))
+    abbr = {w for w in words if w in _MONTH_ABBR or w.lower() in ("may",)}
+    full = set(words) - abbr
+    out = "(?:" + alt(abbr) + r")(?![a-z])\.?"
+    if full:
+        out = "(?:(?:" + alt(full) + r")(?![a-z])(?:\.(?=\s*\d))?|" + out + ")"
+    return out
 
 
 MONTH = _month_alternation()
+#: "may", "mar" and "march" are ordinary lower-case words; the other month names are not.
+_AMBIGUOUS_LOWER_MONTHS = ("may", "mar", "march")
+
+
+def _lower_month_alternation(ambiguous: bool) -> str:
+    """Lower-case month names ("august 12th", "dec 24"), as typed in messages and lower-cased
+    notes; ``ambiguous`` selects the ordinary-word months ("may", "march") or all the others."""
+    words = {w for w in _MONTH_WORDS + _MONTH_ABBR if (w.lower() in _AMBIGUOUS_LOWER_MONTHS) == ambiguous}
+    return _month_forms(words, (str.lower,))
+
+
+MONTH_LOWER = _lower_month_alternation(False)
+MONTH_LOWER_AMBIGUOUS = _lower_month_alternation(True)
+#: Any month name: capitalised, upper-case or lower-case ("may"/"march" included).
+MONTH_ANY = "(?:" + MONTH + "|" + MONTH_LOWER + "|" + MONTH_LOWER_AMBIGUOUS + ")"
+#: Month names that are never ordinary words (lower-case "may"/"march"/"mar" left out).
+MONTH_SAFE = "(?:" + MONTH + "|" + MONTH_LOWER + ")"
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday",
+             "Mon", "Tue", "Tues", "Wed", "Thu", "Thur", "Thurs", "Fri", "Sat", "Sun")
+#: A weekday in front of a date belongs to the date ("Wed 6/22", "friday, april 7, 2017").
+WEEKDAY = ("(?:" + "|".join(f for w in sorted(_WEEKDAYS, key=lambda w: (-len(w), w)) for f in (w, w.upper(), w.lower()))
+           + r")(?![A-Za-z])\.?,?\s{1,2}")
 DAY = r"(?:3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th|ST|ND|RD|TH)?"
 NUM_DAY = r"(?:3[01]|[12]\d|0?[1-9])"
 NUM_MONTH = r"(?:1[0-2]|0?[1-9])"
 YEAR4 = r"(?:19|20)\d{2}"
 # An attached time in the same token run: "03/04/2021 14:30", "2021-03-04T14:30:00".
-TIME = (r"(?:[ T](?:(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:\.\d+)?(?:\s?[AaPp]\.?[Mm]\.?(?!\w))?Z?"
-        r"|(?:[01]\d|2[0-3])[0-5]\d(?![\d:]|\.\d|\s*(?:hours|hrs|h\b|mg|mL|ml|cc|units))))?")
+_CLOCK = (r"(?:(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:\.\d+)?(?:\s?[AaPp]\.?[Mm]\.?(?!\w))?Z?"
+          r"|(?:[01]\d|2[0-3])[0-5]\d(?![\d:]|\.\d|\s*(?:hours|hrs|h\b|mg|mcg|mL|ml|cc|units|kg|g\b|L\b|%))"
+          r"|(?:1[0-2]|0?[1-9])\s?[AaPp]\.?[Mm]\.?(?!\w))")
+TIME = r"(?:[ Tt]" + _CLOCK + ")?"
+#: A time that must follow ("5/21 1650", "2/18 4:15 PM", "dec 24 1350").
+TIME_REQUIRED = r"\s{1,2}" + _CLOCK
 # Numeric boundaries: not inside a longer number, path, version or decimal.
-NL = r"(?<![\w/.\-:])"
+# A colon is a boundary after a label ("DOB:09/30/1958") but not after a digit (a ratio "1:2/3", a time).
+NL = r"(?<![\w/.\-])(?<!\d:)"
 NR = r"(?![\w/]|[.\-:]\d)"
 
 STATE_ABBR = (
@@ -168,10 +203,14 @@ DATE_CONTEXT = ("date", "dated", "on", "since", "dob", "born", "admitted", "admi
                 "started", "last", "next", "scheduled", "returned", "follow-up", "followup", "f/u",
                 "appointment", "appt", "effective", "as of", "before", "after", "by", "due", "procedure", "collected",
                 "see", "between", "drawn", "received", "performed", "taken", "obtained", "done", "week of",
-                "expires", "expired", "expected", "pending", "follow up", "f/u", "return", "returns", "onset", "reported", "resulted", "signed", "day")
+                "expires", "expired", "expected", "pending", "follow up", "f/u", "return", "returns", "onset", "reported", "resulted", "signed", "day",
+                # header labels and phrases that introduce a date in forms and messages
+                "admit", "adm", "sent", "rec'd", "recd", "sign-out", "signout", "d/c", "reply", "set for", "planned for",
+                "birthday", "turns", "dx")
 PHONE_CONTEXT = ("phone", "tel", "telephone", "cell", "mobile", "call", "called", "pager", "page",
                  "fax", "contact", "reach", "reached", "reachable", "ph", "number", "home", "work", "office", "#",
-                 "questions", "at", "via", "tel.", "phone:", "callback", "voicemail")
+                 "questions", "at", "via", "tel.", "phone:", "callback", "voicemail", "line", "kin", "text", "sms", "whatsapp",
+                 "dial")
 ID_CONTEXT = ("mrn", "record", "account", "acct", "id", "identifier", "number", "no", "#", "ssn",
               "social", "member", "policy", "insurance", "claim", "encounter", "accession", "fin",
               "csn", "specimen", "license", "serial", "npi", "dea")
@@ -256,33 +295,55 @@ _RATIO_AFTER = (r"\s*(?:tabs?|tablets?|caps?|strength|dose|of|pain|units?|mg|ml|
 _SCORE_BEFORE = (r"(?i:pain|score|scale|rated|strength|murmur|grade|power|motor|reflexes|bp|blood pressure|gcs|"
                  r"ratio|dose|take|takes|tablet|tab)\W*(?:(?:is|was|of|at|rated|level|now|about|approx)\W+)?$")
 
+#: What may follow an age in "he is 66 ...": the end of the clause, "yrs", "and", "with", ...
+_AGE_CLAUSE_END = (r"\s*(?:[.,;!?)]|$)|\s*\n|\s+(?i:and|with|but|who|now)\b"
+                   r"|\s*(?i:yrs?|years?|y/?o)(?:\s+(?i:old))?(?=\s*(?:[.,;!?)]|$|\n)|\s+(?i:and|with|but|who|old)\b)")
+#: Two or more capitalised name tokens ("Anders Shackleford").
+_TWO_NAME_TOKENS = r"(?<![\w])" + _TOKEN + r"(?: " + _TOKEN + r"){1,2}"
+
 DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     # ------------------------------------------------------------------ DATE
-    PhiPattern("date_mdy", NL + r"(?P<phi>" + NUM_MONTH + r"(?P<sep>[/-])" + NUM_DAY + r"(?P=sep)(?:"
+    # Numeric dates: month-first or day-first ("09/30/1958", "23/06/1967"); the validator accepts
+    # either reading that is a calendar date.  A weekday in front belongs to the date.
+    PhiPattern("date_mdy", NL + r"(?P<phi>(?:" + WEEKDAY + ")?" + NUM_DAY + r"(?P<sep>[/-])" + NUM_DAY + r"(?P=sep)(?:"
                + YEAR4 + r"|\d{2})" + TIME + ")" + NR, "DATE", 0.95, validator="date_mdy"),
-    PhiPattern("date_mdy_dot", NL + r"(?P<phi>" + NUM_MONTH + r"\." + NUM_DAY + r"\." + YEAR4 + TIME + ")" + NR,
+    PhiPattern("date_mdy_dot", NL + r"(?P<phi>" + NUM_DAY + r"\." + NUM_DAY + r"\." + YEAR4 + TIME + ")" + NR,
                "DATE", 0.85, validator="date_mdy"),
     PhiPattern("date_iso", NL + r"(?P<phi>" + YEAR4 + r"(?P<sep>[-/.])" + NUM_MONTH + r"(?P=sep)" + NUM_DAY
                + TIME + ")" + NR, "DATE", 0.95, validator="date_ymd"),
-    PhiPattern("date_month_day_year", r"(?<![\w])(?P<phi>" + MONTH + r"\s{1,2}" + DAY + r",?\s{1,2}" + YEAR4 + r"\b" + TIME + ")",
-               "DATE", 0.95),
-    PhiPattern("date_day_month_year", r"(?<![\w])(?P<phi>" + DAY + r"(?:\s+of)?[\s-]" + MONTH + r",?[\s-]" + YEAR4 + r"\b)",
-               "DATE", 0.95),
-    PhiPattern("date_month_day", r"(?<![\w])(?P<phi>" + MONTH + r"\s{1,2}" + DAY + r")(?![\w]|,?\s*\d|:\d)", "DATE", 0.85,
+    PhiPattern("date_month_day_year", r"(?<![\w])(?P<phi>(?:" + WEEKDAY + ")?" + MONTH_ANY + r"\s{1,2}" + DAY + r",?\s{1,2}"
+               + YEAR4 + r"\b" + TIME + ")", "DATE", 0.95),
+    PhiPattern("date_day_month_year", r"(?<![\w])(?P<phi>(?:" + WEEKDAY + ")?" + DAY + r"(?:\s+(?i:of))?[\s-]" + MONTH_ANY
+               + r",?[\s-]" + YEAR4 + r"\b" + TIME + ")", "DATE", 0.95),
+    PhiPattern("date_month_day", r"(?<![\w])(?P<phi>(?:" + WEEKDAY + ")?" + MONTH_SAFE + r"\s{1,2}" + DAY + r"(?:" + TIME_REQUIRED
+               + r")?)(?![\w]|,?[ ]{0,2}\d|:\d)", "DATE", 0.85, exclude_after=_UNIT_AFTER),
+    # Lower-case "may 16", "march 8": only with an ordinal ("may 15th") or a date word before it.
+    PhiPattern("date_month_day_lower_ordinal", r"(?<![\w])(?P<phi>" + MONTH_LOWER_AMBIGUOUS + r"\s{1,2}" + NUM_DAY
+               + r"(?:st|nd|rd|th))(?![\w])", "DATE", 0.8),
+    PhiPattern("date_month_day_lower", r"(?<![\w])(?P<phi>" + MONTH_LOWER_AMBIGUOUS + r"\s{1,2}" + NUM_DAY + r")(?![\w]|,?\s*\d|:\d)",
+               "DATE", 0.5, context=DATE_CONTEXT, context_score=0.8, requires_context=True, window=12,
                exclude_after=_UNIT_AFTER),
-    PhiPattern("date_day_month", r"(?<![\w.\d/])(?P<phi>" + DAY + r"(?:\s+of)?\s" + MONTH + r")(?![\w])", "DATE", 0.8),
-    PhiPattern("date_month_year", r"(?<![\w])(?P<phi>" + MONTH + r"(?:,?\s{1,2}(?:of\s)?|-)" + YEAR4 + r")\b", "DATE", 0.9),
+    PhiPattern("date_day_month", r"(?<![\w.\d/])(?P<phi>" + DAY + r"(?:\s+(?i:of))?\s" + MONTH_SAFE + r")(?![\w])", "DATE", 0.8),
+    PhiPattern("date_day_month_lower_ordinal", r"(?<![\w.\d/])(?P<phi>" + NUM_DAY + r"(?:st|nd|rd|th)(?:\s+of)?\s"
+               + MONTH_LOWER_AMBIGUOUS + r")(?![\w])", "DATE", 0.8),
+    PhiPattern("date_month_year", r"(?<![\w])(?P<phi>" + MONTH_ANY + r"(?:,?\s{1,2}(?:of\s)?|-)" + YEAR4 + r")\b", "DATE", 0.9,
+               exclude_after=_UNIT_AFTER),
     PhiPattern("date_compact", r"(?<![\w])(?P<phi>" + NUM_DAY + r"(?:JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC|Jan|Feb|Mar|"
                r"Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)(?:" + YEAR4 + r"|\d{2}))(?![\w])", "DATE", 0.9),
     PhiPattern("date_year_parenthesized", r"\((?P<phi>" + YEAR4 + r")\)", "DATE", 0.7),
     PhiPattern("date_month_day_parenthesized", r"\((?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + r")\)", "DATE", 0.55,
                validator="month_day", exclude_before=_SCORE_BEFORE),
     PhiPattern("date_month_slash_year", NL + r"(?P<phi>" + NUM_MONTH + r"/" + YEAR4 + ")" + NR, "DATE", 0.75),
+    # "Wed 6/22", "5/21 1650", "2/18 4:15 PM": a weekday before or a time after makes m/d a date.
+    PhiPattern("date_month_day_weekday", NL + r"(?P<phi>" + WEEKDAY + NUM_MONTH + r"/" + NUM_DAY + r"(?:" + TIME_REQUIRED + ")?)" + NR,
+               "DATE", 0.85, validator="month_day", exclude_after=_RATIO_AFTER),
+    PhiPattern("date_month_day_time", NL + r"(?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + TIME_REQUIRED + r")(?![\w/]|[.\-:]\d)",
+               "DATE", 0.8, validator="month_day", exclude_before=_SCORE_BEFORE),
     PhiPattern("date_month_day_numeric", NL + r"(?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + ")" + NR, "DATE", 0.5,
                context=DATE_CONTEXT, context_score=0.8, requires_context=True, chain=True, window=20, validator="month_day",
                exclude_after=_RATIO_AFTER, exclude_before=_SCORE_BEFORE),
     PhiPattern("date_year_in_context",
-               r"\b(?i:in|since|during|until|till|circa|ca\.|year|early|late|mid-?|summer|winter|spring|fall|given|"
+               r"\b(?i:in|since|during|until|till|circa|ca\.|year|early|late|mid-?|summer|winter|spring|fall|given|dx|"
                r"tdap|influenza|flu|tetanus|pneumococcal|booster|vaccine|vaccinated|shingrix|zoster|covid|"
                r"autumn|born|dob:?|diagnosed|married|widowed|retired|moved)\s+(?:(?i:of|the|in)\s+){0,2}(?:(?i:early|late|mid)\s+)?"
                r"(?P<phi>" + YEAR4 + r")(?![\w.,]\d|\w)", "DATE", 0.8, exclude_after=_UNIT_AFTER, anchor=r"(?:19|20)\d\d", anchor_window=(40, 10)),
@@ -292,7 +353,7 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     PhiPattern("date_year_chained", r"(?<![\w/.\-])(?P<phi>" + YEAR4 + r")(?![\w/]|[.\-,]\d)", "DATE", 0.5,
                requires_context=True, chain=True, context=(), exclude_after=_UNIT_AFTER),
     # ------------------------------------------------------------------ PHONE
-    PhiPattern("phone_us", r"(?<![\w+])(?P<phi>(?:\+?1[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}"
+    PhiPattern("phone_us", r"(?<![\w+])(?P<phi>(?:\+?1[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-]|\d{3}/(?=\d{3}-))\d{3}[\s.-]\d{4}"
                r"(?:,?\s?(?i:x|ext|extension)\.?\s?\d{1,6})?)(?![\w]|-\d)", "PHONE", 0.75,
                context=PHONE_CONTEXT, context_score=0.95, validator="phone"),
     PhiPattern("phone_digits_ext", r"(?<![\w+])(?P<phi>(?:\+?1)?\d{10},?\s?(?i:x|ext|extension)\.?\s?\d{1,6})(?!\w)",
@@ -303,6 +364,17 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                r" \(?(?P<phi>\d-\d{4}|\d{5})(?![\w-])", "PHONE", 0.65),
     PhiPattern("phone_plain_digits", r"(?<![\w+])(?P<phi>(?:\+?1)?\d{10})(?!\w)", "PHONE", 0.4,
                context=PHONE_CONTEXT, context_score=0.85, requires_context=True, window=25),
+    # International: "+39 06 7905 7889", "+44-7078-780257", "+39 (0)06 1415 0737"; "00" instead of
+    # "+" ("0033 6 80 48 47 89") is also an account-number shape, so it wants a short first group.
+    PhiPattern("phone_international", r"(?<![\w+])(?P<phi>\+[1-9]\d{0,2}(?:[ .-]?\(0\)\d{0,4})?(?:[ .-]\d{1,8}){1,6})"
+               r"(?![\w]|[.-]\d)", "PHONE", 0.85, context=PHONE_CONTEXT, context_score=0.95, validator="phone_international"),
+    PhiPattern("phone_international_00", r"(?<![\w+])(?P<phi>00[1-9]\d{0,2}[ .-]\d{1,3}(?:[ .-]\d{2,4}){2,4})(?![\w]|[.-]\d)",
+               "PHONE", 0.6, context=PHONE_CONTEXT, context_score=0.9, validator="phone_international"),
+    # National numbers with a trunk "0" ("02 7623 0792", "06 77 25 84 90"): shape shared with IDs, so context.
+    PhiPattern("phone_national", r"(?<![\w+\-/.])(?P<phi>0[1-9]\d{0,3}(?:[ .-]\d{2,8}){1,4})(?![\w]|[.\-/]\d)", "PHONE", 0.5,
+               context=PHONE_CONTEXT, context_score=0.85, requires_context=True, window=30, validator="phone_national"),
+    PhiPattern("phone_local_ext", r"(?<![\w\-/.])(?P<phi>\d{3}-\d{4},?\s?(?i:x|ext|extension)\.?\s?\d{1,6})(?![\w]|-\d)",
+               "PHONE", 0.75, context=PHONE_CONTEXT, context_score=0.9),
     PhiPattern("phone_local", r"(?<![\w\-/.])(?P<phi>\d{3}-\d{4}(?:\s?(?i:x|ext)\.?\s?\d{1,6})?)(?![\w]|-\d)", "PHONE", 0.4,
                context=PHONE_CONTEXT, context_score=0.8, requires_context=True, window=25),
     # ------------------------------------------------------------------ EMAIL / URL / IP
@@ -340,10 +412,30 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                "AGE", 0.95, validator="age"),
     PhiPattern("age_yo", r"(?<![\w.])(?P<phi>\d{1,3})\s?(?i:y/o|y\.o\.|yo(?=[MF]?\b))", "AGE", 0.9, validator="age"),
     PhiPattern("age_of_age", r"(?<![\w.])(?P<phi>\d{1,3})\s*(?i:years?|yrs?)\s+(?i:of)\s+(?i:age)\b", "AGE", 0.95, validator="age"),
-    PhiPattern("age_prefixed", r"\b(?i:age|aged|ages|age\s+of)\s*[:=]?\s*(?P<phi>\d{1,3})(?!\w|\.\d)", "AGE", 0.9,
+    PhiPattern("age_prefixed", r"\b(?i:age|aged|ages|age\s+of)(?:\s*[:=|]|\s+-{1,2}|\s+–)?\s*(?P<phi>\d{1,3})(?!\w|\.\d)", "AGE", 0.9,
                validator="age", exclude_after=r"\s*(?:%|percent|mg|kg|points)"),
     PhiPattern("age_sex_parenthesized", r"\((?:M|F|male|female|Male|Female)\s*[,/]\s*(?P<phi>\d{1,3})\)", "AGE", 0.85,
                validator="age"),
+    PhiPattern("age_sex_parenthesized_after", r"\((?P<phi>\d{1,3}) ?(?:M|F|m|f|male|female|yo ?[MFmf]?|y/o ?[MFmf]?)\)", "AGE", 0.85,
+               validator="age"),
+    # "He is now 66 and", "who is 85.", "she turns 72": a person as subject, and the clause ends
+    # after the number (so "she is 2 weeks postpartum", "he is 5 cm dilated" stay unlabelled).
+    PhiPattern("age_person_is", r"\b(?i:he|she|who|i|patient|pt)(?:\s+(?i:is|was|am)|(?i:'s|'m))\s+(?:(?i:now|only|just)\s+)?"
+               r"(?P<phi>\d{1,3})(?=" + _AGE_CLAUSE_END + ")", "AGE", 0.8, validator="age"),
+    PhiPattern("age_turns", r"\b(?i:turns|turned|turning|will\s+be)\s+(?P<phi>\d{1,3})(?=" + _AGE_CLAUSE_END
+               + r"|\s+(?i:on|in|today|tomorrow|next|this)\b)", "AGE", 0.8, validator="age"),
+    PhiPattern("age_birthday", r"(?<![\w.])(?P<phi>\d{1,3})(?i:st|nd|rd|th)\s+(?i:birthday|bday|b-day)\b", "AGE", 0.9,
+               validator="age"),
+    # "Mr. Sokolov, 51 yrs,", "Anders Shackleford, 46 yrs, who", "Clement Young (38 yrs)", "I'm Noor, 77,":
+    # a number right after a person's name, with an age unit or a sex letter.
+    PhiPattern("age_after_name", r"(?:\b(?:Mr|Mrs|Ms|MR|MRS|MS)\.?\s+" + NAME_TITLED + "|" + _TWO_NAME_TOKENS
+               + r"|\b(?:[Dd]aughter|[Ss]on|[Gg]randson|[Gg]randdaughter|[Cc]hild|[Bb]rother|[Ss]ister)\s+" + NAME_TOKEN
+               + r")(?:[,:]\s{1,2}(?P<phi>\d{1,3})\s?(?i:yrs?|y/?o|years?)\.?(?=\s*[,;)]|\s+(?i:with|who|and)\b)"
+               r"|,\s{1,2}(?P<phi2>\d{1,3})\s?[MF](?=,)|\s\((?P<phi3>\d{1,3})\s?(?i:yrs?|years?|y/?o)\))",
+               "AGE", 0.8, groups=(("phi", "AGE"), ("phi2", "AGE"), ("phi3", "AGE")), validator="age",
+               anchor=r"\d{1,3}\s?(?i:yrs?|y/?o|years?|[MF],|\))", anchor_window=(80, 12)),
+    PhiPattern("age_self_intro", r"\b(?:I'm|I am|i'm|i am|I'M)\s+" + r"(?:" + NAME_TOKEN + r"|[a-z]{2,})" + r",\s{1,2}(?:(?i:now|aged?)\s+)?"
+               r"(?P<phi>\d{1,3})(?:\s?(?i:yrs?|years?(?:\s+old)?))?(?=\s*[,.;])", "AGE", 0.8, validator="age"),
     PhiPattern("age_at_death", r"\b(?i:deceased|died|passed\s+away|death|diagnosed|dx)\s+(?i:at\s+(?:age\s+)?|aged?\s+)(?P<phi>\d{1,3})"
                r"(?![\w:/]|\.\d)", "AGE", 0.8, validator="age", anchor=r"(?i:deceased|died|passed|death|diagnosed|dx)", anchor_window=(5, 30)),
     PhiPattern("age_before_sex", r"(?<![\w.])(?P<phi>\d{1,3}) ?(?i:yrs?|years?|y)\b(?=\s*[*|,/;]?\s*(?i:male|female|man|woman|m\b|f\b))",

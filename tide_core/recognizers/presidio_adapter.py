@@ -15,12 +15,12 @@ otherwise try the network.  Presidio is imported lazily (importing it costs seco
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from tide_core.errors import ConfigError
+from tide_core.fingerprint import fingerprint
 from tide_core.plugins import load_dotted
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.spans import RecognizerResult
@@ -71,11 +71,10 @@ class PresidioRecognizerAdapter(TideRecognizer):
             described = rec.to_dict()
         except Exception:   # noqa: BLE001 - some recognizers cannot serialise themselves
             described = {}
-        blob = json.dumps(described, sort_keys=True, default=str)
         return {"class": f"{type(rec).__module__}.{type(rec).__qualname__}",
                 "entities": sorted(self._presidio_entities),
                 "label_map": {k: self.label_map[k] for k in sorted(self._presidio_entities) if k in self.label_map},
-                "definition": hashlib.sha256(blob.encode()).hexdigest()[:16]}
+                "definition": fingerprint(described)}
 
     def analyze(self, text: str, entities: Sequence[str] | None = None,
                 nlp_artifacts: Any = None) -> list[RecognizerResult]:

@@ -24,14 +24,16 @@ from tide_core.spans import RecognizerResult, Span
 from tide_core.types import LABELS
 
 _STATE_NAME_SET = frozenset(STATE_NAMES)
-_CHAIN_GAP = re.compile(r"\s*(?:-|–|—|to|through|thru|and|or|until|,|;|&)\s*(?:(?:and|then)\s+)?", re.I)
+# Between chained dates: a range or list word, or a table cell border ("Dec 26\t12/29", "2/28 | Mar 3").
+_CHAIN_GAP = re.compile(r"\s*(?:-|–|—|to|through|thru|and|or|until|,|;|&|\||\t)\s*(?:(?:and|then)\s+)?", re.I)
 
 
 # ------------------------------------------------------------------ validators
 def _valid_mdy(m: re.Match, s: int, e: int, text: str) -> bool:
+    """Month-first ("09/30/1958") or day-first ("23/06/1967", "21.11.2018"): either reading will do."""
     digits = re.findall(r"\d+", text[s:e])
-    month, day = int(digits[0]), int(digits[1])
-    return _day_fits(month, day)
+    a, b = int(digits[0]), int(digits[1])
+    return _day_fits(a, b) or _day_fits(b, a)
 
 
 def _valid_ymd(m: re.Match, s: int, e: int, text: str) -> bool:
@@ -61,14 +63,28 @@ def _valid_phone(m: re.Match, s: int, e: int, text: str) -> bool:
     return len(digits) in (10, 11)
 
 
+def _valid_phone_international(m: re.Match, s: int, e: int, text: str) -> bool:
+    """E.164: at most 15 digits after the "+"/"00" (the "(0)" trunk digit not counted), at least 8."""
+    value = text[s:e].replace("(0)", "")
+    digits = re.sub(r"\D", "", value)
+    if value.startswith("00"):
+        digits = digits[2:]
+    return 8 <= len(digits) <= 15
+
+
+def _valid_phone_national(m: re.Match, s: int, e: int, text: str) -> bool:
+    """A national number with its trunk "0": 9 to 11 digits in all ("02 7623 0792", "06 77 25 84 90")."""
+    return 9 <= len(re.sub(r"\D", "", text[s:e])) <= 11
+
+
 def _valid_ssn(m: re.Match, s: int, e: int, text: str) -> bool:
     area, group, serial = text[s:e].split("-")
     return area != "000" and group != "00" and serial != "0000"
 
 
 def _valid_month_day(m: re.Match, s: int, e: int, text: str) -> bool:
-    month, day = (int(x) for x in text[s:e].split("/"))
-    return _day_fits(month, day)
+    md = re.search(r"(\d{1,2})/(\d{1,2})", text[s:e])
+    return md is not None and _day_fits(int(md.group(1)), int(md.group(2)))
 
 
 def _valid_id_token(m: re.Match, s: int, e: int, text: str) -> bool:
@@ -146,7 +162,8 @@ def _valid_state_name(m: re.Match, s: int, e: int, text: str) -> bool:
 
 VALIDATORS: dict[str, Callable[[re.Match, int, int, str], bool]] = {
     "date_mdy": _valid_mdy, "date_ymd": _valid_ymd, "year_range": _valid_year_range,
-    "phone": _valid_phone, "ssn": _valid_ssn, "id_token": _valid_id_token, "age": _valid_age,
+    "phone": _valid_phone, "phone_international": _valid_phone_international,
+    "phone_national": _valid_phone_national, "ssn": _valid_ssn, "id_token": _valid_id_token, "age": _valid_age,
     "state_name": _valid_state_name, "month_day": _valid_month_day, "initials": _valid_initials,
     "two_tokens": _valid_two_tokens, "city_not_after_name": _valid_city_not_after_name,
     "specific_facility": _valid_specific_facility, "not_state_word": _valid_not_state_word,
@@ -201,7 +218,7 @@ class RegexRecognizer(TideRecognizer):
     """
 
     name = "tide.regex"
-    version = "1"
+    version = "2"
 
     def __init__(self, patterns: Sequence[PhiPattern] | None = None, labels: Sequence[str] | None = None,
                  disable: Sequence[str] = (), min_score: float = 0.0):

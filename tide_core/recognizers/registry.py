@@ -125,6 +125,18 @@ def _ids(**options: Any) -> TideRecognizer:
     return IdentifierShapeRecognizer(**options)
 
 
+def _facilities(**options: Any) -> TideRecognizer:
+    from tide_core.recognizers.facilities import FacilityRecognizer
+
+    return FacilityRecognizer(**options)
+
+
+def _org_heads(**options: Any) -> TideRecognizer:
+    from tide_core.recognizers.facilities import OrganisationHeadRecognizer
+
+    return OrganisationHeadRecognizer(**options)
+
+
 def _presidio(**options: Any) -> TideRecognizer:
     from tide_core.recognizers.presidio_adapter import adapter_from_spec
 
@@ -133,5 +145,6 @@ def _presidio(**options: Any) -> TideRecognizer:
 
 for _name, _factory in (("tide.regex", _regex), ("tide.gazetteer", _gazetteer), ("tide.known_phi", _known_phi),
                         ("tide.hf", _hf), ("tide.llm", _llm), ("tide.org", _org), ("tide.places", _places), ("tide.ids", _ids),
+                        ("tide.facilities", _facilities), ("tide.org_heads", _org_heads),
                         ("presidio", _presidio)):
     register(_name, _factory)
