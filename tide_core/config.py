@@ -32,6 +32,7 @@ def rules_specs() -> list[dict[str, Any]]:
         {"name": "tide.places"},
         {"name": "tide.facilities"},
         {"name": "tide.org_heads"},
+        {"name": "tide.names"},
         {"name": "tide.gazetteer", "csv": os.environ.get("TIDE_GAZETTEER", demo_gazetteer_path())},
         {"name": "tide.known_phi", "patients_table": "patients"},
     ]

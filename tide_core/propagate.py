@@ -45,7 +45,7 @@ _TOKEN = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*")
 
 
 @lru_cache(maxsize=1)
-def _lexicon() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+def name_lexicon() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """(given names, surnames, either), case-folded, loaded once per process."""
     base = resources.files("tide_core") / "data" / "surrogates"
 
@@ -97,7 +97,7 @@ def _looks_like_name_token(tok: str) -> bool:
 
 
 def _extend_names(text: str, spans: list[Span]) -> list[Span]:
-    first, last, either = _lexicon()
+    first, last, either = name_lexicon()
     taken = sorted((s.start, s.end) for s in spans)
     out = []
     for s in spans:

@@ -104,7 +104,7 @@ _CLOCK = (r"(?:(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:\.\d+)?(?:\s?[AaPp]\.?[
           r"|(?:1[0-2]|0?[1-9])\s?[AaPp]\.?[Mm]\.?(?!\w))")
 TIME = r"(?:[ Tt]" + _CLOCK + ")?"
 #: A time that must follow ("5/21 1650", "2/18 4:15 PM", "dec 24 1350").
-TIME_REQUIRED = r"\s{1,2}" + _CLOCK
+TIME_REQUIRED = r"[ \t]{1,2}" + _CLOCK
 # Numeric boundaries: not inside a longer number, path, version or decimal.
 # A colon is a boundary after a label ("DOB:09/30/1958") but not after a digit (a ratio "1:2/3", a time).
 NL = r"(?<![\w/.\-])(?<!\d:)"
@@ -209,8 +209,10 @@ DATE_CONTEXT = ("date", "dated", "on", "since", "dob", "born", "admitted", "admi
                 "birthday", "turns", "dx")
 PHONE_CONTEXT = ("phone", "tel", "telephone", "cell", "mobile", "call", "called", "pager", "page",
                  "fax", "contact", "reach", "reached", "reachable", "ph", "number", "home", "work", "office", "#",
-                 "questions", "at", "via", "tel.", "phone:", "callback", "voicemail", "line", "kin", "text", "sms", "whatsapp",
+                 "questions", "at", "via", "tel.", "phone:", "callback", "voicemail", "line", "kin", "text", "sms", "whatsapp", "sent to",
                  "dial")
+#: Words that are phone context for a full "(555) 123-4567" but too loose for a bare "02 7623 0792".
+_NATIONAL_PHONE_CONTEXT = tuple(w for w in PHONE_CONTEXT if w not in ("#", "number", "at", "via", "questions"))
 ID_CONTEXT = ("mrn", "record", "account", "acct", "id", "identifier", "number", "no", "#", "ssn",
               "social", "member", "policy", "insurance", "claim", "encounter", "accession", "fin",
               "csn", "specimen", "license", "serial", "npi", "dea")
@@ -295,8 +297,11 @@ _RATIO_AFTER = (r"\s*(?:tabs?|tablets?|caps?|strength|dose|of|pain|units?|mg|ml|
 _SCORE_BEFORE = (r"(?i:pain|score|scale|rated|strength|murmur|grade|power|motor|reflexes|bp|blood pressure|gcs|"
                  r"ratio|dose|take|takes|tablet|tab)\W*(?:(?:is|was|of|at|rated|level|now|about|approx)\W+)?$")
 
+#: An identifier label right before a number ("account # is 052 3176 262", "Ref: 0479-2785-73").
+_ID_BEFORE = (r"(?i:account|acct|a/c|member|policy|mrn|id|claim|ref|reference|card|iban|order|case|invoice|confirmation|"
+              r"booking|passport|licen[cs]e|serial)\W*(?:#|no\.?|num(?:ber)?\.?)?\W*(?:(?:is|was|=)\W*)?$")
 #: What may follow an age in "he is 66 ...": the end of the clause, "yrs", "and", "with", ...
-_AGE_CLAUSE_END = (r"\s*(?:[.,;!?)]|$)|\s*\n|\s+(?i:and|with|but|who|now)\b"
+_AGE_CLAUSE_END = (r"\s*(?:[.,](?!\d)|[;!?)]|$)|\s*\n|\s+(?i:and|with|but|who|now)\b"
                    r"|\s*(?i:yrs?|years?|y/?o)(?:\s+(?i:old))?(?=\s*(?:[.,;!?)]|$|\n)|\s+(?i:and|with|but|who|old)\b)")
 #: Two or more capitalised name tokens ("Anders Shackleford").
 _TWO_NAME_TOKENS = r"(?<![\w])" + _TOKEN + r"(?: " + _TOKEN + r"){1,2}"
@@ -312,15 +317,15 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     PhiPattern("date_iso", NL + r"(?P<phi>" + YEAR4 + r"(?P<sep>[-/.])" + NUM_MONTH + r"(?P=sep)" + NUM_DAY
                + TIME + ")" + NR, "DATE", 0.95, validator="date_ymd"),
     PhiPattern("date_month_day_year", r"(?<![\w])(?P<phi>(?:" + WEEKDAY + ")?" + MONTH_ANY + r"\s{1,2}" + DAY + r",?\s{1,2}"
-               + YEAR4 + r"\b" + TIME + ")", "DATE", 0.95),
+               + YEAR4 + r"\b(?![-/]\d)" + TIME + ")", "DATE", 0.95),
     PhiPattern("date_day_month_year", r"(?<![\w])(?P<phi>(?:" + WEEKDAY + ")?" + DAY + r"(?:\s+(?i:of))?[\s-]" + MONTH_ANY
-               + r",?[\s-]" + YEAR4 + r"\b" + TIME + ")", "DATE", 0.95),
+               + r",?[\s-]" + YEAR4 + r"\b(?![-/]\d)" + TIME + ")", "DATE", 0.95),
     PhiPattern("date_month_day", r"(?<![\w])(?P<phi>(?:" + WEEKDAY + ")?" + MONTH_SAFE + r"\s{1,2}" + DAY + r"(?:" + TIME_REQUIRED
                + r")?)(?![\w]|,?[ ]{0,2}\d|:\d)", "DATE", 0.85, exclude_after=_UNIT_AFTER),
     # Lower-case "may 16", "march 8": only with an ordinal ("may 15th") or a date word before it.
     PhiPattern("date_month_day_lower_ordinal", r"(?<![\w])(?P<phi>" + MONTH_LOWER_AMBIGUOUS + r"\s{1,2}" + NUM_DAY
-               + r"(?:st|nd|rd|th))(?![\w])", "DATE", 0.8),
-    PhiPattern("date_month_day_lower", r"(?<![\w])(?P<phi>" + MONTH_LOWER_AMBIGUOUS + r"\s{1,2}" + NUM_DAY + r")(?![\w]|,?\s*\d|:\d)",
+               + r"(?:(?:st|nd|rd|th)(?:" + TIME_REQUIRED + ")?|" + TIME_REQUIRED + r"))(?![\w])", "DATE", 0.8),
+    PhiPattern("date_month_day_lower", r"(?<![\w])(?P<phi>" + MONTH_LOWER_AMBIGUOUS + r"\s{1,2}" + NUM_DAY + r")(?![\w]|,?[ ]{0,2}\d|:\d)",
                "DATE", 0.5, context=DATE_CONTEXT, context_score=0.8, requires_context=True, window=12,
                exclude_after=_UNIT_AFTER),
     PhiPattern("date_day_month", r"(?<![\w.\d/])(?P<phi>" + DAY + r"(?:\s+(?i:of))?\s" + MONTH_SAFE + r")(?![\w])", "DATE", 0.8),
@@ -330,13 +335,15 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                exclude_after=_UNIT_AFTER),
     PhiPattern("date_compact", r"(?<![\w])(?P<phi>" + NUM_DAY + r"(?:JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC|Jan|Feb|Mar|"
                r"Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)(?:" + YEAR4 + r"|\d{2}))(?![\w])", "DATE", 0.9),
+    PhiPattern("date_compact_lower", r"(?<![\w])(?P<phi>" + NUM_DAY + r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+               + YEAR4 + r")(?![\w])", "DATE", 0.85),
     PhiPattern("date_year_parenthesized", r"\((?P<phi>" + YEAR4 + r")\)", "DATE", 0.7),
     PhiPattern("date_month_day_parenthesized", r"\((?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + r")\)", "DATE", 0.55,
                validator="month_day", exclude_before=_SCORE_BEFORE),
     PhiPattern("date_month_slash_year", NL + r"(?P<phi>" + NUM_MONTH + r"/" + YEAR4 + ")" + NR, "DATE", 0.75),
     # "Wed 6/22", "5/21 1650", "2/18 4:15 PM": a weekday before or a time after makes m/d a date.
     PhiPattern("date_month_day_weekday", NL + r"(?P<phi>" + WEEKDAY + NUM_MONTH + r"/" + NUM_DAY + r"(?:" + TIME_REQUIRED + ")?)" + NR,
-               "DATE", 0.85, validator="month_day", exclude_after=_RATIO_AFTER),
+               "DATE", 0.85, validator="month_day"),
     PhiPattern("date_month_day_time", NL + r"(?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + TIME_REQUIRED + r")(?![\w/]|[.\-:]\d)",
                "DATE", 0.8, validator="month_day", exclude_before=_SCORE_BEFORE),
     PhiPattern("date_month_day_numeric", NL + r"(?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + ")" + NR, "DATE", 0.5,
@@ -368,11 +375,12 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     # "+" ("0033 6 80 48 47 89") is also an account-number shape, so it wants a short first group.
     PhiPattern("phone_international", r"(?<![\w+])(?P<phi>\+[1-9]\d{0,2}(?:[ .-]?\(0\)\d{0,4})?(?:[ .-]\d{1,8}){1,6})"
                r"(?![\w]|[.-]\d)", "PHONE", 0.85, context=PHONE_CONTEXT, context_score=0.95, validator="phone_international"),
-    PhiPattern("phone_international_00", r"(?<![\w+])(?P<phi>00[1-9]\d{0,2}[ .-]\d{1,3}(?:[ .-]\d{2,4}){2,4})(?![\w]|[.-]\d)",
+    PhiPattern("phone_international_00", r"(?<![\w+])(?P<phi>00[1-9]\d{0,2}[ .-]\d{1,3}(?:[ .-]\d{2,5}){1,4})(?![\w]|[.-]\d)",
                "PHONE", 0.6, context=PHONE_CONTEXT, context_score=0.9, validator="phone_international"),
     # National numbers with a trunk "0" ("02 7623 0792", "06 77 25 84 90"): shape shared with IDs, so context.
     PhiPattern("phone_national", r"(?<![\w+\-/.])(?P<phi>0[1-9]\d{0,3}(?:[ .-]\d{2,8}){1,4})(?![\w]|[.\-/]\d)", "PHONE", 0.5,
-               context=PHONE_CONTEXT, context_score=0.85, requires_context=True, window=30, validator="phone_national"),
+               context=_NATIONAL_PHONE_CONTEXT, context_score=0.85, requires_context=True, window=40, validator="phone_national",
+               exclude_before=_ID_BEFORE),
     PhiPattern("phone_local_ext", r"(?<![\w\-/.])(?P<phi>\d{3}-\d{4},?\s?(?i:x|ext|extension)\.?\s?\d{1,6})(?![\w]|-\d)",
                "PHONE", 0.75, context=PHONE_CONTEXT, context_score=0.9),
     PhiPattern("phone_local", r"(?<![\w\-/.])(?P<phi>\d{3}-\d{4}(?:\s?(?i:x|ext)\.?\s?\d{1,6})?)(?![\w]|-\d)", "PHONE", 0.4,
@@ -434,7 +442,8 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                r"|,\s{1,2}(?P<phi2>\d{1,3})\s?[MF](?=,)|\s\((?P<phi3>\d{1,3})\s?(?i:yrs?|years?|y/?o)\))",
                "AGE", 0.8, groups=(("phi", "AGE"), ("phi2", "AGE"), ("phi3", "AGE")), validator="age",
                anchor=r"\d{1,3}\s?(?i:yrs?|y/?o|years?|[MF],|\))", anchor_window=(80, 12)),
-    PhiPattern("age_self_intro", r"\b(?:I'm|I am|i'm|i am|I'M)\s+" + r"(?:" + NAME_TOKEN + r"|[a-z]{2,})" + r",\s{1,2}(?:(?i:now|aged?)\s+)?"
+    PhiPattern("age_self_intro", r"\b(?:I'm|I am|i'm|i am|I'M|I AM)\s+(?:" + NAME_TOKEN + "|" + UPPER_TOKEN + r"|[a-z]{2,})"
+               r",\s{1,2}(?:(?i:now|aged?)\s+)?"
                r"(?P<phi>\d{1,3})(?:\s?(?i:yrs?|years?(?:\s+old)?))?(?=\s*[,.;])", "AGE", 0.8, validator="age"),
     PhiPattern("age_at_death", r"\b(?i:deceased|died|passed\s+away|death|diagnosed|dx)\s+(?i:at\s+(?:age\s+)?|aged?\s+)(?P<phi>\d{1,3})"
                r"(?![\w:/]|\.\d)", "AGE", 0.8, validator="age", anchor=r"(?i:deceased|died|passed|death|diagnosed|dx)", anchor_window=(5, 30)),

@@ -137,6 +137,12 @@ def _org_heads(**options: Any) -> TideRecognizer:
     return OrganisationHeadRecognizer(**options)
 
 
+def _names(**options: Any) -> TideRecognizer:
+    from tide_core.recognizers.person_names import PersonNameRecognizer
+
+    return PersonNameRecognizer(**options)
+
+
 def _presidio(**options: Any) -> TideRecognizer:
     from tide_core.recognizers.presidio_adapter import adapter_from_spec
 
@@ -146,5 +152,6 @@ def _presidio(**options: Any) -> TideRecognizer:
 for _name, _factory in (("tide.regex", _regex), ("tide.gazetteer", _gazetteer), ("tide.known_phi", _known_phi),
                         ("tide.hf", _hf), ("tide.llm", _llm), ("tide.org", _org), ("tide.places", _places), ("tide.ids", _ids),
                         ("tide.facilities", _facilities), ("tide.org_heads", _org_heads),
+                        ("tide.names", _names),
                         ("presidio", _presidio)):
     register(_name, _factory)

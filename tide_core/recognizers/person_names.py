@@ -1,0 +1,138 @@
+"""People named by a known given name (``tide.names``): "Hana Yamamoto", "GUERRERO, ABIGAIL".
+
+Names in portal messages, letters and social histories often come with no title, role word
+or field label ("Hi, this is Dmitri Volkov", "her friend Elodie Moreau called").  This
+recognizer labels PATIENT a run of two or three capitalised words whose first word is a known
+given name (the 8,672 given names of ``tide_core/data/surrogates/first_names.txt``, Faker's
+lists over 16 locales) and whose last word is a known surname or a word rare in English, and
+the inverted form "Surname, Given".  Titles mark clinicians elsewhere (the regex layer's
+"Dr." patterns win ties as DOCTOR); this recognizer is the title-free fallback.
+
+A run is not a name when a word is an everyday English word (Zipf frequency >= 4.5 by
+``wordfreq``: "Will Power", "May Day" are left to the model), a month or weekday, or a clinical
+head word ("Grace Hospital" is a facility).
+"""
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+from typing import Any, Sequence
+
+from tide_core.propagate import name_lexicon
+from tide_core.recognizers.base import TideRecognizer
+from tide_core.spans import RecognizerResult
+
+#: A word this common in English is not taken as a surname on its own evidence.
+COMMON_ZIPF = 4.5
+_WORD = r"[A-Z][a-z'\u2019]+(?:-[A-Z][a-z'\u2019]+)?|[A-Z]['\u2019]?[A-Z]+(?:-[A-Z]+)?"
+_RUN = re.compile(rf"(?<![\w.'\u2019-])(?P<a>{_WORD})(?:[ \t]+(?P<mid>[A-Z]\.?|{_WORD}))?[ \t]+(?P<b>{_WORD})"
+                  rf"(?![\w'\u2019-])")
+_INVERTED = re.compile(rf"(?<![\w.'\u2019-])(?P<b>{_WORD}),[ \t]*(?P<a>{_WORD})(?:[ \t]+(?P<mid>[A-Z]\.?))?"
+                       rf"(?![\w'\u2019-])")
+_ANY = r"[A-Za-z][a-z'\u2019]+(?:-[A-Za-z][a-z'\u2019]+)?|[A-Z]{2,}(?:-[A-Z]+)?"
+#: Frames that make a single word a person's name in messages and letters: a chat speaker
+#: ("[10 AM] Anneliese: ok", "2/7 0750 - Tamsin > ..."), a greeting ("Hello Summer,"), a sign-off
+#: ("Best,\nTheodora", "-- Lorcan"), a labelled contact field ("Next of kin:\tNorbert").
+_FRAMES = (
+    re.compile(rf"(?m)(?:^|\]|[0-9] -|[0-9]\)|^[-\u2014>*]+)[ \t]*(?P<n>{_ANY})[ \t]*(?::(?!\d)|>(?!=))"),
+    re.compile(rf"\b(?:Hi|Hello|Hey|Dear|Thanks|Thank you|Morning|Good morning|Good afternoon|Hiya|Yo|hi|hello|hey|"
+               rf"dear|thanks)[ \t]+(?P<n>{_ANY})(?=[ \t]*[,!.:\n])"),
+    re.compile(rf"(?:\b(?:Best|Regards|Best regards|Kind regards|Sincerely|Thanks|Thank you|Cheers|Love|Warmly|"
+               rf"Respectfully|Yours|XOXO|xo)[,!.]?[ \t]*\n+|(?m:^)[ \t]*(?:--|\u2014|-|~)[ \t]*)(?P<n>{_ANY})"
+               rf"(?=[ \t]*(?:,|\n|$))"),
+    re.compile(rf"\b(?i:emergency contact|contact|next of kin|nok|caller|called by|spoke with|from|to|cc|name|"
+               rf"sender|recipient|guardian|parent|spouse)[ \t]*[:=\t][ \t]*(?P<n>{_ANY})(?=[ \t]*(?:[,;<(\n+\d]|$))"),
+)
+_NOT_NAME = frozenset("""january february march april may june july august september october november december
+monday tuesday wednesday thursday friday saturday sunday hospital clinic center centre medical health street road
+avenue drive lane county school church university college department unit floor room bed disease syndrome""".split())
+
+
+#: Words that fill the frames but are not names ("From: Pharmacy", "To: All", "Contact: none").
+_FRAME_STOP = frozenset("""all none n/a na unknown self patient pt team staff clinic pharmacy office home work
+mom dad mother father wife husband son daughter me you us them him her everyone anyone someone nobody admin support
+billing scheduling nurse doctor dr provider front desk reception subject re fwd fw date time sent""".split())
+
+
+@lru_cache(maxsize=1)
+def _zipf() -> dict[str, float]:
+    import wordfreq
+
+    return wordfreq.get_frequency_dict("en")
+
+
+def _common(word: str) -> bool:
+    f = _zipf().get(word.casefold(), 0.0)
+    return f > 0 and math.log10(f) + 9 >= COMMON_ZIPF
+
+
+class PersonNameRecognizer(TideRecognizer):
+    """Title-free person names by a known given name (label PATIENT)."""
+
+    name = "tide.names"
+    version = "1"
+    supported_entities = ("PATIENT",)
+
+    def __init__(self, score: float = 0.6):
+        self.score = float(score)
+
+    def config(self) -> dict[str, Any]:
+        return {"score": self.score, "common_zipf": COMMON_ZIPF}
+
+    def load(self) -> None:
+        name_lexicon()
+        _zipf()
+
+    def analyze(self, text: str, entities: Sequence[str] | None = None,
+                nlp_artifacts: Any = None) -> list[RecognizerResult]:
+        if entities and "PATIENT" not in entities:
+            return []
+        given, surnames, _ = name_lexicon()
+        out: list[RecognizerResult] = []
+        taken = -1
+        matches = sorted([*_RUN.finditer(text), *_INVERTED.finditer(text)], key=lambda m: (m.start(), -m.end()))
+        for m in matches:
+            if m.start() < taken:
+                continue
+            a, b = m.group("a"), m.group("b")
+            if not self._is_name(a, b, m.group("mid"), given, surnames):
+                continue
+            out.append(RecognizerResult("PATIENT", m.start(), m.end(), self.score,
+                                        {"recognizer_name": self.qualified_name}))
+            taken = m.end()
+        covered = [(r.start, r.end) for r in out]
+        for i, frame in enumerate(_FRAMES):
+            for m in frame.finditer(text):
+                s, e = m.span("n")
+                lexicon_only = i == len(_FRAMES) - 1     # labelled fields: known names only
+                if any(a < e and s < b for a, b in covered) or not self._single(m.group("n"), given, surnames,
+                                                                                lexicon_only):
+                    continue
+                covered.append((s, e))
+                out.append(RecognizerResult("PATIENT", s, e, self.score, {"recognizer_name": self.qualified_name}))
+        return sorted(out, key=lambda r: r.start)
+
+    @staticmethod
+    def _single(word: str, given: frozenset[str], surnames: frozenset[str], lexicon_only: bool) -> bool:
+        """One word in a name frame: a known name, or (not in labelled fields) a title-case word
+        English text almost never uses (Zipf < 2: "Kasimir" yes, "Dispo" or "HPI" no)."""
+        f = word.casefold()
+        if f in _NOT_NAME or f in _FRAME_STOP:
+            return False
+        if f in given or f in surnames:
+            return True
+        if lexicon_only or not (word[:1].isupper() and word[1:].islower()):
+            return False
+        return _zipf().get(f, 0.0) < 1e-7
+
+    @staticmethod
+    def _is_name(a: str, b: str, mid: str | None, given: frozenset[str], surnames: frozenset[str]) -> bool:
+        fa, fb = a.casefold(), b.casefold()
+        if fa not in given or fa in _NOT_NAME or fb in _NOT_NAME:
+            return False
+        if mid and len(mid.rstrip(".")) > 1 and (mid.casefold() in _NOT_NAME or _common(mid)):
+            return False
+        if _common(a) and _common(b):
+            return False
+        return fb in surnames or fb in given or not _common(b)
