@@ -210,19 +210,24 @@ def test_registry_builds_it(model_dir):
 def test_quality_benchmark_runs_end_to_end(model_dir):
     from tide_core.bench.quality import benchmark, format_report
 
-    r = benchmark(n_notes=4, seed=3, model_dir=str(model_dir), n_resamples=50, progress=False)
-    assert r["recognizers"] == ["model", "regex", "org", "gazetteer", "known_phi"]
-    names = [a["system"] for a in r["ablation"]]
-    assert "regex alone" in names and "full - model" in names and len(names) == 11
-    full = r["full"]["overall"]
-    assert 0.0 <= full["micro_recall"] <= 1.0 and "ci" in full
+    sizes = {"inhouse": 4, "oog-clinical": 4}
+    r = benchmark(("inhouse", "oog-clinical"), seed=3, sizes=sizes, model_dir=str(model_dir), n_resamples=50,
+                  progress=False)
+    assert [c["corpus"] for c in r["corpora"]] == ["inhouse", "oog-clinical"]
+    inhouse = r["corpora"][0]
+    names = [a["system"] for a in inhouse["ablation"]]
+    assert names[0].startswith("full: model + regex") and "full - model" in names and "full - places" in names
+    s = inhouse["summary"]
+    assert 0.0 <= s["micro_recall"] <= 1.0 and 0.0 <= s["uncovered_share"] <= 1.0
+    assert 0.0 <= s["verbatim_share"] <= 1.0 and 0.0 <= s["char_precision"] <= 1.0
+    assert "ci" in inhouse["full"]["span"]["overall"]
     # ablation rows are recombinations of cached spans: "full - model" equals a rules-only run
-    rules = benchmark(n_notes=4, seed=3, include_model=False, n_resamples=0, progress=False)
-    minus_model = next(a for a in r["ablation"] if a["system"] == "full - model")
-    assert minus_model["micro_recall"] == rules["ablation"][0]["micro_recall"]
-    assert minus_model["micro_precision"] == rules["ablation"][0]["micro_precision"]
+    rules = benchmark(("inhouse",), seed=3, sizes=sizes, include_model=False, n_resamples=0, progress=False)
+    minus_model = next(a for a in inhouse["ablation"] if a["system"] == "full - model")
+    assert minus_model["micro_recall"] == rules["corpora"][0]["summary"]["micro_recall"]
+    assert minus_model["uncovered_share"] == rules["corpora"][0]["summary"]["uncovered_share"]
     text = format_report(r)
-    assert "ablation" in text and "micro" in text and "targets:" in text
+    assert "ablation on oog-clinical" in text and "PHI chars uncovered" in text and "targets on inhouse" in text
 
 
 def test_decode_digit_letter_switch_is_not_inherited():

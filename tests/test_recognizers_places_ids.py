@@ -38,8 +38,22 @@ def test_all_caps_documents_need_a_cue_for_single_words(places):
     assert _found(places, "PATIENT IS FROM WORCESTER, MA. PLAN: CONTINUE LASIX. DAYTON.") == ["WORCESTER"]
 
 
-def test_lower_case_words_never_match(places):
-    assert _found(places, "moved from keene to dayton") == []
+def test_lower_case_words_match_only_in_lower_case_text(places):
+    # in mixed-case text a lower-case word is an ordinary word; in text written without capitals
+    # (portal messages) a distinctive place name after a cue is still a place
+    assert _found(places, "Pt moved from keene to Dayton last Spring.") == ["Dayton"]
+    assert _found(places, "we were at my brother's in ashland over the weekend and i had pain") == ["ashland"]
+    assert _found(places, "we were at my brother's place ashland over the weekend and i had pain") == []
+
+
+def test_states_after_a_town_and_counties(places):
+    assert _found(places, "his sister lives in Horn Lake, MS and only came back") == ["Horn Lake", "MS"]
+    assert _found(places, "a case was opened by Lee County in March") == ["Lee County"]
+
+
+def test_diacritics_and_eponym_compounds(places):
+    assert _found(places, "was on holiday in Tāndā when he fell ill") == ["Tāndā"]
+    assert _found(places, "symptoms of Osgood-Schlatter disease; a Penrose drain; MoCA 28/30") == []
 
 
 def test_place_fingerprint_depends_on_scores(places):
@@ -93,3 +107,75 @@ def test_other_labels_shapes_are_not_identifiers(text):
 ])
 def test_values_with_units_and_trunk_prefixed_phones_are_not_identifiers(text):
     assert _found(IDS, text) == []
+
+
+FAC = create({"name": "tide.facilities"})
+ORG = create({"name": "tide.org_heads"})
+NAMES = create({"name": "tide.names"})
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("MILLSTONE VALLEY HOSPITAL\nDISCHARGE SUMMARY", ["MILLSTONE VALLEY HOSPITAL"]),     # capitals, header excluded
+    ("she used to work with you at east garfield park urgent care. my", ["east garfield park urgent care"]),
+    ("Specimen received from Hospital Universitario San Hedwig on 30 March", ["Hospital Universitario San Hedwig"]),
+    ("Dr. Lindgren\nOspedale Santa Chiara\nPO Box 6474", ["Ospedale Santa Chiara"]),        # head word first
+    ("KLINIKUM SCHWABING\n7102 ELMHURST DRIVE", ["KLINIKUM SCHWABING"]),
+    ("sent to zimmerman's pharmacy on main", ["zimmerman's pharmacy"]),
+    ("Transferred to Hospital General de Zona 8 yesterday", ["Hospital General de Zona 8"]),
+])
+def test_facilities_in_any_casing_and_language(text, expected):
+    assert _found(FAC, text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "she was admitted to the hospital",          # no name before the head word
+    "the regional medical center",               # generic words only: a service, not a facility
+    "Seen in Cardiology Clinic today",            # a department
+    "called the pharmacy",
+    "pharmacist at the drug counter",             # "drug" is a head word only in title case or capitals
+])
+def test_generic_facility_words_are_not_names(text):
+    assert _found(FAC, text) == []
+
+
+def test_generic_check_is_what_separates_a_service_from_a_facility():
+    # same frame, one word differs: a specific word makes it a named facility
+    assert _found(FAC, "Seen in Cardiology Clinic today") == []
+    assert _found(FAC, "Seen in Brannigan Clinic today") == ["Brannigan Clinic"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("His coworker Leopold from Desrosiers Tool & Die says", ["Desrosiers Tool & Die"]),
+    ("chaplain from antelope islamic center visited", ["antelope islamic center"]),
+    ("SHE GETS OFF AT SUMMITSTONEBRIDGE SOFTWARE AROUND 11", ["SUMMITSTONEBRIDGE SOFTWARE"]),
+    ("Attends St. Jude Parish most Sundays", ["St. Jude Parish"]),
+])
+def test_organisations_by_head_word(text, expected):
+    assert _found(ORG, text) == expected
+
+
+@pytest.mark.parametrize("text", ["she works at the local school", "went to high school", "goes to church on sunday"])
+def test_organisation_heads_need_a_specific_name(text):
+    assert _found(ORG, text) == []
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("my friend Elodie Moreau called", ["Elodie Moreau"]),
+    ("PATIENT = GUERRERO, ABIGAIL\tDOB", ["GUERRERO, ABIGAIL"]),
+    ("[6 PM] Ivana: omw\n[12 PM] Kasimir: great", ["Ivana", "Kasimir"]),       # chat speakers
+    ("Hello Summer,\nFlight lands at 6", ["Summer"]),                           # greeting
+    ("Thanks again.\n\nBest,\nTheodora\n", ["Theodora"]),                       # sign-off
+    ("Next of kin:\tNorbert +1-977-599-7201", ["Norbert"]),                     # labelled field
+])
+def test_person_names_without_titles(text, expected):
+    assert _found(NAMES, text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Will Power and May Day",                    # everyday words
+    "Grace Hospital admitted her",               # facility head word
+    "HPI: cough\nPlan: continue\nAssessment: stable",   # section headers are not chat speakers
+    "Subject: refill\nFrom: Pharmacy",
+])
+def test_person_name_negatives(text):
+    assert _found(NAMES, text) == []

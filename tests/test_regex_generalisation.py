@@ -52,7 +52,7 @@ def found(text, label=None):
     ("signed out mar 9 00:12\n", "mar 9 00:12"),
     ("ON THE 20TH OF JANUARY.", "20TH OF JANUARY"),
     ("collected : 29apr2020\n", "29apr2020"),
-    ("Dec 26 2017-03-05", "Dec 26"),
+    ("Dec 26 2017-03-05", "2017-03-05"),     # the year of an ISO date is not a clock time "2017"
     # month name and a time
     ("at 0444 on Feb 23 0550, who acknowledged", "Feb 23 0550"),
     ("ON FEB 19 23:12.", "FEB 19 23:12"),

@@ -3,8 +3,11 @@
 Span recall says whether a prediction lined up with a gold span; what a reader of the release
 sees is the text after the anonymizer ran on the predictions.  :func:`surviving_surfaces`
 anonymizes every document with the predicted spans (one fixed benchmark key) and counts the
-gold surfaces whose exact text still occurs, as a whole word, anywhere in that document's
-released text.  Two exemptions follow the release rules rather than the recognizers: ages of
+gold surfaces that survive: a gold span no predicted span touches (its text is released where
+it stood), or a surface of four or more characters that still occurs, as a whole word, anywhere
+in that document's released text (a surrogate or a missed second mention can carry it).
+Shorter surfaces (ages, initials) are only counted where they stood: "93" would otherwise be
+found in every "SpO2 93%".  Two exemptions follow the release rules rather than the recognizers: ages of
 89 or less are kept on purpose (HIPAA Safe Harbor aggregates only ages over 89), so gold AGE
 spans whose value is <= 89 are not counted; and professions are not PHI, so they are not gold.
 
@@ -66,11 +69,16 @@ def surviving_surfaces(gold: Sequence[GoldDoc], predictions: Mapping[str, Sequen
         except AnonymizationError:
             res.quarantined += 1
             released = ""
+        pred = list(predictions.get(doc.note_id, ()))
         for s in doc.spans:
             surface = doc.text[s.start:s.end].strip()
             if not surface or _exempt(s.label, surface):
                 continue
             res.n_surfaces[s.label] = res.n_surfaces.get(s.label, 0) + 1
-            if released and re.search(r"(?<!\w)" + re.escape(surface) + r"(?!\w)", released):
+            if not released:
+                continue
+            untouched = not any(p.start < s.end and s.start < p.end for p in pred)
+            elsewhere = len(surface) >= 4 and re.search(r"(?<!\w)" + re.escape(surface) + r"(?!\w)", released)
+            if untouched or elsewhere:
                 res.n_verbatim[s.label] = res.n_verbatim.get(s.label, 0) + 1
     return res

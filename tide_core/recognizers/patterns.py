@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+
 # --------------------------------------------------------------------------- building blocks
 def word_alternation(words) -> str:
     """A deterministic regex matching any of ``words``, built as a trie.
@@ -100,7 +101,7 @@ NUM_MONTH = r"(?:1[0-2]|0?[1-9])"
 YEAR4 = r"(?:19|20)\d{2}"
 # An attached time in the same token run: "03/04/2021 14:30", "2021-03-04T14:30:00".
 _CLOCK = (r"(?:(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:\.\d+)?(?:\s?[AaPp]\.?[Mm]\.?(?!\w))?Z?"
-          r"|(?:[01]\d|2[0-3])[0-5]\d(?![\d:]|\.\d|\s*(?:hours|hrs|h\b|mg|mcg|mL|ml|cc|units|kg|g\b|L\b|%))"
+          r"|(?:[01]\d|2[0-3])[0-5]\d(?![\d:]|[./-]\d|\s*(?:hours|hrs|h\b|mg|mcg|mL|ml|cc|units|kg|g\b|L\b|%))"
           r"|(?:1[0-2]|0?[1-9])\s?[AaPp]\.?[Mm]\.?(?!\w))")
 TIME = r"(?:[ Tt]" + _CLOCK + ")?"
 #: A time that must follow ("5/21 1650", "2/18 4:15 PM", "dec 24 1350").

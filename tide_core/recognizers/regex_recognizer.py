@@ -13,8 +13,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from tide_core.errors import ConfigError
 from tide_core.recognizers.base import TideRecognizer
@@ -98,8 +99,8 @@ def _valid_id_token(m: re.Match, s: int, e: int, text: str) -> bool:
 
 
 _ZIP = re.compile(r"\d{5}(?:-\d{4})?")
-_COMMON_UPPER = frozenset("""OR ED ER IV PO IM SQ SC PR NG OT PT RT ICU CCU PACU MICU SICU NICU BP HR RR IN ON AT TO AM PM
-MD DO RN NP PA NO OK US UK HX DX RX TX SX FX CT MR XR EKG ECG EEG EMG MRI CBC BMP CMP LFT ABG UA UDS HIV HCV HBV
+_COMMON_UPPER = frozenset("""OR ED ER IV PO IM SQ SC PR NG OT PT RT ICU CCU PACU MICU SICU NICU BP HR RR IN ON AT TO
+AM PM MD DO RN NP PA NO OK US UK HX DX RX TX SX FX CT MR XR EKG ECG EEG EMG MRI CBC BMP CMP LFT ABG UA UDS HIV HCV HBV
 COPD CHF CKD ESRD DM HTN CAD PE DVT GI GU ENT OB GYN ALS MS CVA TIA SOB CP LOC AMA DNR DNI POA SW ID IS IT AS BE
 WE HE ME MY BY UP SO IF OF AN ALL AND THE FOR ARE BUT NOT YOU HAS HAD WAS""".split())
 
