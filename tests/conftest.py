@@ -1,4 +1,5 @@
 """Shared test setup: offline model hubs, quiet Ray, a key directory per test."""
+
 from __future__ import annotations
 
 import os

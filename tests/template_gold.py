@@ -1,4 +1,5 @@
 """Tiny template corpora for model tests: gold spans recorded while each text is built."""
+
 from __future__ import annotations
 
 import random
@@ -8,8 +9,14 @@ from tide_core.evaluation.gold_io import GoldDoc
 from tide_core.spans import Span
 
 
-def template_corpus(templates: Sequence[str], value: Callable[[str, random.Random], str], n: int, seed: int,
-                    prefix: str, sentences: tuple[int, int]) -> list[GoldDoc]:
+def template_corpus(
+    templates: Sequence[str],
+    value: Callable[[str, random.Random], str],
+    n: int,
+    seed: int,
+    prefix: str,
+    sentences: tuple[int, int],
+) -> list[GoldDoc]:
     """``n`` documents of ``sentences`` (min, max) random templates; ``{LABEL}`` slots get ``value``."""
     r = random.Random(seed)
     docs = []
@@ -23,7 +30,7 @@ def template_corpus(templates: Sequence[str], value: Callable[[str, random.Rando
                 a = tpl.index("{", pos)
                 b = tpl.index("}", a)
                 text += tpl[pos:a]
-                label = tpl[a + 1:b]
+                label = tpl[a + 1 : b]
                 v = value(label, r)
                 spans.append(Span(note_id, len(text), len(text) + len(v), label))
                 text += v

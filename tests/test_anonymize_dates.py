@@ -1,4 +1,5 @@
 """Dates: keyed per-patient offsets, same-format output, partial-date rule, fail-closed parsing."""
+
 from __future__ import annotations
 
 from datetime import date, timedelta
@@ -26,15 +27,27 @@ def _patient_with(sign: int) -> tuple[str, int]:
 def test_offsets_are_keyed_in_range_both_signs_and_change_with_the_key():
     offs = [date_offset_days(KA, f"p{i}") for i in range(3000)]
     assert all(3 <= abs(o) <= 180 for o in offs)
-    assert min(offs) < -170 and max(offs) > 170          # the whole range is used
+    assert min(offs) < -170 and max(offs) > 170  # the whole range is used
     assert 0.4 < sum(o > 0 for o in offs) / len(offs) < 0.6
     assert offs == [date_offset_days(KA, f"p{i}") for i in range(3000)]
     other = [date_offset_days(KB, f"p{i}") for i in range(3000)]
-    assert sum(a != b for a, b in zip(offs, other, strict=True)) / len(offs) > 0.98   # 1/356 coincide by chance
+    assert sum(a != b for a, b in zip(offs, other, strict=True)) / len(offs) > 0.98  # 1/356 coincide by chance
 
 
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December"]
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 D = date(2021, 3, 4)
 FULL_FORMATS = [
     ("3/4/2021", lambda d: f"{d.month}/{d.day}/{d.year}"),
@@ -92,7 +105,7 @@ def test_partial_dates_follow_the_precision_rule():
     assert shift_date(KA, pid, "March 3rd") == f"{MONTHS[new.month - 1]} {new.day}{_ord(new.day)}"
     new = date(2021, 3, 4) + timedelta(days=off)
     assert shift_date(KA, pid, "3/4", reference_year=2021) == f"{new.month}/{new.day}"
-    assert shift_date(KA, pid, "2/29") != "2/29"          # valid without a year
+    assert shift_date(KA, pid, "2/29") != "2/29"  # valid without a year
     # month + year: whole months, at least one, in the offset's direction
     months = sign * max(1, round(abs(off) / 30.44))
     total = 2021 * 12 + 2 + months
@@ -107,8 +120,17 @@ def test_partial_dates_follow_the_precision_rule():
     assert shift_date(KA, pos, "2019") == "2020"
 
 
-@pytest.mark.parametrize("bad,code", [("02/30/2021", "E411"), ("13/13/2021", "E411"), ("yesterday", "E410"),
-                                      ("Spring 2020", "E410"), ("2021-03-04 noonish", "E410"), ("99/99", "E411")])
+@pytest.mark.parametrize(
+    "bad,code",
+    [
+        ("02/30/2021", "E411"),
+        ("13/13/2021", "E411"),
+        ("yesterday", "E410"),
+        ("Spring 2020", "E410"),
+        ("2021-03-04 noonish", "E410"),
+        ("99/99", "E411"),
+    ],
+)
 def test_unparseable_dates_raise_coded_errors_without_the_value(bad, code):
     with pytest.raises(AnonymizationError) as e:
         shift_date(KA, "p1", bad)
@@ -117,17 +139,19 @@ def test_unparseable_dates_raise_coded_errors_without_the_value(bad, code):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.dates(min_value=date(1900, 6, 1), max_value=date(2099, 6, 1)),
-       st.dates(min_value=date(1900, 6, 1), max_value=date(2099, 6, 1)),
-       st.text(alphabet="abcdefgh0123", min_size=1, max_size=8),
-       st.sampled_from([0, 3, 9, 15]))
+@given(
+    st.dates(min_value=date(1900, 6, 1), max_value=date(2099, 6, 1)),
+    st.dates(min_value=date(1900, 6, 1), max_value=date(2099, 6, 1)),
+    st.text(alphabet="abcdefgh0123", min_size=1, max_size=8),
+    st.sampled_from([0, 3, 9, 15]),
+)
 def test_intervals_between_full_dates_are_preserved_across_formats(d1, d2, pid, fmt_index):
     fmt1, fmt2 = FULL_FORMATS[fmt_index][1], FULL_FORMATS[(fmt_index + 5) % len(FULL_FORMATS)][1]
     out1, out2 = shift_date(KA, pid, fmt1(d1)), shift_date(KA, pid, fmt2(d2))
     p1, p2 = parse_date(out1), parse_date(out2)
     s1, s2 = date(p1.year, p1.month, p1.day), date(p2.year, p2.month, p2.day)
     if fmt2 is FULL_FORMATS[1][1] and not 1970 <= d2.year <= 2067:
-        return                                              # a 2-digit year is read in the %y window
+        return  # a 2-digit year is read in the %y window
     assert (s2 - s1) == (d2 - d1)
     assert s1 - d1 == timedelta(days=date_offset_days(KA, pid))
 

@@ -1,4 +1,5 @@
 """Engine: offsets of released spans, untouched text outside spans, consistency, fail closed, pseudonyms."""
+
 from __future__ import annotations
 
 import re
@@ -15,16 +16,33 @@ from tide_core.spans import Note, Span
 KA = keyring_for_tests("study1", "k1", "engine-a")
 KB = keyring_for_tests("study1", "k2", "engine-b")
 
-TEXT = ("Pt John Smith (MRN 12345678, SSN 123-45-6789) was seen 03/04/2021 14:30 by Dr. Mary Jones at "
-        "Stanford Hospital, 1234 Oak Street, Palo Alto, CA 94304. Call (650) 555-1234 or email "
-        "john.smith@stanford.edu, see https://portal.stanford.edu/x1. 95 yo, works at Acme Logistics Inc. "
-        "Follow-up March 3rd. Seen in 2019. IP 10.1.2.3, country USA.")
-PHI = [("John Smith", "PATIENT"), ("12345678", "ID"), ("123-45-6789", "ID"), ("03/04/2021 14:30", "DATE"),
-       ("Mary Jones", "DOCTOR"), ("Stanford Hospital", "HOSPITAL"), ("1234 Oak Street", "LOCATION"),
-       ("Palo Alto", "LOCATION"), ("CA", "LOCATION"), ("94304", "LOCATION"), ("(650) 555-1234", "PHONE"),
-       ("john.smith@stanford.edu", "EMAIL"), ("https://portal.stanford.edu/x1", "URL"), ("95", "AGE"),
-       ("Acme Logistics Inc.", "OTHER"), ("March 3rd", "DATE"), ("2019", "DATE"), ("10.1.2.3", "URL"),
-       ("USA", "LOCATION")]
+TEXT = (
+    "Pt John Smith (MRN 12345678, SSN 123-45-6789) was seen 03/04/2021 14:30 by Dr. Mary Jones at "
+    "Stanford Hospital, 1234 Oak Street, Palo Alto, CA 94304. Call (650) 555-1234 or email "
+    "john.smith@stanford.edu, see https://portal.stanford.edu/x1. 95 yo, works at Acme Logistics Inc. "
+    "Follow-up March 3rd. Seen in 2019. IP 10.1.2.3, country USA."
+)
+PHI = [
+    ("John Smith", "PATIENT"),
+    ("12345678", "ID"),
+    ("123-45-6789", "ID"),
+    ("03/04/2021 14:30", "DATE"),
+    ("Mary Jones", "DOCTOR"),
+    ("Stanford Hospital", "HOSPITAL"),
+    ("1234 Oak Street", "LOCATION"),
+    ("Palo Alto", "LOCATION"),
+    ("CA", "LOCATION"),
+    ("94304", "LOCATION"),
+    ("(650) 555-1234", "PHONE"),
+    ("john.smith@stanford.edu", "EMAIL"),
+    ("https://portal.stanford.edu/x1", "URL"),
+    ("95", "AGE"),
+    ("Acme Logistics Inc.", "OTHER"),
+    ("March 3rd", "DATE"),
+    ("2019", "DATE"),
+    ("10.1.2.3", "URL"),
+    ("USA", "LOCATION"),
+]
 
 
 def _spans(text: str, note_id: str = "n1") -> list[Span]:
@@ -51,28 +69,42 @@ def test_every_span_is_replaced_and_offsets_point_at_the_surrogates():
     for r, s in zip(out.spans, spans, strict=True):
         assert (r.start, r.end, r.label, r.recognizer) == (s.start, s.end, s.label, s.recognizer)
         # the text between spans is untouched
-        assert out.text[prev_out:r.out_start] == TEXT[prev_in:s.start]
+        assert out.text[prev_out : r.out_start] == TEXT[prev_in : s.start]
         prev_out, prev_in = r.out_end, s.end
-        sur = out.text[r.out_start:r.out_end]
+        sur = out.text[r.out_start : r.out_end]
         if s.label != "AGE":
-            assert sur.casefold() != TEXT[s.start:s.end].casefold(), r.operator
+            assert sur.casefold() != TEXT[s.start : s.end].casefold(), r.operator
     assert out.text[prev_out:] == TEXT[prev_in:]
     for value, label in PHI:
         if label != "AGE" and len(value) > 3:
             assert value not in out.text
     ops = {r.operator for r in out.spans}
-    assert {"name.surrogate", "id.fpe", "date.shift", "hospital.surrogate", "location.street", "location.city",
-            "location.state", "location.zip", "location.country", "phone.fpe", "email.surrogate", "url.surrogate",
-            "ip.fpe", "age.aggregate", "org.surrogate"} <= ops
+    assert {
+        "name.surrogate",
+        "id.fpe",
+        "date.shift",
+        "hospital.surrogate",
+        "location.street",
+        "location.city",
+        "location.state",
+        "location.zip",
+        "location.country",
+        "phone.fpe",
+        "email.surrogate",
+        "url.surrogate",
+        "ip.fpe",
+        "age.aggregate",
+        "org.surrogate",
+    } <= ops
 
 
 def test_dates_in_a_note_shift_by_the_patients_offset_and_keep_the_time():
     out = Anonymizer(KA).anonymize(_note(), _spans(TEXT))
-    d = {r.start: out.text[r.out_start:r.out_end] for r in out.spans if r.label == "DATE"}
+    d = {r.start: out.text[r.out_start : r.out_end] for r in out.spans if r.label == "DATE"}
     off = date_offset_days(KA, "p1")
     new = date(2021, 3, 4) + timedelta(days=off)
     assert d[TEXT.index("03/04/2021")] == f"{new.month:02d}/{new.day:02d}/{new.year} 14:30"
-    md = date(2021, 3, 3) + timedelta(days=off)                  # reference year = note year
+    md = date(2021, 3, 3) + timedelta(days=off)  # reference year = note year
     assert re.match(rf"[A-Z][a-z]+ {md.day}(st|nd|rd|th)", d[TEXT.index("March 3rd")])
     assert shift_note_date(KA, "p1", "2021-03-04") == new.isoformat()
 
@@ -82,17 +114,18 @@ def test_same_values_in_other_notes_get_the_same_surrogates_and_a_new_key_remaps
     a = Anonymizer(KA).anonymize(_note(), _spans(TEXT))
     b = Anonymizer(KA).anonymize(_note("n2", text=other_text), _spans(other_text, "n2"))
     c = Anonymizer(KB).anonymize(_note(), _spans(TEXT))
-    sa = [a.text[r.out_start:r.out_end] for r in a.spans]
-    sb = [b.text[r.out_start:r.out_end] for r in b.spans]
-    sc = [c.text[r.out_start:r.out_end] for r in c.spans]
+    sa = [a.text[r.out_start : r.out_end] for r in a.spans]
+    sb = [b.text[r.out_start : r.out_end] for r in b.spans]
+    sc = [c.text[r.out_start : r.out_end] for r in c.spans]
     assert sa == sb
     # ages are kept/aggregated (not keyed); a year alone has two possible surrogates (+-1 year) and a
     # country abbreviation six, so a new key can coincide there by chance: excluded here, measured in the bench
     low_entropy = {TEXT.index("2019"), TEXT.index("USA")}
-    changed = [x != y for x, y, r in zip(sa, sc, a.spans, strict=True)
-               if r.label != "AGE" and r.start not in low_entropy]
+    changed = [
+        x != y for x, y, r in zip(sa, sc, a.spans, strict=True) if r.label != "AGE" and r.start not in low_entropy
+    ]
     assert len(changed) == len(PHI) - 3 and all(changed)
-    assert Anonymizer(KA).anonymize(_note(), _spans(TEXT)) == a     # deterministic, no state
+    assert Anonymizer(KA).anonymize(_note(), _spans(TEXT)) == a  # deterministic, no state
 
 
 def test_unparseable_date_is_masked_or_quarantined_by_policy():
@@ -102,7 +135,7 @@ def test_unparseable_date_is_masked_or_quarantined_by_policy():
     out = Anonymizer(KA).anonymize(_note(text=text), spans)
     assert out.text.startswith(f"Seen on {DATE_MASK}, then ")
     assert [r.operator for r in out.spans] == ["date.mask", "date.shift"]
-    assert out.text[out.spans[0].out_start:out.spans[0].out_end] == DATE_MASK
+    assert out.text[out.spans[0].out_start : out.spans[0].out_end] == DATE_MASK
     with pytest.raises(AnonymizationError) as e:
         Anonymizer(KA, on_unparseable_date="quarantine").anonymize(_note(text=text), spans)
     assert e.value.code == "E463" and "n1" in e.value.message and "Smarch" not in str(e.value)
@@ -110,13 +143,16 @@ def test_unparseable_date_is_masked_or_quarantined_by_policy():
         Anonymizer(KA, on_unparseable_date="keep")
 
 
-@pytest.mark.parametrize("spans,code", [
-    ([Span("n1", 0, 4, "PATIENT"), Span("n1", 2, 6, "PATIENT")], "E462"),
-    ([Span("n1", 0, 500, "PATIENT")], "E461"),
-    ([Span("other", 0, 4, "PATIENT")], "E460"),
-    ([Span("n1", 0, 4, "AGE")], "E420"),
-    ([Span("n1", 5, 6, "PHONE")], "E450"),
-])
+@pytest.mark.parametrize(
+    "spans,code",
+    [
+        ([Span("n1", 0, 4, "PATIENT"), Span("n1", 2, 6, "PATIENT")], "E462"),
+        ([Span("n1", 0, 500, "PATIENT")], "E461"),
+        ([Span("other", 0, 4, "PATIENT")], "E460"),
+        ([Span("n1", 0, 4, "AGE")], "E420"),
+        ([Span("n1", 5, 6, "PHONE")], "E450"),
+    ],
+)
 def test_bad_spans_fail_closed_with_coded_errors_naming_no_value(spans, code):
     text = "Zork Quux went home."
     with pytest.raises(AnonymizationError) as e:
@@ -154,6 +190,7 @@ def test_empty_span_list_returns_the_text_unchanged():
 
 def test_anonymizer_pickles_for_ray_workers_and_gives_identical_output():
     import pickle
+
     a = Anonymizer(KA, on_unparseable_date="quarantine")
     b = pickle.loads(pickle.dumps(a))
     assert b.on_unparseable_date == "quarantine" and b.keyring.fingerprint == KA.fingerprint

@@ -1,4 +1,5 @@
 """Identifiers: exact-domain bijections, FF3-1 format preservation, tweaks, rotation, errors."""
+
 from __future__ import annotations
 
 import random
@@ -24,16 +25,17 @@ KB = keyring_for_tests("study1", "k2", "ids-b")
 
 @pytest.mark.parametrize("digits", [1, 2, 3, 4, 5])
 def test_short_numeric_ids_are_a_fixed_point_free_bijection_of_their_exact_domain(digits):
-    values = [str(i).zfill(digits) for i in range(10 ** digits)]
+    values = [str(i).zfill(digits) for i in range(10**digits)]
     out = [anonymize_identifier(KA, v) for v in values]
-    assert sorted(out) == values                       # a permutation of the same domain: 0 collisions
-    assert all(o != v for o, v in zip(out, values, strict=True))    # never its own surrogate
+    assert sorted(out) == values  # a permutation of the same domain: 0 collisions
+    assert all(o != v for o, v in zip(out, values, strict=True))  # never its own surrogate
     assert all(len(o) == digits and o.isdigit() for o in out)
 
 
 @pytest.mark.parametrize("shape", ["uu", "ud", "lll", "uuu", "du-d"])
 def test_short_alphanumeric_shapes_are_bijections(shape):
     import itertools
+
     alph = {"u": string.ascii_uppercase, "l": string.ascii_lowercase, "d": string.digits}
     pools = [alph.get(c, c) for c in shape]
     values = ["".join(p) for p in itertools.product(*pools)]
@@ -64,7 +66,7 @@ def test_any_ascii_identifier_round_trips_and_keeps_its_shape(value):
     out = encrypt_identifier(KA, value)
     assert class_signature(out) == class_signature(value)
     assert decrypt_identifier(KA, out) == value
-    assert encrypt_identifier(KA, value) == out        # deterministic
+    assert encrypt_identifier(KA, value) == out  # deterministic
 
 
 def test_long_ids_beyond_ff3_max_length_use_invertible_blocks():
@@ -78,7 +80,7 @@ def test_long_ids_beyond_ff3_max_length_use_invertible_blocks():
 
 def test_large_sample_of_8_digit_mrns_is_collision_free_and_remapped_by_a_new_key():
     rng = random.Random(11)
-    values = list({f"{rng.randrange(10 ** 8):08d}" for _ in range(5000)})
+    values = list({f"{rng.randrange(10**8):08d}" for _ in range(5000)})
     a = [anonymize_identifier(KA, v) for v in values]
     b = [anonymize_identifier(KB, v) for v in values]
     assert len(set(a)) == len(values)
@@ -87,14 +89,14 @@ def test_large_sample_of_8_digit_mrns_is_collision_free_and_remapped_by_a_new_ke
 
 def test_non_ascii_digits_and_empty_payload_fail_closed():
     with pytest.raises(AnonymizationError) as e:
-        anonymize_identifier(KA, "12\u0663456")          # Arabic-Indic digit
+        anonymize_identifier(KA, "12\u0663456")  # Arabic-Indic digit
     assert e.value.code == "E406" and "\u0663" not in str(e.value)
     with pytest.raises(AnonymizationError) as e:
         anonymize_identifier(KA, "--/--")
     assert e.value.code == "E407"
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 10, 26, TABLE_MAX, TABLE_MAX + 1, 100_003, 2 ** 20 + 7])
+@pytest.mark.parametrize("n", [1, 2, 3, 10, 26, TABLE_MAX, TABLE_MAX + 1, 100_003, 2**20 + 7])
 def test_keyed_permutation_is_a_bijection_with_an_inverse(n):
     p = KeyedPermutation(b"k" * 32, b"tweak", n)
     sample = range(n) if n <= 5000 else random.Random(n).sample(range(n), 3000)

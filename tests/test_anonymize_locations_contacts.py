@@ -1,4 +1,5 @@
 """Locations, facilities, contacts and ages: shape-preserving keyed surrogates and fail-closed errors."""
+
 from __future__ import annotations
 
 import re
@@ -22,11 +23,23 @@ def _skeleton(s: str) -> str:
     return re.sub(r"\d", "d", s)
 
 
-@pytest.mark.parametrize("value,kind", [("94304", "zip"), ("94304-1234", "zip"), ("CA", "state"),
-                                        ("California", "state"),
-                                        ("Germany", "country"), ("USA", "country"), ("1234 Oak Street", "street"),
-                                        ("Apt 4B", "street"), ("Palo Alto", "city"), ("St. Louis", "city"),
-                                        ("Palo Alto, CA 94304", "address"), ("Boston MA 02115", "address")])
+@pytest.mark.parametrize(
+    "value,kind",
+    [
+        ("94304", "zip"),
+        ("94304-1234", "zip"),
+        ("CA", "state"),
+        ("California", "state"),
+        ("Germany", "country"),
+        ("USA", "country"),
+        ("1234 Oak Street", "street"),
+        ("Apt 4B", "street"),
+        ("Palo Alto", "city"),
+        ("St. Louis", "city"),
+        ("Palo Alto, CA 94304", "address"),
+        ("Boston MA 02115", "address"),
+    ],
+)
 def test_location_subtypes(value, kind):
     assert location_subtype(value) == kind
     out, k = surrogate_location(KA, value)
@@ -80,17 +93,28 @@ def test_facilities_keep_their_type():
     assert surrogate_organisation(KA, "Palo Alto High School").endswith("High School")
     hospitals = load_list("hospitals").entries[:300]
     a = [surrogate_hospital(KA, h) for h in hospitals]
-    assert all(x != h for x, h in zip(a, hospitals, strict=True))                  # listed: a derangement
-    assert sum(x != surrogate_hospital(KB, h) for x, h in zip(a, hospitals, strict=True)) > 280   # a new key remaps
+    assert all(x != h for x, h in zip(a, hospitals, strict=True))  # listed: a derangement
+    assert sum(x != surrogate_hospital(KB, h) for x, h in zip(a, hospitals, strict=True)) > 280  # a new key remaps
     acr = surrogate_hospital(KA, "UCSF")
     assert re.fullmatch(r"[A-Z]{4}", acr) and all(a != b for a, b in zip(acr, "UCSF", strict=True))
     with pytest.raises(AnonymizationError):
         surrogate_hospital(KA, "--")
 
 
-@pytest.mark.parametrize("value", ["(650) 555-1234", "650-555-1234", "650.555.1234", "+1 (650) 555-1234",
-                                   "1-800-555-0199", "555-1234", "(650) 555-1234 ext. 123", "+44 20 7946 0958",
-                                   "6505551234 x12"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "(650) 555-1234",
+        "650-555-1234",
+        "650.555.1234",
+        "+1 (650) 555-1234",
+        "1-800-555-0199",
+        "555-1234",
+        "(650) 555-1234 ext. 123",
+        "+44 20 7946 0958",
+        "6505551234 x12",
+    ],
+)
 def test_phones_keep_their_exact_format(value):
     out = surrogate_phone(KA, value)
     assert _skeleton(out) == _skeleton(value) and out != value
@@ -100,7 +124,7 @@ def test_phones_keep_their_exact_format(value):
 def test_phone_digits_do_not_depend_on_punctuation_and_country_code_is_kept():
     a = re.sub(r"\D", "", surrogate_phone(KA, "(650) 555-1234"))
     assert a == re.sub(r"\D", "", surrogate_phone(KA, "650.555.1234"))
-    assert a[0] in "23456789" and a[3] in "23456789"           # still a valid NANP shape
+    assert a[0] in "23456789" and a[3] in "23456789"  # still a valid NANP shape
     assert surrogate_phone(KA, "+1 (650) 555-1234").startswith("+1 (")
     assert surrogate_phone(KA, "+44 20 7946 0958").startswith("+44 ")
     with pytest.raises(AnonymizationError):
@@ -132,12 +156,19 @@ def test_urls_and_ips():
         surrogate_url(KA, "nothing")
 
 
-@pytest.mark.parametrize("value,expected,op", [("67", "67", "age.keep"), ("89", "89", "age.keep"),
-                                               ("90", "90+", "age.aggregate"), ("104", "90+", "age.aggregate"),
-                                               ("92 y/o", "90+ y/o", "age.aggregate"),
-                                               ("ninety-two", "90+", "age.aggregate"),
-                                               ("95 months", "95 months", "age.keep"),
-                                               ("eighty", "eighty", "age.keep")])
+@pytest.mark.parametrize(
+    "value,expected,op",
+    [
+        ("67", "67", "age.keep"),
+        ("89", "89", "age.keep"),
+        ("90", "90+", "age.aggregate"),
+        ("104", "90+", "age.aggregate"),
+        ("92 y/o", "90+ y/o", "age.aggregate"),
+        ("ninety-two", "90+", "age.aggregate"),
+        ("95 months", "95 months", "age.keep"),
+        ("eighty", "eighty", "age.keep"),
+    ],
+)
 def test_ages(value, expected, op):
     assert anonymize_age(value) == (expected, op)
 

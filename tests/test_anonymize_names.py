@@ -1,4 +1,5 @@
 """Names: keyed list derangements, generated surrogates, shapes, case, consistency, rotation."""
+
 from __future__ import annotations
 
 import random
@@ -23,16 +24,16 @@ def _shape(s: str) -> str:
 def test_surrogate_lists_are_large_and_unique():
     first, last = load_list("first_names"), load_list("last_names")
     assert len(first) > 5000 and len(last) > 5000
-    assert not set(first.index) & set(last.index)          # disjoint: one derangement per list
-    assert GENERATED_SPACE > 10 ** 7
+    assert not set(first.index) & set(last.index)  # disjoint: one derangement per list
+    assert GENERATED_SPACE > 10**7
 
 
 def test_listed_names_map_by_a_derangement_of_their_list():
     for name in ("first_names", "last_names"):
         lst = load_list(name)
         out = [surrogate_token(KA, e) for e in lst.entries]
-        assert len({norm(o) for o in out}) == len(lst)        # a bijection: zero collisions
-        assert all(norm(o) in lst.index for o in out)          # stays inside the list
+        assert len({norm(o) for o in out}) == len(lst)  # a bijection: zero collisions
+        assert all(norm(o) in lst.index for o in out)  # stays inside the list
         assert all(norm(o) != norm(e) for o, e in zip(out, lst.entries, strict=True))  # never itself
 
 
@@ -68,8 +69,14 @@ def test_unlisted_names_get_pronounceable_generated_surrogates_outside_the_lists
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", min_size=1, max_size=12),
-                min_size=1, max_size=4), st.sampled_from([" ", "-", ", "]))
+@given(
+    st.lists(
+        st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", min_size=1, max_size=12),
+        min_size=1,
+        max_size=4,
+    ),
+    st.sampled_from([" ", "-", ", "]),
+)
 def test_token_structure_is_preserved(tokens, sep):
     value = sep.join(tokens)
     out = surrogate_name(KA, value)
@@ -82,5 +89,5 @@ def test_initial_clusters_and_title_only_spans_never_pass_through():
     for value in ("SR", "JS", "MKT", "MD"):
         out = surrogate_name(KA, value)
         assert len(out) == len(value) and out.isupper() and out != value
-        assert all(a != b for a, b in zip(out, value, strict=True))        # each letter by a derangement of A-Z
-    assert surrogate_name(KA, "Mark Lee MD").endswith(" MD")   # a suffix next to a name is kept
+        assert all(a != b for a, b in zip(out, value, strict=True))  # each letter by a derangement of A-Z
+    assert surrogate_name(KA, "Mark Lee MD").endswith(" MD")  # a suffix next to a name is kept

@@ -1,4 +1,5 @@
 """Our keyed operator inside a stock Presidio AnonymizerEngine (presidio-anonymizer is installed)."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,8 +21,13 @@ def _results():
     def r(value, entity):
         i = TEXT.index(value)
         return RecognizerResult(entity_type=entity, start=i, end=i + len(value), score=0.9)
-    return [r("John Smith", "PERSON"), r("03/04/2021", "DATE_TIME"), r("(650) 555-1234", "PHONE_NUMBER"),
-            r("123-45-6789", "US_SSN")]
+
+    return [
+        r("John Smith", "PERSON"),
+        r("03/04/2021", "DATE_TIME"),
+        r("(650) 555-1234", "PHONE_NUMBER"),
+        r("123-45-6789", "US_SSN"),
+    ]
 
 
 def test_presidio_engine_runs_our_keyed_operator_with_the_same_surrogates_as_ours():
@@ -38,11 +44,11 @@ def test_presidio_engine_runs_our_keyed_operator_with_the_same_surrogates_as_our
     for item in res.items:
         assert item.operator == "tide_keyed"
         assert item.text == expected[item.entity_type]
-        assert res.text[item.start:item.end] == item.text
+        assert res.text[item.start : item.end] == item.text
     for original in ("John Smith", "03/04/2021", "555-1234", "123-45-6789"):
         assert original not in res.text
     again = engine.anonymize(TEXT, _results(), {"DEFAULT": OperatorConfig("tide_keyed", {"patient_id": "p1"})})
-    assert again.text == res.text                      # keyed and deterministic, unlike presidio's hash/encrypt
+    assert again.text == res.text  # keyed and deterministic, unlike presidio's hash/encrypt
 
 
 def test_key_material_is_not_in_operator_params_and_unknown_entities_fail():
@@ -55,6 +61,8 @@ def test_key_material_is_not_in_operator_params_and_unknown_entities_fail():
     out = engine.anonymize(TEXT, [RecognizerResult("SOMETHING", i, i + 11, 0.9)], {"SOMETHING": config})
     assert "123-45-6789" not in out.text
     from tide_core.errors import AnonymizationError
+
     with pytest.raises(AnonymizationError):
-        engine.anonymize(TEXT, [RecognizerResult("SOMETHING", i, i + 11, 0.9)],
-                         {"SOMETHING": OperatorConfig("tide_keyed_2", {})})
+        engine.anonymize(
+            TEXT, [RecognizerResult("SOMETHING", i, i + 11, 0.9)], {"SOMETHING": OperatorConfig("tide_keyed_2", {})}
+        )

@@ -1,4 +1,5 @@
 """Exact audit bounds, the patient-level planner and sampler, the tide_audits table and the gate."""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime
@@ -46,11 +47,12 @@ def test_bound_object_and_release_sentence():
     assert b.supports(0.01) and b.lower_bound == 0.0 and b.point_estimate == 0.0
     assert release_sentence(b, "the site A progress notes") == (
         "In an audit of 300 patients sampled from the site A progress notes, 0 leaked identifiers were "
-        "found; with 95% confidence the per-patient leak rate is below 1.0%.")
+        "found; with 95% confidence the per-patient leak rate is below 1.0%."
+    )
     s = release_sentence(audit_bound(500, 2), "release R7")
     assert "leaked identifiers were found for 2 patients" in s
     assert clopper_pearson_upper(500, 2) == pytest.approx(0.01254, abs=1e-5)
-    assert s.endswith("below 1.3%.")          # 1.254% is rounded up, never down
+    assert s.endswith("below 1.3%.")  # 1.254% is rounded up, never down
 
 
 def _notes():
@@ -71,15 +73,21 @@ def test_plan_buckets_by_patient_not_note():
         assert len(pats) == len(set(pats)) <= n_notes_by_bucket[b]
     plan = plan_audit(buckets)
     assert plan.required_per_bucket == 299
-    for bp in plan.buckets:                       # small demo buckets: every patient is reviewed
+    for bp in plan.buckets:  # small demo buckets: every patient is reviewed
         assert bp.census and bp.n_sample == bp.n_patients == len(buckets[bp.bucket])
-    big = {"A|epic|progress": [f"p{i}" for i in range(5000)], "B|epic|progress": [f"q{i}" for i in range(120)],
-           "C|cerner|radiology": [f"r{i}" for i in range(400)] + [f"r{i}" for i in range(400)]}
+    big = {
+        "A|epic|progress": [f"p{i}" for i in range(5000)],
+        "B|epic|progress": [f"q{i}" for i in range(120)],
+        "C|cerner|radiology": [f"r{i}" for i in range(400)] + [f"r{i}" for i in range(400)],
+    }
     plan = plan_audit(big, target_rate=0.01)
     assert [(b.bucket, b.n_sample, b.census) for b in plan.buckets] == [
-        ("A|epic|progress", 299, False), ("B|epic|progress", 120, True), ("C|cerner|radiology", 299, False)]
+        ("A|epic|progress", 299, False),
+        ("B|epic|progress", 120, True),
+        ("C|cerner|radiology", 299, False),
+    ]
     assert plan.total_sample == 718
-    assert plan["A|epic|progress"].pass_probability_at["0.001"] == pytest.approx(0.999 ** 299)
+    assert plan["A|epic|progress"].pass_probability_at["0.001"] == pytest.approx(0.999**299)
     s1, s2 = sample_patients(big, plan, seed=42), sample_patients(big, plan, seed=42)
     assert s1 == s2 and len(s1["A|epic|progress"]) == 299 == len(set(s1["A|epic|progress"]))
     assert set(s1["A|epic|progress"]) <= set(big["A|epic|progress"])
@@ -91,12 +99,23 @@ def test_plan_buckets_by_patient_not_note():
 
 def test_audit_table_schema_and_roundtrip():
     when = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
-    recs = [AuditRecord.create("s1", "k1", "A|epic|progress", 300, 0, reviewer="rev-a", audited_at=when),
-            AuditRecord("s1", "k1", "B|epic|progress", 120, 0, 0.95, None, "rev-b", when)]
+    recs = [
+        AuditRecord.create("s1", "k1", "A|epic|progress", 300, 0, reviewer="rev-a", audited_at=when),
+        AuditRecord("s1", "k1", "B|epic|progress", 120, 0, 0.95, None, "rev-b", when),
+    ]
     table = records_to_table(recs)
     assert table.schema.equals(AUDITS)
-    assert table.column_names == ["study", "key", "bucket", "n_patients_sampled", "n_leaks", "confidence",
-                                  "upper_bound", "reviewer", "audited_at"]
+    assert table.column_names == [
+        "study",
+        "key",
+        "bucket",
+        "n_patients_sampled",
+        "n_leaks",
+        "confidence",
+        "upper_bound",
+        "reviewer",
+        "audited_at",
+    ]
     back = records_from_table(table)
     assert back[0] == recs[0]
     assert back[1].upper_bound == pytest.approx(clopper_pearson_upper(120, 0))
@@ -108,25 +127,36 @@ def test_audit_table_in_duckdb_and_gate_from_table(tmp_path):
     wh = open_warehouse(f"duckdb:{tmp_path / 'wh.duckdb'}")
     try:
         wh.append("tide_audits", records_to_table([AuditRecord.create("s1", "k1", "A", 300, 0)]))
-        wh.append("tide_audits", records_to_table([AuditRecord.create("s1", "k1", "B", 150, 0),
-                                                   AuditRecord.create("s1", "k1", "B", 150, 0)]))
+        wh.append(
+            "tide_audits",
+            records_to_table(
+                [AuditRecord.create("s1", "k1", "B", 150, 0), AuditRecord.create("s1", "k1", "B", 150, 0)]
+            ),
+        )
         table = wh.read_table("tide_audits", where={"study": "s1", "key": "k1"})
     finally:
         wh.close()
     decision = evaluate_release(table)
     # bucket B: two rounds of 150 pool to 300 clean patients -> supports < 1%
     assert decision.passed, decision.reasons
-    assert decision.buckets["B"] == {"n_patients_sampled": 300, "n_leaks": 0, "rounds": 2,
-                                     "upper_bound": pytest.approx(clopper_pearson_upper(300, 0)), "passed": True}
+    assert decision.buckets["B"] == {
+        "n_patients_sampled": 300,
+        "n_leaks": 0,
+        "rounds": 2,
+        "upper_bound": pytest.approx(clopper_pearson_upper(300, 0)),
+        "passed": True,
+    }
     assert decision.sentence.startswith("In an audit of 600 patients sampled from 2 buckets of study s1")
 
 
 def test_gate_blocks_on_missing_audit_failed_bound_and_drift():
     ok = [AuditRecord.create("s", "k", "A", 300, 0)]
     assert evaluate_release(ok).passed
-    assert evaluate_release(ok).sentence == ("In an audit of 300 patients sampled from 1 bucket of study s, 0 leaked "
-                                             "identifiers were found; with 95% confidence the per-patient leak rate "
-                                             "is below 1.0%.")
+    assert evaluate_release(ok).sentence == (
+        "In an audit of 300 patients sampled from 1 bucket of study s, 0 leaked "
+        "identifiers were found; with 95% confidence the per-patient leak rate "
+        "is below 1.0%."
+    )
     missing = evaluate_release([])
     assert not missing.passed and missing.sentence is None and "unvalidated" in missing.reasons[0]
     short = evaluate_release([AuditRecord.create("s", "k", "A", 298, 0)])
@@ -166,7 +196,7 @@ def test_audit_cli(tmp_path, capsys):
     plan = json.loads((tmp_path / "plan.json").read_text())
     assert plan["required_per_bucket"] == 299 and plan["seed"] == 42
     assert sum(len(v) for v in plan["sample"].values()) == plan["total_sample"]
-    assert not any(pid in printed for v in plan["sample"].values() for pid in v)   # ids go to the file only
+    assert not any(pid in printed for v in plan["sample"].values() for pid in v)  # ids go to the file only
 
 
 def test_audit_record_and_gate_cli(tmp_path, capsys):
@@ -175,17 +205,44 @@ def test_audit_record_and_gate_cli(tmp_path, capsys):
     wh = f"duckdb:{tmp_path / 'wh.duckdb'}"
     assert main(["audit", "gate", "--warehouse", wh, "--study", "s", "--key", "k"]) == 1
     assert "no audit records" in capsys.readouterr().out
-    assert main(["audit", "record", "--warehouse", wh, "--study", "s", "--key", "k", "--bucket", "A|epic|progress",
-                 "--n", "300", "--leaks", "0", "--reviewer", "privacy-office"]) == 0
+    assert (
+        main(
+            [
+                "audit",
+                "record",
+                "--warehouse",
+                wh,
+                "--study",
+                "s",
+                "--key",
+                "k",
+                "--bucket",
+                "A|epic|progress",
+                "--n",
+                "300",
+                "--leaks",
+                "0",
+                "--reviewer",
+                "privacy-office",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
     assert main(["audit", "gate", "--warehouse", wh, "--study", "s", "--key", "k"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("PASSED") and "below 1.0%" in out
     (tmp_path / "drift.json").write_text('{"band": "drift"}')
-    assert main(["audit", "gate", "--warehouse", wh, "--study", "s", "--key", "k",
-                 "--drift", str(tmp_path / "drift.json")]) == 1
-    assert main(["audit", "gate", "--warehouse", wh, "--study", "s", "--key", "k",
-                 "--require-bucket", "B|epic|progress"]) == 1
+    assert (
+        main(
+            ["audit", "gate", "--warehouse", wh, "--study", "s", "--key", "k", "--drift", str(tmp_path / "drift.json")]
+        )
+        == 1
+    )
+    assert (
+        main(["audit", "gate", "--warehouse", wh, "--study", "s", "--key", "k", "--require-bucket", "B|epic|progress"])
+        == 1
+    )
     assert "'B|epic|progress' has no audit" in capsys.readouterr().out
     # another key of the same study has no audits of its own
     assert main(["audit", "gate", "--warehouse", wh, "--study", "s", "--key", "k2"]) == 1

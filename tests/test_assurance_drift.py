@@ -1,5 +1,6 @@
 """Drift monitor and residual-PHI screen on synthetic notes, the real regex recognizer and
 releases made by the real keyed anonymizer (with some PHI deliberately left in)."""
+
 from __future__ import annotations
 
 import json
@@ -64,8 +65,14 @@ def corpora():
 def reference(corpora, regex):
     ref_docs, _ = corpora
     notes, spans, residual = _inputs(ref_docs, regex)
-    return freeze_reference(notes, spans, residual, pseudo_batch_size=100, recognizer_fingerprint=regex.fingerprint(),
-                            screen_fingerprint=regex.fingerprint())
+    return freeze_reference(
+        notes,
+        spans,
+        residual,
+        pseudo_batch_size=100,
+        recognizer_fingerprint=regex.fingerprint(),
+        screen_fingerprint=regex.fingerprint(),
+    )
 
 
 def test_reference_is_calibrated_and_holds_no_phi(reference, corpora, tmp_path):
@@ -79,8 +86,12 @@ def test_reference_is_calibrated_and_holds_no_phi(reference, corpora, tmp_path):
     assert reference["calibration"]["n_splits"] == 40
     blob = json.dumps(reference)
     # (surfaces made of digits only can coincide with a count, so only those with letters are checked)
-    surfaces = {d.text[s.start:s.end] for d in ref_docs for s in d.spans
-                if s.length >= 4 and any(ch.isalpha() for ch in d.text[s.start:s.end])}
+    surfaces = {
+        d.text[s.start : s.end]
+        for d in ref_docs
+        for s in d.spans
+        if s.length >= 4 and any(ch.isalpha() for ch in d.text[s.start : s.end])
+    }
     assert len(surfaces) > 100 and not [x for x in surfaces if x in blob]
     assert not [d.note_id for d in ref_docs if d.note_id in blob]
     assert not [d.patient_id for d in ref_docs if d.patient_id in blob]
@@ -98,8 +109,14 @@ def test_batch_drawn_from_the_reference_is_stable(reference, corpora, regex):
     ref_docs, _ = corpora
     picked = random.Random(5).sample(ref_docs, 100)
     notes, spans, residual = _inputs(picked, regex)
-    res = check_drift(reference, notes, spans, residual, recognizer_fingerprint=regex.fingerprint(),
-                      screen_fingerprint=regex.fingerprint())
+    res = check_drift(
+        reference,
+        notes,
+        spans,
+        residual,
+        recognizer_fingerprint=regex.fingerprint(),
+        screen_fingerprint=regex.fingerprint(),
+    )
     assert res.band == "stable", [(c.name, c.band, c.value, c.watch) for c in res.components if c.band != "stable"]
     assert res.n_measured == 15 and not res.low_confidence and res.new_categories == {}
     assert all(c.score < 50 for c in res.components)
@@ -110,8 +127,14 @@ def test_fresh_batch_from_the_same_generator_does_not_drift(reference, corpora, 
     # level by chance (watch = the 95th percentile of self-split noise, so ~5% per component)
     _, batch_docs = corpora
     notes, spans, residual = _inputs(batch_docs[:100], regex)
-    res = check_drift(reference, notes, spans, residual, recognizer_fingerprint=regex.fingerprint(),
-                      screen_fingerprint=regex.fingerprint())
+    res = check_drift(
+        reference,
+        notes,
+        spans,
+        residual,
+        recognizer_fingerprint=regex.fingerprint(),
+        screen_fingerprint=regex.fingerprint(),
+    )
     assert res.band in ("stable", "watch") and res.n_measured == 15
     assert sum(c.band == "watch" for c in res.components) <= 3
     assert max(c.score for c in res.components) < 75
@@ -131,8 +154,10 @@ def test_changed_note_type_mix_drifts(reference, corpora, regex):
 
 def test_changed_text_shape_drifts(reference, corpora, regex):
     _, batch_docs = corpora
-    shouted = [GoldDoc(d.note_id, d.patient_id, d.text.upper() + "\n" + d.text.upper(), d.spans, d.metadata)
-               for d in batch_docs[:100]]
+    shouted = [
+        GoldDoc(d.note_id, d.patient_id, d.text.upper() + "\n" + d.text.upper(), d.spans, d.metadata)
+        for d in batch_docs[:100]
+    ]
     notes = [d.to_note() for d in shouted]
     res = check_drift(reference, notes)
     assert res.component("uppercase_ratio").band == "drift"
@@ -154,8 +179,14 @@ def test_missing_inputs_are_unknown_not_stable(reference, corpora):
 def test_recognizer_change_asks_for_rebaseline(reference, corpora, regex):
     _, batch_docs = corpora
     notes, spans, residual = _inputs(batch_docs[:100], regex)
-    res = check_drift(reference, notes, spans, residual, recognizer_fingerprint="other-model-v2",
-                      screen_fingerprint=regex.fingerprint())
+    res = check_drift(
+        reference,
+        notes,
+        spans,
+        residual,
+        recognizer_fingerprint="other-model-v2",
+        screen_fingerprint=regex.fingerprint(),
+    )
     assert res.lenses["output"] == "unknown"
     assert "re-baseline" in res.component("confidence").reason
 
@@ -181,18 +212,18 @@ def test_screen_counts_residual_phi_by_label_and_ignores_surrogates(corpora, reg
     assert leaky.hits_by_label.get("PHONE", 0) - clean.hits_by_label.get("PHONE", 0) >= len(with_phone)
     assert clean.n_hits_ignored_as_surrogate > 0
     # without surrogate awareness every surrogate phone/date counts as a hit
-    naive = screen_released([Note(a.note_id, a.patient_id, a.text) for a in leaky_docs], [regex],
-                            surrogate_aware=False)
+    naive = screen_released([Note(a.note_id, a.patient_id, a.text) for a in leaky_docs], [regex], surrogate_aware=False)
     assert naive.n_flagged >= leaky.n_flagged and naive.hits_by_label["DATE"] > leaky.hits_by_label.get("DATE", 0)
     # the result carries counts and ids only
     blob = json.dumps(leaky.to_dict())
-    phones = {d.text[s.start:s.end] for d in docs for s in d.spans if s.label == "PHONE"}
+    phones = {d.text[s.start : s.end] for d in docs for s in d.spans if s.label == "PHONE"}
     assert not [p for p in phones if p in blob]
     with pytest.raises(ConfigError) as exc:
         screen_released([Note("n1", "p", "call 555-123-4567")], [regex])
     assert exc.value.code == "E746"
-    assert screen_released([Note("n1", "p", "call 555-123-4567")], lambda n: regex.recognize(n),
-                           surrogate_aware=False).flagged_note_ids == ["n1"]
+    assert screen_released(
+        [Note("n1", "p", "call 555-123-4567")], lambda n: regex.recognize(n), surrogate_aware=False
+    ).flagged_note_ids == ["n1"]
 
 
 def test_drift_cli_freeze_and_check(tmp_path, corpora, capsys):
@@ -205,21 +236,72 @@ def test_drift_cli_freeze_and_check(tmp_path, corpora, capsys):
     first_type = sorted({x.metadata["note_type"] for x in batch_docs})[0]
     shifted = [d for d in batch_docs if d.metadata["note_type"] == first_type]
     write_gold(tmp_path / "shifted.jsonl", shifted)
-    assert main(["drift", "freeze", "--notes", str(tmp_path / "ref.jsonl"), "--out", str(tmp_path / "ref.json"),
-                 "--batch-size", "100"]) == 0
+    assert (
+        main(
+            [
+                "drift",
+                "freeze",
+                "--notes",
+                str(tmp_path / "ref.jsonl"),
+                "--out",
+                str(tmp_path / "ref.json"),
+                "--batch-size",
+                "100",
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
-    rc = main(["drift", "check", "--reference", str(tmp_path / "ref.json"), "--notes", str(tmp_path / "ok.jsonl"),
-               "--fail-on", "watch", "--out", str(tmp_path / "ok.json")])
+    rc = main(
+        [
+            "drift",
+            "check",
+            "--reference",
+            str(tmp_path / "ref.json"),
+            "--notes",
+            str(tmp_path / "ok.jsonl"),
+            "--fail-on",
+            "watch",
+            "--out",
+            str(tmp_path / "ok.json"),
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0 and "overall: unknown" in out and "measured 9 of 15" in out
     rc = main(["drift", "check", "--reference", str(tmp_path / "ref.json"), "--notes", str(tmp_path / "shifted.jsonl")])
     assert rc == 1 and "overall: drift" in capsys.readouterr().out
     assert json.loads((tmp_path / "ok.json").read_text())["n_components"] == 15
-    assert main(["drift", "freeze", "--notes", str(tmp_path / "ref.jsonl"), "--by", "source",
-                 "--out", str(tmp_path / "set.json")]) == 0
+    assert (
+        main(
+            [
+                "drift",
+                "freeze",
+                "--notes",
+                str(tmp_path / "ref.jsonl"),
+                "--by",
+                "source",
+                "--out",
+                str(tmp_path / "set.json"),
+            ]
+        )
+        == 0
+    )
     capsys.readouterr()
-    assert main(["drift", "check", "--reference", str(tmp_path / "set.json"), "--notes", str(tmp_path / "ok.jsonl"),
-                 "--fail-on", "drift"]) == 0
+    assert (
+        main(
+            [
+                "drift",
+                "check",
+                "--reference",
+                str(tmp_path / "set.json"),
+                "--notes",
+                str(tmp_path / "ok.jsonl"),
+                "--fail-on",
+                "drift",
+            ]
+        )
+        == 0
+    )
     source = ref_docs[0].metadata["source"]
     assert f"source={source}: " in capsys.readouterr().out
 
@@ -232,8 +314,11 @@ def test_one_baseline_per_source(corpora):
     def with_source(docs, source):
         return [GoldDoc(d.note_id, d.patient_id, d.text, d.spans, dict(d.metadata, source=source)) for d in docs]
 
-    ref = (with_source(ref_docs[:150], "epic") + with_source(ref_docs[150:300], "cerner")
-           + with_source(ref_docs[:5], "fax"))
+    ref = (
+        with_source(ref_docs[:150], "epic")
+        + with_source(ref_docs[150:300], "cerner")
+        + with_source(ref_docs[:5], "fax")
+    )
     refset = freeze_reference_set([d.to_note() for d in ref], by="source")
     assert sorted(refset["references"]) == ["cerner", "epic"] and refset["too_small"] == {"fax": 5}
     same = with_source(batch_docs[:60], "epic") + with_source(batch_docs[60:120], "cerner")
@@ -248,7 +333,8 @@ def test_one_baseline_per_source(corpora):
     # a text change in one source is caught in that source only
     shouted = with_source(batch_docs[:60], "epic") + [
         GoldDoc(d.note_id, d.patient_id, d.text.upper(), d.spans, dict(d.metadata, source="cerner"))
-        for d in batch_docs[60:120]]
+        for d in batch_docs[60:120]
+    ]
     res3 = check_drift_set(refset, [d.to_note() for d in shouted])
     assert res3.results["cerner"].component("uppercase_ratio").band == "drift"
     assert res3.results["epic"].component("uppercase_ratio").band != "drift" and res3.band == "drift"

@@ -3,6 +3,7 @@
 The emulator runs in a subprocess on free 127.0.0.1 ports; the google-cloud-bigquery client talks
 to it over its normal request path.  Skipped (with the reason) only when bqemulator is not installed.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -57,8 +58,23 @@ def emulator(tmp_path_factory):
     exe = shutil.which("bqemulator", path=str(Path(sys.executable).parent)) or "bqemulator"
     log = tmp_path_factory.mktemp("bqemu") / "emulator.log"
     fh = open(log, "w")
-    proc = subprocess.Popen([exe, "start", "--ephemeral", "--project", PROJECT, "--rest-port", str(rest),
-                             "--grpc-port", str(grpc_port), "--log-level", "warning"], stdout=fh, stderr=fh)
+    proc = subprocess.Popen(
+        [
+            exe,
+            "start",
+            "--ephemeral",
+            "--project",
+            PROJECT,
+            "--rest-port",
+            str(rest),
+            "--grpc-port",
+            str(grpc_port),
+            "--log-level",
+            "warning",
+        ],
+        stdout=fh,
+        stderr=fh,
+    )
     deadline = time.time() + 60
     import urllib.request
 
@@ -83,8 +99,13 @@ def emulator(tmp_path_factory):
 def _open(emulator, dataset: str, **kw):
     from tide_core.io.bigquery_warehouse import BigQueryWarehouse
 
-    wh = BigQueryWarehouse.from_url(f"bigquery:{PROJECT}.{dataset}", api_endpoint=emulator["rest"],
-                                    storage_endpoint=emulator["grpc"], anonymous=True, **kw)
+    wh = BigQueryWarehouse.from_url(
+        f"bigquery:{PROJECT}.{dataset}",
+        api_endpoint=emulator["rest"],
+        storage_endpoint=emulator["grpc"],
+        anonymous=True,
+        **kw,
+    )
     wh.ensure_dataset()
     return wh
 
@@ -93,17 +114,44 @@ NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 
 
 def _spans(study: str, n: int, base: int = 0) -> pa.Table:
-    rows = [{"study": study, "note_id": f"n{i}", "start": base + i, "end": base + i + 3, "label": "DATE",
-             "score": 0.9, "recognizer": "tide.regex@1", "fingerprint": "fp", "origin": "recognizer",
-             "decision": None, "created_at": NOW} for i in range(n)]
+    rows = [
+        {
+            "study": study,
+            "note_id": f"n{i}",
+            "start": base + i,
+            "end": base + i + 3,
+            "label": "DATE",
+            "score": 0.9,
+            "recognizer": "tide.regex@1",
+            "fingerprint": "fp",
+            "origin": "recognizer",
+            "decision": None,
+            "created_at": NOW,
+        }
+        for i in range(n)
+    ]
     return tables.to_table("spans", rows)
 
 
 def _deid(study: str, key: str, n: int, text: str = "ok") -> pa.Table:
-    rows = [{"study": study, "key": key, "note_id": f"n{i}", "note_ref": f"r{i}", "patient_ref": "p",
-             "text": f"{text} {i}\nline 'two' \\ end", "note_date": "2020-01-01", "note_type": "progress",
-             "source": "s", "site": "x", "anonymizer": "tide.anonymizer@1", "fingerprint": "fp",
-             "released_at": NOW} for i in range(n)]
+    rows = [
+        {
+            "study": study,
+            "key": key,
+            "note_id": f"n{i}",
+            "note_ref": f"r{i}",
+            "patient_ref": "p",
+            "text": f"{text} {i}\nline 'two' \\ end",
+            "note_date": "2020-01-01",
+            "note_type": "progress",
+            "source": "s",
+            "site": "x",
+            "anonymizer": "tide.anonymizer@1",
+            "fingerprint": "fp",
+            "released_at": NOW,
+        }
+        for i in range(n)
+    ]
     return tables.to_table("deid_notes", rows)
 
 
@@ -146,7 +194,7 @@ def test_filters_equality_in_and_quotes(emulator):
     assert wh.read_table("tide_deid_notes", where={"study": []}).num_rows == 0
     assert wh.delete("tide_deid_notes", {"study": "s2", "note_id": "n0"}) == 1
     assert wh.count("tide_deid_notes", {"study": "s2"}) == 3
-    with pytest.raises(ConfigError):         # E302: never interpolated into SQL
+    with pytest.raises(ConfigError):  # E302: never interpolated into SQL
         wh.read_table("tide_deid_notes", columns=["text; DROP TABLE x"])
     with pytest.raises(WarehouseError):
         wh.read_table("no_such_table")
@@ -162,7 +210,7 @@ def test_replace_partition_twice_never_duplicates(emulator):
     assert wh.count("tide_deid_notes", part) == 4
     texts = wh.read_table("tide_deid_notes", ["text"], where=part).column("text").to_pylist()
     assert all(t.startswith("second") for t in texts)
-    assert wh.count("tide_deid_notes", {"study": "s2"}) == 2          # other partitions untouched
+    assert wh.count("tide_deid_notes", {"study": "s2"}) == 2  # other partitions untouched
     assert wh.replace_partition("tide_deid_notes", _deid("s1", "k1", 3, "third"), part) == 3
     assert wh.count("tide_deid_notes", part) == 3
     # an empty replacement clears exactly that partition
@@ -175,8 +223,20 @@ def test_replace_partition_twice_never_duplicates(emulator):
     with pytest.raises(WarehouseError):
         wh.replace_partition("tide_deid_notes", _deid("s9", "k1", 1), part)
     # key "" (recognition-stage quarantine rows) is a partition like any other
-    q = tables.to_table("quarantine", [{"study": "s1", "key": "", "note_id": "n1", "stage": "validation",
-                                        "code": "E201", "reason": "empty text", "quarantined_at": NOW}])
+    q = tables.to_table(
+        "quarantine",
+        [
+            {
+                "study": "s1",
+                "key": "",
+                "note_id": "n1",
+                "stage": "validation",
+                "code": "E201",
+                "reason": "empty text",
+                "quarantined_at": NOW,
+            }
+        ],
+    )
     wh.replace_partition("tide_quarantine", q, {"study": "s1", "key": ""})
     wh.replace_partition("tide_quarantine", q, {"study": "s1", "key": ""})
     assert wh.count("tide_quarantine", {"study": "s1", "key": ""}) == 1
@@ -189,11 +249,11 @@ def test_replace_table_and_schema_growth(emulator):
     assert wh.replace_table("notes", notes) == 2
     created = wh.client.get_table(wh.table_id("notes")).created
     assert wh.replace_table("notes", notes.slice(0, 1)) == 1
-    assert wh.client.get_table(wh.table_id("notes")).created == created   # same schema: truncated, not dropped
+    assert wh.client.get_table(wh.table_id("notes")).created == created  # same schema: truncated, not dropped
     assert wh.count("notes") == 1
     assert wh.columns("notes") == ["note_id", "patient_id", "text"]
     wider = notes.append_column("study", pa.array(["s", "s"]))
-    wh.append("notes", wider)                       # a new column is added, old rows read as null
+    wh.append("notes", wider)  # a new column is added, old rows read as null
     # (bqemulator 1.4 does not refresh the table metadata after ALTER TABLE, so check the data)
     assert wh.count("notes", {"study": "s"}) == 2
     assert wh.count("notes", {"study": None}) == 1
@@ -205,8 +265,12 @@ def test_rest_fallback_when_storage_api_unreachable(emulator, caplog):
 
     wh = _open(emulator, "fb")
     wh.append("tide_spans", _spans("s1", 3))
-    dead = BigQueryWarehouse.from_url(f"bigquery:{PROJECT}.fb", api_endpoint=emulator["rest"],
-                                      storage_endpoint=f"127.0.0.1:{_free_port()}", anonymous=True)
+    dead = BigQueryWarehouse.from_url(
+        f"bigquery:{PROJECT}.fb",
+        api_endpoint=emulator["rest"],
+        storage_endpoint=f"127.0.0.1:{_free_port()}",
+        anonymous=True,
+    )
     with caplog.at_level("WARNING", logger="tide.bigquery"):
         out = dead.read_table("tide_spans", where={"study": "s1", "note_id": ["n0", "n2"]})
     assert dead.read_path == "rest"
@@ -252,26 +316,51 @@ def test_sql_ddl_matches_arrow_schemas_and_queries_run(emulator):
     for name, schema in expected.items():
         kind = name
         t = wh.client.get_table(wh.table_id(name))
-        legacy = {"INTEGER": "INT64", "FLOAT": "FLOAT64", "BOOLEAN": "BOOL"}   # REST reports legacy names
-        assert [(c.name, legacy.get(c.field_type, c.field_type)) for c in t.schema] == \
-            [(f.name, bq_type(f.type)) for f in schema], kind
+        legacy = {"INTEGER": "INT64", "FLOAT": "FLOAT64", "BOOLEAN": "BOOL"}  # REST reports legacy names
+        assert [(c.name, legacy.get(c.field_type, c.field_type)) for c in t.schema] == [
+            (f.name, bq_type(f.type)) for f in schema
+        ], kind
     wh.replace_partition("tide_deid_notes", _deid("s1", "k1", 3), {"study": "s1", "key": "k1"})
-    spans = tables.to_table("released_spans", [
-        {"study": "s1", "key": "k1", "note_id": "n0", "start": 0, "end": 2, "out_start": 0, "out_end": 4,
-         "label": "DATE", "operator": "date_shift", "recognizer": "tide.regex@1"}])
+    spans = tables.to_table(
+        "released_spans",
+        [
+            {
+                "study": "s1",
+                "key": "k1",
+                "note_id": "n0",
+                "start": 0,
+                "end": 2,
+                "out_start": 0,
+                "out_end": 4,
+                "label": "DATE",
+                "operator": "date_shift",
+                "recognizer": "tide.regex@1",
+            }
+        ],
+    )
     wh.replace_partition("tide_released_spans", spans, {"study": "s1", "key": "k1"})
     for f in sorted((SQL_DIR / "views").glob("*.sql")):
         wh.run_sql_file(f)
 
     def gate(study, key, passed):
-        row = {"study": study, "key": key, "n_in": 3, "n_released": 3, "n_quarantined": 0, "n_spans": 1,
-               "spans_by_label": "{}", "gate_passed": passed, "decided_at": NOW}
-        wh.replace_partition("tide_releases", pa.Table.from_pylist([row], schema=RELEASES),
-                             {"study": study, "key": key})
+        row = {
+            "study": study,
+            "key": key,
+            "n_in": 3,
+            "n_released": 3,
+            "n_quarantined": 0,
+            "n_spans": 1,
+            "spans_by_label": "{}",
+            "gate_passed": passed,
+            "decided_at": NOW,
+        }
+        wh.replace_partition(
+            "tide_releases", pa.Table.from_pylist([row], schema=RELEASES), {"study": study, "key": key}
+        )
 
     wh.replace_partition("tide_deid_notes", _deid("s1", "k2", 2), {"study": "s1", "key": "k2"})
     gate("s1", "k1", True)
-    gate("s1", "k2", False)          # not validated: invisible to researchers
+    gate("s1", "k2", False)  # not validated: invisible to researchers
     released = wh.sql(f"SELECT * FROM `{PROJECT}.ddl.released_notes`")
     assert released.num_rows == 3 and "note_id" not in released.column_names
     assert set(released.column("key").to_pylist()) == {"k1"}
@@ -282,7 +371,8 @@ def test_sql_ddl_matches_arrow_schemas_and_queries_run(emulator):
         results[f.stem] = wh.run_sql_file(f, {k: v for k, v in params.items() if f"@{k}" in text})
     assert results["01_notes_per_patient"].to_pylist()[0]["n_notes"] == 3
     assert results["03_phi_spans_by_label"].to_pylist() == [
-        {"label": "DATE", "operator": "date_shift", "n_spans": 1, "n_notes": 1}]
+        {"label": "DATE", "operator": "date_shift", "n_spans": 1, "n_notes": 1}
+    ]
     assert results["04_search_released_text"].num_rows == 3
     status = {r["key"]: r for r in results["05_release_status"].to_pylist()}
     assert status["k1"]["n_released"] == 3 and status["k2"]["n_released"] == 2
@@ -305,16 +395,37 @@ def test_dagster_release_on_bigquery(emulator, tmp_path):
     corpus = generate_demo_corpus(seed=7)
     notes = corpus.notes[:12]
     wh = _open(emulator, "dg")
-    wh.replace_table("notes", pa.Table.from_pylist([
-        {"note_id": n.note_id, "patient_id": n.patient_id, "text": n.text, "study": "bq1",
-         **{k: n.metadata.get(k) for k in ("note_date", "note_type", "source", "site")}} for n in notes]))
-    wh.replace_table("patients", pa.Table.from_pylist(
-        [{k: (None if v is None else str(v)) for k, v in p.items()} for p in corpus.patients]))
+    wh.replace_table(
+        "notes",
+        pa.Table.from_pylist(
+            [
+                {
+                    "note_id": n.note_id,
+                    "patient_id": n.patient_id,
+                    "text": n.text,
+                    "study": "bq1",
+                    **{k: n.metadata.get(k) for k in ("note_date", "note_type", "source", "site")},
+                }
+                for n in notes
+            ]
+        ),
+    )
+    wh.replace_table(
+        "patients",
+        pa.Table.from_pylist([{k: (None if v is None else str(v)) for k, v in p.items()} for p in corpus.patients]),
+    )
     FileKeyProvider(tmp_path / "keys").create("bq1", "k1")
-    resources = {"warehouse": WarehouseResource(url=f"bigquery:{PROJECT}.dg", api_endpoint=emulator["rest"],
-                                                storage_endpoint=emulator["grpc"], anonymous=True),
-                 "tide_config": TideConfigResource(preset="rules"),
-                 "key_provider": KeyProviderResource(key_dir=str(tmp_path / "keys")), "gate": ReleaseGateResource()}
+    resources = {
+        "warehouse": WarehouseResource(
+            url=f"bigquery:{PROJECT}.dg",
+            api_endpoint=emulator["rest"],
+            storage_endpoint=emulator["grpc"],
+            anonymous=True,
+        ),
+        "tide_config": TideConfigResource(preset="rules"),
+        "key_provider": KeyProviderResource(key_dir=str(tmp_path / "keys")),
+        "gate": ReleaseGateResource(),
+    }
     defs = build_defs(resources)
     with dg.DagsterInstance.ephemeral() as instance:
         _release_on_bigquery(wh, defs, instance, len(notes))
@@ -331,16 +442,21 @@ def _release_on_bigquery(wh, defs, instance, n_notes: int) -> None:
     n_spans = wh.count("tide_spans", {"study": "bq1"})
     assert n_spans > 0
     rel = defs.resolve_job_def("release_job").execute_in_process(
-        partition_key=release_key("bq1", "k1"), instance=instance, raise_on_error=False)
-    checks = {e.event_specific_data.check_name: e.event_specific_data.passed
-              for e in rel.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"}
+        partition_key=release_key("bq1", "k1"), instance=instance, raise_on_error=False
+    )
+    checks = {
+        e.event_specific_data.check_name: e.event_specific_data.passed
+        for e in rel.all_events
+        if e.event_type_value == "ASSET_CHECK_EVALUATION"
+    }
     assert checks["rows_accounted"] and checks["offsets_in_text"] and checks["versions_recorded"]
     n_rel = wh.count("tide_deid_notes", {"study": "bq1", "key": "k1"})
     assert n_rel + wh.count("tide_quarantine", {"study": "bq1", "key": "k1"}) == n_notes
     # a rerun replaces, never duplicates, on BigQuery too
     rec2 = defs.resolve_job_def("recognition_job").execute_in_process(partition_key="bq1", instance=instance)
     assert rec2.success and wh.count("tide_spans", {"study": "bq1"}) == n_spans
-    defs.resolve_job_def("release_job").execute_in_process(partition_key=release_key("bq1", "k1"),
-                                                          instance=instance, raise_on_error=False)
+    defs.resolve_job_def("release_job").execute_in_process(
+        partition_key=release_key("bq1", "k1"), instance=instance, raise_on_error=False
+    )
     assert wh.count("tide_deid_notes", {"study": "bq1", "key": "k1"}) == n_rel
     assert wh.read_path == "storage"

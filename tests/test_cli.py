@@ -1,4 +1,5 @@
 """The ``tide`` command line, run as a real subprocess."""
+
 import os
 import stat
 import subprocess
@@ -9,8 +10,9 @@ import duckdb
 
 def tide(*args, cwd, env=None):
     e = dict(os.environ, **(env or {}))
-    return subprocess.run([sys.executable, "-m", "tide_core.cli.main", *args], cwd=cwd, env=e,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "tide_core.cli.main", *args], cwd=cwd, env=e, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_keys_new_and_list(tmp_path):
@@ -37,10 +39,21 @@ def test_demo_then_run_with_a_rotated_key(tmp_path):
     con.close()
     assert n_notes > 50 and n_rel + n_q == n_notes
     assert tide("keys", "new", "--study", "demo", "--key", "k2", cwd=tmp_path).returncode == 0
-    r = tide("run", "--warehouse", "duckdb:tide_demo.duckdb", "--study", "demo", "--key", "k2", "--preset", "rules",
-             "--no-progress", cwd=tmp_path)
+    r = tide(
+        "run",
+        "--warehouse",
+        "duckdb:tide_demo.duckdb",
+        "--study",
+        "demo",
+        "--key",
+        "k2",
+        "--preset",
+        "rules",
+        "--no-progress",
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
-    assert "recognized=0" in r.stdout                      # all cache hits: recognition did not re-run
+    assert "recognized=0" in r.stdout  # all cache hits: recognition did not re-run
     con = duckdb.connect(str(tmp_path / "tide_demo.duckdb"))
     assert con.sql("SELECT count(*) FROM tide_deid_notes WHERE key = 'k2'").fetchone()[0] == n_rel
     con.close()

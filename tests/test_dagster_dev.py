@@ -3,6 +3,7 @@
 Uses this repository's dagster_home/dagster.yaml and workspace.yaml (copied into a temporary
 DAGSTER_HOME), so an invalid instance setting or workspace fails here.
 """
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,14 @@ def test_definitions_load_through_dagster_cli(tmp_path):
     exe = shutil.which("dagster", path=str(Path(sys.executable).parent))
     env = {**os.environ, "DAGSTER_HOME": str(tmp_path), "TIDE_WAREHOUSE": f"duckdb:{tmp_path / 'wh.duckdb'}"}
     shutil.copy(ROOT / "dagster_home" / "dagster.yaml", tmp_path / "dagster.yaml")
-    out = subprocess.run([exe, "definitions", "validate", "-w", str(ROOT / "dagster_home" / "workspace.yaml")],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [exe, "definitions", "validate", "-w", str(ROOT / "dagster_home" / "workspace.yaml")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
 
 
@@ -48,20 +55,36 @@ def test_dagster_dev_serves_ui_and_graphql(tmp_path):
     home.mkdir()
     shutil.copy(ROOT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
     port = _free_port()
-    env = {**os.environ, "DAGSTER_HOME": str(home), "TIDE_WAREHOUSE": f"duckdb:{tmp_path / 'wh.duckdb'}",
-           "TIDE_KEY_DIR": str(tmp_path / "keys"), "DAGSTER_DISABLE_TELEMETRY": "1"}
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(home),
+        "TIDE_WAREHOUSE": f"duckdb:{tmp_path / 'wh.duckdb'}",
+        "TIDE_KEY_DIR": str(tmp_path / "keys"),
+        "DAGSTER_DISABLE_TELEMETRY": "1",
+    }
     log = open(tmp_path / "dagster_dev.log", "w")
-    proc = subprocess.Popen([exe, "dev", "-w", str(ROOT / "dagster_home" / "workspace.yaml"),
-                             "-h", "127.0.0.1", "-p", str(port)], cwd=ROOT, env=env, stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True,
-                            preexec_fn=lambda: (signal.signal(signal.SIGINT, signal.SIG_DFL),
-                                                signal.signal(signal.SIGTERM, signal.SIG_DFL)))
+    proc = subprocess.Popen(
+        [exe, "dev", "-w", str(ROOT / "dagster_home" / "workspace.yaml"), "-h", "127.0.0.1", "-p", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=lambda: (
+            signal.signal(signal.SIGINT, signal.SIG_DFL),
+            signal.signal(signal.SIGTERM, signal.SIG_DFL),
+        ),
+    )
     base = f"http://127.0.0.1:{port}"
     t0 = time.time()
     try:
-        query = json.dumps({"query": "{ assetNodes { assetKey { path } } "
-                                     "repositoriesOrError { ... on RepositoryConnection { nodes { name "
-                                     "jobs { name } schedules { name } sensors { name } } } } }"}).encode()
+        query = json.dumps(
+            {
+                "query": "{ assetNodes { assetKey { path } } "
+                "repositoriesOrError { ... on RepositoryConnection { nodes { name "
+                "jobs { name } schedules { name } sensors { name } } } } }"
+            }
+        ).encode()
         data = None
         while time.time() - t0 < 120:
             if proc.poll() is not None:

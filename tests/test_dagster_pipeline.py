@@ -3,6 +3,7 @@
 Two studies x two keys of the synthetic demo corpus; a recognizer wrapper counts the notes it
 is asked to recognize, which proves that a new key re-anonymizes from cached spans only.
 """
+
 from __future__ import annotations
 
 import json
@@ -67,8 +68,10 @@ def check_results(result) -> dict[str, tuple[bool, dict]]:
 
 
 def materializations(result) -> dict[str, dict]:
-    return {e.asset_key.to_user_string(): {k: v.value for k, v in e.materialization.metadata.items()}
-            for e in result.get_asset_materialization_events()}
+    return {
+        e.asset_key.to_user_string(): {k: v.value for k, v in e.materialization.metadata.items()}
+        for e in result.get_asset_materialization_events()
+    }
 
 
 class Env:
@@ -84,14 +87,25 @@ class Env:
         self.root = root
         self.url = f"duckdb:{root / 'wh.duckdb'}"
         self.corpus = generate_demo_corpus(seed=7)
-        rows = [{"note_id": n.note_id, "patient_id": n.patient_id, "text": n.text, "study": STUDIES[i % 2],
-                 **{k: n.metadata.get(k) for k in ("note_date", "note_type", "source", "site")}}
-                for i, n in enumerate(self.corpus.notes)]
+        rows = [
+            {
+                "note_id": n.note_id,
+                "patient_id": n.patient_id,
+                "text": n.text,
+                "study": STUDIES[i % 2],
+                **{k: n.metadata.get(k) for k in ("note_date", "note_type", "source", "site")},
+            }
+            for i, n in enumerate(self.corpus.notes)
+        ]
         self.n_notes = {s: sum(1 for r in rows if r["study"] == s) for s in STUDIES}
         with open_warehouse(self.url) as wh:
             wh.replace_table("notes", pa.Table.from_pylist(rows))
-            wh.replace_table("patients", pa.Table.from_pylist(
-                [{k: (None if v is None else str(v)) for k, v in p.items()} for p in self.corpus.patients]))
+            wh.replace_table(
+                "patients",
+                pa.Table.from_pylist(
+                    [{k: (None if v is None else str(v)) for k, v in p.items()} for p in self.corpus.patients]
+                ),
+            )
         self.keys = FileKeyProvider(root / "keys")
         for s in STUDIES:
             for k in KEYS:
@@ -100,10 +114,12 @@ class Env:
         specs[0] = {"name": "test.counting", "inner": specs[0]}
         self.config_file = root / "tide.json"
         self.config_file.write_text(json.dumps({"recognizers": specs}))
-        self.resources = {"warehouse": WarehouseResource(url=self.url),
-                          "tide_config": TideConfigResource(config_file=str(self.config_file)),
-                          "key_provider": KeyProviderResource(key_dir=str(root / "keys")),
-                          "gate": ReleaseGateResource()}
+        self.resources = {
+            "warehouse": WarehouseResource(url=self.url),
+            "tide_config": TideConfigResource(config_file=str(self.config_file)),
+            "key_provider": KeyProviderResource(key_dir=str(root / "keys")),
+            "gate": ReleaseGateResource(),
+        }
         self.defs = build_defs(self.resources)
         self.instance = dg.DagsterInstance.ephemeral()
         self.instance.add_dynamic_partitions("study", list(STUDIES))
@@ -117,13 +133,15 @@ class Env:
 
     def recognize(self, study: str):
         return self.defs.resolve_job_def("recognition_job").execute_in_process(
-            partition_key=study, instance=self.instance, raise_on_error=False)
+            partition_key=study, instance=self.instance, raise_on_error=False
+        )
 
     def release(self, study: str, key: str, job: str = "release_job"):
         from tide_etl.partitions import release_key
 
         return self.defs.resolve_job_def(job).execute_in_process(
-            partition_key=release_key(study, key), instance=self.instance, raise_on_error=False)
+            partition_key=release_key(study, key), instance=self.instance, raise_on_error=False
+        )
 
     def record_audits(self, study: str, key: str, n: int = 500, leaks: int = 0):
         """A clean audit round for every bucket of the release (as a reviewer would record)."""
@@ -161,9 +179,8 @@ def review_missed_gold(env: Env, study: str) -> int:
                 if len(covered) < g.end - g.start:
                     cache.add_review(study, notes[doc.note_id], g.start, g.end, g.label, "add")
                     added += 1
-            for c in have:   # and rejects false positives (a word like "Surgical" taken for a name)
-                if c.recognizer != "reviewer@human" and not any(c.start < g.end and g.start < c.end
-                                                                for g in doc.spans):
+            for c in have:  # and rejects false positives (a word like "Surgical" taken for a name)
+                if c.recognizer != "reviewer@human" and not any(c.start < g.end and g.start < c.end for g in doc.spans):
                     cache.add_review(study, notes[doc.note_id], c.start, c.end, c.label, "reject")
                     added += 1
     return added
@@ -192,12 +209,13 @@ def released(env: Env) -> dict:
         out["reviewed"] = review_missed_gold(env, s)
     for s in STUDIES:
         for k in KEYS:
-            first = env.release(s, k)          # no audit yet: the gate blocks, everything else passes
+            first = env.release(s, k)  # no audit yet: the gate blocks, everything else passes
             assert not first.success
             checks = check_results(first)
             assert checks["release_gate"][0] is False
-            assert all(checks[c][0] for c in ("rows_accounted", "offsets_in_text", "no_surface_survives",
-                                              "versions_recorded")), checks
+            assert all(
+                checks[c][0] for c in ("rows_accounted", "offsets_in_text", "no_surface_survives", "versions_recorded")
+            ), checks
             env.record_audits(s, k)
             r = env.release(s, k)
             assert r.success, f"release {s}/{k} failed: {check_results(r)}"
@@ -210,7 +228,11 @@ def test_definitions_load():
 
     graph = defs.resolve_asset_graph()
     assert {k.to_user_string() for k in graph.get_all_asset_keys()} == {
-        "source_notes", "recognized_spans", "deidentified_notes", "release_summary"}
+        "source_notes",
+        "recognized_spans",
+        "deidentified_notes",
+        "release_summary",
+    }
     deid = graph.get(dg.AssetKey("deidentified_notes"))
     assert isinstance(deid.partitions_def, dg.MultiPartitionsDefinition)
     assert {d.name for d in deid.partitions_def.partitions_defs} == {"study", "key"}
@@ -218,10 +240,12 @@ def test_definitions_load():
     assert isinstance(mapping, dg.MultiToSingleDimensionPartitionMapping)
     assert mapping.partition_dimension_name == "study"
     checks = {k.name for k in graph.asset_check_keys}
-    assert checks == {"rows_accounted", "offsets_in_text", "no_surface_survives", "versions_recorded",
-                      "release_gate"}
+    assert checks == {"rows_accounted", "offsets_in_text", "no_surface_survives", "versions_recorded", "release_gate"}
     assert {j.name for j in defs.get_repository_def().get_all_jobs()} >= {
-        "recognition_job", "release_job", "release_checks_job"}
+        "recognition_job",
+        "release_job",
+        "release_checks_job",
+    }
     assert defs.resolve_schedule_def("nightly_release_schedule").cron_schedule
     assert defs.resolve_sensor_def("tide_partitions_sensor") and defs.resolve_sensor_def("release_after_recognition")
 
@@ -234,7 +258,7 @@ def test_whole_graph_two_studies_two_keys(env: Env, released: dict):
         assert md["n_spans"] > 0 and sum(md["spans_by_label"].values()) == md["n_spans"]
         assert md["notes_per_s"] > 0
     assert released["recognizer_calls"] == sum(env.n_notes.values())
-    passed, md = released["unreviewed_surface_check"]     # the check saw every recognized surface
+    passed, md = released["unreviewed_surface_check"]  # the check saw every recognized surface
     assert md["n_surfaces_checked"] > 0 and md["n_surviving_in_place"] == 0
     assert passed == (md["n_surviving_elsewhere"] == 0)
     with env.wh() as wh:
@@ -250,8 +274,14 @@ def test_whole_graph_two_studies_two_keys(env: Env, released: dict):
         releases = wh.read_table("tide_releases").to_pylist()
         assert sorted((r["study"], r["key"]) for r in releases) == sorted(released["release"])
         # the same patient gets different pseudonyms under the two keys (unlinkable releases)
-        refs = {k: set(wh.read_table("tide_deid_notes", ["patient_ref"], where={"study": "s1", "key": k})
-                       .column("patient_ref").to_pylist()) for k in KEYS}
+        refs = {
+            k: set(
+                wh.read_table("tide_deid_notes", ["patient_ref"], where={"study": "s1", "key": k})
+                .column("patient_ref")
+                .to_pylist()
+            )
+            for k in KEYS
+        }
         assert refs["k1"] and not refs["k1"] & refs["k2"]
 
 
@@ -264,7 +294,7 @@ def test_new_key_reanonymizes_from_cached_spans(env: Env, released: dict):
     from tide_etl.partitions import add_keys
 
     assert add_keys(env.instance, ["k3"]) == ["k3"]
-    env.record_audits("s1", "k3")   # buckets come from the release; none yet -> gate needs a rerun
+    env.record_audits("s1", "k3")  # buckets come from the release; none yet -> gate needs a rerun
     first = env.release("s1", "k3")
     env.record_audits("s1", "k3")
     r = env.release("s1", "k3")
@@ -280,8 +310,14 @@ def test_new_key_reanonymizes_from_cached_spans(env: Env, released: dict):
 
 
 def test_idempotent_rerun_keeps_row_counts(env: Env, released: dict):
-    tables = ("tide_spans", "tide_recognized_notes", "tide_deid_notes", "tide_released_spans", "tide_quarantine",
-              "tide_releases")
+    tables = (
+        "tide_spans",
+        "tide_recognized_notes",
+        "tide_deid_notes",
+        "tide_released_spans",
+        "tide_quarantine",
+        "tide_releases",
+    )
     with env.wh() as wh:
         before = {t: wh.count(t) for t in tables}
     calls = CountingRecognizer.calls
@@ -313,13 +349,15 @@ def _a_surface(env: Env, wh, study: str, key: str) -> tuple[str, str]:
     """(note_id, an original non-AGE surface of >= 4 characters) of a released note."""
     from tide_core.cache.span_cache import SpanCache
 
-    texts = {r["note_id"]: r["text"] for r in wh.read_table("notes", ["note_id", "text"],
-                                                            where={"study": study}).to_pylist()}
-    released = wh.read_table("tide_deid_notes", ["note_id"], where={"study": study, "key": key}).column(
-        "note_id").to_pylist()
+    texts = {
+        r["note_id"]: r["text"] for r in wh.read_table("notes", ["note_id", "text"], where={"study": study}).to_pylist()
+    }
+    released = (
+        wh.read_table("tide_deid_notes", ["note_id"], where={"study": study, "key": key}).column("note_id").to_pylist()
+    )
     for nid, spans in SpanCache(wh, env.config().tables).spans(study, released).items():
         for s in spans:
-            surface = texts[nid][s.start:s.end]
+            surface = texts[nid][s.start : s.end]
             if s.label in ("PATIENT", "DOCTOR", "ID", "PHONE") and len(surface) >= 4:
                 return nid, surface
     raise AssertionError("no surface to tamper with")
@@ -329,30 +367,39 @@ def test_checks_fail_on_tampered_release(env: Env, released: dict):
     s, k = "s2", "k1"
     with env.wh() as wh:
         nid, surface = _a_surface(env, wh, s, k)
-        wh.sql("UPDATE tide_deid_notes SET text = text || ' ' || ? WHERE study = ? AND key = ? AND note_id = ?",
-               [surface, s, k, nid])
+        wh.sql(
+            "UPDATE tide_deid_notes SET text = text || ' ' || ? WHERE study = ? AND key = ? AND note_id = ?",
+            [surface, s, k, nid],
+        )
     r = env.release(s, k, job="release_checks_job")
     checks = check_results(r)
     assert not r.success
     passed, md = checks["no_surface_survives"]
     assert passed is False and md["n_surviving_elsewhere"] >= 1
-    assert surface not in json.dumps(md)               # counts only, never the value
+    assert surface not in json.dumps(md)  # counts only, never the value
     assert checks["offsets_in_text"][0] and checks["rows_accounted"][0]
 
-    with env.wh() as wh:   # offsets past the end of the text, and a released row deleted
-        wh.sql("UPDATE tide_released_spans SET out_end = out_end + 100000 WHERE study = ? AND key = ? "
-               "AND note_id = ?", [s, k, nid])
-        other = wh.sql("SELECT note_id FROM tide_deid_notes WHERE study = ? AND key = ? AND note_id <> ? LIMIT 1",
-                       [s, k, nid]).column("note_id")[0].as_py()
+    with env.wh() as wh:  # offsets past the end of the text, and a released row deleted
+        wh.sql(
+            "UPDATE tide_released_spans SET out_end = out_end + 100000 WHERE study = ? AND key = ? AND note_id = ?",
+            [s, k, nid],
+        )
+        other = (
+            wh.sql(
+                "SELECT note_id FROM tide_deid_notes WHERE study = ? AND key = ? AND note_id <> ? LIMIT 1", [s, k, nid]
+            )
+            .column("note_id")[0]
+            .as_py()
+        )
         wh.delete("tide_deid_notes", {"study": s, "key": k, "note_id": other})
     checks = check_results(env.release(s, k, job="release_checks_job"))
     assert checks["offsets_in_text"][0] is False and checks["offsets_in_text"][1]["n_out_of_text"] >= 1
     assert checks["rows_accounted"][0] is False
 
-    r = env.release(s, k)                                    # rerunning the release repairs it
+    r = env.release(s, k)  # rerunning the release repairs it
     assert r.success and all(p for p, _ in check_results(r).values())
 
-    with env.wh() as wh:   # audits withdrawn: re-verification blocks the release
+    with env.wh() as wh:  # audits withdrawn: re-verification blocks the release
         wh.delete("tide_audits", {"study": s, "key": k})
     r = env.release(s, k, job="release_checks_job")
     checks = check_results(r)
@@ -381,7 +428,7 @@ def test_gate_blocks_on_leaks_found_by_audit(env: Env, released: dict):
 def test_partitions_sensor_discovers_studies_and_keys(env: Env, released: dict):
     from tide_etl.sensors import tide_partitions_sensor
 
-    with dg.DagsterInstance.ephemeral() as fresh:   # disposed: instances set Dagster context state
+    with dg.DagsterInstance.ephemeral() as fresh:  # disposed: instances set Dagster context state
         with dg.build_sensor_context(instance=fresh, resources=env.resources) as ctx:
             result = tide_partitions_sensor(ctx)
         assert isinstance(result, dg.SensorResult)
@@ -405,17 +452,31 @@ def test_nightly_schedule_runs_studies_with_new_notes(env: Env, released: dict, 
     with dg.DagsterInstance.local_temp(str(tmp_path)) as instance:
         instance.add_dynamic_partitions("study", list(STUDIES))
 
-        def evaluate():   # the context opens its own instance from the ref: close it after the tick
-            with dg.build_schedule_context(instance=instance, resources=env.resources,
-                                           scheduled_execution_time=when) as ctx:
+        def evaluate():  # the context opens its own instance from the ref: close it after the tick
+            with dg.build_schedule_context(
+                instance=instance, resources=env.resources, scheduled_execution_time=when
+            ) as ctx:
                 return nightly_release_schedule(ctx)
 
         assert isinstance(evaluate(), dg.SkipReason)
         with env.wh() as wh:
-            wh.append("notes", pa.Table.from_pylist([{"note_id": "NEW-1", "patient_id": env.corpus.notes[0].patient_id,
-                                                      "text": "Seen today, stable.", "study": "s2",
-                                                      "note_date": "2020-01-02", "note_type": "progress",
-                                                      "source": "test", "site": "demo_site"}]))
+            wh.append(
+                "notes",
+                pa.Table.from_pylist(
+                    [
+                        {
+                            "note_id": "NEW-1",
+                            "patient_id": env.corpus.notes[0].patient_id,
+                            "text": "Seen today, stable.",
+                            "study": "s2",
+                            "note_date": "2020-01-02",
+                            "note_type": "progress",
+                            "source": "test",
+                            "site": "demo_site",
+                        }
+                    ]
+                ),
+            )
         try:
             reqs = evaluate()
             assert [r.partition_key for r in reqs] == ["s2"]
@@ -431,7 +492,7 @@ def test_release_after_recognition_only_for_keys_with_secrets(env: Env, released
     reqs = release_requests(env.instance, "s1", env.resources["key_provider"], "run1")
     assert sorted(r.partition_key.keys_by_dimension["key"] for r in reqs) == ["k1", "k2", "k3"]
     reqs = release_requests(env.instance, "s2", env.resources["key_provider"], "run1")
-    assert sorted(r.partition_key.keys_by_dimension["key"] for r in reqs) == ["k1", "k2"]   # no s2/k3, k9 secret
+    assert sorted(r.partition_key.keys_by_dimension["key"] for r in reqs) == ["k1", "k2"]  # no s2/k3, k9 secret
 
 
 def test_cli_partitions(tmp_path, monkeypatch, capsys):
@@ -439,7 +500,7 @@ def test_cli_partitions(tmp_path, monkeypatch, capsys):
 
     from tide_etl.cli import main as cli_main
 
-    def main(argv):   # each call in a copied context: Dagster instances leave context variables set
+    def main(argv):  # each call in a copied context: Dagster instances leave context variables set
         return contextvars.copy_context().run(cli_main, argv)
 
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path))
@@ -455,6 +516,7 @@ def test_cli_partitions(tmp_path, monkeypatch, capsys):
     assert main(["partitions", "list"]) == 0
     out = capsys.readouterr().out
     assert "studies: s1 s2" in out and "keys:    k1" in out
+
     def partitions():
         with dg.DagsterInstance.from_config(str(tmp_path)) as inst:
             return inst.get_dynamic_partitions("study")
@@ -471,7 +533,7 @@ def test_study_discovery_sources(tmp_path, monkeypatch):
         assert discover_studies(wh) == []
         wh.replace_table("notes", pa.table({"note_id": ["a", "b", "c"], "study": ["x", "y", None]}))
         assert discover_studies(wh) == ["x", "y"]
-        wh.replace_table("tide_studies", pa.table({"study": ["z", "x"]}))   # an explicit list wins
+        wh.replace_table("tide_studies", pa.table({"study": ["z", "x"]}))  # an explicit list wins
         assert discover_studies(wh) == ["x", "z"]
     with open_warehouse(f"duckdb:{tmp_path / 'b.duckdb'}") as wh:
         wh.replace_table("notes", pa.table({"note_id": ["a"], "text": ["t"]}))

@@ -1,4 +1,5 @@
 """Distillation: a regex teacher labels notes, a tiny student learns them, fidelity is reported."""
+
 from __future__ import annotations
 
 import random
@@ -36,11 +37,22 @@ def distilled(tmp_path_factory):
     from tide_core.training.distill import distill
     from tide_core.training.trainer import TrainConfig
 
-    notes = [d.to_note() for d in corpus(80, seed=1)]          # unannotated: text only
-    cfg = TrainConfig(from_config="tiny", window=64, overlap=8, batch_size=16, lr=3e-3, epochs=10,
-                      seed=2, num_threads=1, progress=False, dev_fraction=0.0)
-    return distill(notes, TEACHER, tmp_path_factory.mktemp("student") / "m", cfg, gold=corpus(30, seed=2),
-                   n_resamples=300)
+    notes = [d.to_note() for d in corpus(80, seed=1)]  # unannotated: text only
+    cfg = TrainConfig(
+        from_config="tiny",
+        window=64,
+        overlap=8,
+        batch_size=16,
+        lr=3e-3,
+        epochs=10,
+        seed=2,
+        num_threads=1,
+        progress=False,
+        dev_fraction=0.0,
+    )
+    return distill(
+        notes, TEACHER, tmp_path_factory.mktemp("student") / "m", cfg, gold=corpus(30, seed=2), n_resamples=300
+    )
 
 
 def test_teacher_labels_are_the_regex_spans():
@@ -61,11 +73,11 @@ def test_student_learns_the_teacher(distilled):
     assert rep["scored_on"] == "gold"
     agree = rep["agreement_with_teacher"]
     assert agree["micro_recall"] >= 0.8, agree
-    assert rep["teacher"]["category"]["DATE"]["recall"] >= 0.9      # the regex teacher is good here
+    assert rep["teacher"]["category"]["DATE"]["recall"] >= 0.9  # the regex teacher is good here
     rows = {r["label"]: r for r in rep["delta_recall"]}
     assert {"DATE", "ID", "PHONE", "micro"} <= set(rows)
     for r in rows.values():
-        assert r["delta"] == pytest.approx(r["recall_b"] - r["recall_a"])   # student minus teacher
+        assert r["delta"] == pytest.approx(r["recall_b"] - r["recall_a"])  # student minus teacher
         lo, hi = r["ci"]
         assert lo <= r["delta"] + 1e-9 and r["delta"] <= hi + 1e-9
     assert rows["micro"]["delta"] > -0.2
@@ -92,10 +104,32 @@ def test_cli_distill(tmp_path, capsys):
     write_gold(gold, corpus(6, seed=5))
     parser = argparse.ArgumentParser()
     cmd_distill.register(parser.add_subparsers())
-    args = parser.parse_args(["distill", "--notes", str(notes), "--teacher", json.dumps(TEACHER),
-                              "--gold", str(gold), "--output", str(tmp_path / "s"), "--from-config", "tiny",
-                              "--max-steps", "3", "--window", "64", "--threads", "1", "--resamples", "50",
-                              "--report", str(tmp_path / "r.json"), "--no-progress"])
+    args = parser.parse_args(
+        [
+            "distill",
+            "--notes",
+            str(notes),
+            "--teacher",
+            json.dumps(TEACHER),
+            "--gold",
+            str(gold),
+            "--output",
+            str(tmp_path / "s"),
+            "--from-config",
+            "tiny",
+            "--max-steps",
+            "3",
+            "--window",
+            "64",
+            "--threads",
+            "1",
+            "--resamples",
+            "50",
+            "--report",
+            str(tmp_path / "r.json"),
+            "--no-progress",
+        ]
+    )
     assert args.func(args) == 0
     assert "student:" in capsys.readouterr().out
     rep = json.loads((tmp_path / "r.json").read_text())

@@ -5,6 +5,7 @@ recognizers, the keyed anonymizer, the residual screen, the drift monitor, the a
 the Dagster-side ``release_gate`` function.  A second study ("shift") is the demo corpus made
 into one note type with upper-cased text: a batch the reference has never seen.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,16 +56,19 @@ def env(tmp_path_factory):
         load_demo(wh, seed=7)
         rows = wh.read_table("notes").to_pylist()
         demo = [dict(r, study="demo") for r in rows]
-        shift = [dict(r, study="shift", note_id="S" + r["note_id"], text=r["text"].upper(),
-                      note_type="progress_note") for r in rows]
+        shift = [
+            dict(r, study="shift", note_id="S" + r["note_id"], text=r["text"].upper(), note_type="progress_note")
+            for r in rows
+        ]
         wh.replace_table("notes", pa.Table.from_pylist(demo + shift))
         for study in ("demo", "shift"):
             keys.create(study, KEY)
             recognize_study(wh, study, config, progress=False)
             anonymize_study(wh, study, KEY, keys, config, progress=False)
         ref_inp = warehouse_drift_inputs(wh, "demo", KEY, config)
-        reference = freeze_reference(ref_inp["notes"], ref_inp["spans"], ref_inp["residual"],
-                                     name="demo-validated", **_fps(ref_inp))
+        reference = freeze_reference(
+            ref_inp["notes"], ref_inp["spans"], ref_inp["residual"], name="demo-validated", **_fps(ref_inp)
+        )
     finally:
         wh.close()
     return {"url": url, "tmp": tmp, "config": config, "reference": reference, "n_notes": len(rows)}
@@ -84,8 +88,8 @@ def test_inputs_come_from_the_warehouse(env):
     finally:
         wh.close()
     assert len(inp["notes"]) == env["n_notes"]
-    assert sum(len(v) for v in inp["spans"].values()) > env["n_notes"]      # the span cache was read
-    assert inp["residual"].n_notes == env["n_notes"]                        # every released note screened
+    assert sum(len(v) for v in inp["spans"].values()) > env["n_notes"]  # the span cache was read
+    assert inp["residual"].n_notes == env["n_notes"]  # every released note screened
     assert inp["recognizer_fingerprint"] and inp["screen_fingerprint"]
     # the reference measured every lens, residual included (not "no residual screen results given")
     assert env["reference"]["profile"]["residual"] is not None
@@ -124,19 +128,27 @@ def test_record_and_gate(env):
         assert moved.lenses["mix"] == "drift"
         record_drift(wh, "shift", KEY, moved, ref["name"], forbidden=shift_inp["forbidden"])
         assert latest_drift(wh, "shift", KEY)["band"] == "drift"
-        assert latest_drift(wh, "demo", KEY)["band"] == same.band          # per (study, key)
+        assert latest_drift(wh, "demo", KEY)["band"] == same.band  # per (study, key)
         blocked = release_gate(wh, config, "shift", KEY)
         assert not blocked.passed
         assert "drift" in blocked.metadata["reasons"] and blocked.metadata["drift_band"] == "drift"
-        assert blocked.metadata["n_buckets_audited"] == blocked.metadata["n_buckets"]   # audits alone would pass
+        assert blocked.metadata["n_buckets_audited"] == blocked.metadata["n_buckets"]  # audits alone would pass
 
         # re-baselined on the validated shifted batch, a newer stable verdict: the newest row wins
-        new_ref = freeze_reference(shift_inp["notes"], shift_inp["spans"], shift_inp["residual"],
-                                   name="shift-validated", **_fps(shift_inp))
+        new_ref = freeze_reference(
+            shift_inp["notes"], shift_inp["spans"], shift_inp["residual"], name="shift-validated", **_fps(shift_inp)
+        )
         again = check_drift(new_ref, shift_inp["notes"], shift_inp["spans"], shift_inp["residual"], **_fps(shift_inp))
         assert again.band in ("stable", "watch")
-        record_drift(wh, "shift", KEY, again, new_ref["name"], forbidden=shift_inp["forbidden"],
-                     checked_at=datetime.now(UTC) + timedelta(seconds=1))
+        record_drift(
+            wh,
+            "shift",
+            KEY,
+            again,
+            new_ref["name"],
+            forbidden=shift_inp["forbidden"],
+            checked_at=datetime.now(UTC) + timedelta(seconds=1),
+        )
         assert latest_drift(wh, "shift", KEY)["reference_name"] == "shift-validated"
         assert release_gate(wh, config, "shift", KEY).passed
         assert wh.count(TABLE_NAME, where={"study": "shift", "key": KEY}) == 2
@@ -163,21 +175,39 @@ def test_result_check_rejects_identifiers(env):
 
 
 def _tide(*args):
-    return subprocess.run([sys.executable, "-m", "tide_core.cli.main", "drift", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "tide_core.cli.main", "drift", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_cli_warehouse_mode(env):
     url, tmp = env["url"], env["tmp"]
     ref_path = tmp / "cli_ref.json"
-    f = _tide("freeze", "--warehouse", url, "--study", "demo", "--key", KEY, "--out", str(ref_path),
-              "--splits", "10", "--name", "cli-ref")
+    f = _tide(
+        "freeze",
+        "--warehouse",
+        url,
+        "--study",
+        "demo",
+        "--key",
+        KEY,
+        "--out",
+        str(ref_path),
+        "--splits",
+        "10",
+        "--name",
+        "cli-ref",
+    )
     assert f.returncode == 0, f.stderr
     ref = json.loads(ref_path.read_text())
     assert ref["profile"]["residual"] is not None and ref["name"] == "cli-ref"
 
     c = _tide("check", "--warehouse", url, "--study", "shift", "--key", KEY, "--reference", str(ref_path), "--record")
-    assert c.returncode == 1, c.stderr           # --fail-on drift (default)
+    assert c.returncode == 1, c.stderr  # --fail-on drift (default)
     assert "overall: drift" in c.stdout
     wh = open_warehouse(url)
     try:

@@ -1,4 +1,5 @@
 """Bootstrap intervals and the paired test: coverage of the point, reproducibility, power, speed."""
+
 from __future__ import annotations
 
 import time
@@ -18,8 +19,10 @@ def gold():
 
 def _drop_every(gold, label, k):
     """Predictions missing the ``label`` span of every k-th note (known recall 1 - 1/k)."""
-    return [with_spans(d, [pred_span(s) for s in d.spans
-                           if not (s.label == label and int(d.note_id[-3:]) % k == 0)]) for d in gold]
+    return [
+        with_spans(d, [pred_span(s) for s in d.spans if not (s.label == label and int(d.note_id[-3:]) % k == 0)])
+        for d in gold
+    ]
 
 
 def test_resample_weights_are_document_multiplicities():
@@ -33,7 +36,7 @@ def test_intervals_contain_point_estimates_and_are_reproducible(gold):
     preds = _drop_every(gold, "ID", 4)
     rep = evaluate(gold, preds)
     again = evaluate(gold, preds)
-    assert rep.to_dict() == again.to_dict()           # seed 42: every digit reproduces
+    assert rep.to_dict() == again.to_dict()  # seed 42: every digit reproduces
     o = rep.primary.to_dict()["overall"]
     for metric in ("micro_recall", "micro_precision", "macro_recall", "char_recall"):
         lo, hi = o["ci"][metric]
@@ -48,8 +51,8 @@ def test_intervals_contain_point_estimates_and_are_reproducible(gold):
 
 
 def test_paired_test_detects_a_real_difference_and_not_a_null_one(gold):
-    a = _drop_every(gold, "ID", 2)      # ID recall 0.5
-    b = _drop_every(gold, "ID", 10)     # ID recall 0.9
+    a = _drop_every(gold, "ID", 2)  # ID recall 0.5
+    b = _drop_every(gold, "ID", 10)  # ID recall 0.9
     ta, tb = corpus_counts(gold, a), corpus_counts(gold, b)
     res = {r.label: r for r in paired_recall_test(ta, tb)}
     assert res["ID"].delta == pytest.approx(0.4)
@@ -59,8 +62,10 @@ def test_paired_test_detects_a_real_difference_and_not_a_null_one(gold):
     n_tested = sum(1 for r in res.values() if r.label != "micro")
     assert res["ID"].p_bonferroni == pytest.approx(min(1.0, res["ID"].p_value * n_tested))
     # null: two systems that differ only by which notes they miss at the same rate
-    c = [with_spans(d, [pred_span(s) for s in d.spans
-                        if not (s.label == "ID" and int(d.note_id[-3:]) % 2 == 1)]) for d in gold]
+    c = [
+        with_spans(d, [pred_span(s) for s in d.spans if not (s.label == "ID" and int(d.note_id[-3:]) % 2 == 1)])
+        for d in gold
+    ]
     null = {r.label: r for r in paired_recall_test(ta, corpus_counts(gold, c))}
     assert null["ID"].delta == pytest.approx(0.0)
     assert null["ID"].p_value > 0.3 and null["ID"].p_bonferroni == 1.0

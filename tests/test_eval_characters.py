@@ -1,4 +1,5 @@
 """Character-level privacy metrics, split matching and the coarse label set, on hand-built docs."""
+
 from __future__ import annotations
 
 import json
@@ -36,13 +37,20 @@ T2 = "Moved to Boston last year."
 
 @pytest.fixture()
 def hand_built():
-    gold = [_doc("n1", T1, [("John Smith", "PATIENT"), ("03/04/2020", "DATE"), ("Ann Lee", "DOCTOR")]),
-            _doc("n2", T2, [("Boston", "LOCATION")])]
-    pred = {"n1": [_sp("n1", T1, "John", "PATIENT"), _sp("n1", T1, "John", "PATIENT"),   # duplicate: counted once
-                   _sp("n1", T1, "03/04/2020", "ID"),                                     # covered, wrong label
-                   _sp("n1", T1, "Dr Ann Lee", "DOCTOR"),                                 # 3 chars outside gold
-                   _sp("n1", T1, "seen", "OTHER")]}                                       # false positive
-    return gold, pred                                                                     # n2: nothing predicted
+    gold = [
+        _doc("n1", T1, [("John Smith", "PATIENT"), ("03/04/2020", "DATE"), ("Ann Lee", "DOCTOR")]),
+        _doc("n2", T2, [("Boston", "LOCATION")]),
+    ]
+    pred = {
+        "n1": [
+            _sp("n1", T1, "John", "PATIENT"),
+            _sp("n1", T1, "John", "PATIENT"),  # duplicate: counted once
+            _sp("n1", T1, "03/04/2020", "ID"),  # covered, wrong label
+            _sp("n1", T1, "Dr Ann Lee", "DOCTOR"),  # 3 chars outside gold
+            _sp("n1", T1, "seen", "OTHER"),
+        ]
+    }  # false positive
+    return gold, pred  # n2: nothing predicted
 
 
 def test_character_metrics_known_answers(hand_built):
@@ -70,13 +78,19 @@ def test_character_metrics_known_answers(hand_built):
     # the same numbers come through evaluate() and the JSON report
     rep = evaluate(gold, pred, n_resamples=0).to_dict()["systems"][0]
     assert rep["characters"]["overall"] == d["overall"]
-    assert "clinical_terms_removed" not in rep          # no document lists clinical_terms
+    assert "clinical_terms_removed" not in rep  # no document lists clinical_terms
 
 
 def test_overlapping_gold_spans_count_once_overall():
     text = "Seen at Mercy Hospital Boston today."
-    gold = [GoldDoc("n", "p", text, (Span("n", *_at(text, "Mercy Hospital Boston"), "HOSPITAL"),
-                                     Span("n", *_at(text, "Boston"), "LOCATION")))]
+    gold = [
+        GoldDoc(
+            "n",
+            "p",
+            text,
+            (Span("n", *_at(text, "Mercy Hospital Boston"), "HOSPITAL"), Span("n", *_at(text, "Boston"), "LOCATION")),
+        )
+    ]
     m = character_metrics(gold, {"n": [Span("n", *_at(text, "Boston"), "LOCATION")]})
     assert m.gold_chars["HOSPITAL"] == 21 and m.gold_chars["LOCATION"] == 6
     assert m.total_gold_chars == 21 and m.total_uncovered_chars == 15
@@ -102,9 +116,13 @@ def test_clinical_terms_removed_counts_overlapped_terms():
     d2 = _doc("n2", "No terms listed here.", [], {})
     dia_start = _at(text, "diabetes")[0]
     asp_start = _at(text, "aspirin")[0]
-    pred = {"n1": [_sp("n1", text, "John Smith", "PATIENT"),
-                   Span("n1", dia_start + 7, dia_start + 10, "OTHER"),      # overlaps the last char of "diabetes"
-                   Span("n1", asp_start - 2, asp_start, "ID")]}              # ends where "aspirin" starts: no overlap
+    pred = {
+        "n1": [
+            _sp("n1", text, "John Smith", "PATIENT"),
+            Span("n1", dia_start + 7, dia_start + 10, "OTHER"),  # overlaps the last char of "diabetes"
+            Span("n1", asp_start - 2, asp_start, "ID"),
+        ]
+    }  # ends where "aspirin" starts: no overlap
     r = clinical_terms_removed([d1, d2], pred)
     assert (r.n_docs, r.n_terms, r.n_removed) == (1, 3, 1)
     assert r.share == pytest.approx(1 / 3) and r.removed_by_doc == {"n1": 1}
@@ -152,12 +170,19 @@ def test_split_match_refuses_a_piece_mostly_outside_the_gold_span():
 
 def test_split_match_needs_coverage_tau_and_the_same_label():
     gold = [_doc("a", ADDR_TEXT, [(ADDR, "LOCATION")])]
-    two = [_sp("a", ADDR_TEXT, s, "LOCATION") for s in ("12 Oak Street", "Springfield")]      # 24/36 < 0.8
+    two = [_sp("a", ADDR_TEXT, s, "LOCATION") for s in ("12 Oak Street", "Springfield")]  # 24/36 < 0.8
     assert match_document(gold[0].spans, two, 0.8, split=True).split_pairs == ()
     assert len(match_document(gold[0].spans, two, 0.6, split=True).split_pairs) == 1
-    mixed = [_sp("a", ADDR_TEXT, s, lab) for s, lab in (("12 Oak Street", "LOCATION"), ("Springfield", "HOSPITAL"),
-                                                          ("MA", "LOCATION"), ("01105", "LOCATION"))]
-    assert match_document(gold[0].spans, mixed, 0.8, split=True).split_pairs == ()          # 20/36 same-label
+    mixed = [
+        _sp("a", ADDR_TEXT, s, lab)
+        for s, lab in (
+            ("12 Oak Street", "LOCATION"),
+            ("Springfield", "HOSPITAL"),
+            ("MA", "LOCATION"),
+            ("01105", "LOCATION"),
+        )
+    ]
+    assert match_document(gold[0].spans, mixed, 0.8, split=True).split_pairs == ()  # 20/36 same-label
 
 
 def test_one_piece_is_not_a_split():
@@ -168,9 +193,9 @@ def test_one_piece_is_not_a_split():
     m = match_document(gold[0].spans, [Span("i", 4, 21, "ID")], 0.8, split=True)
     assert m.split_pairs == () and len(m.missed()) == 1
     m2 = match_document(gold[0].spans, [Span("i", 4, 12, "ID"), Span("i", 12, 21, "ID")], 0.8, split=True)
-    assert m2.split_pairs == ()          # second piece has 1 of 9 characters inside: fails the inside rule
+    assert m2.split_pairs == ()  # second piece has 1 of 9 characters inside: fails the inside rule
     m3 = match_document(gold[0].spans, [Span("i", 4, 8, "ID"), Span("i", 8, 13, "ID")], 0.8, split=True)
-    assert len(m3.split_pairs) == 1      # two pieces inside covering 9/10
+    assert len(m3.split_pairs) == 1  # two pieces inside covering 9/10
 
 
 def test_split_match_leaves_one_to_one_matches_alone():
@@ -184,11 +209,17 @@ def test_split_match_leaves_one_to_one_matches_alone():
 
 # ------------------------------------------------------------------------------ coarse label set
 
+
 def test_coarse_label_set_merges_labels_on_both_sides():
     text = "Dr Ann Lee saw John Smith; call 555-123-4567."
     gold = [_doc("n", text, [("Ann Lee", "DOCTOR"), ("John Smith", "PATIENT"), ("555-123-4567", "PHONE")])]
-    pred = {"n": [_sp("n", text, "Ann Lee", "PATIENT"), _sp("n", text, "John Smith", "PATIENT"),
-                  _sp("n", text, "555-123-4567", "EMAIL")]}
+    pred = {
+        "n": [
+            _sp("n", text, "Ann Lee", "PATIENT"),
+            _sp("n", text, "John Smith", "PATIENT"),
+            _sp("n", text, "555-123-4567", "EMAIL"),
+        ]
+    }
     fine = evaluate(gold, pred, n_resamples=0)
     assert fine.primary.point["overall"]["tp"] == 1
     coarse = evaluate(gold, pred, n_resamples=0, label_set="coarse")
@@ -200,7 +231,7 @@ def test_coarse_label_set_merges_labels_on_both_sides():
 
 def test_crosswalk_targets_coarse_labels_only_on_the_coarse_set():
     xw = Crosswalk({"PERSON": "NAME", "TELEPHONE": "CONTACT"}, label_set="coarse")
-    assert xw.lookup("PERSON") == "PATIENT" and xw.lookup("TELEPHONE") == "PHONE"   # representatives
+    assert xw.lookup("PERSON") == "PATIENT" and xw.lookup("TELEPHONE") == "PHONE"  # representatives
     assert xw.lookup("NAME") == "PATIENT" and xw.lookup("DOCTOR") == "DOCTOR"
     with pytest.raises(ConfigError) as exc:
         Crosswalk({"PERSON": "NAME"})
@@ -214,11 +245,36 @@ def _write_jsonl(path, rows):
 
 def test_cli_scores_a_name_labelled_gold_on_the_coarse_set(tmp_path, capsys):
     text = "Dr Ann Lee saw John Smith on 03/04/2020; mail js@example.org."
-    spans = lambda pairs: [dict(zip(("start", "end"), _at(text, s)), label=lab) for s, lab in pairs]  # noqa: E731
-    gold = _write_jsonl(tmp_path / "gold.jsonl", [{"note_id": "n1", "text": text, "spans": spans(
-        [("Ann Lee", "NAME"), ("John Smith", "NAME"), ("03/04/2020", "DATE"), ("js@example.org", "CONTACT")])}])
-    pred = _write_jsonl(tmp_path / "pred.jsonl", [{"note_id": "n1", "text": text, "spans": spans(
-        [("Ann Lee", "DOCTOR"), ("John Smith", "PATIENT"), ("03/04/2020", "DATE"), ("js@example.org", "EMAIL")])}])
+    spans = lambda pairs: [dict(zip(("start", "end"), _at(text, s), strict=False), label=lab) for s, lab in pairs]  # noqa: E731
+    gold = _write_jsonl(
+        tmp_path / "gold.jsonl",
+        [
+            {
+                "note_id": "n1",
+                "text": text,
+                "spans": spans(
+                    [("Ann Lee", "NAME"), ("John Smith", "NAME"), ("03/04/2020", "DATE"), ("js@example.org", "CONTACT")]
+                ),
+            }
+        ],
+    )
+    pred = _write_jsonl(
+        tmp_path / "pred.jsonl",
+        [
+            {
+                "note_id": "n1",
+                "text": text,
+                "spans": spans(
+                    [
+                        ("Ann Lee", "DOCTOR"),
+                        ("John Smith", "PATIENT"),
+                        ("03/04/2020", "DATE"),
+                        ("js@example.org", "EMAIL"),
+                    ]
+                ),
+            }
+        ],
+    )
     out = tmp_path / "out"
     rc = main(["eval", "--gold", gold, "--pred", pred, "--label-set", "coarse", "--resamples", "0", "--out", str(out)])
     assert rc == 0
@@ -230,12 +286,32 @@ def test_cli_scores_a_name_labelled_gold_on_the_coarse_set(tmp_path, capsys):
     md = capsys.readouterr().out
     assert "label set: coarse" in md and "| NAME | 2 |" in md and "Character level" in md
     # a crosswalk file may target coarse labels with --label-set coarse, not without
-    gold2 = _write_jsonl(tmp_path / "gold2.jsonl", [{"note_id": "n1", "text": text, "spans": spans(
-        [("Ann Lee", "PERSON"), ("John Smith", "PERSON")])}])
+    gold2 = _write_jsonl(
+        tmp_path / "gold2.jsonl",
+        [{"note_id": "n1", "text": text, "spans": spans([("Ann Lee", "PERSON"), ("John Smith", "PERSON")])}],
+    )
     cw = tmp_path / "cw.json"
     cw.write_text(json.dumps({"map": {"PERSON": "NAME"}}))
-    assert main(["eval", "--gold", gold2, "--pred", pred, "--label-set", "coarse", "--crosswalk", str(cw),
-                 "--resamples", "0", "--out", str(tmp_path / "o2")]) == 0
+    assert (
+        main(
+            [
+                "eval",
+                "--gold",
+                gold2,
+                "--pred",
+                pred,
+                "--label-set",
+                "coarse",
+                "--crosswalk",
+                str(cw),
+                "--resamples",
+                "0",
+                "--out",
+                str(tmp_path / "o2"),
+            ]
+        )
+        == 0
+    )
     assert json.loads((tmp_path / "o2" / "eval_report.json").read_text())["systems"][0]["category"]["NAME"]["tp"] == 2
     assert load_crosswalk(str(cw), "coarse").lookup("PERSON") == "PATIENT"
     capsys.readouterr()

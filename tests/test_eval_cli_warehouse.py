@@ -1,4 +1,5 @@
 """``tide eval --warehouse URL --study S``: score the span cache of a real ``tide run`` (rules preset)."""
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,22 @@ def recognized(tmp_path_factory):
         load_demo(wh, seed=7, gold_out=str(gold))
     finally:
         wh.close()
-    rc = main(["run", "--warehouse", f"duckdb:{db}", "--study", "demo", "--key", "k1", "--stage", "recognize",
-               "--preset", "rules", "--no-progress"])
+    rc = main(
+        [
+            "run",
+            "--warehouse",
+            f"duckdb:{db}",
+            "--study",
+            "demo",
+            "--key",
+            "k1",
+            "--stage",
+            "recognize",
+            "--preset",
+            "rules",
+            "--no-progress",
+        ]
+    )
     assert rc == 0
     return d, f"duckdb:{db}", gold
 
@@ -34,8 +49,9 @@ def recognized(tmp_path_factory):
 def test_eval_reads_the_span_cache(recognized, capsys):
     d, url, gold = recognized
     out = d / "out"
-    rc = main(["eval", "--gold", str(gold), "--warehouse", url, "--study", "demo", "--resamples", "50",
-               "--out", str(out)])
+    rc = main(
+        ["eval", "--gold", str(gold), "--warehouse", url, "--study", "demo", "--resamples", "50", "--out", str(out)]
+    )
     assert rc == 0
     md = capsys.readouterr().out
     rep = json.loads((out / "eval_report.json").read_text())
@@ -85,12 +101,12 @@ def test_eval_warehouse_errors(recognized, tmp_path, capsys):
         assert main(["eval", "--gold", str(gold), "--resamples", "0", *argv]) == 2
         return capsys.readouterr().err
 
-    assert "E720" in err()                                                        # neither --pred nor --warehouse
+    assert "E720" in err()  # neither --pred nor --warehouse
     pred = tmp_path / "p.jsonl"
     pred.write_text("")
-    assert "E720" in err("--pred", str(pred), "--warehouse", url, "--study", "demo")   # both
-    assert "E720" in err("--warehouse", url)                                      # no --study
-    assert "E722" in err("--warehouse", url, "--study", "nope")                  # nothing recognized
+    assert "E720" in err("--pred", str(pred), "--warehouse", url, "--study", "demo")  # both
+    assert "E720" in err("--warehouse", url)  # no --study
+    assert "E722" in err("--warehouse", url, "--study", "nope")  # nothing recognized
     assert "E721" in err("--warehouse", f"duckdb:{tmp_path / 'missing.duckdb'}", "--study", "demo")
     assert not (tmp_path / "missing.duckdb").exists()
     # a gold whose text differs from the recognized note is refused: offsets would point elsewhere

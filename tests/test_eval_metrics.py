@@ -1,4 +1,5 @@
 """Span matching and metrics: exact values on gold corpora perturbed in known ways."""
+
 from __future__ import annotations
 
 import random
@@ -19,17 +20,31 @@ HOSP = ["St. Mary's Medical Center", "Valley General Hospital", "Northside Clini
 
 def make_doc(i: int, rnd: random.Random) -> GoldDoc:
     """A note assembled from parts, so every gold span's offsets are known by construction."""
-    parts = [("Patient ", None), (f"{rnd.choice(FIRST)} {rnd.choice(LAST)}", "PATIENT"), (", a ", None),
-             (str(rnd.randint(20, 89)), "AGE"), ("-year-old, seen by Dr. ", None),
-             (f"{rnd.choice(FIRST)} {rnd.choice(LAST)}", "DOCTOR"), (" on ", None),
-             (f"{rnd.randint(1, 12):02d}/{rnd.randint(1, 28):02d}/20{rnd.randint(10, 24)}", "DATE"),
-             (" at ", None), (rnd.choice(HOSP), "HOSPITAL"), (".\nMRN: ", None),
-             (str(rnd.randint(10**7, 10**8 - 1)), "ID"), ("\nCall ", None),
-             (f"({rnd.randint(200, 999)}) {rnd.randint(200, 999)}-{rnd.randint(1000, 9999)}", "PHONE"),
-             (" with questions.\n", None)]
+    parts = [
+        ("Patient ", None),
+        (f"{rnd.choice(FIRST)} {rnd.choice(LAST)}", "PATIENT"),
+        (", a ", None),
+        (str(rnd.randint(20, 89)), "AGE"),
+        ("-year-old, seen by Dr. ", None),
+        (f"{rnd.choice(FIRST)} {rnd.choice(LAST)}", "DOCTOR"),
+        (" on ", None),
+        (f"{rnd.randint(1, 12):02d}/{rnd.randint(1, 28):02d}/20{rnd.randint(10, 24)}", "DATE"),
+        (" at ", None),
+        (rnd.choice(HOSP), "HOSPITAL"),
+        (".\nMRN: ", None),
+        (str(rnd.randint(10**7, 10**8 - 1)), "ID"),
+        ("\nCall ", None),
+        (f"({rnd.randint(200, 999)}) {rnd.randint(200, 999)}-{rnd.randint(1000, 9999)}", "PHONE"),
+        (" with questions.\n", None),
+    ]
     if i % 3 == 0:
-        parts += [("Lives at ", None), (f"{rnd.randint(10, 9999)} Oak Street", "LOCATION"), (", ", None),
-                  ("Springfield", "LOCATION"), (".\n", None)]
+        parts += [
+            ("Lives at ", None),
+            (f"{rnd.randint(10, 9999)} Oak Street", "LOCATION"),
+            (", ", None),
+            ("Springfield", "LOCATION"),
+            (".\n", None),
+        ]
     text, spans, pos = "", [], 0
     nid = f"note-{i:03d}"
     for surface, label in parts:
@@ -37,8 +52,13 @@ def make_doc(i: int, rnd: random.Random) -> GoldDoc:
             spans.append(Span(nid, pos, pos + len(surface), label, 1.0, "gold@1"))
         text += surface
         pos += len(surface)
-    return GoldDoc(nid, f"pat-{i // 2:03d}", text, tuple(spans),
-                   {"note_type": ["progress", "discharge"][i % 2], "source": "epic", "site": "A"})
+    return GoldDoc(
+        nid,
+        f"pat-{i // 2:03d}",
+        text,
+        tuple(spans),
+        {"note_type": ["progress", "discharge"][i % 2], "source": "epic", "site": "A"},
+    )
 
 
 def corpus(n: int = 60, seed: int = 3) -> list[GoldDoc]:
@@ -51,8 +71,9 @@ def with_spans(doc: GoldDoc, spans) -> GoldDoc:
 
 
 def pred_span(s: Span, start=None, end=None, label=None, score=0.9) -> Span:
-    return Span(s.note_id, s.start if start is None else start, s.end if end is None else end,
-                label or s.label, score, "test@1")
+    return Span(
+        s.note_id, s.start if start is None else start, s.end if end is None else end, label or s.label, score, "test@1"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +99,7 @@ def test_dropping_k_spans_gives_exact_recall(gold):
     n_gold = sum(len(d.spans) for d in gold)
     dropped_id = 0
     preds = []
-    for d in gold:   # drop every ID span of even notes and the first span (PATIENT) of every 5th note
+    for d in gold:  # drop every ID span of even notes and the first span (PATIENT) of every 5th note
         keep = []
         for j, s in enumerate(d.spans):
             idx = int(d.note_id[-3:])
@@ -93,7 +114,7 @@ def test_dropping_k_spans_gives_exact_recall(gold):
     assert cat["PATIENT"]["fn"] == 12 and cat["PATIENT"]["recall"] == pytest.approx(48 / 60)
     assert rep.primary.point["overall"]["micro_recall"] == pytest.approx((n_gold - 42) / n_gold)
     assert rep.primary.point["overall"]["micro_precision"] == 1.0
-    assert cat["DATE"]["recall"] == 1.0 and cat["EMAIL"]["recall"] is None   # no gold EMAIL: undefined
+    assert cat["DATE"]["recall"] == 1.0 and cat["EMAIL"]["recall"] is None  # no gold EMAIL: undefined
 
 
 def test_boundary_shift_past_tau_is_a_miss_at_08_and_a_hit_at_05(gold):
@@ -102,7 +123,7 @@ def test_boundary_shift_past_tau_is_a_miss_at_08_and_a_hit_at_05(gold):
         spans = []
         for s in d.spans:
             if s.label in ("DOCTOR", "HOSPITAL"):
-                new_len = max(1, round(0.65 * s.length))          # IoU = new_len / len in [0.5, 0.8)
+                new_len = max(1, round(0.65 * s.length))  # IoU = new_len / len in [0.5, 0.8)
                 assert 0.5 <= new_len / s.length < 0.8
                 spans.append(pred_span(s, end=s.start + new_len))
                 shrunk += 1
@@ -124,8 +145,9 @@ def test_boundary_shift_past_tau_is_a_miss_at_08_and_a_hit_at_05(gold):
 
 
 def test_relabel_is_one_miss_and_one_false_positive(gold):
-    preds = [with_spans(d, [pred_span(s, label="DOCTOR" if s.label == "PATIENT" else None) for s in d.spans])
-             for d in gold]
+    preds = [
+        with_spans(d, [pred_span(s, label="DOCTOR" if s.label == "PATIENT" else None) for s in d.spans]) for d in gold
+    ]
     rep = evaluate(gold, preds, n_resamples=0)
     cat = rep.primary.point["category"]
     assert cat["PATIENT"]["recall"] == 0.0 and cat["PATIENT"]["fn"] == 60
@@ -155,8 +177,7 @@ def test_missing_prediction_docs_are_misses_and_unknown_docs_ignored(gold):
     preds = [with_spans(d, [pred_span(s) for s in d.spans]) for d in gold[:30]]
     preds.append(GoldDoc("stranger", "p", "", (Span("stranger", 0, 3, "ID"),), {}))
     rep = evaluate(gold, preds, n_resamples=0)
-    assert rep.pairing["A"] == {"n_pred_docs": 31, "gold_without_pred": 30, "pred_not_in_gold": 1,
-                                "text_mismatch": 0}
+    assert rep.pairing["A"] == {"n_pred_docs": 31, "gold_without_pred": 30, "pred_not_in_gold": 1, "text_mismatch": 0}
     n_first = sum(len(d.spans) for d in gold[:30])
     assert rep.primary.point["overall"]["tp"] == n_first
 
@@ -172,8 +193,10 @@ def test_prediction_on_a_different_text_is_refused(gold):
 def test_shift_share_decomposition_sums_to_the_drop_and_splits_mix_from_recall(gold):
     perfect = [with_spans(d, [pred_span(s) for s in d.spans]) for d in gold]
     # corpus B: same documents, ID recall halved -> pure within-category drop
-    b_preds = [with_spans(d, [pred_span(s) for s in d.spans if not (s.label == "ID" and int(d.note_id[-3:]) % 2)])
-               for d in gold]
+    b_preds = [
+        with_spans(d, [pred_span(s) for s in d.spans if not (s.label == "ID" and int(d.note_id[-3:]) % 2)])
+        for d in gold
+    ]
     ta, tb = corpus_counts(gold, perfect), corpus_counts(gold, b_preds)
     dec = decompose_recall_drop(ta, tb)
     assert dec.drop == pytest.approx(dec.within + dec.mix)

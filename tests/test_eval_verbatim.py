@@ -1,4 +1,5 @@
 """The release view of recall: gold surfaces that survive verbatim after anonymization."""
+
 from __future__ import annotations
 
 import secrets
@@ -17,8 +18,13 @@ def _doc() -> GoldDoc:
         i = TEXT.index(surface)
         return Span("n1", i, i + len(surface), label)
 
-    spans = (sp("Hana Yamamoto", "PATIENT"), sp("67", "AGE"), sp("93", "AGE"), sp("Keene", "LOCATION"),
-             sp("603-555-0147", "PHONE"))
+    spans = (
+        sp("Hana Yamamoto", "PATIENT"),
+        sp("67", "AGE"),
+        sp("93", "AGE"),
+        sp("Keene", "LOCATION"),
+        sp("603-555-0147", "PHONE"),
+    )
     return GoldDoc("n1", "p1", TEXT, tuple(sorted(spans)), {"note_date": "2024-01-02"})
 
 
@@ -28,7 +34,7 @@ def _anon() -> Anonymizer:
 
 def test_nothing_predicted_everything_survives_except_ages_kept_by_rule():
     r = surviving_surfaces([_doc()], {}, _anon())
-    assert r.n_surfaces == {"PATIENT": 1, "AGE": 1, "LOCATION": 1, "PHONE": 1}   # age 67 is exempt, 93 is not
+    assert r.n_surfaces == {"PATIENT": 1, "AGE": 1, "LOCATION": 1, "PHONE": 1}  # age 67 is exempt, 93 is not
     assert r.share() == 1.0
 
 
@@ -47,7 +53,7 @@ def test_one_missed_span_is_one_surviving_surface():
 
 def test_a_refused_note_releases_nothing():
     doc = _doc()
-    overlapping = [Span("n1", 0, 4, "PATIENT"), Span("n1", 2, 13, "PATIENT")]    # E462: not resolved
+    overlapping = [Span("n1", 0, 4, "PATIENT"), Span("n1", 2, 13, "PATIENT")]  # E462: not resolved
     r = surviving_surfaces([doc], {"n1": overlapping}, _anon())
     assert r.quarantined == 1 and r.share() == 0.0
 

@@ -5,6 +5,7 @@ tidying, within-note propagation) must change ``recognition_fingerprint`` and ma
 recompute the study's cached spans (a span-cache miss on the real DuckDB warehouse); batch size,
 executor and worker counts must not.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -52,7 +53,7 @@ def study(tmp_path_factory):
     load_demo(wh, seed=7)
     wh.replace_table("notes", pa.Table.from_pylist(wh.read_table("notes").to_pylist()[:N_NOTES]))
     config = TideConfig.preset("rules")
-    first = recognize_study(wh, STUDY, config, progress=False)      # from the config's specs
+    first = recognize_study(wh, STUDY, config, progress=False)  # from the config's specs
     assert first.n_recognized == N_NOTES and first.n_cached == 0 and first.n_spans > 0
     from tide_core.runner import read_study_input
 
@@ -74,7 +75,7 @@ def _baseline(st) -> None:
     """Put the unchanged steps' spans back in the cache (recomputed after another test's change)."""
     restored = _run(st)
     assert restored.fingerprint == st.base
-    assert (_run(st).n_cached, restored.n_quarantined) == (N_NOTES, 0)      # ... so a rerun is all hits
+    assert (_run(st).n_cached, restored.n_quarantined) == (N_NOTES, 0)  # ... so a rerun is all hits
 
 
 def _assert_recomputed(st, recognizers=None, policy=None) -> str:
@@ -92,14 +93,15 @@ def _assert_recomputed(st, recognizers=None, policy=None) -> str:
 
 # ------------------------------------------------------------------------------ the helper
 
+
 def test_helper_is_canonical_16_hex():
     fp = fingerprint({"b": 1, "a": [1, 2]})
     assert HEX16.fullmatch(fp)
-    assert fp == fingerprint({"a": [1, 2], "b": 1})             # key order never matters
-    assert fp != fingerprint({"a": [2, 1], "b": 1})             # list order does
+    assert fp == fingerprint({"a": [1, 2], "b": 1})  # key order never matters
+    assert fp != fingerprint({"a": [2, 1], "b": 1})  # list order does
     assert fingerprint("x", "y") != fingerprint("y", "x") != fingerprint("xy")
     assert canonical_json({"b": 1, "a": None}) == '{"a":null,"b":1}'
-    assert fingerprint({"d": dt.date(2020, 1, 2)}) == fingerprint({"d": "2020-01-02"})   # default=str
+    assert fingerprint({"d": dt.date(2020, 1, 2)}) == fingerprint({"d": "2020-01-02"})  # default=str
 
 
 def test_every_step_after_the_recognizers_is_a_versioned_step():
@@ -119,6 +121,7 @@ def test_recognizer_fingerprint_is_its_step_fingerprint(study):
 
 
 # ------------------------------------------------------------------------------ each step changes it
+
 
 @pytest.mark.parametrize("index", range(len(RULES)), ids=RULES)
 def test_recognizer_options_change_the_fingerprint_and_miss_the_cache(study, index):
@@ -143,9 +146,15 @@ def test_recognizer_order_changes_the_fingerprint(study):
     assert recognition_fingerprint(study.recognizers[::-1]) != study.base
 
 
-@pytest.mark.parametrize("policy", [{"min_score": {"ID": 0.5}}, {"default_min_score": 0.1},
-                                    {"merge_same_label_overlaps": False},
-                                    {"label_priority": ["PHONE", "ID"]}])
+@pytest.mark.parametrize(
+    "policy",
+    [
+        {"min_score": {"ID": 0.5}},
+        {"default_min_score": 0.1},
+        {"merge_same_label_overlaps": False},
+        {"label_priority": ["PHONE", "ID"]},
+    ],
+)
 def test_resolution_policy_changes_the_fingerprint_and_misses_the_cache(study, policy):
     assert recognition_fingerprint(study.recognizers, ResolutionPolicy()) == study.base
     _baseline(study)
@@ -160,20 +169,33 @@ def test_resolution_version_changes_the_fingerprint(study, monkeypatch):
     _assert_recomputed(study)
 
 
-@pytest.mark.parametrize("change", [("VERSION", "2"), ("_TRAIL", span_tidy._TRAIL + "."),
-                                    ("_LEAD", span_tidy._LEAD.replace(":", "")),
-                                    ("_KEEPS_LEAD", span_tidy._KEEPS_LEAD | {"ID"}),
-                                    ("PERSON", span_tidy.PERSON | {"OTHER"})], ids=lambda c: c[0])
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("VERSION", "2"),
+        ("_TRAIL", span_tidy._TRAIL + "."),
+        ("_LEAD", span_tidy._LEAD.replace(":", "")),
+        ("_KEEPS_LEAD", span_tidy._KEEPS_LEAD | {"ID"}),
+        ("PERSON", span_tidy.PERSON | {"OTHER"}),
+    ],
+    ids=lambda c: c[0],
+)
 def test_tidy_changes_the_fingerprint_and_miss_the_cache(study, monkeypatch, change):
     _baseline(study)
     monkeypatch.setattr(span_tidy, *change)
     _assert_recomputed(study)
 
 
-@pytest.mark.parametrize("change", [("VERSION", "2"), ("PROPAGATED", propagate.PROPAGATED - {"OTHER"}),
-                                    ("DEFAULT_POLICY", PropagationPolicy(min_token_chars=5)),
-                                    ("DEFAULT_POLICY", PropagationPolicy(extend_names=False))],
-                         ids=["VERSION", "PROPAGATED", "min_token_chars", "extend_names"])
+@pytest.mark.parametrize(
+    "change",
+    [
+        ("VERSION", "2"),
+        ("PROPAGATED", propagate.PROPAGATED - {"OTHER"}),
+        ("DEFAULT_POLICY", PropagationPolicy(min_token_chars=5)),
+        ("DEFAULT_POLICY", PropagationPolicy(extend_names=False)),
+    ],
+    ids=["VERSION", "PROPAGATED", "min_token_chars", "extend_names"],
+)
 def test_propagation_changes_the_fingerprint_and_miss_the_cache(study, monkeypatch, change):
     _baseline(study)
     monkeypatch.setattr(propagate, *change)
@@ -182,11 +204,12 @@ def test_propagation_changes_the_fingerprint_and_miss_the_cache(study, monkeypat
 
 # ------------------------------------------------------------------------------ what must not change it
 
+
 def test_batch_size_executor_and_workers_do_not_change_it(study):
     assert list(inspect.signature(recognition_fingerprint).parameters) == ["recognizers", "policy"]
     _baseline(study)
     for config in (study.config.with_(batch_size=3), study.config.with_(executor="ray", batch_size=1000)):
-        rerun = _run(study, config=config, recognizers=None)        # recognizers rebuilt from the specs
+        rerun = _run(study, config=config, recognizers=None)  # recognizers rebuilt from the specs
         assert rerun.fingerprint == study.base
         assert (rerun.n_cached, rerun.n_recognized) == (N_NOTES, 0)
     forced = _run(study, config=study.config.with_(batch_size=3), force=True)
@@ -199,5 +222,6 @@ def test_worker_and_transport_options_of_recognizers_do_not_change_it():
     a = LLMRecognizer("http://127.0.0.1:1", "m1", max_workers=1, timeout_s=5, max_retries=0)
     b = LLMRecognizer("http://127.0.0.1:1", "m1", max_workers=16, timeout_s=300, max_retries=9)
     assert recognition_fingerprint([a]) == recognition_fingerprint([b])
-    assert recognition_fingerprint([a]) != recognition_fingerprint([LLMRecognizer("http://127.0.0.1:1", "m1",
-                                                                                  chunk_chars=1000)])
+    assert recognition_fingerprint([a]) != recognition_fingerprint(
+        [LLMRecognizer("http://127.0.0.1:1", "m1", chunk_chars=1000)]
+    )

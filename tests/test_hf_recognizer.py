@@ -4,6 +4,7 @@ The model is a randomly initialised tiny BERT saved with the real MiniLM tokeniz
 predictions are arbitrary but deterministic, which is all the stage contracts need.  Decoding is
 tested on hand-written tag sequences; learning is tested in test_training.py.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,11 +27,19 @@ def _save_tiny(path, tags, seed=0):
 
     tok = AutoTokenizer.from_pretrained(str(pretrained_encoder_dir()), local_files_only=True)
     torch.manual_seed(seed)
-    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=512, num_labels=len(tags),
-                     id2label={i: t for i, t in enumerate(tags)}, label2id={t: i for i, t in enumerate(tags)})
+    cfg = BertConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
+        num_labels=len(tags),
+        id2label={i: t for i, t in enumerate(tags)},
+        label2id={t: i for i, t in enumerate(tags)},
+    )
     model = BertForTokenClassification(cfg)
-    with torch.no_grad():   # bias towards entity tags so spans actually appear
+    with torch.no_grad():  # bias towards entity tags so spans actually appear
         model.classifier.bias[1:] += 1.5
     model.save_pretrained(str(path))
     tok.save_pretrained(str(path))
@@ -51,8 +60,10 @@ def rec(model_dir):
     return r
 
 
-LONG = ("Patient Maria Garcia (MRN 12345678) was seen by Dr. Alice Brown on 03/04/2021 at "
-        "St. Mary's Medical Center, 1234 Oak Street, Springfield. ") * 12
+LONG = (
+    "Patient Maria Garcia (MRN 12345678) was seen by Dr. Alice Brown on 03/04/2021 at "
+    "St. Mary's Medical Center, 1234 Oak Street, Springfield. "
+) * 12
 
 
 def test_recognize_many_equals_the_three_stages(rec):
@@ -64,11 +75,11 @@ def test_recognize_many_equals_the_three_stages(rec):
         staged.append(rec.assemble(n, ws, rec.predict(ws)))
     assert direct == staged
     assert direct[2] == []
-    assert len(rec.make_windows(notes[0])) > 5            # really windowed
+    assert len(rec.make_windows(notes[0])) > 5  # really windowed
     for n, spans in zip(notes, direct, strict=True):
         for s in spans:
             assert 0 <= s.start < s.end <= len(n.text)
-            assert n.text[s.start:s.end] == n.text[s.start:s.end].strip()
+            assert n.text[s.start : s.end] == n.text[s.start : s.end].strip()
             assert s.recognizer == "tide.hf@1" and 0.0 < s.score <= 1.0
 
 
@@ -91,7 +102,7 @@ def test_windows_and_predictions_pickle(rec):
     preds = rec.predict(ws)
     ws2, preds2 = pickle.loads(pickle.dumps(ws)), pickle.loads(pickle.dumps(preds))
     assert rec.assemble(n, ws2, preds2) == rec.assemble(n, ws, preds)
-    r2 = pickle.loads(pickle.dumps(rec))                  # model dropped, reloaded lazily
+    r2 = pickle.loads(pickle.dumps(rec))  # model dropped, reloaded lazily
     assert r2._model is None and r2.recognize(n) == rec.recognize(n)
 
 
@@ -117,8 +128,11 @@ def test_decode_bio_io_and_whitespace():
     tags = [OUT, OUT, B("DOCTOR"), IN("DOCTOR"), OUT, B("PATIENT"), IN("PATIENT"), OUT, B("DATE")]
     probs = [0.9, 0.9, 0.8, 0.6, 0.9, 0.7, 0.9, 0.9, 1.0]
     got = decode(tags, probs, offs, words, text, "BIO")
-    assert [(text[d.start:d.end], d.label) for d in got] == [("Alice Brown", "DOCTOR"), ("Bob Lee", "PATIENT"),
-                                                              ("2021-03-04", "DATE")]
+    assert [(text[d.start : d.end], d.label) for d in got] == [
+        ("Alice Brown", "DOCTOR"),
+        ("Bob Lee", "PATIENT"),
+        ("2021-03-04", "DATE"),
+    ]
     assert got[0].score == pytest.approx(0.7)
     # two adjacent B- entities stay apart in BIO, merge in IO
     tags2 = [OUT, OUT, B("DOCTOR"), B("DOCTOR"), OUT, OUT, OUT, OUT, OUT]
@@ -135,7 +149,7 @@ def test_decode_subword_continuation_inherits_its_word():
     words = [0, 0, 1, 1]
     OUT, B = TagInfo("O", None), TagInfo("B", "PATIENT")
     got = decode([B, OUT, TagInfo("B", "ID"), OUT], [1, 1, 1, 1], offs, words, text, "BIO")
-    assert [(text[d.start:d.end], d.label) for d in got] == [("Smithson", "PATIENT"), ("12345678", "ID")]
+    assert [(text[d.start : d.end], d.label) for d in got] == [("Smithson", "PATIENT"), ("12345678", "ID")]
 
 
 def test_parse_tag_and_scheme():
@@ -175,7 +189,7 @@ def test_fingerprint_tracks_model_and_settings(model_dir, tmp_path):
     a = HFTokenClassifierRecognizer(model_dir)
     assert a.fingerprint() == HFTokenClassifierRecognizer(model_dir, batch_size=64).fingerprint()
     assert a.fingerprint() != HFTokenClassifierRecognizer(model_dir, window=256).fingerprint()
-    other = _save_tiny(tmp_path / "other", tag_names("BIO"), seed=1)   # same config, other weights
+    other = _save_tiny(tmp_path / "other", tag_names("BIO"), seed=1)  # same config, other weights
     assert HFTokenClassifierRecognizer(other).config()["model_hash"] != a.config()["model_hash"]
     assert a.fingerprint() != HFTokenClassifierRecognizer(other).fingerprint()
 
@@ -211,8 +225,9 @@ def test_quality_benchmark_runs_end_to_end(model_dir):
     from tide_core.bench.quality import benchmark, format_report
 
     sizes = {"inhouse": 4, "oog-clinical": 4}
-    r = benchmark(("inhouse", "oog-clinical"), seed=3, sizes=sizes, model_dir=str(model_dir), n_resamples=50,
-                  progress=False)
+    r = benchmark(
+        ("inhouse", "oog-clinical"), seed=3, sizes=sizes, model_dir=str(model_dir), n_resamples=50, progress=False
+    )
     assert [c["corpus"] for c in r["corpora"]] == ["inhouse", "oog-clinical"]
     inhouse = r["corpora"][0]
     names = [a["system"] for a in inhouse["ablation"]]
@@ -234,7 +249,7 @@ def test_decode_digit_letter_switch_is_not_inherited():
     text = "67yo"
     OUT, B = TagInfo("O", None), TagInfo("B", "AGE")
     got = decode([B, OUT], [1, 1], [(0, 2), (2, 4)], [0, 0], text, "BIO")
-    assert [(text[d.start:d.end], d.label) for d in got] == [("67", "AGE")]
+    assert [(text[d.start : d.end], d.label) for d in got] == [("67", "AGE")]
 
 
 def test_windowing_stage_does_not_load_the_model(model_dir):
@@ -242,7 +257,7 @@ def test_windowing_stage_does_not_load_the_model(model_dir):
 
     r = HFTokenClassifierRecognizer(model_dir, window=64, overlap=10)
     ws = r.make_windows(Note("a", "p", LONG))
-    assert ws and r._model is None                     # CPU windowing actors stay light
+    assert ws and r._model is None  # CPU windowing actors stay light
     preds = HFTokenClassifierRecognizer(model_dir, window=64, overlap=10).predict(ws)
     assert r.assemble(Note("a", "p", LONG), ws, preds) == r.recognize(Note("a", "p", LONG))
 

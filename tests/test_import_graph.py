@@ -4,6 +4,7 @@ Every ``import`` statement counts, at module level or inside a function (a lazy 
 hides a cycle until the day someone hoists it).  Relative imports are resolved, and
 ``from pkg import name`` is an edge to ``pkg.name`` when that is one of our modules, else to ``pkg``.
 """
+
 from __future__ import annotations
 
 import ast
@@ -30,7 +31,7 @@ def _resolve_relative(module: str, is_package: bool, level: int, target: str | N
     if not is_package:
         base = base[:-1]
     if level > 1:
-        base = base[:len(base) - (level - 1)]
+        base = base[: len(base) - (level - 1)]
     return ".".join(base + ([target] if target else []))
 
 
@@ -54,8 +55,7 @@ def imported_names(module: str, path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = (_resolve_relative(module, is_package, node.level, node.module) if node.level
-                    else node.module or "")
+            base = _resolve_relative(module, is_package, node.level, node.module) if node.level else node.module or ""
             for alias in node.names:
                 names.add(f"{base}.{alias.name}" if alias.name != "*" else base)
     return names
@@ -83,7 +83,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
             for child in children:
                 if colour.get(child, BLACK) == GREY:
                     path = [n for n, _ in stack]
-                    return path[path.index(child):] + [child]
+                    return path[path.index(child) :] + [child]
                 if colour.get(child) == WHITE:
                     colour[child] = GREY
                     stack.append((child, iter(sorted(graph[child]))))
@@ -96,6 +96,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def package_graph(graph: dict[str, set[str]], root: str = "tide_core") -> dict[str, set[str]]:
     """``graph`` collapsed to ``root``'s direct children (``tide_core.engine.recognition`` -> ``tide_core.engine``)."""
+
     def top(module: str) -> str:
         return ".".join(module.split(".")[:2])
 
@@ -113,6 +114,7 @@ def all_imports(modules: dict[str, Path]) -> dict[str, set[str]]:
 
 
 # ----------------------------------------------------------------------------------------- tests
+
 
 def test_finds_every_package():
     modules = discover_modules()

@@ -1,4 +1,5 @@
 """LLM recognizer against a real OpenAI-compatible HTTP server on 127.0.0.1 (http.server in a thread)."""
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,7 @@ def answer_for(note: str) -> dict:
 
 
 class FakeOpenAI(BaseHTTPRequestHandler):
-    def log_message(self, *args):   # keep test output quiet
+    def log_message(self, *args):  # keep test output quiet
         pass
 
     def do_POST(self):
@@ -52,11 +53,19 @@ class FakeOpenAI(BaseHTTPRequestHandler):
             content = "I cannot help with that."
         else:
             content = "Sure! Here is the PHI:\n```json\n" + json.dumps(answer_for(note)) + "\n```\nAnything else?"
-        self._send(200, {"id": "chatcmpl-1", "object": "chat.completion", "created": int(time.time()),
-                         "model": body["model"],
-                         "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                      "finish_reason": "stop"}],
-                         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+        self._send(
+            200,
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body["model"],
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            },
+        )
 
     def _send(self, status, payload):
         data = json.dumps(payload).encode()
@@ -84,16 +93,25 @@ def make(server, **kw):
     return LLMRecognizer(server.url, "tiny-phi", **kw)
 
 
-NOTE = ("Jane Roe seen 03/04/2021 by Dr. Smith.\nJane\n  Roe returned 04/05/2021; Dr. Smith agreed. "
-        "Roebuck and Jane Roes are other people. Next 03/04/2021.")
+NOTE = (
+    "Jane Roe seen 03/04/2021 by Dr. Smith.\nJane\n  Roe returned 04/05/2021; Dr. Smith agreed. "
+    "Roebuck and Jane Roes are other people. Next 03/04/2021."
+)
 
 
 def test_every_occurrence_whitespace_robust(server):
     rec = make(server)
     spans = rec.recognize(Note("n1", "p1", NOTE))
-    got = [(s.label, NOTE[s.start:s.end]) for s in spans]
-    assert got == [("PATIENT", "Jane Roe"), ("DATE", "03/04/2021"), ("DOCTOR", "Smith"), ("PATIENT", "Jane\n  Roe"),
-                   ("DATE", "04/05/2021"), ("DOCTOR", "Smith"), ("DATE", "03/04/2021")]
+    got = [(s.label, NOTE[s.start : s.end]) for s in spans]
+    assert got == [
+        ("PATIENT", "Jane Roe"),
+        ("DATE", "03/04/2021"),
+        ("DOCTOR", "Smith"),
+        ("PATIENT", "Jane\n  Roe"),
+        ("DATE", "04/05/2021"),
+        ("DOCTOR", "Smith"),
+        ("DATE", "03/04/2021"),
+    ]
     assert all(s.recognizer == "tide.llm@1" for s in spans)
     req = server.requests[0]
     assert req["path"] == "/v1/chat/completions" and req["auth"] is None
@@ -152,7 +170,7 @@ def test_long_note_is_chunked_and_offsets_map_back(server):
     assert len(server.chunks) > 5 and max(len(c) for c in server.chunks) <= 300
     assert sorted((s.start, s.end) for s in spans) == sorted(set(expected))
     by_start = sorted(spans, key=lambda s: s.start)
-    assert all(text[s.start:s.end] == text[a:b] for s, (a, b) in zip(by_start, sorted(set(expected)), strict=True))
+    assert all(text[s.start : s.end] == text[a:b] for s, (a, b) in zip(by_start, sorted(set(expected)), strict=True))
 
 
 def test_api_key_from_named_env_var(server, monkeypatch):
@@ -177,7 +195,7 @@ def test_unparseable_answer_fails_the_note(server):
 def test_recognize_many_parallel_keeps_order(server):
     notes = [Note(f"n{i}", "p1", f"Seen {i + 1}/2/2020 by Dr. Smith") for i in range(6)]
     out = make(server, max_workers=3).recognize_many(notes)
-    got = [n.text[s[0].start:s[0].end] for n, s in zip(notes, out, strict=True)]
+    got = [n.text[s[0].start : s[0].end] for n, s in zip(notes, out, strict=True)]
     assert got == [f"{i + 1}/2/2020" for i in range(6)]
 
 

@@ -1,4 +1,5 @@
 """Where the default model is looked for and written: independent of the working directory."""
+
 from __future__ import annotations
 
 import argparse
@@ -47,7 +48,7 @@ def test_default_location_is_per_user_not_cwd(isolated, monkeypatch):
     other = isolated / "elsewhere"
     other.mkdir()
     monkeypatch.chdir(other)
-    assert models.default_model_location() == expected      # same from any working directory
+    assert models.default_model_location() == expected  # same from any working directory
     assert models.model_search_locations() == [expected, other / ".tide" / "models" / "default"]
 
 
@@ -70,7 +71,7 @@ def test_model_found_from_another_working_directory(isolated, monkeypatch):
 def test_tide_model_dir_overrides(isolated, monkeypatch):
     env = isolated / "custom"
     monkeypatch.setenv("TIDE_MODEL_DIR", str(env))
-    _fake_model(_user_dir(isolated))               # ignored when TIDE_MODEL_DIR is set
+    _fake_model(_user_dir(isolated))  # ignored when TIDE_MODEL_DIR is set
     assert models.default_model_location() == env
     assert models.default_model_target() == env
     assert models.model_search_locations() == [env]
@@ -101,8 +102,8 @@ def test_legacy_cwd_model_still_read_with_one_notice(isolated, capsys):
     assert models.default_model_location() == legacy
     err = capsys.readouterr().err
     assert err.count("old location") == 1 and str(models.user_model_location()) in err
-    assert err.strip().count("\n") == 0                # one line
-    new = _fake_model(models.default_model_target())   # the new location wins once it has a model
+    assert err.strip().count("\n") == 0  # one line
+    new = _fake_model(models.default_model_target())  # the new location wins once it has a model
     assert models.default_model_dir() == new
 
 
@@ -131,7 +132,7 @@ def test_train_default_writes_to_user_dir_and_is_idempotent(isolated, monkeypatc
     assert calls == [(_user_dir(isolated) if sys.platform.startswith("linux") else models.default_model_target(), {})]
     assert not (isolated / "work" / ".tide").exists()
     capsys.readouterr()
-    assert _cli(["train-recognizer", "--default", "--no-progress"]) == 0     # idempotent
+    assert _cli(["train-recognizer", "--default", "--no-progress"]) == 0  # idempotent
     assert len(calls) == 1 and "nothing to do" in capsys.readouterr().err
     assert _cli(["train-recognizer", "--default", "--force", "--no-progress", "--threads", "1"]) == 0
     assert len(calls) == 2 and calls[1][1] == {"num_threads": 1}

@@ -13,7 +13,7 @@ def spans_of(text, *pairs):
 
 
 def surfaces(text, spans):
-    return [(text[s.start:s.end], s.label) for s in spans]
+    return [(text[s.start : s.end], s.label) for s in spans]
 
 
 def test_other_mentions_of_a_recognized_name_are_added():
@@ -40,7 +40,7 @@ def test_never_overlaps_existing_spans_and_keeps_them():
     text = "Dr. Rose Hill at Rose Hill Clinic; rose garden."
     base = [Span("n", 4, 13, "DOCTOR", 0.9, "r@1"), Span("n", 17, 33, "HOSPITAL", 0.9, "g@1")]
     got = propagate_spans(text, base)
-    assert got == sorted(base)                                     # nothing to add without overlap
+    assert got == sorted(base)  # nothing to add without overlap
     for a, b in pairwise(got):
         assert a.end <= b.start
     assert propagate_spans(text, []) == []
@@ -65,10 +65,25 @@ def test_tidy_splits_lines_and_people_and_trims_punctuation():
     from tide_core.span_tidy import tidy_spans
 
     text = "Dr. Palmer\n\nSurrogate: Seen with Dr Parker and MASON, AMANDA. -- WARD, YURI\nPhone (617) 555-0100"
+
     def sp(sub, label):
         i = text.index(sub)
         return Span("n", i, i + len(sub), label, 0.9, "m@1")
-    got = tidy_spans(text, [sp("Palmer\n\nSurrogate", "DOCTOR"), sp("Parker and MASON, AMANDA", "DOCTOR"),
-                            sp("-- WARD, YURI", "DOCTOR"), sp("(617) 555-0100", "PHONE")])
-    assert [text[s.start:s.end] for s in got] == ["Palmer", "Surrogate", "Parker", "MASON, AMANDA", "WARD, YURI",
-                                                 "(617) 555-0100"]
+
+    got = tidy_spans(
+        text,
+        [
+            sp("Palmer\n\nSurrogate", "DOCTOR"),
+            sp("Parker and MASON, AMANDA", "DOCTOR"),
+            sp("-- WARD, YURI", "DOCTOR"),
+            sp("(617) 555-0100", "PHONE"),
+        ],
+    )
+    assert [text[s.start : s.end] for s in got] == [
+        "Palmer",
+        "Surrogate",
+        "Parker",
+        "MASON, AMANDA",
+        "WARD, YURI",
+        "(617) 555-0100",
+    ]

@@ -1,4 +1,5 @@
 """The cluster manifests parse and carry what a TIDE Ray cluster needs."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -29,8 +30,17 @@ def test_kuberay_raycluster_manifest():
 
 def test_gcp_cluster_launcher_config():
     doc = yaml.safe_load((ROOT / "infra/gcp/ray-cluster.yaml").read_text())
-    for key in ("cluster_name", "max_workers", "provider", "auth", "available_node_types", "head_node_type",
-                "setup_commands", "head_start_ray_commands", "worker_start_ray_commands"):
+    for key in (
+        "cluster_name",
+        "max_workers",
+        "provider",
+        "auth",
+        "available_node_types",
+        "head_node_type",
+        "setup_commands",
+        "head_start_ray_commands",
+        "worker_start_ray_commands",
+    ):
         assert key in doc, key
     assert doc["provider"]["type"] == "gcp"
     types = doc["available_node_types"]

@@ -1,5 +1,6 @@
 """The Ray recognition pipeline returns exactly what the local path returns, also when workers
 die or run out of memory.  One local Ray session (2 CPUs) is shared by the whole module."""
+
 from __future__ import annotations
 
 import os
@@ -15,8 +16,17 @@ from tide_core.recognizers import registry
 from tide_core.recognizers.regex_recognizer import RegexRecognizer
 from tide_core.spans import Note
 
-PATIENTS = [{"patient_id": f"p{i}", "first_name": f"Mara{i}", "last_name": "Quillon", "mrn": f"8{i:07d}",
-             "dob": "1950-01-02", "phone": f"(555) 201-{i:04d}"} for i in range(4)]
+PATIENTS = [
+    {
+        "patient_id": f"p{i}",
+        "first_name": f"Mara{i}",
+        "last_name": "Quillon",
+        "mrn": f"8{i:07d}",
+        "dob": "1950-01-02",
+        "phone": f"(555) 201-{i:04d}",
+    }
+    for i in range(4)
+]
 
 
 class CrashOnce(RegexRecognizer):
@@ -87,9 +97,14 @@ class AlwaysOOM(RegexRecognizer):
         raise MemoryError()
 
 
-for _name, _cls in (("test.crash_once", CrashOnce), ("test.oom_above", OOMAbove), ("test.raises_on", RaisesOn),
-                    ("test.always_oom", AlwaysOOM), ("test.crash_on", CrashOn),
-                    ("test.broken_on_workers", BrokenOnWorkers)):
+for _name, _cls in (
+    ("test.crash_once", CrashOnce),
+    ("test.oom_above", OOMAbove),
+    ("test.raises_on", RaisesOn),
+    ("test.always_oom", AlwaysOOM),
+    ("test.crash_on", CrashOn),
+    ("test.broken_on_workers", BrokenOnWorkers),
+):
     registry.register(_name, _cls, replace=True)
 
 
@@ -100,7 +115,7 @@ def ray_session(tmp_path_factory):
 
     from tide_core.execution.ray_session import ensure_ray
 
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])   # test recognizers travel by value
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # test recognizers travel by value
     started = not ray.is_initialized()
     ensure_ray(num_cpus=2)
     yield ray
@@ -116,13 +131,18 @@ def corpus(tmp_path_factory):
     notes = []
     for i in range(40):
         p = PATIENTS[i % 4]
-        body = (f"{p['first_name']} {p['last_name']} (MRN {p['mrn']}) was seen at St. Brigid Medical Center "
-                f"on 03/{(i % 27) + 1:02d}/2021. Call {p['phone']} or 617-555-{i:04d}. "
-                f"Works at Northwind Logistics. ")
-        text = body * (6 if i % 10 == 3 else 1)          # a few long notes
+        body = (
+            f"{p['first_name']} {p['last_name']} (MRN {p['mrn']}) was seen at St. Brigid Medical Center "
+            f"on 03/{(i % 27) + 1:02d}/2021. Call {p['phone']} or 617-555-{i:04d}. "
+            f"Works at Northwind Logistics. "
+        )
+        text = body * (6 if i % 10 == 3 else 1)  # a few long notes
         notes.append(Note(f"note-{i:03d}", p["patient_id"], text, {"note_date": "2021-03-05"}))
-    specs = [{"name": "tide.regex"}, {"name": "tide.gazetteer", "csv": str(gaz)},
-             {"name": "tide.known_phi", "rows": PATIENTS}]
+    specs = [
+        {"name": "tide.regex"},
+        {"name": "tide.gazetteer", "csv": str(gaz)},
+        {"name": "tide.known_phi", "rows": PATIENTS},
+    ]
     return notes, specs
 
 
@@ -138,7 +158,7 @@ def local(notes, specs, policy=None):
 
 def assert_same(ray_batch, local_batch, notes):
     ids = [r.note_id for r in ray_batch.records]
-    assert ids == [n.note_id for n in notes]                        # every note exactly once, in order
+    assert ids == [n.note_id for n in notes]  # every note exactly once, in order
     assert ray_batch.records == local_batch.records
     assert ray_batch.spans == local_batch.spans
 
@@ -183,7 +203,7 @@ def test_a_note_that_always_kills_its_worker_is_isolated_and_failed(ray_session,
     assert [r.note_id for r in got.records] == [n.note_id for n in notes]
     assert [(r.note_id, r.error_code) for r in got.failed()] == [("killer", E_LOST)]
     others = [n for n in notes if n.note_id != "killer"]
-    assert got.spans == local(others, specs).spans             # the killer's neighbours were recovered
+    assert got.spans == local(others, specs).spans  # the killer's neighbours were recovered
     lone = RayRecognition(cfg(max_retries=0, isolate_lost=False, batch_size_short=3)).run(notes, specs2)
     lost = {r.note_id for r in lone.failed()}
     assert "killer" in lost and {r.error_code for r in lone.failed()} == {E_LOST}
@@ -193,11 +213,12 @@ def test_a_note_that_always_kills_its_worker_is_isolated_and_failed(ray_session,
 def test_out_of_memory_splits_batches(ray_session, corpus):
     notes, specs = corpus
     got = RayRecognition(cfg()).run(notes, [{"name": "test.oom_above", "limit": 3}, *specs[1:]])
-    assert got.stats.oom_splits >= 5          # every 8-note group split at least once
+    assert got.stats.oom_splits >= 5  # every 8-note group split at least once
     want = local(notes, [{"name": "tide.regex"}, *specs[1:]])
     assert [r.status for r in got.records] == ["ok"] * len(notes)
-    assert {k: [(s.start, s.end, s.label) for s in v] for k, v in got.spans.items()} == \
-           {k: [(s.start, s.end, s.label) for s in v] for k, v in want.spans.items()}
+    assert {k: [(s.start, s.end, s.label) for s in v] for k, v in got.spans.items()} == {
+        k: [(s.start, s.end, s.label) for s in v] for k, v in want.spans.items()
+    }
 
 
 def test_failures_fail_closed_like_the_local_path(ray_session, corpus):
@@ -225,7 +246,7 @@ def test_waves_stream_the_same_result(ray_session, corpus):
     notes, specs = corpus
     notes = notes[:20]
     runner = RayRecognition(cfg(wave_notes=8))
-    batches = list(runner.iter_run(iter(notes), specs))          # a generator works: no len needed
+    batches = list(runner.iter_run(iter(notes), specs))  # a generator works: no len needed
     assert [len(b) for b in batches] == [8, 8, 4] and runner.waves == 3
     merged = local(notes, specs)
     assert [r for b in batches for r in b.records] == merged.records
@@ -267,16 +288,17 @@ def tiny_model(tmp_path_factory, corpus):
     from tide_core.bench.recognition import build_tiny_model
 
     notes, _ = corpus
-    return build_tiny_model(tmp_path_factory.mktemp("model") / "tiny", [n.text for n in notes],
-                            hidden=32, layers=1, vocab_size=300)
+    return build_tiny_model(
+        tmp_path_factory.mktemp("model") / "tiny", [n.text for n in notes], hidden=32, layers=1, vocab_size=300
+    )
 
 
 def test_model_stages_match_local(ray_session, corpus, tiny_model):
     """Window → predict → assemble in three actor pools equals recognize_many in one process."""
     notes, specs = corpus
-    notes = [n for i, n in enumerate(notes) if i < 12 or i % 10 == 3]     # short and long notes
+    notes = [n for i, n in enumerate(notes) if i < 12 or i % 10 == 3]  # short and long notes
     hf = {"name": "tide.hf", "model_dir": str(tiny_model), "window": 48, "overlap": 8, "batch_size": 4}
-    runner = RayRecognition(cfg(split_model_stages=True))        # the GPU layout, on CPUs
+    runner = RayRecognition(cfg(split_model_stages=True))  # the GPU layout, on CPUs
     got = runner.run(notes, [hf, *specs])
     want = local(notes, [hf, *specs])
     assert runner.plan.stages == ["window", "predict", "assemble", "match"]
@@ -288,10 +310,10 @@ def test_model_stages_match_local(ray_session, corpus, tiny_model):
     assert [(r.status, r.n_spans) for r in got.records] == [(r.status, r.n_spans) for r in want.records]
     strip = lambda b: {k: [(s.start, s.end, s.label, s.recognizer) for s in v] for k, v in b.spans.items()}  # noqa: E731
     assert strip(got) == strip(want)
-    for k, spans in got.spans.items():          # scores may differ in the last bits (padding per batch)
+    for k, spans in got.spans.items():  # scores may differ in the last bits (padding per batch)
         for a, b in zip(spans, want.spans[k], strict=True):
             assert a.score == pytest.approx(b.score, abs=1e-5)
-    assert any(s.recognizer.startswith("tide.hf@") for s in got.all_spans())   # the model contributed spans
+    assert any(s.recognizer.startswith("tide.hf@") for s in got.all_spans())  # the model contributed spans
 
 
 def test_anonymization_fans_out(ray_session, corpus):
@@ -326,8 +348,12 @@ def test_runner_with_the_ray_executor_fills_the_same_cache(ray_session, tmp_path
             load_demo(wh, seed=7)
             config = replace(TideConfig.preset("rules"), executor=executor)
             report = recognize_study(wh, "s1", config, progress=False)
-            out[executor] = (report.fingerprint, report.n_recognized, report.n_failed,
-                             SpanCache(wh, config.tables).spans("s1"))
+            out[executor] = (
+                report.fingerprint,
+                report.n_recognized,
+                report.n_failed,
+                SpanCache(wh, config.tables).spans("s1"),
+            )
         finally:
             wh.close()
     assert out["ray"][0] == out["local"][0]

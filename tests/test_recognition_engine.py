@@ -1,4 +1,5 @@
 """The local recognition path: checks, fail-closed failures, batch splitting, resolution, fingerprint."""
+
 from __future__ import annotations
 
 import re
@@ -70,8 +71,9 @@ class OOMAbove(PatternRecognizer):
 def make_notes(n: int = 12) -> list[Note]:
     notes = []
     for i in range(n):
-        text = (f"Seen by Dr. Alice Brown{i} on 2021-03-{(i % 28) + 1:02d}. "
-                f"MRN 55{i:04d}. Call 555-{i:03d}-1234 if needed.")
+        text = (
+            f"Seen by Dr. Alice Brown{i} on 2021-03-{(i % 28) + 1:02d}. MRN 55{i:04d}. Call 555-{i:03d}-1234 if needed."
+        )
         notes.append(Note(f"n{i:03d}", f"p{i % 3}", text, {"note_date": "2021-03-05"}))
     return notes
 
@@ -89,7 +91,7 @@ def test_spans_are_resolved_and_exact():
     assert all(r.status == "ok" for r in batch.records)
     for note in notes:
         spans = batch.spans[note.note_id]
-        surfaces = {(s.label, note.text[s.start:s.end]) for s in spans}
+        surfaces = {(s.label, note.text[s.start : s.end]) for s in spans}
         i = int(note.note_id[1:])
         assert ("DOCTOR", f"Alice Brown{i}") in surfaces
         assert ("ID", f"55{i:04d}") in surfaces
@@ -127,7 +129,7 @@ def test_oom_splits_batches_and_gives_the_same_result():
     oom = OOMAbove(3)
     batch = recognize_notes(notes, [oom])
     assert batch.stats.oom_splits >= 4
-    assert sum(s for s in oom.batch_sizes if s <= 3) == 16   # every note ran once in a batch that fit
+    assert sum(s for s in oom.batch_sizes if s <= 3) == 16  # every note ran once in a batch that fit
     assert batch.failed() == []
     strip = lambda b: {k: [(s.start, s.end, s.label) for s in v] for k, v in b.spans.items()}  # noqa: E731
     assert strip(batch) == strip(reference)

@@ -1,4 +1,5 @@
 """Known-PHI: each patient's registered values, matched only in that patient's notes."""
+
 from __future__ import annotations
 
 import json
@@ -10,14 +11,39 @@ from tide_core.recognizers.known_phi import KnownPHIRecognizer, dob_variants, na
 from tide_core.spans import Note
 
 ROWS = [
-    {"patient_id": "p1", "first_name": "Johanna", "middle_name": "Q", "last_name": "Vandermeer", "dob": "1950-04-05",
-     "mrn": "12-345-678", "phone": "(555) 123-4567", "email": "jv@example.org", "street": "12 Oak Street",
-     "city": "Springfield", "state": "IL", "zip": "62704"},
-    {"patient_id": "p2", "first_name": "Ann", "middle_name": None, "last_name": "Lee", "dob": "1988-12-01",
-     "mrn": "999888", "phone": "555.987.6543", "email": None, "street": None, "city": None, "state": None, "zip": None},
+    {
+        "patient_id": "p1",
+        "first_name": "Johanna",
+        "middle_name": "Q",
+        "last_name": "Vandermeer",
+        "dob": "1950-04-05",
+        "mrn": "12-345-678",
+        "phone": "(555) 123-4567",
+        "email": "jv@example.org",
+        "street": "12 Oak Street",
+        "city": "Springfield",
+        "state": "IL",
+        "zip": "62704",
+    },
+    {
+        "patient_id": "p2",
+        "first_name": "Ann",
+        "middle_name": None,
+        "last_name": "Lee",
+        "dob": "1988-12-01",
+        "mrn": "999888",
+        "phone": "555.987.6543",
+        "email": None,
+        "street": None,
+        "city": None,
+        "state": None,
+        "zip": None,
+    },
 ]
-TEXT = ("Ms. Vandermeer (MRN 12345678), Johanna Q. Vandermeer, born April 5, 1950 (04/05/1950); call 555-123-4567 "
-        "or +1 (555) 123-4567; lives 12 Oak St., Springfield 62704; jv@example.org. Ann Lee, MRN 999888, 12/01/1988.")
+TEXT = (
+    "Ms. Vandermeer (MRN 12345678), Johanna Q. Vandermeer, born April 5, 1950 (04/05/1950); call 555-123-4567 "
+    "or +1 (555) 123-4567; lives 12 Oak St., Springfield 62704; jv@example.org. Ann Lee, MRN 999888, 12/01/1988."
+)
 
 
 @pytest.fixture(scope="module")
@@ -26,15 +52,24 @@ def rec():
 
 
 def values(rec, note):
-    return [(s.label, note.text[s.start:s.end]) for s in rec.recognize(note)]
+    return [(s.label, note.text[s.start : s.end]) for s in rec.recognize(note)]
 
 
 def test_variants_found_in_own_notes_only(rec):
     mine = values(rec, Note("n1", "p1", TEXT))
-    for item in [("PATIENT", "Vandermeer"), ("ID", "12345678"), ("PATIENT", "Johanna Q. Vandermeer"),
-                 ("DATE", "April 5, 1950"), ("DATE", "04/05/1950"), ("PHONE", "555-123-4567"),
-                 ("PHONE", "+1 (555) 123-4567"), ("LOCATION", "12 Oak St."), ("LOCATION", "Springfield"),
-                 ("LOCATION", "62704"), ("EMAIL", "jv@example.org")]:
+    for item in [
+        ("PATIENT", "Vandermeer"),
+        ("ID", "12345678"),
+        ("PATIENT", "Johanna Q. Vandermeer"),
+        ("DATE", "April 5, 1950"),
+        ("DATE", "04/05/1950"),
+        ("PHONE", "555-123-4567"),
+        ("PHONE", "+1 (555) 123-4567"),
+        ("LOCATION", "12 Oak St."),
+        ("LOCATION", "Springfield"),
+        ("LOCATION", "62704"),
+        ("EMAIL", "jv@example.org"),
+    ]:
         assert item in mine, item
     assert not any(v in ("Ann Lee", "999888", "12/01/1988") for _, v in mine)
     theirs = values(rec, Note("n2", "p2", TEXT))
@@ -54,7 +89,7 @@ def test_word_boundaries_case_and_short_names(rec):
 def test_analyze_without_patient_context():
     assert KnownPHIRecognizer.from_rows(ROWS).analyze(TEXT) == []
     anyone = KnownPHIRecognizer.from_rows(ROWS, match_any_patient=True)
-    labels = {TEXT[r.start:r.end] for r in anyone.analyze(TEXT)}
+    labels = {TEXT[r.start : r.end] for r in anyone.analyze(TEXT)}
     assert "Ann Lee" in labels and "Vandermeer" in labels
 
 
@@ -78,9 +113,11 @@ def test_config_holds_no_values_and_tracks_table(caplog):
 
 
 def test_variant_builders():
-    assert ({"John Smith", "Smith, John", "J. Smith", "John A. Smith", "Smith"}
-            <= name_variants("John", "Albert", "Smith"))
+    assert {"John Smith", "Smith, John", "J. Smith", "John A. Smith", "Smith"} <= name_variants(
+        "John", "Albert", "Smith"
+    )
     assert "Li" not in name_variants("Li", "", "Wu") and "Mark" not in name_variants("Mark", "", "Stone")
     assert {"(555) 123-4567", "555-123-4567", "5551234567", "+1 555-123-4567"} <= phone_variants("555 123 4567")
-    assert ({"04/05/1950", "4/5/1950", "1950-04-05", "April 5, 1950", "Apr 5, 1950", "5 April 1950"}
-            <= dob_variants("1950-04-05"))
+    assert {"04/05/1950", "4/5/1950", "1950-04-05", "April 5, 1950", "Apr 5, 1950", "5 April 1950"} <= dob_variants(
+        "1950-04-05"
+    )

@@ -4,25 +4,36 @@ from tide_core.spans import Note
 
 def found(text):
     rec = create({"name": "tide.org"})
-    return [text[s.start:s.end] for s in rec.recognize(Note("n", "p", text))]
+    return [text[s.start : s.end] for s in rec.recognize(Note("n", "p", text))]
 
 
 def test_suffix_and_cue_forms():
-    text = ("Occupation: forklift operator, Keystone Auto Parts. She is enrolled at Cedar Valley State "
-            "University. Retired Ironclad Steel Works employee. Works at BrightStar Daycare on weekends. "
-            "Letter for the Salvation Army provided.")
-    assert found(text) == ["Keystone Auto Parts", "Cedar Valley State University", "Ironclad Steel Works",
-                           "BrightStar Daycare", "the Salvation Army"]
+    text = (
+        "Occupation: forklift operator, Keystone Auto Parts. She is enrolled at Cedar Valley State "
+        "University. Retired Ironclad Steel Works employee. Works at BrightStar Daycare on weekends. "
+        "Letter for the Salvation Army provided."
+    )
+    assert found(text) == [
+        "Keystone Auto Parts",
+        "Cedar Valley State University",
+        "Ironclad Steel Works",
+        "BrightStar Daycare",
+        "the Salvation Army",
+    ]
 
 
 def test_all_caps_notes():
     assert found("HE IS ENROLLED AT GARFIELD HIGH SCHOOL. WORKS AT STERLING JEWELERS.") == [
-        "GARFIELD HIGH SCHOOL", "STERLING JEWELERS"]
+        "GARFIELD HIGH SCHOOL",
+        "STERLING JEWELERS",
+    ]
 
 
 def test_medical_facilities_people_and_lines_are_not_organisations():
-    text = ("Seen at Bayside Pulmonary Associates and Lakeshore University Medical Center. "
-            "Daughter Noemi Mills visited. State: MO\nService date 3/4/2021. Admitted to trauma service.")
+    text = (
+        "Seen at Bayside Pulmonary Associates and Lakeshore University Medical Center. "
+        "Daughter Noemi Mills visited. State: MO\nService date 3/4/2021. Admitted to trauma service."
+    )
     assert found(text) == []
 
 
@@ -32,8 +43,10 @@ def test_spans_never_cross_lines_or_keep_trailing_punctuation():
 
 
 def test_employer_cue_overrides_medical_words_but_not_facilities():
-    text = ("Occupation: coder, Integra Medical Billing. After a shift at Cardinal Health he fell. "
-            "Works at Lakeshore General Hospital.")
+    text = (
+        "Occupation: coder, Integra Medical Billing. After a shift at Cardinal Health he fell. "
+        "Works at Lakeshore General Hospital."
+    )
     assert found(text) == ["Integra Medical Billing", "Cardinal Health"]
 
 

@@ -1,4 +1,5 @@
 """The real-world place recognizer (tide.places) and bare identifiers by shape (tide.ids)."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,7 +15,7 @@ def places():
 
 
 def _found(rec, text: str) -> list[str]:
-    return [text[r.start:r.end] for r in rec.analyze(text)]
+    return [text[r.start : r.end] for r in rec.analyze(text)]
 
 
 def test_towns_named_alone_in_running_text(places):
@@ -64,26 +65,32 @@ def test_place_fingerprint_depends_on_scores(places):
 IDS = create({"name": "tide.ids"})
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("specimen S21-04567 received", ["S21-04567"]),
-    ("ref A00123456 noted", ["A00123456"]),
-    ("card 4111 1111 1111 1111 on file", ["4111 1111 1111 1111"]),
-    ("see 0045123 for prior", ["0045123"]),
-    ("Case #2021-00456 opened", ["2021-00456"]),
-    ("acct XK-4471-09 billed", ["XK-4471-09"]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("specimen S21-04567 received", ["S21-04567"]),
+        ("ref A00123456 noted", ["A00123456"]),
+        ("card 4111 1111 1111 1111 on file", ["4111 1111 1111 1111"]),
+        ("see 0045123 for prior", ["0045123"]),
+        ("Case #2021-00456 opened", ["2021-00456"]),
+        ("acct XK-4471-09 billed", ["XK-4471-09"]),
+    ],
+)
 def test_bare_identifiers_are_found(text, expected):
     assert _found(IDS, text) == expected
 
 
-@pytest.mark.parametrize("text", [
-    "HbA1c 7.2, B12 low, COVID-19 negative, CA-125 35, ICD-10 E11.65",   # clinical codes and lab names
-    "phone 617-555-0199 or 555-0199; dob 03/04/1961; 2021-03-04",        # phones and dates keep their labels
-    "SSN 123-45-6789",
-    "Norco 5-325 mg, 1000 mL NS, BP 120/80, 150,000 platelets, 20 units",
-    "give 100000 units of penicillin",                                    # a count with a unit
-    "room 4127, bed 12B",                                                 # too few digits
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "HbA1c 7.2, B12 low, COVID-19 negative, CA-125 35, ICD-10 E11.65",  # clinical codes and lab names
+        "phone 617-555-0199 or 555-0199; dob 03/04/1961; 2021-03-04",  # phones and dates keep their labels
+        "SSN 123-45-6789",
+        "Norco 5-325 mg, 1000 mL NS, BP 120/80, 150,000 platelets, 20 units",
+        "give 100000 units of penicillin",  # a count with a unit
+        "room 4127, bed 12B",  # too few digits
+    ],
+)
 def test_clinical_numbers_are_not_identifiers(text):
     assert _found(IDS, text) == []
 
@@ -93,18 +100,27 @@ def test_six_digits_is_the_pure_digit_threshold():
     assert _found(IDS, "ref 12345 ok") == []
 
 
-@pytest.mark.parametrize("text", [
-    "client address 172.149.161.91 joined",       # IPv4 addresses are URL
-    "Denver, CO 80239-8567",                       # ZIP+4 is LOCATION
-    "DOB: 06-Apr-2006; seen 16APR1981; recheck Apr-2024",   # dates with a month name
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "client address 172.149.161.91 joined",  # IPv4 addresses are URL
+        "Denver, CO 80239-8567",  # ZIP+4 is LOCATION
+        "DOB: 06-Apr-2006; seen 16APR1981; recheck Apr-2024",  # dates with a month name
+    ],
+)
 def test_other_labels_shapes_are_not_identifiers(text):
     assert _found(IDS, text) == []
 
 
-@pytest.mark.parametrize("text", [
-    "Temp 100.9F at 04:52", "call 0161 838 3894 today", "line 090-8398-0067.", "phone (022 7818-2859)",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Temp 100.9F at 04:52",
+        "call 0161 838 3894 today",
+        "line 090-8398-0067.",
+        "phone (022 7818-2859)",
+    ],
+)
 def test_values_with_units_and_trunk_prefixed_phones_are_not_identifiers(text):
     assert _found(IDS, text) == []
 
@@ -114,26 +130,32 @@ ORG = create({"name": "tide.org_heads"})
 NAMES = create({"name": "tide.names"})
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("MILLSTONE VALLEY HOSPITAL\nDISCHARGE SUMMARY", ["MILLSTONE VALLEY HOSPITAL"]),     # capitals, header excluded
-    ("she used to work with you at east garfield park urgent care. my", ["east garfield park urgent care"]),
-    ("Specimen received from Hospital Universitario San Hedwig on 30 March", ["Hospital Universitario San Hedwig"]),
-    ("Dr. Lindgren\nOspedale Santa Chiara\nPO Box 6474", ["Ospedale Santa Chiara"]),        # head word first
-    ("KLINIKUM SCHWABING\n7102 ELMHURST DRIVE", ["KLINIKUM SCHWABING"]),
-    ("sent to zimmerman's pharmacy on main", ["zimmerman's pharmacy"]),
-    ("Transferred to Hospital General de Zona 8 yesterday", ["Hospital General de Zona 8"]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("MILLSTONE VALLEY HOSPITAL\nDISCHARGE SUMMARY", ["MILLSTONE VALLEY HOSPITAL"]),  # capitals, header excluded
+        ("she used to work with you at east garfield park urgent care. my", ["east garfield park urgent care"]),
+        ("Specimen received from Hospital Universitario San Hedwig on 30 March", ["Hospital Universitario San Hedwig"]),
+        ("Dr. Lindgren\nOspedale Santa Chiara\nPO Box 6474", ["Ospedale Santa Chiara"]),  # head word first
+        ("KLINIKUM SCHWABING\n7102 ELMHURST DRIVE", ["KLINIKUM SCHWABING"]),
+        ("sent to zimmerman's pharmacy on main", ["zimmerman's pharmacy"]),
+        ("Transferred to Hospital General de Zona 8 yesterday", ["Hospital General de Zona 8"]),
+    ],
+)
 def test_facilities_in_any_casing_and_language(text, expected):
     assert _found(FAC, text) == expected
 
 
-@pytest.mark.parametrize("text", [
-    "she was admitted to the hospital",          # no name before the head word
-    "the regional medical center",               # generic words only: a service, not a facility
-    "Seen in Cardiology Clinic today",            # a department
-    "called the pharmacy",
-    "pharmacist at the drug counter",             # "drug" is a head word only in title case or capitals
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "she was admitted to the hospital",  # no name before the head word
+        "the regional medical center",  # generic words only: a service, not a facility
+        "Seen in Cardiology Clinic today",  # a department
+        "called the pharmacy",
+        "pharmacist at the drug counter",  # "drug" is a head word only in title case or capitals
+    ],
+)
 def test_generic_facility_words_are_not_names(text):
     assert _found(FAC, text) == []
 
@@ -144,12 +166,15 @@ def test_generic_check_is_what_separates_a_service_from_a_facility():
     assert _found(FAC, "Seen in Brannigan Clinic today") == ["Brannigan Clinic"]
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("His coworker Leopold from Desrosiers Tool & Die says", ["Desrosiers Tool & Die"]),
-    ("chaplain from antelope islamic center visited", ["antelope islamic center"]),
-    ("SHE GETS OFF AT SUMMITSTONEBRIDGE SOFTWARE AROUND 11", ["SUMMITSTONEBRIDGE SOFTWARE"]),
-    ("Attends St. Jude Parish most Sundays", ["St. Jude Parish"]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("His coworker Leopold from Desrosiers Tool & Die says", ["Desrosiers Tool & Die"]),
+        ("chaplain from antelope islamic center visited", ["antelope islamic center"]),
+        ("SHE GETS OFF AT SUMMITSTONEBRIDGE SOFTWARE AROUND 11", ["SUMMITSTONEBRIDGE SOFTWARE"]),
+        ("Attends St. Jude Parish most Sundays", ["St. Jude Parish"]),
+    ],
+)
 def test_organisations_by_head_word(text, expected):
     assert _found(ORG, text) == expected
 
@@ -159,23 +184,29 @@ def test_organisation_heads_need_a_specific_name(text):
     assert _found(ORG, text) == []
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("my friend Elodie Moreau called", ["Elodie Moreau"]),
-    ("PATIENT = GUERRERO, ABIGAIL\tDOB", ["GUERRERO, ABIGAIL"]),
-    ("[6 PM] Ivana: omw\n[12 PM] Kasimir: great", ["Ivana", "Kasimir"]),       # chat speakers
-    ("Hello Summer,\nFlight lands at 6", ["Summer"]),                           # greeting
-    ("Thanks again.\n\nBest,\nTheodora\n", ["Theodora"]),                       # sign-off
-    ("Next of kin:\tNorbert +1-977-599-7201", ["Norbert"]),                     # labelled field
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("my friend Elodie Moreau called", ["Elodie Moreau"]),
+        ("PATIENT = GUERRERO, ABIGAIL\tDOB", ["GUERRERO, ABIGAIL"]),
+        ("[6 PM] Ivana: omw\n[12 PM] Kasimir: great", ["Ivana", "Kasimir"]),  # chat speakers
+        ("Hello Summer,\nFlight lands at 6", ["Summer"]),  # greeting
+        ("Thanks again.\n\nBest,\nTheodora\n", ["Theodora"]),  # sign-off
+        ("Next of kin:\tNorbert +1-977-599-7201", ["Norbert"]),  # labelled field
+    ],
+)
 def test_person_names_without_titles(text, expected):
     assert _found(NAMES, text) == expected
 
 
-@pytest.mark.parametrize("text", [
-    "Will Power and May Day",                    # everyday words
-    "Grace Hospital admitted her",               # facility head word
-    "HPI: cough\nPlan: continue\nAssessment: stable",   # section headers are not chat speakers
-    "Subject: refill\nFrom: Pharmacy",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Will Power and May Day",  # everyday words
+        "Grace Hospital admitted her",  # facility head word
+        "HPI: cough\nPlan: continue\nAssessment: stable",  # section headers are not chat speakers
+        "Subject: refill\nFrom: Pharmacy",
+    ],
+)
 def test_person_name_negatives(text):
     assert _found(NAMES, text) == []

@@ -1,4 +1,5 @@
 """Presidio compatibility in both directions, with real Presidio objects (offline, no spaCy model)."""
+
 from __future__ import annotations
 
 import os
@@ -26,7 +27,7 @@ def test_presidio_builtin_recognizer_as_tide():
     rec = PresidioRecognizerAdapter(EmailRecognizer())
     assert rec.supported_entities == ["EMAIL"] and rec.name == "presidio.EmailRecognizer"
     spans = rec.recognize(Note("n1", "p1", TEXT))
-    assert [(TEXT[s.start:s.end], s.label) for s in spans] == [("john.doe@example.com", "EMAIL")]
+    assert [(TEXT[s.start : s.end], s.label) for s in spans] == [("john.doe@example.com", "EMAIL")]
     assert spans[0].recognizer.startswith("presidio.EmailRecognizer@")
     assert rec.analyze(TEXT, ["PHONE"]) == []
 
@@ -34,7 +35,7 @@ def test_presidio_builtin_recognizer_as_tide():
 def test_pattern_recognizer_with_label_map_and_fingerprint():
     pr = PatternRecognizer(supported_entity="SITE_MRN", patterns=[Pattern("mrn", r"\b\d{8}\b", 0.6)])
     rec = PresidioRecognizerAdapter(pr, {"SITE_MRN": "ID"})
-    assert [(r.entity_type, TEXT[r.start:r.end]) for r in rec.analyze(TEXT)] == [("ID", "12345678")]
+    assert [(r.entity_type, TEXT[r.start : r.end]) for r in rec.analyze(TEXT)] == [("ID", "12345678")]
     pr2 = PatternRecognizer(supported_entity="SITE_MRN", patterns=[Pattern("mrn", r"\b\d{7}\b", 0.6)])
     assert PresidioRecognizerAdapter(pr2, {"SITE_MRN": "ID"}).fingerprint() != rec.fingerprint()
     # an entity with no TIDE label is dropped
@@ -49,12 +50,19 @@ def test_tide_recognizer_inside_presidio_registry_and_engine():
     reg = RecognizerRegistry(supported_languages=["en"])
     reg.add_recognizer(tide_in_presidio)
     reg.add_recognizer(UsSsnRecognizer())
-    engine = AnalyzerEngine(registry=reg, nlp_engine=NoOpNlpEngine(models=[{"lang_code": "en", "model_name": "none"}]),
-                            supported_languages=["en"])
+    engine = AnalyzerEngine(
+        registry=reg,
+        nlp_engine=NoOpNlpEngine(models=[{"lang_code": "en", "model_name": "none"}]),
+        supported_languages=["en"],
+    )
     results = engine.analyze(TEXT, language="en")
-    got = {(r.entity_type, TEXT[r.start:r.end]) for r in results}
-    assert {("EMAIL", "john.doe@example.com"), ("PHONE", "555-123-4567"), ("DATE", "03/04/2021"),
-            ("ID", "12345678")} <= got
+    got = {(r.entity_type, TEXT[r.start : r.end]) for r in results}
+    assert {
+        ("EMAIL", "john.doe@example.com"),
+        ("PHONE", "555-123-4567"),
+        ("DATE", "03/04/2021"),
+        ("ID", "12345678"),
+    } <= got
     names = {r.recognition_metadata.get("recognizer_name") for r in results}
     assert f"tide.regex@{RegexRecognizer.version}" in names
     only = engine.analyze(TEXT, language="en", entities=["DATE"])
@@ -63,18 +71,22 @@ def test_tide_recognizer_inside_presidio_registry_and_engine():
 
 def test_presidio_engine_helper_mixes_both_kinds():
     engine = presidio_engine([RegexRecognizer(labels=["DATE"]), EmailRecognizer()])
-    got = {(r.entity_type, TEXT[r.start:r.end]) for r in engine.analyze(TEXT, language="en")}
+    got = {(r.entity_type, TEXT[r.start : r.end]) for r in engine.analyze(TEXT, language="en")}
     assert ("DATE", "03/04/2021") in got and ("EMAIL_ADDRESS", "john.doe@example.com") in got
 
 
 def test_registry_presidio_spec():
     rec = registry.create({"name": "presidio", "class": "presidio_analyzer.predefined_recognizers.EmailRecognizer"})
-    assert [TEXT[r.start:r.end] for r in rec.analyze(TEXT)] == ["john.doe@example.com"]
-    rec = registry.create({"name": "presidio", "class": "presidio_analyzer.PatternRecognizer",
-                           "label_map": {"SITE_MRN": "ID"},
-                           "options": {"supported_entity": "SITE_MRN",
-                                       "patterns": [Pattern("mrn", r"\b\d{8}\b", 0.6)]}})
-    assert [(r.entity_type, TEXT[r.start:r.end]) for r in rec.analyze(TEXT)] == [("ID", "12345678")]
+    assert [TEXT[r.start : r.end] for r in rec.analyze(TEXT)] == ["john.doe@example.com"]
+    rec = registry.create(
+        {
+            "name": "presidio",
+            "class": "presidio_analyzer.PatternRecognizer",
+            "label_map": {"SITE_MRN": "ID"},
+            "options": {"supported_entity": "SITE_MRN", "patterns": [Pattern("mrn", r"\b\d{8}\b", 0.6)]},
+        }
+    )
+    assert [(r.entity_type, TEXT[r.start : r.end]) for r in rec.analyze(TEXT)] == [("ID", "12345678")]
     with pytest.raises(ConfigError) as e:
         registry.create({"name": "presidio"})
     assert e.value.code == "E242"

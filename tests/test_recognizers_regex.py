@@ -1,4 +1,5 @@
 """The regex layer: positives per category with exact spans, clinical look-alikes that must not match."""
+
 from __future__ import annotations
 
 from itertools import pairwise
@@ -13,30 +14,33 @@ REC = RegexRecognizer()
 
 
 def found(text, entities=None):
-    return [(r.entity_type, text[r.start:r.end]) for r in REC.analyze(text, entities)]
+    return [(r.entity_type, text[r.start : r.end]) for r in REC.analyze(text, entities)]
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("Seen 03/04/2021 in clinic.", "03/04/2021"),
-    ("Seen 3-4-21 in clinic.", "3-4-21"),
-    ("Seen 03.04.2021 in clinic.", "03.04.2021"),
-    ("Follow-up 2021-03-15.", "2021-03-15"),
-    ("Arrived 03/04/2021 14:30 by car", "03/04/2021 14:30"),
-    ("Arrived 03/29/16 2342 by car", "03/29/16 2342"),
-    ("Collected 2021-03-04T14:30:00 fasting", "2021-03-04T14:30:00"),
-    ("Surgery on March 3rd, 2021 went well", "March 3rd, 2021"),
-    ("Surgery on Mar. 3, 2021 went well", "Mar. 3, 2021"),
-    ("Surgery on 3 March 2021 went well", "3 March 2021"),
-    ("Born 19-Feb-1950 at home", "19-Feb-1950"),
-    ("Visit of 08OCT2020 noted", "08OCT2020"),
-    ("Return on March 3rd for labs", "March 3rd"),
-    ("Stable since March 2019.", "March 2019"),
-    ("Stable compared with Aug-2014.", "Aug-2014"),
-    ("Last seen 03/2019 here", "03/2019"),
-    ("Diagnosed in 2019 by PCP", "2019"),
-    ("cesarean section (1999). Initial", "1999"),
-    ("She returned on 3/4 with fever", "3/4"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("Seen 03/04/2021 in clinic.", "03/04/2021"),
+        ("Seen 3-4-21 in clinic.", "3-4-21"),
+        ("Seen 03.04.2021 in clinic.", "03.04.2021"),
+        ("Follow-up 2021-03-15.", "2021-03-15"),
+        ("Arrived 03/04/2021 14:30 by car", "03/04/2021 14:30"),
+        ("Arrived 03/29/16 2342 by car", "03/29/16 2342"),
+        ("Collected 2021-03-04T14:30:00 fasting", "2021-03-04T14:30:00"),
+        ("Surgery on March 3rd, 2021 went well", "March 3rd, 2021"),
+        ("Surgery on Mar. 3, 2021 went well", "Mar. 3, 2021"),
+        ("Surgery on 3 March 2021 went well", "3 March 2021"),
+        ("Born 19-Feb-1950 at home", "19-Feb-1950"),
+        ("Visit of 08OCT2020 noted", "08OCT2020"),
+        ("Return on March 3rd for labs", "March 3rd"),
+        ("Stable since March 2019.", "March 2019"),
+        ("Stable compared with Aug-2014.", "Aug-2014"),
+        ("Last seen 03/2019 here", "03/2019"),
+        ("Diagnosed in 2019 by PCP", "2019"),
+        ("cesarean section (1999). Initial", "1999"),
+        ("She returned on 3/4 with fever", "3/4"),
+    ],
+)
 def test_dates(text, expected):
     assert ("DATE", expected) in found(text)
 
@@ -48,35 +52,41 @@ def test_date_ranges_are_two_spans_and_chains():
     assert dates == ["11/28", "12/03/2018"]
 
 
-@pytest.mark.parametrize("text", [
-    "Take 1/2 tablet twice daily.",
-    "Metoprolol 25 mg PO BID, 3/4 tab at night.",
-    "BP 120/80, HR 88, RR 16, SpO2 98%.",
-    "Pain 7/10 at rest; rated 3/10 with movement.",
-    "Strength 5/5 in all extremities.",
-    "At 14:30 the patient was ambulating.",
-    "Given 2000 mL NS; glucose 2000; WBC 12.3; Hgb 10.1.",
-    "I:E ratio 1:2, FEV1/FVC 0.70.",
-    "Moved to Room 412, bed 2.",
-    "GCS 15, APGAR 8/9, MMSE 27/30.",
-    "Invalid 13/45/2021 and 02/30/2021 are not dates.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Take 1/2 tablet twice daily.",
+        "Metoprolol 25 mg PO BID, 3/4 tab at night.",
+        "BP 120/80, HR 88, RR 16, SpO2 98%.",
+        "Pain 7/10 at rest; rated 3/10 with movement.",
+        "Strength 5/5 in all extremities.",
+        "At 14:30 the patient was ambulating.",
+        "Given 2000 mL NS; glucose 2000; WBC 12.3; Hgb 10.1.",
+        "I:E ratio 1:2, FEV1/FVC 0.70.",
+        "Moved to Room 412, bed 2.",
+        "GCS 15, APGAR 8/9, MMSE 27/30.",
+        "Invalid 13/45/2021 and 02/30/2021 are not dates.",
+    ],
+)
 def test_clinical_lookalikes_are_not_phi(text):
     assert found(text) == []
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("Call (555) 123-4567 today", "(555) 123-4567"),
-    ("Call 555-123-4567 today", "555-123-4567"),
-    ("Call 555.123.4567 today", "555.123.4567"),
-    ("Call +1 555-123-4567 today", "+1 555-123-4567"),
-    ("Call 1-555-123-4567 today", "1-555-123-4567"),
-    ("Call (555) 123-4567 ext. 12 today", "(555) 123-4567 ext. 12"),
-    ("Call 555-123-4567 x.9610 today", "555-123-4567 x.9610"),
-    ("cell 5551234567 today", "5551234567"),
-    ("fax 555-1234 today", "555-1234"),
-    ("Dr. Lee - pager 4-1166 any time", "4-1166"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("Call (555) 123-4567 today", "(555) 123-4567"),
+        ("Call 555-123-4567 today", "555-123-4567"),
+        ("Call 555.123.4567 today", "555.123.4567"),
+        ("Call +1 555-123-4567 today", "+1 555-123-4567"),
+        ("Call 1-555-123-4567 today", "1-555-123-4567"),
+        ("Call (555) 123-4567 ext. 12 today", "(555) 123-4567 ext. 12"),
+        ("Call 555-123-4567 x.9610 today", "555-123-4567 x.9610"),
+        ("cell 5551234567 today", "5551234567"),
+        ("fax 555-1234 today", "555-1234"),
+        ("Dr. Lee - pager 4-1166 any time", "4-1166"),
+    ],
+)
 def test_phones(text, expected):
     assert ("PHONE", expected) in found(text)
 
@@ -96,16 +106,19 @@ def test_email_url_ip():
     assert found("version 1.2.300.4") == []
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("SSN 123-45-6789 on file", "123-45-6789"),
-    ("MRN: 12345678 verified", "12345678"),
-    ("MR# 50484121 verified", "50484121"),
-    ("Acct # AB-12-3456 open", "AB-12-3456"),
-    ("Patient ID: X7788123 ok", "X7788123"),
-    ("Enc: 5289469911 Provider", "5289469911"),
-    ("confirmed by armband (18943718).", "18943718"),
-    ("Medical Record Number 00123456 is", "00123456"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("SSN 123-45-6789 on file", "123-45-6789"),
+        ("MRN: 12345678 verified", "12345678"),
+        ("MR# 50484121 verified", "50484121"),
+        ("Acct # AB-12-3456 open", "AB-12-3456"),
+        ("Patient ID: X7788123 ok", "X7788123"),
+        ("Enc: 5289469911 Provider", "5289469911"),
+        ("confirmed by armband (18943718).", "18943718"),
+        ("Medical Record Number 00123456 is", "00123456"),
+    ],
+)
 def test_ids_span_is_identifier_only(text, expected):
     assert ("ID", expected) in found(text)
 
@@ -115,12 +128,25 @@ def test_idaho_zip_is_not_an_id():
     assert ("LOCATION", "83658") in out and ("ID", "83658") not in out
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("67-year-old male", "67"), ("67 year old male", "67"), ("a 51-yr-old man", "51"),
-    ("45 yo F", "45"), ("45yo F", "45"), ("3 y/o boy", "3"), ("age 67", "67"), ("aged 80", "80"),
-    ("Age: 34", "34"), ("70 years of age", "70"), ("6-month-old infant", "6"), ("(M, 51) Unit", "51"),
-    ("brother deceased at 80 from MI", "80"), ("GREEN, ANN * 101 yrs * female", "101"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("67-year-old male", "67"),
+        ("67 year old male", "67"),
+        ("a 51-yr-old man", "51"),
+        ("45 yo F", "45"),
+        ("45yo F", "45"),
+        ("3 y/o boy", "3"),
+        ("age 67", "67"),
+        ("aged 80", "80"),
+        ("Age: 34", "34"),
+        ("70 years of age", "70"),
+        ("6-month-old infant", "6"),
+        ("(M, 51) Unit", "51"),
+        ("brother deceased at 80 from MI", "80"),
+        ("GREEN, ANN * 101 yrs * female", "101"),
+    ],
+)
 def test_ages_are_digits_only(text, expected):
     assert ("AGE", expected) in found(text)
 
@@ -191,13 +217,21 @@ def test_fingerprint_is_stable_across_processes():
     import sys
 
     code = "from tide_core.recognizers.regex_recognizer import RegexRecognizer; print(RegexRecognizer().fingerprint())"
-    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip() for seed in ("1", "2")}
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout.strip()
+        for seed in ("1", "2")
+    }
     assert outs == {RegexRecognizer().fingerprint()}
 
 
 def test_names_in_lists_and_relatives():
-    assert found("-- Berry, Krzysztof, MA   Billing") == []          # MA credential, not Massachusetts
+    assert found("-- Berry, Krzysztof, MA   Billing") == []  # MA credential, not Massachusetts
     assert ("LOCATION", "Boston") in found("Seen at 12 Oak St, Boston, MA today")
     assert ("PATIENT", "Soo-jin Adams") in found("arranged through his niece, Soo-jin Adams. Thanks")
     assert ("PATIENT", "ESTRADA") in found("MRS. ESTRADA, AGE 11, CAME IN")
@@ -225,12 +259,19 @@ def test_accented_names():
     assert ("DOCTOR", "Inés Miller") in found("Questions to Dr. Inés Miller, General Medicine.")
 
 
-@pytest.mark.parametrize("text", [
-    " ".join(["John", "Smith", "Oak", "Street", "Hospital", "MD", "Dr.", "van", "de"] * 800),
-    " ".join(["JOHN", "SMITH", "OAK", "ST", "HOSPITAL", "MD", "DR.", "A."] * 900),
-    ", ".join(["Smith", "Boston", "MA", "CA", "John A.", "12345"] * 1000),
-    "Dr." + " " * 20000 + "Smith", "A" * 20000, "1" * 20000, "-".join(["12"] * 7000), "/".join(["3"] * 10000),
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        " ".join(["John", "Smith", "Oak", "Street", "Hospital", "MD", "Dr.", "van", "de"] * 800),
+        " ".join(["JOHN", "SMITH", "OAK", "ST", "HOSPITAL", "MD", "DR.", "A."] * 900),
+        ", ".join(["Smith", "Boston", "MA", "CA", "John A.", "12345"] * 1000),
+        "Dr." + " " * 20000 + "Smith",
+        "A" * 20000,
+        "1" * 20000,
+        "-".join(["12"] * 7000),
+        "/".join(["3"] * 10000),
+    ],
+)
 def test_no_catastrophic_backtracking(text):
     import time
 

@@ -1,4 +1,5 @@
 """Registry: builtins from specs, lazy imports, site recognizers by name or dotted path, clear errors."""
+
 from __future__ import annotations
 
 import subprocess
@@ -48,8 +49,9 @@ def test_create_builtins(tmp_path):
     csv.write_text("term,label\nMercy,HOSPITAL\n", encoding="utf-8")
     g = registry.create({"name": "tide.gazetteer", "csv": str(csv)})
     assert isinstance(g, GazetteerRecognizer) and g.analyze("at Mercy")[0].entity_type == "HOSPITAL"
-    k = registry.create({"name": "tide.known_phi",
-                         "rows": [{"patient_id": "p1", "first_name": "Ann", "last_name": "Lee"}]})
+    k = registry.create(
+        {"name": "tide.known_phi", "rows": [{"patient_id": "p1", "first_name": "Ann", "last_name": "Lee"}]}
+    )
     assert isinstance(k, KnownPHIRecognizer)
     assert [s.label for s in k.recognize(Note("n", "p1", "Ann Lee here"))] == ["PATIENT"]
     llm = registry.create({"name": "tide.llm", "base_url": "http://127.0.0.1:9/v1", "model": "m"})
@@ -92,9 +94,11 @@ def test_register_and_dotted_path():
 
 
 def test_regex_spec_imports_neither_torch_nor_presidio():
-    code = ("import sys; from tide_core.recognizers import registry; r = registry.create({'name': 'tide.regex'}); "
-            "r.analyze('03/04/2021'); print('torch' in sys.modules, 'presidio_analyzer' in sys.modules, "
-            "'tide_core.recognizers.hf_token_classifier' in sys.modules)")
+    code = (
+        "import sys; from tide_core.recognizers import registry; r = registry.create({'name': 'tide.regex'}); "
+        "r.analyze('03/04/2021'); print('torch' in sys.modules, 'presidio_analyzer' in sys.modules, "
+        "'tide_core.recognizers.hf_token_classifier' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False", "False"]
 
@@ -106,9 +110,12 @@ def test_recognizers_pickle_for_workers(tmp_path):
     csv.write_text("term,label\nMercy Hospital,HOSPITAL\n", encoding="utf-8")
     rows = [{"patient_id": "p1", "first_name": "Ann", "last_name": "Leeson", "mrn": "123456"}]
     note = Note("n1", "p1", "Ann Leeson (MRN 123456) seen 03/04/2021 at Mercy Hospital by Dr. Smith.")
-    for spec in ({"name": "tide.regex"}, {"name": "tide.gazetteer", "csv": str(csv)},
-                 {"name": "tide.known_phi", "rows": rows},
-                 {"name": "tide.llm", "base_url": "http://127.0.0.1:9", "model": "m"}):
+    for spec in (
+        {"name": "tide.regex"},
+        {"name": "tide.gazetteer", "csv": str(csv)},
+        {"name": "tide.known_phi", "rows": rows},
+        {"name": "tide.llm", "base_url": "http://127.0.0.1:9", "model": "m"},
+    ):
         rec = registry.create(spec)
         rec.load()
         clone = pickle.loads(pickle.dumps(rec))

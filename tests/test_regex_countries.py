@@ -2,7 +2,7 @@ from tide_core.recognizers.registry import create
 
 
 def tagged(text):
-    return [(text[r.start:r.end], r.entity_type) for r in create({"name": "tide.regex"}).analyze(text)]
+    return [(text[r.start : r.end], r.entity_type) for r in create({"name": "tide.regex"}).analyze(text)]
 
 
 def test_country_after_zip_and_upper_case_countries():

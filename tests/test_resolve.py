@@ -1,4 +1,5 @@
 """Span resolution: longest wins, same-label union, determinism (incl. property tests)."""
+
 from __future__ import annotations
 
 import random
@@ -25,23 +26,24 @@ def test_longest_wins_across_labels():
 
 def test_tie_on_length_goes_to_label_priority_then_score_then_name():
     a, b = S(0, 5, "ID", 0.2), S(0, 5, "PHONE", 0.9)
-    assert resolve_spans([b, a]) == [a]                       # ID before PHONE in the default priority
+    assert resolve_spans([b, a]) == [a]  # ID before PHONE in the default priority
     pol = ResolutionPolicy(label_priority=("PHONE", "ID"))
     assert resolve_spans([a, b], pol) == [b]
     c, d = S(2, 7, "PHONE", 0.4, "x@1"), S(0, 5, "PHONE", 0.4, "y@1")
     # different labels/positions, same length and label: score tie -> recognizer name decides
     e, f = S(0, 5, "DATE", 0.4, "b@1"), S(3, 8, "AGE", 0.4, "a@1")
-    assert resolve_spans([e, f]) == [e]                       # DATE before AGE
+    assert resolve_spans([e, f]) == [e]  # DATE before AGE
     g, h = S(0, 5, "AGE", 0.4, "b@1"), S(3, 8, "AGE", 0.8, "a@1")
     assert resolve_spans([g, h], ResolutionPolicy(merge_same_label_overlaps=False)) == [h]
     i, j = S(0, 5, "AGE", 0.4, "b@1"), S(3, 8, "AGE", 0.4, "a@1")
     assert resolve_spans([i, j], ResolutionPolicy(merge_same_label_overlaps=False)) == [j]
-    assert resolve_spans([c, d]) == [S(0, 7, "PHONE", 0.4, "x@1")]   # same label: union
+    assert resolve_spans([c, d]) == [S(0, 7, "PHONE", 0.4, "x@1")]  # same label: union
 
 
 def test_same_label_overlaps_are_unioned_with_max_score():
-    out = resolve_spans([S(0, 6, "DOCTOR", 0.4, "a@1"), S(4, 12, "DOCTOR", 0.9, "b@1"),
-                         S(11, 15, "DOCTOR", 0.5, "c@1")])
+    out = resolve_spans(
+        [S(0, 6, "DOCTOR", 0.4, "a@1"), S(4, 12, "DOCTOR", 0.9, "b@1"), S(11, 15, "DOCTOR", 0.5, "c@1")]
+    )
     assert out == [S(0, 15, "DOCTOR", 0.9, "b@1")]
 
 
@@ -81,8 +83,12 @@ def test_policy_validation_and_dict_form():
 # ------------------------------------------------------------------ properties
 span_st = st.builds(
     lambda start, length, label, score, rec: Span("n", start, start + length, label, score, rec),
-    st.integers(0, 60), st.integers(1, 15), st.sampled_from(LABELS),
-    st.sampled_from([0.1, 0.5, 0.9]), st.sampled_from(["a@1", "b@1", "c@1"]))
+    st.integers(0, 60),
+    st.integers(1, 15),
+    st.sampled_from(LABELS),
+    st.sampled_from([0.1, 0.5, 0.9]),
+    st.sampled_from(["a@1", "b@1", "c@1"]),
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -110,8 +116,10 @@ def test_properties(spans, merge, rnd):
 
 def test_large_random_input_is_deterministic():
     rng = random.Random(3)
-    spans = [S(a, a + rng.randint(1, 20), rng.choice(LABELS), rng.random(), rng.choice("xyz") + "@1")
-             for a in (rng.randint(0, 5000) for _ in range(3000))]
+    spans = [
+        S(a, a + rng.randint(1, 20), rng.choice(LABELS), rng.random(), rng.choice("xyz") + "@1")
+        for a in (rng.randint(0, 5000) for _ in range(3000))
+    ]
     first = resolve_spans(spans)
     rng.shuffle(spans)
     assert resolve_spans(spans) == first

@@ -3,6 +3,7 @@
 ``populate`` (also used by test_review_browser.py) writes a notes table, recognizes it into the
 span cache with ``SpanCache.store`` and releases one note under key ``k1``.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -28,7 +29,7 @@ KEY = "k1"
 
 T1 = "Seen by Dr. Adams on 3/4/2021. Pt Mary Lee, MRN 12345678, lives in Springfield."
 T2 = "Call 555-123-4567 re: John Smith."
-T3 = "Patient 😀 Anna Berg came back."          # an astral character before a span: code-point offsets
+T3 = "Patient 😀 Anna Berg came back."  # an astral character before a span: code-point offsets
 T4 = "Not yet recognized: Bob Stone."
 
 
@@ -51,23 +52,39 @@ class Populated:
 
 def populate(path) -> Populated:
     """A DuckDB warehouse with 4 notes (3 recognized) and n1 released under KEY."""
-    notes = {n.note_id: n for n in [
-        Note("n1", "p1", T1, {"note_date": "2021-03-04", "note_type": "progress"}),
-        Note("n2", "p2", T2, {"note_date": "2021-05-01", "note_type": "phone"}),
-        Note("n3", "p3", T3, {"note_date": None, "note_type": "progress"}),
-        Note("n4", "p4", T4, {"note_date": None, "note_type": "progress"}),
-    ]}
+    notes = {
+        n.note_id: n
+        for n in [
+            Note("n1", "p1", T1, {"note_date": "2021-03-04", "note_type": "progress"}),
+            Note("n2", "p2", T2, {"note_date": "2021-05-01", "note_type": "phone"}),
+            Note("n3", "p3", T3, {"note_date": None, "note_type": "progress"}),
+            Note("n4", "p4", T4, {"note_date": None, "note_type": "progress"}),
+        ]
+    }
     spans = {
-        "n1": [_span("n1", T1, "Adams", "DOCTOR", "tide.gazetteer@1"), _span("n1", T1, "3/4/2021", "DATE"),
-               _span("n1", T1, "Mary Lee", "PATIENT", "tide.known_phi@1"), _span("n1", T1, "12345678", "ID")],
+        "n1": [
+            _span("n1", T1, "Adams", "DOCTOR", "tide.gazetteer@1"),
+            _span("n1", T1, "3/4/2021", "DATE"),
+            _span("n1", T1, "Mary Lee", "PATIENT", "tide.known_phi@1"),
+            _span("n1", T1, "12345678", "ID"),
+        ],
         "n2": [_span("n2", T2, "555-123-4567", "PHONE")],
         "n3": [_span("n3", T3, "Anna Berg", "PATIENT", "tide.known_phi@1")],
     }
     wh = open_warehouse(f"duckdb:{path}")
     try:
-        rows = [{"note_id": n.note_id, "patient_id": n.patient_id, "text": n.text,
-                 "note_date": n.metadata.get("note_date"), "note_type": n.metadata.get("note_type"),
-                 "source": "ehr", "site": "A"} for n in notes.values()]
+        rows = [
+            {
+                "note_id": n.note_id,
+                "patient_id": n.patient_id,
+                "text": n.text,
+                "note_date": n.metadata.get("note_date"),
+                "note_type": n.metadata.get("note_type"),
+                "source": "ehr",
+                "site": "A",
+            }
+            for n in notes.values()
+        ]
         wh.replace_table("notes", pa.Table.from_pylist(rows))
         recognized = {k: v for k, v in spans.items()}
         statuses = {k: ("ok", None) for k in spans}
@@ -75,21 +92,67 @@ def populate(path) -> Populated:
         # released output of n1 under KEY (what anonymize_study would write: surrogates, no originals)
         out = "Seen by Dr. Baker on 4/9/2021. Pt Jane Doe, MRN 87654321, lives in Springfield."
         now = dt.datetime.now(dt.UTC)
-        wh.replace_partition("tide_deid_notes", tables.to_table("deid_notes", [{
-            "study": STUDY, "key": KEY, "note_id": "n1", "note_ref": "ref-1", "patient_ref": "pref-1", "text": out,
-            "note_date": "2021-03-09", "anonymizer": "tide.anonymizer@1", "fingerprint": "fp-test",
-            "released_at": now}]), {"study": STUDY, "key": KEY})
+        wh.replace_partition(
+            "tide_deid_notes",
+            tables.to_table(
+                "deid_notes",
+                [
+                    {
+                        "study": STUDY,
+                        "key": KEY,
+                        "note_id": "n1",
+                        "note_ref": "ref-1",
+                        "patient_ref": "pref-1",
+                        "text": out,
+                        "note_date": "2021-03-09",
+                        "anonymizer": "tide.anonymizer@1",
+                        "fingerprint": "fp-test",
+                        "released_at": now,
+                    }
+                ],
+            ),
+            {"study": STUDY, "key": KEY},
+        )
         rel = []
         for s, sub in zip(spans["n1"], ("Baker", "4/9/2021", "Jane Doe", "87654321"), strict=True):
             a, b = _at(out, sub)
-            rel.append({"study": STUDY, "key": KEY, "note_id": "n1", "start": s.start, "end": s.end, "out_start": a,
-                        "out_end": b, "label": s.label, "operator": "surrogate", "recognizer": s.recognizer})
-        wh.replace_partition("tide_released_spans", tables.to_table("released_spans", rel),
-                             {"study": STUDY, "key": KEY})
-        wh.replace_partition("tide_quarantine", tables.to_table("quarantine", [{
-            "study": STUDY, "key": KEY, "note_id": "n2", "patient_id": "p2", "stage": "anonymization",
-            "code": "E410", "reason": "note n2: span could not be replaced", "row_number": 1,
-            "quarantined_at": now}]), {"study": STUDY, "key": KEY})
+            rel.append(
+                {
+                    "study": STUDY,
+                    "key": KEY,
+                    "note_id": "n1",
+                    "start": s.start,
+                    "end": s.end,
+                    "out_start": a,
+                    "out_end": b,
+                    "label": s.label,
+                    "operator": "surrogate",
+                    "recognizer": s.recognizer,
+                }
+            )
+        wh.replace_partition(
+            "tide_released_spans", tables.to_table("released_spans", rel), {"study": STUDY, "key": KEY}
+        )
+        wh.replace_partition(
+            "tide_quarantine",
+            tables.to_table(
+                "quarantine",
+                [
+                    {
+                        "study": STUDY,
+                        "key": KEY,
+                        "note_id": "n2",
+                        "patient_id": "p2",
+                        "stage": "anonymization",
+                        "code": "E410",
+                        "reason": "note n2: span could not be replaced",
+                        "row_number": 1,
+                        "quarantined_at": now,
+                    }
+                ],
+            ),
+            {"study": STUDY, "key": KEY},
+        )
     finally:
         wh.close()
     return Populated(str(path), notes, spans)
@@ -147,7 +210,7 @@ def test_meta_lists_labels_keys_and_notes(served):
     assert status == 200 and page["total"] == 4 and [n["note_id"] for n in page["notes"]] == ["n1", "n2"]
     status, page = c.get("/api/notes?q=N4")
     assert page["total"] == 1 and page["notes"][0]["recognized"] is False
-    assert "text" not in page["notes"][0]                          # the list carries no note text
+    assert "text" not in page["notes"][0]  # the list carries no note text
     status, body = c.get("/api/notes?limit=0")
     assert status == 400 and body["error"]["code"] == "E862"
 
@@ -157,12 +220,13 @@ def test_note_view_original_and_released(served):
     status, v = c.get("/api/notes/n1")
     assert status == 200
     assert v["text"] == T1
-    assert [(s["start"], s["end"], s["label"], s["status"]) for s in v["spans"]] == \
-        sorted((s.start, s.end, s.label, "active") for s in pop.spans["n1"])
+    assert [(s["start"], s["end"], s["label"], s["status"]) for s in v["spans"]] == sorted(
+        (s.start, s.end, s.label, "active") for s in pop.spans["n1"]
+    )
     d = v["deid"]
     assert d["status"] == "released" and d["key"] == KEY and "Adams" not in d["text"]
     for s in d["spans"]:
-        assert d["text"][s["out_start"]:s["out_end"]] in ("Baker", "4/9/2021", "Jane Doe", "87654321")
+        assert d["text"][s["out_start"] : s["out_end"]] in ("Baker", "4/9/2021", "Jane Doe", "87654321")
     # n2 is not released under KEY: the server says so (with the quarantine code) and anonymizes nothing
     status, v2 = c.get("/api/notes/n2")
     assert v2["deid"]["status"] == "not_released" and "text" not in v2["deid"]
@@ -196,7 +260,7 @@ def test_reject_add_undo_land_in_span_cache(served):
     by = {(s["start"], s["label"]): s for s in v["spans"]}
     assert by[(adams.start, "DOCTOR")]["status"] == "rejected"
     assert by[(a, "LOCATION")]["status"] == "added" and by[(a, "LOCATION")]["origin"] == "reviewer"
-    assert v["deid"]["outdated"] is True                      # released before these decisions
+    assert v["deid"]["outdated"] is True  # released before these decisions
     _, page = c.get("/api/notes?q=n1")
     assert page["notes"][0]["n_review"] == 2
     # duplicates are refused
@@ -217,7 +281,7 @@ def test_reject_add_undo_land_in_span_cache(served):
 
 def test_code_point_offsets(served):
     pop, c, wh = served
-    a, b = _at(T3, "Anna Berg")                             # code points, as Python counts
+    a, b = _at(T3, "Anna Berg")  # code points, as Python counts
     _, v = c.get("/api/notes/n3")
     assert [(s["start"], s["end"]) for s in v["spans"]] == [(a, b)]
     status, _ = c.post("/api/notes/n3/reject", {"start": a, "end": b, "label": "PATIENT"})
@@ -225,22 +289,25 @@ def test_code_point_offsets(served):
     assert SpanCache(wh).spans(STUDY, ["n3"])["n3"] == []
 
 
-@pytest.mark.parametrize("path,body,status,code", [
-    ("/api/notes/n1/add", {"start": 5, "end": 999, "label": "DATE"}, 400, "E853"),
-    ("/api/notes/n1/add", {"start": -1, "end": 3, "label": "DATE"}, 400, "E853"),
-    ("/api/notes/n1/add", {"start": 9, "end": 9, "label": "DATE"}, 400, "E853"),
-    ("/api/notes/n1/add", {"start": "1", "end": 3, "label": "DATE"}, 400, "E852"),
-    ("/api/notes/n1/add", {"start": True, "end": 3, "label": "DATE"}, 400, "E852"),
-    ("/api/notes/n1/add", {"start": 1, "end": 3, "label": "NAME"}, 400, "E854"),
-    ("/api/notes/n1/add", {"start": 1, "end": 3}, 400, "E864"),
-    ("/api/notes/n1/add", {"start": 1, "end": 3, "label": "DATE", "text": "x"}, 400, "E864"),
-    ("/api/notes/n1/add", {"start": 4, "end": 5, "label": "DATE"}, 400, "E859"),        # a blank
-    ("/api/notes/n1/reject", {"start": 0, "end": 4, "label": "DATE"}, 404, "E857"),     # no such span
-    ("/api/notes/n4/add", {"start": 20, "end": 23, "label": "PATIENT"}, 409, "E855"),   # not recognized
-    ("/api/notes/zz/add", {"start": 1, "end": 2, "label": "DATE"}, 404, "E851"),
-    ("/api/notes/n1/frobnicate", {"start": 1, "end": 2, "label": "DATE"}, 404, "E863"),
-    ("/api/notes/n1/add", [1, 2], 400, "E868"),
-])
+@pytest.mark.parametrize(
+    "path,body,status,code",
+    [
+        ("/api/notes/n1/add", {"start": 5, "end": 999, "label": "DATE"}, 400, "E853"),
+        ("/api/notes/n1/add", {"start": -1, "end": 3, "label": "DATE"}, 400, "E853"),
+        ("/api/notes/n1/add", {"start": 9, "end": 9, "label": "DATE"}, 400, "E853"),
+        ("/api/notes/n1/add", {"start": "1", "end": 3, "label": "DATE"}, 400, "E852"),
+        ("/api/notes/n1/add", {"start": True, "end": 3, "label": "DATE"}, 400, "E852"),
+        ("/api/notes/n1/add", {"start": 1, "end": 3, "label": "NAME"}, 400, "E854"),
+        ("/api/notes/n1/add", {"start": 1, "end": 3}, 400, "E864"),
+        ("/api/notes/n1/add", {"start": 1, "end": 3, "label": "DATE", "text": "x"}, 400, "E864"),
+        ("/api/notes/n1/add", {"start": 4, "end": 5, "label": "DATE"}, 400, "E859"),  # a blank
+        ("/api/notes/n1/reject", {"start": 0, "end": 4, "label": "DATE"}, 404, "E857"),  # no such span
+        ("/api/notes/n4/add", {"start": 20, "end": 23, "label": "PATIENT"}, 409, "E855"),  # not recognized
+        ("/api/notes/zz/add", {"start": 1, "end": 2, "label": "DATE"}, 404, "E851"),
+        ("/api/notes/n1/frobnicate", {"start": 1, "end": 2, "label": "DATE"}, 404, "E863"),
+        ("/api/notes/n1/add", [1, 2], 400, "E868"),
+    ],
+)
 def test_validation_errors(served, path, body, status, code):
     pop, c, wh = served
     got, data = c.post(path, body)
@@ -252,19 +319,22 @@ def test_validation_errors(served, path, body, status, code):
 def test_transport_rules(served):
     pop, c, wh = served
     ok = {"start": 0, "end": 4, "label": "OTHER"}
-    status, data, _ = c.request("POST", "/api/notes/n1/add", raw=json.dumps(ok).encode(),
-                                headers={"Content-Type": "text/plain"})
-    assert status == 415 and data["error"]["code"] == "E866"       # no simple cross-site form post
-    status, data, _ = c.request("POST", "/api/notes/n1/add", raw=b"{not json",
-                                headers={"Content-Type": "application/json"})
+    status, data, _ = c.request(
+        "POST", "/api/notes/n1/add", raw=json.dumps(ok).encode(), headers={"Content-Type": "text/plain"}
+    )
+    assert status == 415 and data["error"]["code"] == "E866"  # no simple cross-site form post
+    status, data, _ = c.request(
+        "POST", "/api/notes/n1/add", raw=b"{not json", headers={"Content-Type": "application/json"}
+    )
     assert status == 400 and data["error"]["code"] == "E868"
-    status, data, _ = c.request("POST", "/api/notes/n1/add", raw=b"x" * (70 * 1024),
-                                headers={"Content-Type": "application/json"})
+    status, data, _ = c.request(
+        "POST", "/api/notes/n1/add", raw=b"x" * (70 * 1024), headers={"Content-Type": "application/json"}
+    )
     assert status == 413
     status, data, _ = c.request("POST", "/api/notes/n1/add", ok, headers={"Origin": "http://evil.example"})
     assert status == 403 and data["error"]["code"] == "E871"
     status, data, _ = c.request("GET", "/api/notes/n1", headers={"Host": "evil.example:80"})
-    assert status == 403 and data["error"]["code"] == "E870"       # DNS rebinding
+    assert status == 403 and data["error"]["code"] == "E870"  # DNS rebinding
     status, data, _ = c.request("DELETE", "/api/notes/n1")
     assert status == 405
     status, data = c.get("/api/meta/../../etc/passwd")
@@ -287,7 +357,7 @@ def test_static_page_is_local_and_locked_down(served):
     for name in ("review.js", "review.css"):
         status, data, resp = c.request("GET", f"/static/{name}")
         assert status == 200 and len(data) > 1000
-        assert b"https://" not in data and b"http://" not in data   # nothing from a CDN
+        assert b"https://" not in data and b"http://" not in data  # nothing from a CDN
 
 
 def test_access_log_has_no_phi_or_query(served, caplog):
@@ -309,7 +379,7 @@ def test_concurrent_decisions_are_serialised(served):
 
     pop, c, wh = served
     t1 = pop.notes["n1"].text
-    words = [(i, i + 2) for i in range(0, 40, 3) if t1[i:i + 2].strip() == t1[i:i + 2]]
+    words = [(i, i + 2) for i in range(0, 40, 3) if t1[i : i + 2].strip() == t1[i : i + 2]]
     errors = []
 
     def add(a, b):
@@ -343,9 +413,25 @@ def test_cli_serves_the_study(tmp_path):
     import sys
 
     pop = populate(tmp_path / "wh.duckdb")
-    proc = subprocess.Popen([sys.executable, "-m", "tide_core.cli.main", "review", "--warehouse",
-                             f"duckdb:{pop.path}", "--study", STUDY, "--key", KEY, "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tide_core.cli.main",
+            "review",
+            "--warehouse",
+            f"duckdb:{pop.path}",
+            "--study",
+            STUDY,
+            "--key",
+            KEY,
+            "--port",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         m = re.search(r"open (http://127\.0\.0\.1:\d+)/", line)
@@ -368,13 +454,13 @@ def test_stale_note_after_text_change_and_reload(served):
     rows = wh.read_table("notes").to_pylist()
     for r in rows:
         if r["note_id"] == "n2":
-            r["text"] = "Call back."                                # shorter than the cached PHONE span
+            r["text"] = "Call back."  # shorter than the cached PHONE span
     wh.replace_table("notes", pa.Table.from_pylist(rows))
     status, body = c.post("/api/reload", None)
     assert status == 200 and body["notes"] == 4
     _, v = c.get("/api/notes/n2")
     assert v["recognition"]["stale"] is True
-    assert [s["in_text"] for s in v["spans"]] == [False]            # not highlighted, still listed
+    assert [s["in_text"] for s in v["spans"]] == [False]  # not highlighted, still listed
     status, body = c.post("/api/notes/n2/add", {"start": 0, "end": 4, "label": "OTHER"})
     assert status == 409 and body["error"]["code"] == "E855"
     _, page = c.get("/api/notes?q=n2")

@@ -4,6 +4,7 @@ Needs the Debian packages ``chromium`` and ``chromium-driver`` (``apt-get instal
 chromium-driver``) and the PyPI package ``playwright`` (its driver only: never run
 ``playwright install``).  Without them the test skips and says how to install them.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -25,9 +26,17 @@ from tide_core.spans import Span
 CHROMIUM = os.environ.get("TIDE_CHROMIUM", "/usr/bin/chromium")
 # Flags for this sandbox: root (no sandbox), no GPU, and no background network traffic to
 # Google's hosts, which the closed network refuses (see docs/review.md).
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 
 _spec = importlib.util.spec_from_file_location("_review_fixtures", Path(__file__).with_name("test_review_api.py"))
 fx = sys.modules.setdefault("_review_fixtures", importlib.util.module_from_spec(_spec))
@@ -37,13 +46,17 @@ if not hasattr(fx, "populate"):
 
 def _require_browser():
     if not (Path(CHROMIUM).exists() or shutil.which("chromium")):
-        pytest.skip("headless Chromium not installed: run `apt-get install -y chromium chromium-driver` "
-                    "(as root; or set TIDE_CHROMIUM to a Chromium binary)")
+        pytest.skip(
+            "headless Chromium not installed: run `apt-get install -y chromium chromium-driver` "
+            "(as root; or set TIDE_CHROMIUM to a Chromium binary)"
+        )
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        pytest.skip("Playwright for Python not installed: `pip install playwright` "
-                    "(the driver only; never run `playwright install`, the browser is Debian's chromium)")
+        pytest.skip(
+            "Playwright for Python not installed: `pip install playwright` "
+            "(the driver only; never run `playwright install`, the browser is Debian's chromium)"
+        )
     return sync_playwright, CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
 
 
@@ -56,13 +69,13 @@ def browser_page(tmp_path):
     problems: list[str] = []
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=exe, args=FLAGS,
-                                        env={**os.environ, "HOME": str(tmp_path)})
+            browser = p.chromium.launch(executable_path=exe, args=FLAGS, env={**os.environ, "HOME": str(tmp_path)})
             try:
                 page = browser.new_page(viewport={"width": 1400, "height": 900})
                 page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
-                page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-                        if m.type == "error" else None)
+                page.on(
+                    "console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None
+                )
                 page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
                 yield page, running.url, pop, wh, problems
             finally:
@@ -74,7 +87,8 @@ def browser_page(tmp_path):
 
 def _select_in_original(page, word: str, occurrence: int = 0) -> None:
     """Select ``word`` in the original pane with a DOM Range, as a mouse drag would."""
-    page.evaluate("""([word, occurrence]) => {
+    page.evaluate(
+        """([word, occurrence]) => {
         const pane = document.getElementById("orig-text");
         const walker = document.createTreeWalker(pane, NodeFilter.SHOW_TEXT);
         let node, seen = 0;
@@ -91,7 +105,9 @@ def _select_in_original(page, word: str, occurrence: int = 0) -> None:
             }
         }
         throw new Error("word not found in the original pane");
-    }""", [word, occurrence])
+    }""",
+        [word, occurrence],
+    )
 
 
 def test_page_renders_highlights_and_records_decisions(browser_page, tmp_path):
@@ -104,15 +120,16 @@ def test_page_renders_highlights_and_records_decisions(browser_page, tmp_path):
     page.wait_for_selector("#deid-text mark.tide-span")
 
     # highlights: exactly the recognized spans of n1, coloured by label; released output beside it
-    marks = page.eval_on_selector_all("#orig-text mark.tide-span",
-                                      "ms => ms.map(m => [m.textContent, m.dataset.label])")
-    assert sorted(map(tuple, marks)) == sorted((fx.T1[s.start:s.end], s.label) for s in pop.spans["n1"])
+    marks = page.eval_on_selector_all(
+        "#orig-text mark.tide-span", "ms => ms.map(m => [m.textContent, m.dataset.label])"
+    )
+    assert sorted(map(tuple, marks)) == sorted((fx.T1[s.start : s.end], s.label) for s in pop.spans["n1"])
     assert page.inner_text("#orig-text") == fx.T1
     deid = page.eval_on_selector_all("#deid-text mark.tide-span", "ms => ms.map(m => m.textContent)")
     assert sorted(deid) == sorted(["Baker", "4/9/2021", "Jane Doe", "87654321"])
     colour = page.eval_on_selector('#orig-text mark[data-label="PATIENT"]', "m => getComputedStyle(m).backgroundColor")
-    assert colour == "rgb(255, 179, 179)"                                    # LABEL_COLOURS["PATIENT"]
-    assert page.locator("#label-boxes label").count() == 11                  # legend: one entry per label
+    assert colour == "rgb(255, 179, 179)"  # LABEL_COLOURS["PATIENT"]
+    assert page.locator("#label-boxes label").count() == 11  # legend: one entry per label
 
     shot = tmp_path / "review.png"
     page.screenshot(path=str(shot), full_page=True)
@@ -130,8 +147,9 @@ def test_page_renders_highlights_and_records_decisions(browser_page, tmp_path):
     page.click('#span-table tr[data-label="DOCTOR"] button.act-reject')
     page.wait_for_selector('#span-table tr[data-label="DOCTOR"][data-status="rejected"]')
     assert adams not in cache.spans(fx.STUDY, ["n1"])["n1"]
-    assert [(r["decision"], r["start"], r["end"]) for r in cache.review_rows(fx.STUDY, "n1")] == \
-        [("reject", adams.start, adams.end)]
+    assert [(r["decision"], r["start"], r["end"]) for r in cache.review_rows(fx.STUDY, "n1")] == [
+        ("reject", adams.start, adams.end)
+    ]
     assert page.get_attribute('#orig-text mark[data-label="DOCTOR"]', "data-status") == "rejected"
     assert "re-run anonymization" in page.inner_text("#deid-status")
 

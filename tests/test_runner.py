@@ -1,4 +1,5 @@
 """End to end on the embedded DuckDB warehouse: recognize -> span cache -> anonymize -> release."""
+
 import logging
 
 import pyarrow as pa
@@ -62,9 +63,9 @@ def test_released_offsets_and_untouched_text(demo):
         pos_in = pos_out = 0
         for s in sorted(spans.get(nid, []), key=lambda r: r["start"]):
             assert 0 <= s["out_start"] <= s["out_end"] <= len(out)
-            assert src[pos_in:s["start"]] == out[pos_out:s["out_start"]]      # text between spans unchanged
+            assert src[pos_in : s["start"]] == out[pos_out : s["out_start"]]  # text between spans unchanged
             if s["label"] != "AGE":
-                assert out[s["out_start"]:s["out_end"]].casefold() != src[s["start"]:s["end"]].casefold()
+                assert out[s["out_start"] : s["out_end"]].casefold() != src[s["start"] : s["end"]].casefold()
             pos_in, pos_out = s["end"], s["out_end"]
         assert src[pos_in:] == out[pos_out:]
 
@@ -91,7 +92,8 @@ def test_rerun_is_idempotent(demo):
     after = {t: wh.count(t) for t in before}
     assert before == after
     assert {n: r["text"] for n, r in _released(wh, "k1").items()} == {
-        n: r["text"] for n, r in _released(wh, "k1").items()}
+        n: r["text"] for n, r in _released(wh, "k1").items()
+    }
     assert again.n_released == a1.n_released
 
 
@@ -103,8 +105,8 @@ def test_same_patient_same_surrogate_across_notes(demo):
     for nid, row in rel.items():
         for s in spans.get(nid, []):
             if s["label"] in ("PATIENT", "DOCTOR", "ID", "PHONE", "EMAIL"):
-                value = originals[nid].text[s["start"]:s["end"]]
-                seen.setdefault((s["label"], value), set()).add(row["text"][s["out_start"]:s["out_end"]])
+                value = originals[nid].text[s["start"] : s["end"]]
+                seen.setdefault((s["label"], value), set()).add(row["text"][s["out_start"] : s["out_end"]])
     repeated = [v for (label, value), v in seen.items()]
     assert len(repeated) > 20
     assert all(len(v) == 1 for v in repeated)
@@ -134,8 +136,15 @@ def test_bad_rows_are_quarantined_and_nothing_is_lost(tmp_path, key_provider):
 def test_fail_closed_when_an_operator_fails(tmp_path, key_provider):
     wh = open_warehouse(f"duckdb:{tmp_path / 'fc.duckdb'}")
     text = "Patient age unknown (see chart); seen 03/04/2021."
-    wh.replace_table("notes", pa.Table.from_pylist([{"note_id": "x", "patient_id": "p", "text": text},
-                                                    {"note_id": "y", "patient_id": "p", "text": "seen 03/05/2021"}]))
+    wh.replace_table(
+        "notes",
+        pa.Table.from_pylist(
+            [
+                {"note_id": "x", "patient_id": "p", "text": text},
+                {"note_id": "y", "patient_id": "p", "text": "seen 03/05/2021"},
+            ]
+        ),
+    )
     key_provider.create("s", "k")
     config = TideConfig.preset("rules")
     recognize_study(wh, "s", config, progress=False)
@@ -143,7 +152,7 @@ def test_fail_closed_when_an_operator_fails(tmp_path, key_provider):
     start = text.index("unknown")
     from tide_core.spans import Note
 
-    cache.add_review("s", Note("x", "p", text), start, start + len("unknown"), "AGE", "add")   # not a number
+    cache.add_review("s", Note("x", "p", text), start, start + len("unknown"), "AGE", "add")  # not a number
     a = anonymize_study(wh, "s", "k", key_provider, config, progress=False)
     assert a.n_released == 1 and a.n_quarantined == 1
     released = wh.read_table("tide_deid_notes").to_pylist()
@@ -170,6 +179,10 @@ def test_no_phi_in_logs(tmp_path, key_provider, caplog):
         recognize_study(wh, "s", config, progress=False)
         anonymize_study(wh, "s", "k", key_provider, config, progress=False)
     logged = "\n".join(r.getMessage() for r in caplog.records)
-    values = {str(p[c]) for p in corpus.patients for c in ("first_name", "last_name", "mrn", "phone", "email")
-              if p.get(c) and len(str(p[c])) >= 4}
+    values = {
+        str(p[c])
+        for p in corpus.patients
+        for c in ("first_name", "last_name", "mrn", "phone", "email")
+        if p.get(c) and len(str(p[c])) >= 4
+    }
     assert values and not [v for v in values if v in logged]

@@ -1,4 +1,5 @@
 """Synthetic corpus: gold offsets, conventions, hard negatives, determinism, separation, CLI."""
+
 from __future__ import annotations
 
 import argparse
@@ -27,8 +28,10 @@ from tide_core.synth.vocab import load_vocabulary, site_facility_names
 from tide_core.synth.world import World
 from tide_core.types import LABELS
 
-_MONTHS = r"january|february|march|april|may|june|july|august|september|october|november|december|" \
-          r"jan|feb|mar|apr|jun|jul|aug|sep|oct|nov|dec"
+_MONTHS = (
+    r"january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"jan|feb|mar|apr|jun|jul|aug|sep|oct|nov|dec"
+)
 
 
 @pytest.fixture(scope="module")
@@ -66,12 +69,17 @@ def _plausible(label: str, s: str) -> bool:
     if label == "EMAIL":
         return re.fullmatch(r"[\w.+-]+@[\w-]+(\.[\w-]+)+", s) is not None
     if label == "URL":
-        return " " not in s and (re.match(r"(?i)(https?://|www\.|portal\.)", s) is not None
-                                 or re.fullmatch(r"\d+\.\d+\.\d+\.\d+", s) is not None)
+        return " " not in s and (
+            re.match(r"(?i)(https?://|www\.|portal\.)", s) is not None
+            or re.fullmatch(r"\d+\.\d+\.\d+\.\d+", s) is not None
+        )
     if label in ("PATIENT", "DOCTOR"):
         tokens = s.split()
-        return (not re.search(r"\d|\n", s) and re.search(r"[A-Za-z]", s) is not None
-                and not set(tokens) & {"Dr.", "Dr", "Mr.", "Ms.", "Mrs.", "MD", "RN", "M.D."})
+        return (
+            not re.search(r"\d|\n", s)
+            and re.search(r"[A-Za-z]", s) is not None
+            and not set(tokens) & {"Dr.", "Dr", "Mr.", "Ms.", "Mrs.", "MD", "RN", "M.D."}
+        )
     if label == "LOCATION":
         return "\n" not in s and re.search(r"[A-Za-z0-9]", s) is not None
     if label == "HOSPITAL":
@@ -85,14 +93,14 @@ def _plausible(label: str, s: str) -> bool:
 def _check_doc(doc) -> None:
     prev_end = -1
     for sp in doc.spans:
-        surface = doc.text[sp.start:sp.end]
+        surface = doc.text[sp.start : sp.end]
         assert surface and surface == surface.strip(), (doc.note_id, sp)
         assert sp.start >= prev_end, f"overlapping gold spans in {doc.note_id}"
         prev_end = sp.end
         assert _plausible(sp.label, surface), (doc.note_id, sp.label, surface)
     for a, b in pairwise(doc.spans):  # one name is one span, never two touching ones
         if a.label == b.label and a.label in ("PATIENT", "DOCTOR", "HOSPITAL", "OTHER"):
-            assert doc.text[a.end:b.start].strip(" "), (doc.note_id, a, b)
+            assert doc.text[a.end : b.start].strip(" "), (doc.note_id, a, b)
 
 
 def test_demo_shape(demo):
@@ -129,15 +137,15 @@ def test_conventions_on_surface_forms(train):
     for d in train:
         t = d.text
         for s in d.spans:
-            before, after = t[max(0, s.start - 4):s.start], t[s.end:s.end + 10]
+            before, after = t[max(0, s.start - 4) : s.start], t[s.end : s.end + 10]
             if s.label == "DOCTOR" and before.endswith(("Dr. ", "DR. ")):
                 titles += 1
             if s.label == "AGE" and re.match(r"(?i)-year-old| y/o| yo", after):
                 ages += 1
-            if s.label == "ID" and re.search(r"(?i)mrn[#:]? ?$", t[max(0, s.start - 6):s.start]):
+            if s.label == "ID" and re.search(r"(?i)mrn[#:]? ?$", t[max(0, s.start - 6) : s.start]):
                 mrns += 1
         for a, b in pairwise(d.spans):
-            if a.label == b.label == "DATE" and re.fullmatch(r"(?i) ?(-|to|through|and|–) ?", t[a.end:b.start]):
+            if a.label == b.label == "DATE" and re.fullmatch(r"(?i) ?(-|to|through|and|–) ?", t[a.end : b.start]):
                 ranges += 1
     assert titles > 100 and ages > 100 and ranges > 20 and mrns > 100
 
@@ -146,30 +154,35 @@ def test_surface_variety(train):
     surfaces = defaultdict(list)
     for d in train:
         for s in d.spans:
-            surfaces[s.label].append(d.text[s.start:s.end])
+            surfaces[s.label].append(d.text[s.start : s.end])
     dates = surfaces["DATE"]
     patterns = {
-        "m/d/yyyy": r"\d{1,2}/\d{1,2}/\d{4}", "m/d/yy": r"\d{1,2}/\d{1,2}/\d{2}", "iso": r"\d{4}-\d{2}-\d{2}",
-        "dashes": r"\d{2}-\d{2}-\d{4}", "spelled": r"(?i)[a-z]+ \d{1,2}, \d{4}",
+        "m/d/yyyy": r"\d{1,2}/\d{1,2}/\d{4}",
+        "m/d/yy": r"\d{1,2}/\d{1,2}/\d{2}",
+        "iso": r"\d{4}-\d{2}-\d{2}",
+        "dashes": r"\d{2}-\d{2}-\d{4}",
+        "spelled": r"(?i)[a-z]+ \d{1,2}, \d{4}",
         "ordinal of": r"(?i)\d{1,2}(st|nd|rd|th) of [a-z]+",
-        "month year": r"(?i)[a-z]{3,9} \d{4}", "partial": r"\d{1,2}/\d{1,2}", "year": r"\d{4}",
+        "month year": r"(?i)[a-z]{3,9} \d{4}",
+        "partial": r"\d{1,2}/\d{1,2}",
+        "year": r"\d{4}",
         "with time": r"\d{1,2}/\d{1,2}/\d{2,4} \d{1,2}:?\d{2}.*",
     }
     for name, pat in patterns.items():
         assert any(re.fullmatch(pat, x) for x in dates), name
     names = surfaces["PATIENT"] + surfaces["DOCTOR"]
-    assert any(re.fullmatch(r"[A-Z][a-z'-]+, [A-Z][a-z]+", x) for x in names)          # Last, First
-    assert any(re.fullmatch(r"[A-Z][a-z]+ [A-Z]\. [A-Z][a-z'-]+", x) for x in names)   # middle initial
-    assert any("-" in x and re.fullmatch(r"[A-Za-z' .,-]+", x) for x in names)         # hyphenated
-    assert any(x.isupper() and len(x) > 5 for x in names)                              # all caps
+    assert any(re.fullmatch(r"[A-Z][a-z'-]+, [A-Z][a-z]+", x) for x in names)  # Last, First
+    assert any(re.fullmatch(r"[A-Z][a-z]+ [A-Z]\. [A-Z][a-z'-]+", x) for x in names)  # middle initial
+    assert any("-" in x and re.fullmatch(r"[A-Za-z' .,-]+", x) for x in names)  # hyphenated
+    assert any(x.isupper() and len(x) > 5 for x in names)  # all caps
     assert any(re.fullmatch(r"([A-Z]\.){2,3}|[A-Z]{2,3}", x) for x in surfaces["PATIENT"])  # initials
     phones = surfaces["PHONE"]
     assert any(re.fullmatch(r"\(\d{3}\) \d{3}-\d{4}", x) for x in phones)
     assert any(re.fullmatch(r"\d{3}\.\d{3}\.\d{4}", x) for x in phones)
     assert any(re.search(r"(?i)(ext\.? ?|x)\d+$", x) for x in phones)
     ids = surfaces["ID"]
-    assert any(re.fullmatch(r"\d{3}-\d{2}-\d{4}", x) for x in ids)                     # SSN
-    assert any(re.fullmatch(r"[A-Z]{2,3}-\d{2}-\d{4}", x) for x in ids)                # AB-12-3456
+    assert any(re.fullmatch(r"\d{3}-\d{2}-\d{4}", x) for x in ids)  # SSN
+    assert any(re.fullmatch(r"[A-Z]{2,3}-\d{2}-\d{4}", x) for x in ids)  # AB-12-3456
     locs = surfaces["LOCATION"]
     assert any(re.fullmatch(r"\d+ .+ (Street|Avenue|St\.|Ave\.|Road|Rd\.|Drive|Lane).*", x) for x in locs)
     assert any(re.fullmatch(r"\d{5}(-\d{4})?", x) for x in locs)
@@ -185,13 +198,43 @@ def test_hard_negatives_present_and_unannotated(train):
             kinds[kind] += 1
             assert not any(sp.start < e and s < sp.end for sp in d.spans), (d.note_id, kind)
     kinds["eponym"] = sum(v for k, v in kinds.items() if k.startswith("eponym"))
-    for kind in ("eponym", "eponym_device", "eponym_disease", "eponym_sign", "eponym_position", "eponym_procedure",
-                 "med", "vitals", "labs", "lab", "time", "score", "ratio", "room", "page",
-                 "version", "icd", "bp", "measure", "duration"):
+    for kind in (
+        "eponym",
+        "eponym_device",
+        "eponym_disease",
+        "eponym_sign",
+        "eponym_position",
+        "eponym_procedure",
+        "med",
+        "vitals",
+        "labs",
+        "lab",
+        "time",
+        "score",
+        "ratio",
+        "room",
+        "page",
+        "version",
+        "icd",
+        "bp",
+        "measure",
+        "duration",
+    ):
         assert kinds[kind] >= 10, kind
     # independent of the metadata: look for the phrases themselves
-    phrases = ["Parkinson's disease", "Foley catheter", "Glasgow Coma Scale", "Babinski", "Apgar",
-               "Whipple", "Bell's palsy", "Hodgkin", "NIHSS", "BP ", "Na "]
+    phrases = [
+        "Parkinson's disease",
+        "Foley catheter",
+        "Glasgow Coma Scale",
+        "Babinski",
+        "Apgar",
+        "Whipple",
+        "Bell's palsy",
+        "Hodgkin",
+        "NIHSS",
+        "BP ",
+        "Na ",
+    ]
     big = generate_training_corpus(5000, seed=3)
     found = Counter()
     for d in big:
@@ -245,7 +288,7 @@ def test_heldout_gazetteer_share_and_file(heldout):
     assert [r["term"] for r in rows] == site_facility_names()
     assert {r["label"] for r in rows} == {"HOSPITAL"}
     terms = {r["term"] for r in rows}
-    hosp = [d.text[s.start:s.end] for d in heldout.gold for s in d.spans if s.label == "HOSPITAL"]
+    hosp = [d.text[s.start : s.end] for d in heldout.gold for s in d.spans if s.label == "HOSPITAL"]
     share = sum(h in terms for h in hosp) / len(hosp)
     assert 0.3 < share < 0.8, share
 
@@ -257,8 +300,9 @@ def test_every_template_renders():
     for t in all_templates():
         patient = world.patient("P1", 3)
         for _ in range(3):
-            ctx = NoteContext(world, patient, 1, t.note_type if t.note_type != "any" else "progress_note", r,
-                              patient.home)
+            ctx = NoteContext(
+                world, patient, 1, t.note_type if t.note_type != "any" else "progress_note", r, patient.home
+            )
             b = NoteBuilder()
             for head, arg in t.expand(r):
                 if arg is None:
@@ -284,7 +328,7 @@ def test_patient_consistency(heldout):
         dates = [d.metadata["note_date"] for d in docs]
         assert dates == sorted(dates) and all(dates[0] > row["dob"] for _ in dates)
         assert all(d.metadata["patient"] == row for d in docs)
-        ids = {d.text[s.start:s.end].upper() for d in docs for s in d.spans if s.label == "ID"}
+        ids = {d.text[s.start : s.end].upper() for d in docs for s in d.spans if s.label == "ID"}
         if row["mrn"].upper() in ids:
             with_mrn += 1
         for d in docs:  # wherever the MRN is written, it is annotated as ID
@@ -292,8 +336,15 @@ def test_patient_consistency(heldout):
                 assert any(s.start <= m.start() and m.end() <= s.end and s.label == "ID" for s in d.spans)
     assert with_mrn / len(notes_of) > 0.9
     # names in the table are what the notes say
-    hits = sum(any(d.text[s.start:s.end].lower().find(rows[pid]["last_name"].lower()) >= 0
-                   for d in docs for s in d.spans if s.label == "PATIENT") for pid, docs in notes_of.items())
+    hits = sum(
+        any(
+            d.text[s.start : s.end].lower().find(rows[pid]["last_name"].lower()) >= 0
+            for d in docs
+            for s in d.spans
+            if s.label == "PATIENT"
+        )
+        for pid, docs in notes_of.items()
+    )
     assert hits / len(notes_of) > 0.9
 
 
@@ -348,12 +399,20 @@ def test_deterministic_across_processes():
     import subprocess
     import sys
 
-    code = ("import hashlib, json; from tide_core.synth import generate_training_corpus as g; "
-            "print(hashlib.sha256(json.dumps([d.to_dict() for d in g(150, 9)]).encode()).hexdigest())")
+    code = (
+        "import hashlib, json; from tide_core.synth import generate_training_corpus as g; "
+        "print(hashlib.sha256(json.dumps([d.to_dict() for d in g(150, 9)]).encode()).hexdigest())"
+    )
     digests = set()
     for hash_seed in ("1", "4242"):
         env = dict(os.environ, PYTHONHASHSEED=hash_seed)
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
-                             cwd=Path(__file__).resolve().parent.parent)
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).resolve().parent.parent,
+        )
         digests.add(out.stdout.strip())
     assert len(digests) == 1

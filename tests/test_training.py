@@ -1,4 +1,5 @@
 """Training: BIO alignment, a tiny BERT trained in seconds that really learns, the model card, CLI."""
+
 from __future__ import annotations
 
 import json
@@ -42,10 +43,21 @@ def tiny_trained(tmp_path_factory):
     from tide_core.training.trainer import TrainConfig, train_token_classifier
 
     out = tmp_path_factory.mktemp("tiny") / "model"
-    cfg = TrainConfig(from_config="tiny", window=64, overlap=8, batch_size=16, lr=3e-3, epochs=12,
-                      warmup_ratio=0.05, seed=1, num_threads=1, progress=False)
-    res = train_token_classifier(simple_corpus(120, seed=1), out, cfg, corpus={"source": "test", "seed": 1},
-                                 dev_docs=simple_corpus(30, seed=2))
+    cfg = TrainConfig(
+        from_config="tiny",
+        window=64,
+        overlap=8,
+        batch_size=16,
+        lr=3e-3,
+        epochs=12,
+        warmup_ratio=0.05,
+        seed=1,
+        num_threads=1,
+        progress=False,
+    )
+    res = train_token_classifier(
+        simple_corpus(120, seed=1), out, cfg, corpus={"source": "test", "seed": 1}, dev_docs=simple_corpus(30, seed=2)
+    )
     return res
 
 
@@ -63,7 +75,7 @@ def test_align_tags_bio_from_char_spans():
     got = [tags[t] for t in align_tags(enc["offset_mapping"], spans, idx)]
     pieces = tok.convert_ids_to_tokens(enc["input_ids"])
     named = dict(zip(pieces, got, strict=True))
-    assert named["dr"] == "O" and named["."] == "O"           # titles are not part of the span
+    assert named["dr"] == "O" and named["."] == "O"  # titles are not part of the span
     assert named["alice"] == "B-DOCTOR" and named["brown"] == "I-DOCTOR"
     id_tags = [g for p, g, (a, b) in zip(pieces, got, enc["offset_mapping"], strict=True) if 24 <= a < 32]
     assert id_tags[0] == "B-ID" and all(t == "I-ID" for t in id_tags[1:]) and len(id_tags) >= 2
@@ -99,15 +111,26 @@ def test_model_card_and_reload(tiny_trained):
     doc = simple_corpus(1, seed=99)[0]
     spans = rec.recognize(doc.to_note())
     assert spans and all(s.recognizer == "tide.hf@1" and 0 < s.score <= 1 for s in spans)
-    assert all(doc.text[s.start:s.end].strip() == doc.text[s.start:s.end] for s in spans)
+    assert all(doc.text[s.start : s.end].strip() == doc.text[s.start : s.end] for s in spans)
 
 
 def test_training_is_seeded(tmp_path):
     from tide_core.training.trainer import TrainConfig, train_token_classifier
 
     docs = simple_corpus(20, seed=5)
-    cfg = TrainConfig(from_config="tiny", window=32, overlap=4, batch_size=8, lr=1e-3, max_steps=6,
-                      epochs=1, seed=3, num_threads=1, progress=False, dev_fraction=0)
+    cfg = TrainConfig(
+        from_config="tiny",
+        window=32,
+        overlap=4,
+        batch_size=8,
+        lr=1e-3,
+        max_steps=6,
+        epochs=1,
+        seed=3,
+        num_threads=1,
+        progress=False,
+        dev_fraction=0,
+    )
     a = train_token_classifier(docs, tmp_path / "a", cfg)
     b = train_token_classifier(docs, tmp_path / "b", cfg)
     assert a.final_loss == b.final_loss
@@ -124,9 +147,24 @@ def test_cli_train_recognizer_on_gold_jsonl(tmp_path, capsys):
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers()
     cmd_train_recognizer.register(sub)
-    args = parser.parse_args(["train-recognizer", "--gold", str(gold), "--from-config", "tiny",
-                              "--output", str(tmp_path / "m"), "--max-steps", "5", "--window", "64",
-                              "--no-progress", "--threads", "1"])
+    args = parser.parse_args(
+        [
+            "train-recognizer",
+            "--gold",
+            str(gold),
+            "--from-config",
+            "tiny",
+            "--output",
+            str(tmp_path / "m"),
+            "--max-steps",
+            "5",
+            "--window",
+            "64",
+            "--no-progress",
+            "--threads",
+            "1",
+        ]
+    )
     assert args.func(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["steps"] == 5 and out["output_dir"] == str(tmp_path / "m")
@@ -161,12 +199,23 @@ def test_runs_planned_steps_and_warns_once_when_slow(tmp_path):
     from tide_core.training.trainer import SlowTrainingWarning, TrainConfig, read_model_card, train_token_classifier
 
     docs = simple_corpus(30, seed=4)
-    cfg = TrainConfig(from_config="tiny", window=32, overlap=4, batch_size=8, lr=1e-3, epochs=2, seed=3,
-                      num_threads=1, progress=False, dev_fraction=0, expected_seconds=60,
-                      max_seconds=None)
+    cfg = TrainConfig(
+        from_config="tiny",
+        window=32,
+        overlap=4,
+        batch_size=8,
+        lr=1e-3,
+        epochs=2,
+        seed=3,
+        num_threads=1,
+        progress=False,
+        dev_fraction=0,
+        expected_seconds=60,
+        max_seconds=None,
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        res = train_token_classifier(docs, tmp_path / "m", cfg, clock=_FakeClock(1000.0))   # ~17 min/step
+        res = train_token_classifier(docs, tmp_path / "m", cfg, clock=_FakeClock(1000.0))  # ~17 min/step
     slow = [w for w in caught if issubclass(w.category, SlowTrainingWarning)]
     assert len(slow) == 1 and "finishing around" in str(slow[0].message) and "carries on" in str(slow[0].message)
     card = read_model_card(tmp_path / "m")
@@ -180,8 +229,19 @@ def test_runs_planned_steps_and_warns_once_when_slow(tmp_path):
 def test_explicit_max_seconds_stops_early_and_says_so(tmp_path):
     from tide_core.training.trainer import StoppedEarlyWarning, TrainConfig, read_model_card, train_token_classifier
 
-    cfg = TrainConfig(from_config="tiny", window=32, overlap=4, batch_size=8, lr=1e-3, epochs=2, seed=3,
-                      num_threads=1, progress=False, dev_fraction=0, max_seconds=2.5)
+    cfg = TrainConfig(
+        from_config="tiny",
+        window=32,
+        overlap=4,
+        batch_size=8,
+        lr=1e-3,
+        epochs=2,
+        seed=3,
+        num_threads=1,
+        progress=False,
+        dev_fraction=0,
+        max_seconds=2.5,
+    )
     with pytest.warns(StoppedEarlyWarning, match="stopped early"):
         res = train_token_classifier(simple_corpus(30, seed=4), tmp_path / "m", cfg, clock=_FakeClock(1.0))
     card = read_model_card(tmp_path / "m")
@@ -217,8 +277,9 @@ def test_num_threads_none_uses_affinity_and_card_is_reproducible(tmp_path, monke
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
     assert resolve_num_threads(None) == 1
     prev = torch.get_num_threads()
-    tiny = dataclasses.replace(DEFAULT_RECIPE.config, from_config="tiny", window=64, overlap=8, max_steps=3,
-                               lr=1e-3, dev_fraction=0)
+    tiny = dataclasses.replace(
+        DEFAULT_RECIPE.config, from_config="tiny", window=64, overlap=8, max_steps=3, lr=1e-3, dev_fraction=0
+    )
     recipe = dataclasses.replace(DEFAULT_RECIPE, n_notes=12, config=tiny)
     try:
         a = train_default_model(tmp_path / "a", recipe, progress=False)
@@ -241,7 +302,7 @@ def test_num_threads_none_uses_affinity_and_card_is_reproducible(tmp_path, monke
     assert card["training"]["seconds"] >= 0 and card["training"]["tokens_per_s"] > 0
     for k in ("train_corpus_sha256", "train_windows_sha256"):
         assert len(card["data"][k]) == 64
-        assert card["data"][k] == b.card["data"][k]          # two runs are comparable
+        assert card["data"][k] == b.card["data"][k]  # two runs are comparable
     assert a.final_loss == b.final_loss
 
 

@@ -1,4 +1,5 @@
 """Windowing over the real MiniLM fast tokenizer: cores partition tokens, bounds, offsets."""
+
 from __future__ import annotations
 
 import random
@@ -48,19 +49,19 @@ def test_cores_partition_tokens_and_windows_are_bounded(n, window, overlap):
         return
     ws = windows_from_tokens(_fake_tokens(n), special, window, overlap)
     owned = [t for w in ws for t in w.core_note_tokens]
-    assert owned == list(range(n))                      # every token exactly once, in order
+    assert owned == list(range(n))  # every token exactly once, in order
     for w in ws:
         assert len(w.input_ids) <= window
         assert w.input_ids[0] == 101 and w.input_ids[-1] == 102
         assert 1 <= w.core_start <= w.core_end <= len(w.input_ids) - 1  # cores never include specials
         # the window really holds the tokens it owns
-        body = w.input_ids[w.core_start:w.core_end]
+        body = w.input_ids[w.core_start : w.core_end]
         assert body == [1000 + t for t in w.core_note_tokens]
     for a, b in pairwise(ws):
         shared = a.token_start + (len(a.input_ids) - 2) - b.token_start
-        assert shared >= min(overlap, n)                # neighbours share at least `overlap` tokens
+        assert shared >= min(overlap, n)  # neighbours share at least `overlap` tokens
     if n:
-        assert ws[-1].token_start + len(ws[-1].input_ids) - 2 == n   # no truncation
+        assert ws[-1].token_start + len(ws[-1].input_ids) - 2 == n  # no truncation
 
 
 def test_window_starts_examples():
@@ -70,7 +71,7 @@ def test_window_starts_examples():
     starts = window_starts(2000, 510, 40)
     assert starts[:3] == [0, 470, 940] and starts[-1] == 2000 - 510
     bounds = core_bounds(starts, 2000, 510)
-    assert bounds[0] == (0, 470 + 20)                   # split at the midpoint of the 40 shared tokens
+    assert bounds[0] == (0, 470 + 20)  # split at the midpoint of the 40 shared tokens
 
 
 _pieces = list("abcXYZ019 .,-:/\n\téü") + ["Smith", "MRN", " 12/03/2021 ", "\u00a0", "😀"]
@@ -83,7 +84,7 @@ def test_real_tokenizer_offsets_map_back_into_text(tokenizer, text, window, over
     ws = make_windows(tokenizer, "n1", text, window=window, overlap=overlap)
     tok = tokenize_note(tokenizer, "n1", text)
     offs = stitched_offsets(ws)
-    assert offs == tok.offsets                          # stitching cores recovers the note's tokens
+    assert offs == tok.offsets  # stitching cores recovers the note's tokens
     for w in ws:
         assert len(w.input_ids) <= window
         for (a, b), tid in zip(w.offsets, w.input_ids, strict=True):
@@ -92,13 +93,30 @@ def test_real_tokenizer_offsets_map_back_into_text(tokenizer, text, window, over
                 continue
             assert 0 <= a < b <= len(text)
             piece = text[a:b]
-            assert piece.strip() == piece and piece      # tokens never cover whitespace
+            assert piece.strip() == piece and piece  # tokens never cover whitespace
 
 
 def test_long_note_is_tokenized_once_and_fully_covered(tokenizer):
     rng = random.Random(3)
-    words = ["Patient", "John", "Smith", "seen", "on", "03/04/2021", "MRN:", "12345678", "at", "St.",
-             "Mary's", "Medical", "Center,", "follow-up", "in", "2", "weeks."]
+    words = [
+        "Patient",
+        "John",
+        "Smith",
+        "seen",
+        "on",
+        "03/04/2021",
+        "MRN:",
+        "12345678",
+        "at",
+        "St.",
+        "Mary's",
+        "Medical",
+        "Center,",
+        "follow-up",
+        "in",
+        "2",
+        "weeks.",
+    ]
     text = " ".join(rng.choice(words) for _ in range(20000))
     assert len(text) > 100_000
     t0 = time.perf_counter()
@@ -107,7 +125,7 @@ def test_long_note_is_tokenized_once_and_fully_covered(tokenizer):
     n = len(tokenize_note(tokenizer, "long", text).input_ids)
     assert len(ws) > 50 and all(len(w.input_ids) <= 512 for w in ws)
     assert sum(w.core_end - w.core_start for w in ws) == n
-    assert max(b for w in ws for _, b in w.offsets) == len(text.rstrip())   # last character reached
+    assert max(b for w in ws for _, b in w.offsets) == len(text.rstrip())  # last character reached
     assert elapsed < 10.0
 
 

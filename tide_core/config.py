@@ -4,6 +4,7 @@
 site gazetteer + known-PHI matching).  ``TideConfig.preset("rules")`` drops the model for a
 quick, model-free run; it is never chosen silently.
 """
+
 from __future__ import annotations
 
 import json
@@ -64,14 +65,18 @@ class TideConfig:
             raise ConfigError("E021", "no recognizers configured", hint="use the default preset or list recognizers")
         for spec in self.recognizers:
             if not isinstance(spec, dict) or "name" not in spec:
-                raise ConfigError("E022", f"recognizer spec {spec!r} has no name",
-                                  hint='write specs as {"name": "tide.regex", ...options}')
+                raise ConfigError(
+                    "E022",
+                    f"recognizer spec {spec!r} has no name",
+                    hint='write specs as {"name": "tide.regex", ...options}',
+                )
         if self.on_unparseable_date not in ("mask", "quarantine"):
-            raise ConfigError("E023", f"on_unparseable_date={self.on_unparseable_date!r}",
-                              hint="use 'mask' or 'quarantine'")
+            raise ConfigError(
+                "E023", f"on_unparseable_date={self.on_unparseable_date!r}", hint="use 'mask' or 'quarantine'"
+            )
 
     @classmethod
-    def preset(cls, name: str = "default", **overrides: Any) -> "TideConfig":
+    def preset(cls, name: str = "default", **overrides: Any) -> TideConfig:
         if name == "default":
             specs = [_model_spec(), *rules_specs()]
         elif name == "rules":
@@ -81,11 +86,11 @@ class TideConfig:
         return cls(recognizers=tuple(specs), **overrides)
 
     @classmethod
-    def default(cls, **overrides: Any) -> "TideConfig":
+    def default(cls, **overrides: Any) -> TideConfig:
         return cls.preset("default", **overrides)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike, **overrides: Any) -> "TideConfig":
+    def from_file(cls, path: str | os.PathLike, **overrides: Any) -> TideConfig:
         """Read a TOML or JSON file: ``recognizers = [{name = "tide.regex"}, ...]`` plus options."""
         p = Path(path)
         if not p.is_file():
@@ -107,7 +112,7 @@ class TideConfig:
         except TypeError as exc:
             raise ConfigError("E027", f"config file {p}: {exc}", hint="see README, section Configuration") from None
 
-    def with_(self, **changes: Any) -> "TideConfig":
+    def with_(self, **changes: Any) -> TideConfig:
         return replace(self, **changes)
 
     def needs_patients(self) -> bool:

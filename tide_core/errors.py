@@ -7,6 +7,7 @@ callers pass note ids and offsets, never surface strings.
 ``terminal`` errors will fail again on retry (bad input, bad configuration); transient
 ones (a lost worker, an out-of-memory batch, a flaky network) may succeed when retried.
 """
+
 from __future__ import annotations
 
 

@@ -14,6 +14,7 @@ all follow it, and ``tide_core.engine.recognition.recognition_fingerprint`` comb
 
 This module imports nothing from tide_core, so anything may use it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -40,7 +41,7 @@ class Step(Protocol):
     """A step whose output is cached: a versioned name and its output-affecting settings."""
 
     @property
-    def qualified_name(self) -> str: ...      # "name@version"
+    def qualified_name(self) -> str: ...  # "name@version"
 
     def config(self) -> Mapping[str, Any]: ...
 

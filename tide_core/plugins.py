@@ -4,6 +4,7 @@ Shared by the recognizer registry (``{"name": "my_pkg.module:Factory"}``) and th
 adapter (``{"name": "presidio", "class": "presidio_analyzer....EmailRecognizer"}``); it imports
 nothing of TIDE's beyond the error types, so any module may use it.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -20,14 +21,19 @@ def load_dotted(path: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ConfigError("E233", f"cannot import module {module_name!r} for recognizer {path!r} ({exc.name} missing)",
-                          hint="check the dotted path ('package.module:Factory') and that the package is installed"
-                          ) from None
+        raise ConfigError(
+            "E233",
+            f"cannot import module {module_name!r} for recognizer {path!r} ({exc.name} missing)",
+            hint="check the dotted path ('package.module:Factory') and that the package is installed",
+        ) from None
     try:
         obj = module
         for part in attr.split("."):
             obj = getattr(obj, part)
     except AttributeError:
-        raise ConfigError("E234", f"module {module_name!r} has no attribute {attr!r}",
-                          hint="check the dotted path ('package.module:Factory')") from None
+        raise ConfigError(
+            "E234",
+            f"module {module_name!r} has no attribute {attr!r}",
+            hint="check the dotted path ('package.module:Factory')",
+        ) from None
     return obj

@@ -11,6 +11,7 @@ The step is ``tide.propagate@VERSION``; :class:`PropagationPolicy` exposes it (`
 ``config()``) to the recognition fingerprint.  Bump :data:`VERSION` when a code change here
 changes which spans come out.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -32,14 +33,16 @@ PERSON = frozenset({"PATIENT", "DOCTOR"})
 PROPAGATED = frozenset({"PATIENT", "DOCTOR", "ID", "PHONE", "EMAIL", "URL", "LOCATION", "HOSPITAL", "OTHER"})
 
 # Words that may sit next to a name, or be a name token, but must not be propagated on their own.
-_STOP = frozenset("""
+_STOP = frozenset(
+    """
 the and for with from this that have has was were will may can not are but all any per via
 mr mrs ms miss dr md do rn np pa phd dds jr sr ii iii iv
 patient pt doctor nurse son daughter wife husband mother father brother sister
 north south east west new saint st street road avenue center hospital clinic medical
 january february march april june july august september october november december
 monday tuesday wednesday thursday friday saturday sunday
-""".split())
+""".split()
+)
 
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*")
 
@@ -84,8 +87,14 @@ class PropagationPolicy:
     def config(self) -> dict:
         """Output-affecting settings: this policy's fields plus the module's labels, stop words
         and name lexicon (read when asked, so the recognition fingerprint follows them)."""
-        return {**self.__dict__, "person_labels": sorted(PERSON), "propagated_labels": sorted(PROPAGATED),
-                "stop_words": sorted(_STOP), "token": _TOKEN.pattern, "lexicon_sha256": _lexicon_sha256()}
+        return {
+            **self.__dict__,
+            "person_labels": sorted(PERSON),
+            "propagated_labels": sorted(PROPAGATED),
+            "stop_words": sorted(_STOP),
+            "token": _TOKEN.pattern,
+            "lexicon_sha256": _lexicon_sha256(),
+        }
 
 
 #: The policy ``propagate_spans`` applies when given none (the one recognition uses).
@@ -103,22 +112,23 @@ def _extend_names(text: str, spans: list[Span]) -> list[Span]:
     for s in spans:
         start, end = s.start, s.end
         if s.label in PERSON:
-            m = re.search(r"([A-Za-z][A-Za-z'\u2019-]*) $", text[max(0, start - 40):start])
+            m = re.search(r"([A-Za-z][A-Za-z'\u2019-]*) $", text[max(0, start - 40) : start])
             if m:
                 tok = m.group(1)
                 if _looks_like_name_token(tok) and tok.casefold() in either:
                     new_start = start - len(m.group(0))
                     if not any(a < start and b > new_start for a, b in taken if (a, b) != (s.start, s.end)):
                         start = new_start
-            m = re.match(r" ([A-Za-z][A-Za-z'\u2019-]*)", text[end:end + 40])
+            m = re.match(r" ([A-Za-z][A-Za-z'\u2019-]*)", text[end : end + 40])
             if m:
                 tok = m.group(1)
                 if _looks_like_name_token(tok) and tok.casefold() in last and tok.casefold() not in first:
                     new_end = end + len(m.group(0))
                     if not any(a < new_end and b > end for a, b in taken if (a, b) != (s.start, s.end)):
                         end = new_end
-        out.append(s if (start, end) == (s.start, s.end) else
-                   Span(s.note_id, start, end, s.label, s.score, s.recognizer))
+        out.append(
+            s if (start, end) == (s.start, s.end) else Span(s.note_id, start, end, s.label, s.score, s.recognizer)
+        )
     return out
 
 
@@ -161,7 +171,7 @@ def propagate_spans(text: str, spans: Sequence[Span], policy: PropagationPolicy 
     for s in sorted(spans, key=lambda s: (-(s.end - s.start), s.start)):
         if s.label not in PROPAGATED:
             continue
-        surface = text[s.start:s.end].strip()
+        surface = text[s.start : s.end].strip()
         minimum = policy.min_id_chars if s.label in ("ID", "PHONE") else policy.min_surface_chars
         if policy.propagate_surfaces and len(surface) >= minimum:
             needles.append((surface, s.label, False))

@@ -19,6 +19,7 @@ A :class:`ResolutionPolicy` is the step ``tide.resolve@VERSION`` of the recognit
 (``qualified_name``, ``config()``); bump :data:`VERSION` when a code change here changes which
 spans survive.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -36,7 +37,17 @@ VERSION = "1"
 #: then names (a titled name is stronger evidence of DOCTOR than a name list is of PATIENT),
 #: then places and the catch-all.
 DEFAULT_LABEL_PRIORITY: tuple[str, ...] = (
-    "ID", "PHONE", "EMAIL", "URL", "DATE", "AGE", "DOCTOR", "PATIENT", "OTHER", "HOSPITAL", "LOCATION",
+    "ID",
+    "PHONE",
+    "EMAIL",
+    "URL",
+    "DATE",
+    "AGE",
+    "DOCTOR",
+    "PATIENT",
+    "OTHER",
+    "HOSPITAL",
+    "LOCATION",
 )
 
 
@@ -52,8 +63,11 @@ class ResolutionPolicy:
     def __post_init__(self) -> None:
         for label in list(self.label_priority) + list(self.min_score):
             if label not in LABELS:
-                raise ConfigError("E120", f"unknown label {label!r} in the resolution policy",
-                                  hint=f"use labels from: {', '.join(LABELS)}")
+                raise ConfigError(
+                    "E120",
+                    f"unknown label {label!r} in the resolution policy",
+                    hint=f"use labels from: {', '.join(LABELS)}",
+                )
         object.__setattr__(self, "label_priority", tuple(self.label_priority))
         object.__setattr__(self, "min_score", dict(self.min_score))
 
@@ -72,10 +86,12 @@ class ResolutionPolicy:
 
     def config(self) -> dict:
         """Output-affecting settings, for the recognition fingerprint."""
-        return {"label_priority": list(self.label_priority),
-                "min_score": {k: float(v) for k, v in sorted(self.min_score.items())},
-                "default_min_score": float(self.default_min_score),
-                "merge_same_label_overlaps": bool(self.merge_same_label_overlaps)}
+        return {
+            "label_priority": list(self.label_priority),
+            "min_score": {k: float(v) for k, v in sorted(self.min_score.items())},
+            "default_min_score": float(self.default_min_score),
+            "merge_same_label_overlaps": bool(self.merge_same_label_overlaps),
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping | None) -> ResolutionPolicy:
@@ -84,8 +100,11 @@ class ResolutionPolicy:
         known = {"label_priority", "min_score", "default_min_score", "merge_same_label_overlaps"}
         unknown = set(data) - known
         if unknown:
-            raise ConfigError("E121", f"unknown resolution policy option(s): {', '.join(sorted(unknown))}",
-                              hint=f"valid options: {', '.join(sorted(known))}")
+            raise ConfigError(
+                "E121",
+                f"unknown resolution policy option(s): {', '.join(sorted(unknown))}",
+                hint=f"valid options: {', '.join(sorted(known))}",
+            )
         kwargs = dict(data)
         if "label_priority" in kwargs:
             kwargs["label_priority"] = tuple(kwargs["label_priority"])
@@ -99,7 +118,7 @@ def _union_same_label(spans: list[Span]) -> list[Span]:
     group: list[Span] = []
     group_end = -1
     for s in spans:
-        if group and s.start < group_end:   # strict overlap; touching starts a new group
+        if group and s.start < group_end:  # strict overlap; touching starts a new group
             group.append(s)
             group_end = max(group_end, s.end)
             continue
@@ -128,10 +147,11 @@ def _resolve_one_note(spans: list[Span], policy: ResolutionPolicy) -> list[Span]
         # parts that do not conflict are still kept (nothing is dropped without a conflict).
         spans = unions + spans
     # Greedy selection in a total order: longest first, then label priority, score, name, position.
-    ordered = sorted(set(spans), key=lambda s: (-s.length, policy.rank(s.label), -s.score,
-                                                s.recognizer, s.start, s.label))
+    ordered = sorted(
+        set(spans), key=lambda s: (-s.length, policy.rank(s.label), -s.score, s.recognizer, s.start, s.label)
+    )
     kept: list[Span] = []
-    occupied: list[tuple[int, int]] = []   # sorted, non-overlapping intervals already taken
+    occupied: list[tuple[int, int]] = []  # sorted, non-overlapping intervals already taken
     for s in ordered:
         i = bisect.bisect_left(occupied, (s.start, s.start))
         clash = (i > 0 and occupied[i - 1][1] > s.start) or (i < len(occupied) and occupied[i][0] < s.end)
@@ -156,8 +176,9 @@ def resolve_spans(spans: Iterable[Span], policy: ResolutionPolicy | None = None)
     return out
 
 
-def resolve_results(results: Sequence, policy: ResolutionPolicy | None = None,
-                    note_id: str = "_", recognizer: str = "unknown@0") -> list[Span]:
+def resolve_results(
+    results: Sequence, policy: ResolutionPolicy | None = None, note_id: str = "_", recognizer: str = "unknown@0"
+) -> list[Span]:
     """Convenience for recognizers: resolve Presidio-shaped results of one text."""
     spans = [Span.from_result(note_id, r, recognizer) for r in results]
     return resolve_spans(spans, policy)

@@ -8,6 +8,7 @@ cached spans are missing or stale and writes the span cache.  It never changes t
 ``anonymize_study`` reads the same notes and the cache only, anonymizes under (study, key) and
 writes the released tables.  Both are idempotent: a rerun replaces the partition's rows.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -80,8 +81,11 @@ def read_study_input(wh: Warehouse, study: str, config: TideConfig, notes_table:
     """Read and validate the study's notes.  A ``study`` column, when present, selects the rows."""
     name = notes_table or config.tables.notes
     if not wh.table_exists(name):
-        raise ConfigError("E609", f"notes table {name!r} not found in {wh.url}",
-                          hint="create it (tide demo loads a synthetic one) or pass --notes-table")
+        raise ConfigError(
+            "E609",
+            f"notes table {name!r} not found in {wh.url}",
+            hint="create it (tide demo loads a synthetic one) or pass --notes-table",
+        )
     cols = wh.columns(name)
     table = wh.read_table(name, where={"study": study}) if "study" in cols else wh.read_table(name)
     return validate_table(table, name, config.max_note_chars)
@@ -115,13 +119,33 @@ def build_recognizers(wh: Warehouse, config: TideConfig, notes: Sequence[Note]) 
 
 def _quarantine_rows(study: str, key: str, items: Sequence[Quarantined]) -> list[dict]:
     now = _now()
-    return [{"study": study, "key": key, "note_id": q.note_id, "patient_id": q.patient_id, "stage": q.stage,
-             "code": q.code, "reason": q.reason, "row_number": q.row_number, "quarantined_at": now} for q in items]
+    return [
+        {
+            "study": study,
+            "key": key,
+            "note_id": q.note_id,
+            "patient_id": q.patient_id,
+            "stage": q.stage,
+            "code": q.code,
+            "reason": q.reason,
+            "row_number": q.row_number,
+            "quarantined_at": now,
+        }
+        for q in items
+    ]
 
 
-def recognize_study(wh: Warehouse, study: str, config: TideConfig, *, notes_table: str | None = None,
-                    progress: bool = True, recognizers: Sequence | None = None, policy=None,
-                    force: bool = False) -> RecognitionReport:
+def recognize_study(
+    wh: Warehouse,
+    study: str,
+    config: TideConfig,
+    *,
+    notes_table: str | None = None,
+    progress: bool = True,
+    recognizers: Sequence | None = None,
+    policy=None,
+    force: bool = False,
+) -> RecognitionReport:
     from tide_core.engine.recognition import recognition_fingerprint
     from tide_core.execution.dispatch import recognize_batches
 
@@ -138,31 +162,81 @@ def recognize_study(wh: Warehouse, study: str, config: TideConfig, *, notes_tabl
     hits = set() if force else cache.hits(study, notes, fingerprint)
     todo = [n for n in notes if n.note_id not in hits]
     recognized, statuses, failed_q = {}, {}, []
-    for batch in recognize_batches(todo, recognizers, specs, policy, executor=config.executor,
-                                   ray_address=config.ray_address, batch_size=config.batch_size,
-                                   progress=progress, desc=f"recognize {study}"):
+    for batch in recognize_batches(
+        todo,
+        recognizers,
+        specs,
+        policy,
+        executor=config.executor,
+        ray_address=config.ray_address,
+        batch_size=config.batch_size,
+        progress=progress,
+        desc=f"recognize {study}",
+    ):
         _collect(batch, recognized, statuses)
     by_id = {n.note_id: n for n in notes}
     for nid, (status, code) in statuses.items():
         if status != "ok":
-            failed_q.append(Quarantined(nid, by_id[nid].patient_id, "recognition", code or "E500",
-                                        f"note {nid}: recognition failed ({code}); rerun after fixing the recognizer"))
+            failed_q.append(
+                Quarantined(
+                    nid,
+                    by_id[nid].patient_id,
+                    "recognition",
+                    code or "E500",
+                    f"note {nid}: recognition failed ({code}); rerun after fixing the recognizer",
+                )
+            )
     cache.store(study, fingerprint, notes, recognized, statuses, hits)
-    wh.replace_partition(config.tables.quarantine,
-                         tables.to_table("quarantine", _quarantine_rows(study, "", validated.quarantined + failed_q)),
-                         {"study": study, "key": ""})
+    wh.replace_partition(
+        config.tables.quarantine,
+        tables.to_table("quarantine", _quarantine_rows(study, "", validated.quarantined + failed_q)),
+        {"study": study, "key": ""},
+    )
     all_spans = cache.spans(study)
     by_label = Counter(s.label for spans in all_spans.values() for s in spans)
     seconds = time.perf_counter() - t0
     n_failed = sum(1 for s, _ in statuses.values() if s != "ok")
-    report = RecognitionReport(study, fingerprint, validated.n_rows, len(notes), len(validated.quarantined),
-                               len(hits), len(todo), n_failed, sum(by_label.values()), dict(sorted(by_label.items())),
-                               [r.qualified_name for r in recognizers], seconds, warnings)
-    _record_run(wh, config, study, "", "recognition", started, validated.n_rows, 0,
-                len(validated.quarantined) + n_failed, report.n_spans, len(todo), len(hits),
-                report.notes_per_s, report.recognizers, None, fingerprint)
-    log.info("recognized study %s: %d notes (%d cached, %d failed), %d spans", study, len(notes), len(hits),
-             n_failed, report.n_spans)
+    report = RecognitionReport(
+        study,
+        fingerprint,
+        validated.n_rows,
+        len(notes),
+        len(validated.quarantined),
+        len(hits),
+        len(todo),
+        n_failed,
+        sum(by_label.values()),
+        dict(sorted(by_label.items())),
+        [r.qualified_name for r in recognizers],
+        seconds,
+        warnings,
+    )
+    _record_run(
+        wh,
+        config,
+        study,
+        "",
+        "recognition",
+        started,
+        validated.n_rows,
+        0,
+        len(validated.quarantined) + n_failed,
+        report.n_spans,
+        len(todo),
+        len(hits),
+        report.notes_per_s,
+        report.recognizers,
+        None,
+        fingerprint,
+    )
+    log.info(
+        "recognized study %s: %d notes (%d cached, %d failed), %d spans",
+        study,
+        len(notes),
+        len(hits),
+        n_failed,
+        report.n_spans,
+    )
     return report
 
 
@@ -172,17 +246,55 @@ def _collect(batch, recognized: dict, statuses: dict) -> None:
         recognized[rec.note_id] = list(batch.spans.get(rec.note_id, [])) if rec.status == "ok" else []
 
 
-def _record_run(wh, config, study, key, stage, started, n_in, n_released, n_quarantined, n_spans, n_recognized,
-                n_cached, notes_per_s, recognizers, anonymizer, fingerprint) -> None:
-    row = {"run_id": uuid.uuid4().hex, "study": study, "key": key, "stage": stage, "started_at": started,
-           "finished_at": _now(), "n_in": n_in, "n_released": n_released, "n_quarantined": n_quarantined,
-           "n_spans": n_spans, "n_recognized": n_recognized, "n_cached": n_cached, "notes_per_s": float(notes_per_s),
-           "recognizers": json.dumps(recognizers), "anonymizer": anonymizer, "fingerprint": fingerprint}
+def _record_run(
+    wh,
+    config,
+    study,
+    key,
+    stage,
+    started,
+    n_in,
+    n_released,
+    n_quarantined,
+    n_spans,
+    n_recognized,
+    n_cached,
+    notes_per_s,
+    recognizers,
+    anonymizer,
+    fingerprint,
+) -> None:
+    row = {
+        "run_id": uuid.uuid4().hex,
+        "study": study,
+        "key": key,
+        "stage": stage,
+        "started_at": started,
+        "finished_at": _now(),
+        "n_in": n_in,
+        "n_released": n_released,
+        "n_quarantined": n_quarantined,
+        "n_spans": n_spans,
+        "n_recognized": n_recognized,
+        "n_cached": n_cached,
+        "notes_per_s": float(notes_per_s),
+        "recognizers": json.dumps(recognizers),
+        "anonymizer": anonymizer,
+        "fingerprint": fingerprint,
+    }
     wh.append(config.tables.runs, tables.to_table("runs", [row]))
 
 
-def anonymize_study(wh: Warehouse, study: str, key: str, key_provider, config: TideConfig, *,
-                    notes_table: str | None = None, progress: bool = True) -> AnonymizationReport:
+def anonymize_study(
+    wh: Warehouse,
+    study: str,
+    key: str,
+    key_provider,
+    config: TideConfig,
+    *,
+    notes_table: str | None = None,
+    progress: bool = True,
+) -> AnonymizationReport:
     """Anonymize a study's notes under ``key`` from cached spans only (recognition never runs here)."""
     t0 = time.perf_counter()
     started = _now()
@@ -195,14 +307,35 @@ def anonymize_study(wh: Warehouse, study: str, key: str, key_provider, config: T
     for n in validated.notes:
         e = entries.get(n.note_id)
         if e is None:
-            quarantined.append(Quarantined(n.note_id, n.patient_id, "anonymization", "E401",
-                                           f"note {n.note_id} has no cached spans; run recognition for study {study}"))
+            quarantined.append(
+                Quarantined(
+                    n.note_id,
+                    n.patient_id,
+                    "anonymization",
+                    "E401",
+                    f"note {n.note_id} has no cached spans; run recognition for study {study}",
+                )
+            )
         elif e.status != "ok":
-            quarantined.append(Quarantined(n.note_id, n.patient_id, "recognition", e.error_code or "E402",
-                                           f"note {n.note_id}: recognition failed ({e.error_code}); not released"))
+            quarantined.append(
+                Quarantined(
+                    n.note_id,
+                    n.patient_id,
+                    "recognition",
+                    e.error_code or "E402",
+                    f"note {n.note_id}: recognition failed ({e.error_code}); not released",
+                )
+            )
         elif e.text_sha256 != text_sha256(n.text):
-            quarantined.append(Quarantined(n.note_id, n.patient_id, "anonymization", "E403",
-                                           f"note {n.note_id} changed since recognition; rerun recognition"))
+            quarantined.append(
+                Quarantined(
+                    n.note_id,
+                    n.patient_id,
+                    "anonymization",
+                    "E403",
+                    f"note {n.note_id} changed since recognition; rerun recognition",
+                )
+            )
         else:
             ready.append(n)
     spans = cache.spans(study, [n.note_id for n in ready])
@@ -214,28 +347,78 @@ def anonymize_study(wh: Warehouse, study: str, key: str, key_provider, config: T
     deid_rows, span_rows = [], []
     for out in result.released:
         src = out.source
-        deid_rows.append({"study": study, "key": key, "note_id": src.note_id, "note_ref": out.note_ref,
-                          "patient_ref": out.patient_ref, "text": out.note.text, "note_date": out.note_date,
-                          "note_type": src.metadata.get("note_type"), "source": src.metadata.get("source"),
-                          "site": src.metadata.get("site"), "anonymizer": result.anonymizer,
-                          "fingerprint": entries[src.note_id].fingerprint, "released_at": now})
+        deid_rows.append(
+            {
+                "study": study,
+                "key": key,
+                "note_id": src.note_id,
+                "note_ref": out.note_ref,
+                "patient_ref": out.patient_ref,
+                "text": out.note.text,
+                "note_date": out.note_date,
+                "note_type": src.metadata.get("note_type"),
+                "source": src.metadata.get("source"),
+                "site": src.metadata.get("site"),
+                "anonymizer": result.anonymizer,
+                "fingerprint": entries[src.note_id].fingerprint,
+                "released_at": now,
+            }
+        )
         for s in out.note.spans:
-            span_rows.append({"study": study, "key": key, "note_id": s.note_id, "start": s.start, "end": s.end,
-                              "out_start": s.out_start, "out_end": s.out_end, "label": s.label,
-                              "operator": s.operator, "recognizer": s.recognizer})
+            span_rows.append(
+                {
+                    "study": study,
+                    "key": key,
+                    "note_id": s.note_id,
+                    "start": s.start,
+                    "end": s.end,
+                    "out_start": s.out_start,
+                    "out_end": s.out_end,
+                    "label": s.label,
+                    "operator": s.operator,
+                    "recognizer": s.recognizer,
+                }
+            )
     part = {"study": study, "key": key}
     wh.replace_partition(config.tables.deid_notes, tables.to_table("deid_notes", deid_rows), part)
     wh.replace_partition(config.tables.released_spans, tables.to_table("released_spans", span_rows), part)
-    wh.replace_partition(config.tables.quarantine, tables.to_table("quarantine",
-                                                                   _quarantine_rows(study, key, quarantined)), part)
+    wh.replace_partition(
+        config.tables.quarantine, tables.to_table("quarantine", _quarantine_rows(study, key, quarantined)), part
+    )
     seconds = time.perf_counter() - t0
     by_label = Counter(r["label"] for r in span_rows)
     operators = Counter(r["operator"] for r in span_rows)
-    report = AnonymizationReport(study, key, fingerprint, result.anonymizer, validated.n_rows, len(deid_rows),
-                                 len(quarantined), dict(sorted(Counter(q.code for q in quarantined).items())),
-                                 len(span_rows), dict(sorted(by_label.items())), dict(sorted(operators.items())),
-                                 seconds)
-    _record_run(wh, config, study, key, "anonymization", started, validated.n_rows, len(deid_rows), len(quarantined),
-                len(span_rows), 0, 0, report.notes_per_s, [], result.anonymizer, fingerprint)
+    report = AnonymizationReport(
+        study,
+        key,
+        fingerprint,
+        result.anonymizer,
+        validated.n_rows,
+        len(deid_rows),
+        len(quarantined),
+        dict(sorted(Counter(q.code for q in quarantined).items())),
+        len(span_rows),
+        dict(sorted(by_label.items())),
+        dict(sorted(operators.items())),
+        seconds,
+    )
+    _record_run(
+        wh,
+        config,
+        study,
+        key,
+        "anonymization",
+        started,
+        validated.n_rows,
+        len(deid_rows),
+        len(quarantined),
+        len(span_rows),
+        0,
+        0,
+        report.notes_per_s,
+        [],
+        result.anonymizer,
+        fingerprint,
+    )
     log.info("anonymized study %s key %s: %d released, %d quarantined", study, key, len(deid_rows), len(quarantined))
     return report

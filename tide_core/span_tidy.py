@@ -10,6 +10,7 @@ The step is ``tide.tidy@VERSION``; :data:`STEP` exposes it (``qualified_name``, 
 the recognition fingerprint, so cached spans are recomputed when these rules change.  Bump
 :data:`VERSION` when a code change here changes which spans come out.
 """
+
 from __future__ import annotations
 
 import re
@@ -24,7 +25,7 @@ PERSON = frozenset({"PATIENT", "DOCTOR"})
 _PERSON_SPLIT = re.compile(r"\s+(?:and|AND|&)\s+|\s*/\s*")
 _LEAD = "-\u2013\u2014*\u2022:;,.)]}>|"
 _TRAIL = ",;:([{<|-\u2013\u2014"
-_KEEPS_LEAD = frozenset({"PHONE", "URL"})      # "(617) ...", "+1 ..." and similar stay whole
+_KEEPS_LEAD = frozenset({"PHONE", "URL"})  # "(617) ...", "+1 ..." and similar stay whole
 
 
 _LINE_SPLIT = re.compile(r"\n")
@@ -54,9 +55,14 @@ class TidyStep:
 
     def config(self) -> dict:
         """Output-affecting rules: the splitters in use, the trimmed characters, the labels."""
-        return {"person_labels": sorted(PERSON), "line_split": _LINE_SPLIT.pattern,
-                "person_line_split": _PERSON_LINE_SPLIT.pattern, "lead": _LEAD, "trail": _TRAIL,
-                "keeps_lead": sorted(_KEEPS_LEAD)}
+        return {
+            "person_labels": sorted(PERSON),
+            "line_split": _LINE_SPLIT.pattern,
+            "person_line_split": _PERSON_LINE_SPLIT.pattern,
+            "lead": _LEAD,
+            "trail": _TRAIL,
+            "keeps_lead": sorted(_KEEPS_LEAD),
+        }
 
     def __repr__(self) -> str:
         return f"<TidyStep {self.qualified_name}>"

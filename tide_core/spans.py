@@ -2,6 +2,7 @@
 
 Offsets are character offsets into the *original* note text, end-exclusive (Python slicing).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -47,8 +48,9 @@ class Span:
                 hint="offsets are end-exclusive character offsets with 0 <= start < end",
             )
         if self.label not in LABELS:
-            raise InputError("E012", f"unknown label {self.label!r} in note {self.note_id!r}",
-                             hint=f"use one of {', '.join(LABELS)}")
+            raise InputError(
+                "E012", f"unknown label {self.label!r} in note {self.note_id!r}", hint=f"use one of {', '.join(LABELS)}"
+            )
         if not (0.0 <= float(self.score) <= 1.0):
             raise InputError("E013", f"score {self.score} outside [0, 1] in note {self.note_id!r}")
 
@@ -58,19 +60,23 @@ class Span:
 
     def check_inside(self, text: str) -> None:
         if self.end > len(text):
-            raise InputError("E014", f"span [{self.start}, {self.end}) lies past the end of note "
-                                     f"{self.note_id!r} (length {len(text)})")
+            raise InputError(
+                "E014",
+                f"span [{self.start}, {self.end}) lies past the end of note {self.note_id!r} (length {len(text)})",
+            )
 
     def overlaps(self, other: Span) -> bool:
         return self.start < other.end and other.start < self.end
 
     def to_result(self) -> RecognizerResult:
-        return RecognizerResult(self.label, self.start, self.end, float(self.score),
-                                {"recognizer_name": self.recognizer})
+        return RecognizerResult(
+            self.label, self.start, self.end, float(self.score), {"recognizer_name": self.recognizer}
+        )
 
     @classmethod
-    def from_result(cls, note_id: str, result: Any, recognizer: str | None = None,
-                    label_map: Mapping[str, str] | None = None) -> Span:
+    def from_result(
+        cls, note_id: str, result: Any, recognizer: str | None = None, label_map: Mapping[str, str] | None = None
+    ) -> Span:
         """Build a Span from a RecognizerResult or a Presidio RecognizerResult."""
         entity = result.entity_type
         if label_map is not None:
@@ -83,17 +89,29 @@ class Span:
         """Return a ``presidio_analyzer.RecognizerResult`` (Presidio imported lazily)."""
         from presidio_analyzer import RecognizerResult as PresidioResult
 
-        return PresidioResult(entity_type=self.label, start=self.start, end=self.end, score=float(self.score),
-                              recognition_metadata={"recognizer_name": self.recognizer})
+        return PresidioResult(
+            entity_type=self.label,
+            start=self.start,
+            end=self.end,
+            score=float(self.score),
+            recognition_metadata={"recognizer_name": self.recognizer},
+        )
 
     @classmethod
-    def from_presidio(cls, note_id: str, result: Any, recognizer: str | None = None,
-                      label_map: Mapping[str, str] | None = None) -> Span:
+    def from_presidio(
+        cls, note_id: str, result: Any, recognizer: str | None = None, label_map: Mapping[str, str] | None = None
+    ) -> Span:
         return cls.from_result(note_id, result, recognizer, label_map)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"note_id": self.note_id, "start": self.start, "end": self.end, "label": self.label,
-                "score": float(self.score), "recognizer": self.recognizer}
+        return {
+            "note_id": self.note_id,
+            "start": self.start,
+            "end": self.end,
+            "label": self.label,
+            "score": float(self.score),
+            "recognizer": self.recognizer,
+        }
 
 
 @dataclass(frozen=True)
@@ -134,7 +152,7 @@ class Quarantined:
 
     note_id: str | None
     patient_id: str | None
-    stage: str   # "input", "recognition", "anonymization", "release"
+    stage: str  # "input", "recognition", "anonymization", "release"
     code: str
     reason: str
     row_number: int | None = None

@@ -1,20 +1,21 @@
 """Shared type aliases: PHI labels, key domains and option literals."""
+
 from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
 Label = Literal[
-    "PATIENT",   # patients and their relatives
-    "DOCTOR",    # clinicians and staff
-    "DATE",      # any date element more specific than a year range, incl. times attached to dates
-    "AGE",       # ages (all ages are labelled; > 89 are aggregated on release)
-    "ID",        # MRNs, account numbers, SSNs, licence and device numbers
-    "PHONE",     # phone and fax numbers
-    "EMAIL",     # e-mail addresses
-    "URL",       # web addresses and IPs
+    "PATIENT",  # patients and their relatives
+    "DOCTOR",  # clinicians and staff
+    "DATE",  # any date element more specific than a year range, incl. times attached to dates
+    "AGE",  # ages (all ages are labelled; > 89 are aggregated on release)
+    "ID",  # MRNs, account numbers, SSNs, licence and device numbers
+    "PHONE",  # phone and fax numbers
+    "EMAIL",  # e-mail addresses
+    "URL",  # web addresses and IPs
     "LOCATION",  # street, city, state, ZIP, country
     "HOSPITAL",  # facilities, clinics, departments with proper names
-    "OTHER",     # employers, schools and other identifying organisations
+    "OTHER",  # employers, schools and other identifying organisations
 ]
 LABELS: Final[tuple[str, ...]] = tuple(get_args(Label))
 

@@ -22,11 +22,16 @@ def _labels(by_label: dict) -> dg.MetadataValue:
     return dg.MetadataValue.json({k: int(v) for k, v in sorted(by_label.items())})
 
 
-@dg.asset(partitions_def=study_partitions, group_name=RECOGNITION, kinds={"sql"},
-          description="The study's rows of the source notes table, validated (a snapshot of counts; "
-                      "the data version changes when any note id or text changes).")
-def source_notes(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
-                 tide_config: TideConfigResource) -> dg.MaterializeResult:
+@dg.asset(
+    partitions_def=study_partitions,
+    group_name=RECOGNITION,
+    kinds={"sql"},
+    description="The study's rows of the source notes table, validated (a snapshot of counts; "
+    "the data version changes when any note id or text changes).",
+)
+def source_notes(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, tide_config: TideConfigResource
+) -> dg.MaterializeResult:
     from tide_core.cache.span_cache import text_sha256
     from tide_core.runner import read_study_input
 
@@ -38,21 +43,34 @@ def source_notes(context: dg.AssetExecutionContext, warehouse: WarehouseResource
     for n in sorted(validated.notes, key=lambda n: n.note_id):
         digest.update(f"{n.note_id}\0{text_sha256(n.text)}\n".encode())
     if validated.n_rows == 0:
-        raise dg.Failure(description=f"study {study!r} has no rows in table {config.tables.notes!r} of "
-                                     f"{warehouse.url}", metadata={"hint": "check the study name and the notes table"})
+        raise dg.Failure(
+            description=f"study {study!r} has no rows in table {config.tables.notes!r} of {warehouse.url}",
+            metadata={"hint": "check the study name and the notes table"},
+        )
     return dg.MaterializeResult(
-        metadata={"dagster/row_count": validated.n_rows, "n_valid": len(validated.notes),
-                  "n_invalid": len(validated.quarantined),
-                  "n_patients": len({n.patient_id for n in validated.notes}),
-                  "table": config.tables.notes, "warehouse": warehouse.url},
-        data_version=dg.DataVersion(digest.hexdigest()[:24]))
+        metadata={
+            "dagster/row_count": validated.n_rows,
+            "n_valid": len(validated.notes),
+            "n_invalid": len(validated.quarantined),
+            "n_patients": len({n.patient_id for n in validated.notes}),
+            "table": config.tables.notes,
+            "warehouse": warehouse.url,
+        },
+        data_version=dg.DataVersion(digest.hexdigest()[:24]),
+    )
 
 
-@dg.asset(partitions_def=study_partitions, group_name=RECOGNITION, deps=[source_notes], kinds={"python"},
-          description="The span cache (tide_spans + tide_recognized_notes) for one study: original offsets, "
-                      "labels, recognizer name@version. Cache hits are not recognized again.")
-def recognized_spans(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
-                     tide_config: TideConfigResource) -> dg.MaterializeResult:
+@dg.asset(
+    partitions_def=study_partitions,
+    group_name=RECOGNITION,
+    deps=[source_notes],
+    kinds={"python"},
+    description="The span cache (tide_spans + tide_recognized_notes) for one study: original offsets, "
+    "labels, recognizer name@version. Cache hits are not recognized again.",
+)
+def recognized_spans(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, tide_config: TideConfigResource
+) -> dg.MaterializeResult:
     from tide_core.runner import recognize_study
 
     study = context.partition_key
@@ -61,23 +79,44 @@ def recognized_spans(context: dg.AssetExecutionContext, warehouse: WarehouseReso
         report = recognize_study(wh, study, config, progress=False)
     for w in report.warnings:
         context.log.warning(w)
-    context.log.info(f"study {study}: {report.n_recognized} recognized, {report.n_cached} cached, "
-                     f"{report.n_failed} failed, {report.notes_per_s:.1f} notes/s")
-    return dg.MaterializeResult(metadata={
-        "dagster/row_count": report.n_spans, "notes_per_s": float(round(report.notes_per_s, 2)),
-        "n_rows": report.n_rows, "n_recognized": report.n_recognized, "n_cached": report.n_cached,
-        "n_failed": report.n_failed, "n_quarantined": report.n_quarantined + report.n_failed,
-        "n_spans": report.n_spans, "spans_by_label": _labels(report.spans_by_label),
-        "recognizers": ", ".join(report.recognizers), "fingerprint": report.fingerprint,
-        "executor": config.executor, "seconds": float(round(report.seconds, 3)), "table": config.tables.spans})
+    context.log.info(
+        f"study {study}: {report.n_recognized} recognized, {report.n_cached} cached, "
+        f"{report.n_failed} failed, {report.notes_per_s:.1f} notes/s"
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": report.n_spans,
+            "notes_per_s": float(round(report.notes_per_s, 2)),
+            "n_rows": report.n_rows,
+            "n_recognized": report.n_recognized,
+            "n_cached": report.n_cached,
+            "n_failed": report.n_failed,
+            "n_quarantined": report.n_quarantined + report.n_failed,
+            "n_spans": report.n_spans,
+            "spans_by_label": _labels(report.spans_by_label),
+            "recognizers": ", ".join(report.recognizers),
+            "fingerprint": report.fingerprint,
+            "executor": config.executor,
+            "seconds": float(round(report.seconds, 3)),
+            "table": config.tables.spans,
+        }
+    )
 
 
-@dg.asset(partitions_def=release_partitions, group_name=RELEASE, kinds={"python"},
-          deps=[dg.AssetDep(recognized_spans, partition_mapping=study_of_release)],
-          description="De-identified notes (tide_deid_notes) and released span metadata with output offsets "
-                      "(tide_released_spans) for one (study, key), from cached spans only.")
-def deidentified_notes(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
-                       tide_config: TideConfigResource, key_provider: KeyProviderResource) -> dg.MaterializeResult:
+@dg.asset(
+    partitions_def=release_partitions,
+    group_name=RELEASE,
+    kinds={"python"},
+    deps=[dg.AssetDep(recognized_spans, partition_mapping=study_of_release)],
+    description="De-identified notes (tide_deid_notes) and released span metadata with output offsets "
+    "(tide_released_spans) for one (study, key), from cached spans only.",
+)
+def deidentified_notes(
+    context: dg.AssetExecutionContext,
+    warehouse: WarehouseResource,
+    tide_config: TideConfigResource,
+    key_provider: KeyProviderResource,
+) -> dg.MaterializeResult:
     from tide_core.runner import anonymize_study
 
     study, key = split_release_key(context.partition_key)
@@ -85,32 +124,55 @@ def deidentified_notes(context: dg.AssetExecutionContext, warehouse: WarehouseRe
     if not provider.has(study, key):
         raise dg.Failure(
             description=f"no key secret for study {study!r}, key {key!r}: this (study, key) cell cannot be released",
-            metadata={"hint": f"create it with `tide keys new --study {study} --key {key}` (or set "
-                              f"TIDE_KEY_DIR), then rematerialize this partition"},
-            allow_retries=False)
+            metadata={
+                "hint": f"create it with `tide keys new --study {study} --key {key}` (or set "
+                f"TIDE_KEY_DIR), then rematerialize this partition"
+            },
+            allow_retries=False,
+        )
     config = tide_config.build()
     with warehouse.open() as wh:
         report = anonymize_study(wh, study, key, provider, config, progress=False)
-    context.log.info(f"{study}/{key}: {report.n_released} released, {report.n_quarantined} quarantined, "
-                     f"{report.notes_per_s:.1f} notes/s")
-    return dg.MaterializeResult(metadata={
-        "dagster/row_count": report.n_released, "notes_per_s": float(round(report.notes_per_s, 2)),
-        "n_rows": report.n_rows, "n_released": report.n_released, "n_quarantined": report.n_quarantined,
-        "quarantined_by_code": dg.MetadataValue.json(report.quarantined_by_code),
-        "n_spans": report.n_spans, "spans_by_label": _labels(report.spans_by_label),
-        "operators": dg.MetadataValue.json(report.operators), "anonymizer": report.anonymizer,
-        "recognition_fingerprint": report.fingerprint, "seconds": float(round(report.seconds, 3)),
-        "table": config.tables.deid_notes})
+    context.log.info(
+        f"{study}/{key}: {report.n_released} released, {report.n_quarantined} quarantined, "
+        f"{report.notes_per_s:.1f} notes/s"
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": report.n_released,
+            "notes_per_s": float(round(report.notes_per_s, 2)),
+            "n_rows": report.n_rows,
+            "n_released": report.n_released,
+            "n_quarantined": report.n_quarantined,
+            "quarantined_by_code": dg.MetadataValue.json(report.quarantined_by_code),
+            "n_spans": report.n_spans,
+            "spans_by_label": _labels(report.spans_by_label),
+            "operators": dg.MetadataValue.json(report.operators),
+            "anonymizer": report.anonymizer,
+            "recognition_fingerprint": report.fingerprint,
+            "seconds": float(round(report.seconds, 3)),
+            "table": config.tables.deid_notes,
+        }
+    )
 
 
 RELEASES_TABLE = "tide_releases"
 
 
-@dg.asset(partitions_def=release_partitions, group_name=RELEASE, deps=[deidentified_notes], kinds={"sql"},
-          description="One row per (study, key) in tide_releases: counts, versions and the release-gate "
-                      "decision (audit evidence). Researchers' views read only releases whose gate passed.")
-def release_summary(context: dg.AssetExecutionContext, warehouse: WarehouseResource,
-                    tide_config: TideConfigResource, gate: ReleaseGateResource) -> dg.MaterializeResult:
+@dg.asset(
+    partitions_def=release_partitions,
+    group_name=RELEASE,
+    deps=[deidentified_notes],
+    kinds={"sql"},
+    description="One row per (study, key) in tide_releases: counts, versions and the release-gate "
+    "decision (audit evidence). Researchers' views read only releases whose gate passed.",
+)
+def release_summary(
+    context: dg.AssetExecutionContext,
+    warehouse: WarehouseResource,
+    tide_config: TideConfigResource,
+    gate: ReleaseGateResource,
+) -> dg.MaterializeResult:
     from tide_etl.release_summary import summarize_release
 
     study, key = split_release_key(context.partition_key)
@@ -119,12 +181,20 @@ def release_summary(context: dg.AssetExecutionContext, warehouse: WarehouseResou
         row = summarize_release(wh, config, study, key, gate.policy(), RELEASES_TABLE)
     if not row["gate_passed"]:
         context.log.warning(f"release {study}/{key} is not validated yet: {row['gate_reasons']}")
-    return dg.MaterializeResult(metadata={
-        "n_in": row["n_in"], "n_released": row["n_released"], "n_quarantined": row["n_quarantined"],
-        "n_spans": row["n_spans"], "spans_by_label": dg.MetadataValue.json(json.loads(row["spans_by_label"])),
-        "gate_passed": row["gate_passed"], "gate_reasons": row["gate_reasons"] or "none",
-        "anonymizer": row["anonymizer"] or "", "recognizers": row["recognizers"] or "",
-        "table": RELEASES_TABLE})
+    return dg.MaterializeResult(
+        metadata={
+            "n_in": row["n_in"],
+            "n_released": row["n_released"],
+            "n_quarantined": row["n_quarantined"],
+            "n_spans": row["n_spans"],
+            "spans_by_label": dg.MetadataValue.json(json.loads(row["spans_by_label"])),
+            "gate_passed": row["gate_passed"],
+            "gate_reasons": row["gate_reasons"] or "none",
+            "anonymizer": row["anonymizer"] or "",
+            "recognizers": row["recognizers"] or "",
+            "table": RELEASES_TABLE,
+        }
+    )
 
 
 ASSETS = [source_notes, recognized_spans, deidentified_notes, release_summary]

@@ -9,6 +9,7 @@
 Uses the Dagster instance of $DAGSTER_HOME (the same one `dagster dev` uses).  Also runnable as
 ``python -m tide_etl``.  Exit codes: 0 ok, 2 a TIDE error (printed as one line).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,8 +37,10 @@ def _cmd_add_study(args) -> int:
 
     with _instance() as inst:
         added = add_studies(inst, args.study)
-    print(f"added studies: {' '.join(added) or '-'} (already present: "
-          f"{' '.join(sorted(set(args.study) - set(added))) or '-'})")
+    print(
+        f"added studies: {' '.join(added) or '-'} (already present: "
+        f"{' '.join(sorted(set(args.study) - set(added))) or '-'})"
+    )
     return 0
 
 
@@ -49,8 +52,11 @@ def _cmd_add_key(args) -> int:
     provider = provider_from_env(args.key_dir)
     for study in args.study or ():
         if not provider.has(study, args.key):
-            raise KeyProviderError("E110", f"no key secret for study {study!r}, key {args.key!r}",
-                                   hint=f"create it first: tide keys new --study {study} --key {args.key}")
+            raise KeyProviderError(
+                "E110",
+                f"no key secret for study {study!r}, key {args.key!r}",
+                hint=f"create it first: tide keys new --study {study} --key {args.key}",
+            )
     with _instance() as inst:
         added = add_keys(inst, [args.key])
     print(f"added key: {' '.join(added) or '- (already present)'}")
@@ -67,6 +73,7 @@ def _cmd_remove(dim: str):
             inst.delete_dynamic_partition(dim, name)
         print(f"removed {dim} partition {name!r} (warehouse rows are kept)")
         return 0
+
     return run
 
 

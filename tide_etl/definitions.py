@@ -1,4 +1,5 @@
 """The one Dagster code location of TIDE: ``tide_etl.defs`` (``dagster dev -m tide_etl``)."""
+
 from __future__ import annotations
 
 import dagster as dg
@@ -23,8 +24,15 @@ def executor_for(resources: dict):
 def build_defs(resources: dict | None = None) -> dg.Definitions:
     """Definitions with the environment's resources, or the given ones (tests)."""
     resources = resources or default_resources()
-    return dg.Definitions(assets=ASSETS, asset_checks=CHECKS, jobs=JOBS, schedules=SCHEDULES, sensors=SENSORS,
-                          resources=resources, executor=executor_for(resources))
+    return dg.Definitions(
+        assets=ASSETS,
+        asset_checks=CHECKS,
+        jobs=JOBS,
+        schedules=SCHEDULES,
+        sensors=SENSORS,
+        resources=resources,
+        executor=executor_for(resources),
+    )
 
 
 defs = build_defs()

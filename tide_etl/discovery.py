@@ -5,6 +5,7 @@ else from the distinct ``study`` values of the notes table.  A notes table witho
 column is one study, named by ``$TIDE_DEFAULT_STUDY`` (default ``default``).
 Keys come from the key provider: a key version becomes a partition once any study has its secret.
 """
+
 from __future__ import annotations
 
 import os
@@ -53,9 +54,17 @@ def unprocessed_note_ids(wh, study: str, tables) -> set[str]:
     source = {str(v) for v in wh.read_table(tables.notes, ["note_id"], where=where).column("note_id").to_pylist()}
     seen: set[str] = set()
     if wh.table_exists(tables.recognized_notes):
-        seen |= {str(v) for v in wh.read_table(tables.recognized_notes, ["note_id"],
-                                                 where={"study": study}).column("note_id").to_pylist()}
+        seen |= {
+            str(v)
+            for v in wh.read_table(tables.recognized_notes, ["note_id"], where={"study": study})
+            .column("note_id")
+            .to_pylist()
+        }
     if wh.table_exists(tables.quarantine):
-        seen |= {str(v) for v in wh.read_table(tables.quarantine, ["note_id"],
-                                                 where={"study": study, "key": ""}).column("note_id").to_pylist()}
+        seen |= {
+            str(v)
+            for v in wh.read_table(tables.quarantine, ["note_id"], where={"study": study, "key": ""})
+            .column("note_id")
+            .to_pylist()
+        }
     return source - seen

@@ -4,6 +4,7 @@ Both dimensions are dynamic: a study or a key version is added as data, not code
 partitions add-study S``, the UI, or the ``tide_partitions_sensor``).  Dagster orders the
 dimensions of a multi-partition key alphabetically, so key strings read ``key|study``.
 """
+
 from __future__ import annotations
 
 import warnings

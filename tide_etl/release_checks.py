@@ -3,6 +3,7 @@
 Every outcome carries counts only: no note text, no surface strings, no identifiers beyond
 note ids' counts.  A check that cannot find its inputs fails (fail closed), saying what to run.
 """
+
 from __future__ import annotations
 
 import re
@@ -47,21 +48,32 @@ def rows_accounted(wh, config, study: str, key: str) -> CheckOutcome:
     dup_released = len(released) - len(set(released))
     n_out = len(released) + len(quarantined)
     passed = src["n_rows"] == n_out and both == 0 and dup_released == 0 and src["n_rows"] > 0
-    md = {"n_in": src["n_rows"], "n_released": len(released), "n_quarantined": len(quarantined),
-          "n_released_and_quarantined": both, "n_duplicate_releases": dup_released}
-    desc = ("every source row is released or quarantined, once" if passed else
-            f"{src['n_rows']} rows in, {len(released)} released + {len(quarantined)} quarantined"
-            f" ({both} in both, {dup_released} duplicated); rematerialize deidentified_notes for {study}/{key}")
+    md = {
+        "n_in": src["n_rows"],
+        "n_released": len(released),
+        "n_quarantined": len(quarantined),
+        "n_released_and_quarantined": both,
+        "n_duplicate_releases": dup_released,
+    }
+    desc = (
+        "every source row is released or quarantined, once"
+        if passed
+        else f"{src['n_rows']} rows in, {len(released)} released + {len(quarantined)} quarantined"
+        f" ({both} in both, {dup_released} duplicated); rematerialize deidentified_notes for {study}/{key}"
+    )
     return CheckOutcome(passed, desc, md)
 
 
 def offsets_in_text(wh, config, study: str, key: str) -> CheckOutcome:
     """Every released span's output offsets lie inside its released text; inputs inside the source."""
     src = _source_notes(wh, config, study)["notes"]
-    texts = {r["note_id"]: r["text"] or "" for r in
-             _release_rows(wh, config.tables, study, key, "deid_notes", ["note_id", "text"])}
-    spans = _release_rows(wh, config.tables, study, key, "released_spans",
-                          ["note_id", "start", "end", "out_start", "out_end"])
+    texts = {
+        r["note_id"]: r["text"] or ""
+        for r in _release_rows(wh, config.tables, study, key, "deid_notes", ["note_id", "text"])
+    }
+    spans = _release_rows(
+        wh, config.tables, study, key, "released_spans", ["note_id", "start", "end", "out_start", "out_end"]
+    )
     bad_out = bad_in = orphans = overlaps = 0
     by_note: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for s in spans:
@@ -81,11 +93,21 @@ def offsets_in_text(wh, config, study: str, key: str) -> CheckOutcome:
         ranges.sort()
         overlaps += sum(1 for a, b in pairwise(ranges) if b[0] < a[1])
     passed = bad_out == 0 and bad_in == 0 and orphans == 0 and overlaps == 0
-    md = {"n_spans": len(spans), "n_out_of_text": bad_out, "n_bad_source_offsets": bad_in,
-          "n_orphan_spans": orphans, "n_overlapping_outputs": overlaps}
-    return CheckOutcome(passed, "released span offsets lie inside their texts" if passed else
-                        "released span offsets are inconsistent with the released texts; rematerialize "
-                        f"deidentified_notes for {study}/{key}", md)
+    md = {
+        "n_spans": len(spans),
+        "n_out_of_text": bad_out,
+        "n_bad_source_offsets": bad_in,
+        "n_orphan_spans": orphans,
+        "n_overlapping_outputs": overlaps,
+    }
+    return CheckOutcome(
+        passed,
+        "released span offsets lie inside their texts"
+        if passed
+        else "released span offsets are inconsistent with the released texts; rematerialize "
+        f"deidentified_notes for {study}/{key}",
+        md,
+    )
 
 
 def no_surface_survives(wh, config, study: str, key: str) -> CheckOutcome:
@@ -99,11 +121,14 @@ def no_surface_survives(wh, config, study: str, key: str) -> CheckOutcome:
     from tide_core.cache.span_cache import SpanCache
 
     src = _source_notes(wh, config, study)["notes"]
-    released = {r["note_id"]: r["text"] or "" for r in
-                _release_rows(wh, config.tables, study, key, "deid_notes", ["note_id", "text"])}
+    released = {
+        r["note_id"]: r["text"] or ""
+        for r in _release_rows(wh, config.tables, study, key, "deid_notes", ["note_id", "text"])
+    }
     rel_spans: dict[str, list[dict]] = defaultdict(list)
-    for s in _release_rows(wh, config.tables, study, key, "released_spans",
-                           ["note_id", "start", "end", "out_start", "out_end", "label"]):
+    for s in _release_rows(
+        wh, config.tables, study, key, "released_spans", ["note_id", "start", "end", "out_start", "out_end", "label"]
+    ):
         rel_spans[s["note_id"]].append(s)
     cached = SpanCache(wh, config.tables).spans(study, list(released))
     in_place = elsewhere = checked = missing_source = 0
@@ -126,7 +151,7 @@ def no_surface_survives(wh, config, study: str, key: str) -> CheckOutcome:
                 continue
             checked += 1
             r = by_in.get((start, end))
-            if r is not None and out_text[r["out_start"]:r["out_end"]].casefold() == surface:
+            if r is not None and out_text[r["out_start"] : r["out_end"]].casefold() == surface:
                 in_place += 1
             term = surface.strip()
             if len(term) < MIN_SEARCH_LEN or term in searched:
@@ -137,12 +162,21 @@ def no_surface_survives(wh, config, study: str, key: str) -> CheckOutcome:
                 if not any(a < m.end() and m.start() < b for a, b in out_ranges):
                     elsewhere += 1
     passed = in_place == 0 and elsewhere == 0 and missing_source == 0
-    md = {"n_surfaces_checked": checked, "n_surviving_in_place": in_place,
-          "n_surviving_elsewhere": elsewhere, "n_released_without_source": missing_source,
-          "n_notes": len(released)}
-    return CheckOutcome(passed, "no original surface survives in the released text" if passed else
-                        f"{in_place + elsewhere} original surfaces survive in released notes of {study}/{key}; "
-                        "block this release, review the notes (tide review) and rerun", md)
+    md = {
+        "n_surfaces_checked": checked,
+        "n_surviving_in_place": in_place,
+        "n_surviving_elsewhere": elsewhere,
+        "n_released_without_source": missing_source,
+        "n_notes": len(released),
+    }
+    return CheckOutcome(
+        passed,
+        "no original surface survives in the released text"
+        if passed
+        else f"{in_place + elsewhere} original surfaces survive in released notes of {study}/{key}; "
+        "block this release, review the notes (tide review) and rerun",
+        md,
+    )
 
 
 def versions_recorded(wh, config, study: str, key: str) -> CheckOutcome:
@@ -155,19 +189,30 @@ def versions_recorded(wh, config, study: str, key: str) -> CheckOutcome:
     no_rec = sum(1 for r in spans if not ok(r["recognizer"]))
     runs = []
     if wh.table_exists(config.tables.runs):
-        runs = wh.read_table(config.tables.runs, ["stage", "key", "recognizers", "anonymizer"],
-                             where={"study": study}).to_pylist()
+        runs = wh.read_table(
+            config.tables.runs, ["stage", "key", "recognizers", "anonymizer"], where={"study": study}
+        ).to_pylist()
     has_rec_run = any(r["stage"] == "recognition" and r["recognizers"] not in (None, "", "[]") for r in runs)
     has_anon_run = any(r["stage"] == "anonymization" and r["key"] == key and ok(r["anonymizer"]) for r in runs)
     anonymizers = sorted({r["anonymizer"] for r in deid if r["anonymizer"]})
     recognizers = sorted({r["recognizer"] for r in spans if r["recognizer"]})
     passed = bool(deid) and no_anon == 0 and no_fp == 0 and no_rec == 0 and has_rec_run and has_anon_run
-    md = {"n_notes_without_anonymizer": no_anon, "n_notes_without_fingerprint": no_fp,
-          "n_spans_without_recognizer": no_rec, "recognition_run_recorded": has_rec_run,
-          "anonymization_run_recorded": has_anon_run, "anonymizers": ", ".join(anonymizers),
-          "recognizers": ", ".join(recognizers)}
-    return CheckOutcome(passed, "versions recorded" if passed else
-                        "released rows or runs lack recognizer/anonymizer versions; rerun the release", md)
+    md = {
+        "n_notes_without_anonymizer": no_anon,
+        "n_notes_without_fingerprint": no_fp,
+        "n_spans_without_recognizer": no_rec,
+        "recognition_run_recorded": has_rec_run,
+        "anonymization_run_recorded": has_anon_run,
+        "anonymizers": ", ".join(anonymizers),
+        "recognizers": ", ".join(recognizers),
+    }
+    return CheckOutcome(
+        passed,
+        "versions recorded"
+        if passed
+        else "released rows or runs lack recognizer/anonymizer versions; rerun the release",
+        md,
+    )
 
 
 def release_buckets(wh, config, study: str, key: str) -> list[str]:
@@ -195,17 +240,21 @@ def release_gate(wh, config, study: str, key: str, policy=None, audits_table: st
     if policy.required_buckets is None:
         policy = replace(policy, required_buckets=tuple(buckets))
     name = audits_table or TABLE_NAME
-    audits = (wh.read_table(name, where={"study": study, "key": key}) if wh.table_exists(name)
-              else AUDITS.empty_table())
+    audits = wh.read_table(name, where={"study": study, "key": key}) if wh.table_exists(name) else AUDITS.empty_table()
     drift = latest_drift(wh, study, key)
     drift_band = drift["band"] if drift else None
     decision = evaluate_release(audits, drift_result=drift_band, policy=policy, population=f"release {study}/{key}")
-    md = {"passed": decision.passed, "n_audit_rounds": audits.num_rows, "n_buckets": len(buckets),
-          "drift_band": drift_band or "none recorded",
-          "drift_checked_at": str(drift["checked_at"]) if drift else "",
-          "n_buckets_audited": len(decision.buckets),
-          "reasons": "; ".join(decision.reasons) or "none",
-          "statement": decision.sentence or "", "target_rate": policy.target_rate,
-          "confidence": policy.confidence}
+    md = {
+        "passed": decision.passed,
+        "n_audit_rounds": audits.num_rows,
+        "n_buckets": len(buckets),
+        "drift_band": drift_band or "none recorded",
+        "drift_checked_at": str(drift["checked_at"]) if drift else "",
+        "n_buckets_audited": len(decision.buckets),
+        "reasons": "; ".join(decision.reasons) or "none",
+        "statement": decision.sentence or "",
+        "target_rate": policy.target_rate,
+        "confidence": policy.confidence,
+    }
     desc = decision.sentence if decision.passed else ("release blocked: " + "; ".join(decision.reasons[:3]))
     return CheckOutcome(decision.passed, desc or "release gate passed", md)

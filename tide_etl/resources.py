@@ -4,6 +4,7 @@ Each wraps a ``tide_core`` object so the assets stay thin.  None of them holds k
 the key provider resource holds a directory path; secrets are read inside the step that needs
 them and never reach run config, logs or metadata.
 """
+
 from __future__ import annotations
 
 import os
@@ -43,10 +44,16 @@ class WarehouseResource(dg.ConfigurableResource):
 
         options = {}
         if self.scheme == "bigquery":
-            options = {k: v for k, v in (("api_endpoint", self.api_endpoint),
-                                         ("storage_endpoint", self.storage_endpoint),
-                                         ("anonymous", self.anonymous), ("location", self.location))
-                       if v is not None}
+            options = {
+                k: v
+                for k, v in (
+                    ("api_endpoint", self.api_endpoint),
+                    ("storage_endpoint", self.storage_endpoint),
+                    ("anonymous", self.anonymous),
+                    ("location", self.location),
+                )
+                if v is not None
+            }
         wh = open_warehouse(self.url, **options)
         try:
             yield wh
@@ -70,8 +77,15 @@ class TideConfigResource(dg.ConfigurableResource):
     def build(self):
         from tide_core.config import TideConfig
 
-        overrides = {k: v for k, v in (("executor", self.executor), ("ray_address", self.ray_address),
-                                       ("batch_size", self.batch_size)) if v is not None}
+        overrides = {
+            k: v
+            for k, v in (
+                ("executor", self.executor),
+                ("ray_address", self.ray_address),
+                ("batch_size", self.batch_size),
+            )
+            if v is not None
+        }
         if self.config_file:
             return TideConfig.from_file(self.config_file, **overrides)
         return TideConfig.preset(self.preset, **overrides)
@@ -96,10 +110,12 @@ def default_resources() -> dict:
     env = os.environ
     return {
         "warehouse": WarehouseResource(url=default_warehouse_url()),
-        "tide_config": TideConfigResource(preset=env.get("TIDE_PRESET", "default"),
-                                          config_file=env.get("TIDE_CONFIG") or None,
-                                          executor=env.get("TIDE_EXECUTOR") or None,
-                                          ray_address=env.get("TIDE_RAY_ADDRESS") or None),
+        "tide_config": TideConfigResource(
+            preset=env.get("TIDE_PRESET", "default"),
+            config_file=env.get("TIDE_CONFIG") or None,
+            executor=env.get("TIDE_EXECUTOR") or None,
+            ray_address=env.get("TIDE_RAY_ADDRESS") or None,
+        ),
         "key_provider": KeyProviderResource(key_dir=env.get("TIDE_KEY_DIR") or None),
         "gate": ReleaseGateResource(),
     }
@@ -111,7 +127,7 @@ class ReleaseGateResource(dg.ConfigurableResource):
 
     target_rate: float = 0.01
     confidence: float = 0.95
-    every_bucket: bool = True   # False: audits of any buckets suffice (evaluate_release's default)
+    every_bucket: bool = True  # False: audits of any buckets suffice (evaluate_release's default)
 
     def policy(self):
         """The gate policy.  The gate also reads the newest drift verdict for the release from
@@ -119,5 +135,6 @@ class ReleaseGateResource(dg.ConfigurableResource):
         blocks; no verdict recorded does not block (the policy's ``require_drift`` is off)."""
         from tide_core.assurance.gate import ReleaseGatePolicy
 
-        return ReleaseGatePolicy(target_rate=self.target_rate, confidence=self.confidence,
-                                 required_buckets=None if self.every_bucket else ())
+        return ReleaseGatePolicy(
+            target_rate=self.target_rate, confidence=self.confidence, required_buckets=None if self.every_bucket else ()
+        )

@@ -17,8 +17,9 @@ from tide_etl.resources import TideConfigResource, WarehouseResource
 NIGHTLY_CRON = os.environ.get("TIDE_NIGHTLY_CRON", "0 2 * * *")
 
 
-def studies_with_new_notes(instance: dg.DagsterInstance, warehouse: WarehouseResource,
-                           tide_config: TideConfigResource) -> dict[str, int]:
+def studies_with_new_notes(
+    instance: dg.DagsterInstance, warehouse: WarehouseResource, tide_config: TideConfigResource
+) -> dict[str, int]:
     tables = tide_config.build().tables
     out: dict[str, int] = {}
     with warehouse.open() as wh:
@@ -29,19 +30,29 @@ def studies_with_new_notes(instance: dg.DagsterInstance, warehouse: WarehouseRes
     return out
 
 
-@dg.schedule(job=recognition_job, cron_schedule=NIGHTLY_CRON, execution_timezone="UTC",
-             default_status=dg.DefaultScheduleStatus.STOPPED,
-             description="Nightly: recognition for each study partition with notes not yet processed; "
-                         "release_after_recognition then releases every (study, key) with a key secret.")
-def nightly_release_schedule(context: dg.ScheduleEvaluationContext, warehouse: WarehouseResource,
-                             tide_config: TideConfigResource):
+@dg.schedule(
+    job=recognition_job,
+    cron_schedule=NIGHTLY_CRON,
+    execution_timezone="UTC",
+    default_status=dg.DefaultScheduleStatus.STOPPED,
+    description="Nightly: recognition for each study partition with notes not yet processed; "
+    "release_after_recognition then releases every (study, key) with a key secret.",
+)
+def nightly_release_schedule(
+    context: dg.ScheduleEvaluationContext, warehouse: WarehouseResource, tide_config: TideConfigResource
+):
     new = studies_with_new_notes(context.instance, warehouse, tide_config)
     if not new:
         return dg.SkipReason("no study has new notes")
     date = context.scheduled_execution_time.strftime("%Y-%m-%d") if context.scheduled_execution_time else "now"
-    return [dg.RunRequest(partition_key=study, run_key=f"nightly-{date}-{study}",
-                          tags={"tide/trigger": "nightly", "tide/new_notes": str(n)})
-            for study, n in sorted(new.items())]
+    return [
+        dg.RunRequest(
+            partition_key=study,
+            run_key=f"nightly-{date}-{study}",
+            tags={"tide/trigger": "nightly", "tide/new_notes": str(n)},
+        )
+        for study, n in sorted(new.items())
+    ]
 
 
 SCHEDULES = [nightly_release_schedule]

@@ -16,8 +16,9 @@ from tide_etl.partitions import KEY, STUDY, release_key
 from tide_etl.resources import KeyProviderResource, TideConfigResource, WarehouseResource
 
 
-def partition_requests(instance, warehouse: WarehouseResource, tide_config: TideConfigResource,
-                       key_provider: KeyProviderResource) -> tuple[list[str], list[str]]:
+def partition_requests(
+    instance, warehouse: WarehouseResource, tide_config: TideConfigResource, key_provider: KeyProviderResource
+) -> tuple[list[str], list[str]]:
     tables = tide_config.build().tables
     with warehouse.open() as wh:
         studies = discover_studies(wh, tables.notes)
@@ -27,12 +28,19 @@ def partition_requests(instance, warehouse: WarehouseResource, tide_config: Tide
     return new_studies, new_keys
 
 
-@dg.sensor(minimum_interval_seconds=300, default_status=dg.DefaultSensorStatus.STOPPED,
-           description="Adds study partitions for studies in the source schema and key partitions for key "
-                       "versions with secrets; asks for recognition of each new study.",
-           job=recognition_job)
-def tide_partitions_sensor(context: dg.SensorEvaluationContext, warehouse: WarehouseResource,
-                           tide_config: TideConfigResource, key_provider: KeyProviderResource):
+@dg.sensor(
+    minimum_interval_seconds=300,
+    default_status=dg.DefaultSensorStatus.STOPPED,
+    description="Adds study partitions for studies in the source schema and key partitions for key "
+    "versions with secrets; asks for recognition of each new study.",
+    job=recognition_job,
+)
+def tide_partitions_sensor(
+    context: dg.SensorEvaluationContext,
+    warehouse: WarehouseResource,
+    tide_config: TideConfigResource,
+    key_provider: KeyProviderResource,
+):
     new_studies, new_keys = partition_requests(context.instance, warehouse, tide_config, key_provider)
     if not new_studies and not new_keys:
         return dg.SkipReason("no new studies or keys")
@@ -41,8 +49,10 @@ def tide_partitions_sensor(context: dg.SensorEvaluationContext, warehouse: Wareh
         requests.append(dg.AddDynamicPartitionsRequest(STUDY, new_studies))
     if new_keys:
         requests.append(dg.AddDynamicPartitionsRequest(KEY, new_keys))
-    runs = [dg.RunRequest(partition_key=s, run_key=f"new-study-{s}", tags={"tide/trigger": "new-study"})
-            for s in new_studies]
+    runs = [
+        dg.RunRequest(partition_key=s, run_key=f"new-study-{s}", tags={"tide/trigger": "new-study"})
+        for s in new_studies
+    ]
     context.log.info(f"adding {len(new_studies)} studies and {len(new_keys)} keys")
     return dg.SensorResult(run_requests=runs, dynamic_partitions_requests=requests)
 
@@ -50,14 +60,23 @@ def tide_partitions_sensor(context: dg.SensorEvaluationContext, warehouse: Wareh
 def release_requests(instance, study: str, key_provider: KeyProviderResource, run_id: str) -> list[dg.RunRequest]:
     provider = key_provider.provider()
     keys = keys_for_study(provider, study, instance.get_dynamic_partitions(KEY))
-    return [dg.RunRequest(partition_key=release_key(study, k), run_key=f"release-{run_id}-{k}",
-                          tags={"tide/trigger": "recognition-succeeded"}) for k in keys]
+    return [
+        dg.RunRequest(
+            partition_key=release_key(study, k),
+            run_key=f"release-{run_id}-{k}",
+            tags={"tide/trigger": "recognition-succeeded"},
+        )
+        for k in keys
+    ]
 
 
-@dg.run_status_sensor(run_status=dg.DagsterRunStatus.SUCCESS, monitored_jobs=[recognition_job],
-                      request_job=release_job, default_status=dg.DefaultSensorStatus.STOPPED,
-                      description="After a study's recognition succeeds, release each of its (study, key) cells "
-                                  "that has a key secret.")
+@dg.run_status_sensor(
+    run_status=dg.DagsterRunStatus.SUCCESS,
+    monitored_jobs=[recognition_job],
+    request_job=release_job,
+    default_status=dg.DefaultSensorStatus.STOPPED,
+    description="After a study's recognition succeeds, release each of its (study, key) cells that has a key secret.",
+)
 def release_after_recognition(context: dg.RunStatusSensorContext, key_provider: KeyProviderResource):
     study = context.dagster_run.tags.get("dagster/partition")
     if not study:

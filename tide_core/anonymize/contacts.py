@@ -13,6 +13,7 @@
   fragment letters/digits FPE-permuted run by run (common web words such as ``html`` kept);
 * IPv4: a keyed derangement of the 2^32 addresses; IPv6: hex digits FPE-permuted, colons kept.
 """
+
 from __future__ import annotations
 
 import re
@@ -26,18 +27,35 @@ from tide_core.errors import AnonymizationError
 
 DOMAIN = "contact"
 NANP_LEAD = "23456789"
-PUBLIC_MAIL = frozenset({"gmail.com", "yahoo.com", "hotmail.com", "outlook.com", "aol.com", "icloud.com",
-                         "live.com", "msn.com", "comcast.net", "protonmail.com", "me.com", "att.net"})
+PUBLIC_MAIL = frozenset(
+    {
+        "gmail.com",
+        "yahoo.com",
+        "hotmail.com",
+        "outlook.com",
+        "aol.com",
+        "icloud.com",
+        "live.com",
+        "msn.com",
+        "comcast.net",
+        "protonmail.com",
+        "me.com",
+        "att.net",
+    }
+)
 WEB_WORDS = frozenset({"html", "htm", "php", "asp", "aspx", "jsp", "index", "www", "http", "https", "pdf", "id"})
 _EXT = re.compile(r"(?i)(\s*(?:,\s*)?(?:ext\.?|extension|x|#)\s*)(\d{1,6})\s*$")
 _EMAIL = re.compile(r"([^@\s]+)@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})")
-_URL = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)?(?P<user>[^@/\s]+@)?(?P<host>[^/:?#\s]+)(?P<port>:\d+)?(?P<rest>[/?#].*)?")
+_URL = re.compile(
+    r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)?(?P<user>[^@/\s]+@)?(?P<host>[^/:?#\s]+)(?P<port>:\d+)?(?P<rest>[/?#].*)?"
+)
 _IPV4 = re.compile(r"(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})")
 
 
 def _err(code: str, what: str) -> AnonymizationError:
-    return AnonymizationError(code, what,
-                              hint="fix the span boundaries or label; the note is quarantined, not released")
+    return AnonymizationError(
+        code, what, hint="fix the span boundaries or label; the note is quarantined, not released"
+    )
 
 
 def _fpe_run(keyring: KeyRing, context: str, run: str) -> str:
@@ -54,8 +72,8 @@ def _fpe_run(keyring: KeyRing, context: str, run: str) -> str:
 def surrogate_phone(keyring: KeyRing, value: str) -> str:
     main, ext_sep, ext = value, "", ""
     m = _EXT.search(value)
-    if m and any(c.isdigit() for c in value[:m.start()]):
-        main, ext_sep, ext = value[:m.start()], m.group(1), m.group(2)
+    if m and any(c.isdigit() for c in value[: m.start()]):
+        main, ext_sep, ext = value[: m.start()], m.group(1), m.group(2)
     positions = [i for i, c in enumerate(main) if c.isdigit()]
     if len(positions) < 3:
         raise _err("E450", "phone span has fewer than 3 digits")
@@ -107,8 +125,11 @@ def _local_part(keyring: KeyRing, local: str) -> str:
             out.append(piece)
             continue
         for run in re.findall(r"[A-Za-z]+|\d+", piece):
-            if run.isalpha() and len(run) > 1 and (norm(run) in load_list("first_names").index
-                                                   or norm(run) in load_list("last_names").index):
+            if (
+                run.isalpha()
+                and len(run) > 1
+                and (norm(run) in load_list("first_names").index or norm(run) in load_list("last_names").index)
+            ):
                 sur = re.sub(r"[^A-Za-z]", "", surrogate_token(keyring, run))
                 out.append(case_like(run, sur) if not run.islower() else sur.lower())
             else:
@@ -120,7 +141,7 @@ def _local_part(keyring: KeyRing, local: str) -> str:
 
 def surrogate_email(keyring: KeyRing, value: str) -> str:
     core = value.strip()
-    lead, trail = value[: len(value) - len(value.lstrip())], value[len(value.rstrip()):]
+    lead, trail = value[: len(value) - len(value.lstrip())], value[len(value.rstrip()) :]
     prefix = ""
     if core.lower().startswith("mailto:"):
         prefix, core = core[:7], core[7:]
@@ -136,15 +157,16 @@ def surrogate_ipv4(keyring: KeyRing, value: str) -> str:
     if not octets or any(o > 255 for o in octets):
         raise _err("E453", "not an IPv4 address")
     x = int.from_bytes(bytes(octets), "big")
-    y = permutation(keyring.subkey(DOMAIN), b"ipv4", 2 ** 32).derange(x)
+    y = permutation(keyring.subkey(DOMAIN), b"ipv4", 2**32).derange(x)
     return ".".join(str(b) for b in y.to_bytes(4, "big"))
 
 
 def surrogate_ipv6(keyring: KeyRing, value: str) -> str:
     positions = [i for i, c in enumerate(value) if c != ":"]
     alphabets = [HEX_UPPER if c in "ABCDEF" else HEX_LOWER for c in (value[i] for i in positions)]
-    payload = "".join(value[i].lower() if a is HEX_LOWER else value[i]
-                      for i, a in zip(positions, alphabets, strict=True))
+    payload = "".join(
+        value[i].lower() if a is HEX_LOWER else value[i] for i, a in zip(positions, alphabets, strict=True)
+    )
     new = permute_payload(keyring.subkey(DOMAIN), "ipv6", alphabets, payload)
     out = list(value)
     for pos, ch in zip(positions, new, strict=True):
@@ -155,7 +177,7 @@ def surrogate_ipv6(keyring: KeyRing, value: str) -> str:
 def surrogate_url(keyring: KeyRing, value: str) -> tuple[str, str]:
     """(surrogate, operator) for a URL span: web address or IP address."""
     core = value.strip()
-    lead, trail = value[: len(value) - len(value.lstrip())], value[len(value.rstrip()):]
+    lead, trail = value[: len(value) - len(value.lstrip())], value[len(value.rstrip()) :]
     if _IPV4.fullmatch(core):
         return lead + surrogate_ipv4(keyring, core) + trail, "ip.fpe"
     if core.count(":") >= 2 and re.fullmatch(r"[0-9A-Fa-f:]+", core):
@@ -167,10 +189,13 @@ def surrogate_url(keyring: KeyRing, value: str) -> tuple[str, str]:
     new_host = surrogate_ipv4(keyring, host) if _IPV4.fullmatch(host) else surrogate_domain(keyring, host)
     user = m.group("user") or ""
     if user:
-        user = "".join(_fpe_run(keyring, "url-user", r) if r[0].isalnum() else r
-                       for r in re.findall(r"[A-Za-z0-9]+|[^A-Za-z0-9]+", user))
+        user = "".join(
+            _fpe_run(keyring, "url-user", r) if r[0].isalnum() else r
+            for r in re.findall(r"[A-Za-z0-9]+|[^A-Za-z0-9]+", user)
+        )
     rest = m.group("rest") or ""
-    rest = "".join(r if (not r[0].isascii() or not r[0].isalnum() or r.lower() in WEB_WORDS)
-                   else _fpe_run(keyring, "url-path", r)
-                   for r in re.findall(r"[A-Za-z0-9]+|[^A-Za-z0-9]+", rest))
+    rest = "".join(
+        r if (not r[0].isascii() or not r[0].isalnum() or r.lower() in WEB_WORDS) else _fpe_run(keyring, "url-path", r)
+        for r in re.findall(r"[A-Za-z0-9]+|[^A-Za-z0-9]+", rest)
+    )
     return lead + (m.group("scheme") or "") + user + new_host + (m.group("port") or "") + rest + trail, "url.surrogate"

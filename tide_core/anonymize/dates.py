@@ -24,6 +24,7 @@ own unit (±15 days for month + year, ±1 year for a year alone).
 The time of day is kept verbatim (shifts are whole days).  Anything else raises a coded
 ``AnonymizationError``; the engine masks or quarantines it, it never passes through.
 """
+
 from __future__ import annotations
 
 import re
@@ -35,11 +36,23 @@ from tide_core.anonymize.keys import KeyRing
 from tide_core.errors import AnonymizationError
 
 OFFSET_MIN, OFFSET_MAX = 3, 180
-DEFAULT_REFERENCE_YEAR = 2000   # leap year: "2/29" without a year stays valid
-TWO_DIGIT_PIVOT = 69            # like strptime %y: 69..99 -> 19xx, 00..68 -> 20xx
+DEFAULT_REFERENCE_YEAR = 2000  # leap year: "2/29" without a year stays valid
+TWO_DIGIT_PIVOT = 69  # like strptime %y: 69..99 -> 19xx, 00..68 -> 20xx
 
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
-          "october", "november", "december")
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
@@ -60,38 +73,47 @@ def shift_note_date(keyring: KeyRing, patient_id: str, iso_date):
         try:
             d = date.fromisoformat(str(iso_date)[:10])
         except ValueError:
-            raise AnonymizationError("E412", "note_date is not an ISO yyyy-mm-dd date",
-                                     hint="store note_date as DATE or ISO text") from None
+            raise AnonymizationError(
+                "E412", "note_date is not an ISO yyyy-mm-dd date", hint="store note_date as DATE or ISO text"
+            ) from None
     return (d + timedelta(days=date_offset_days(keyring, patient_id))).isoformat()
 
 
 # --- patterns ------------------------------------------------------------------------------
-_MON = (r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-        r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
-_WD = (r"(?:(?P<wd>mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun"
-       r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\.?,?\s+)?")
+_MON = (
+    r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_WD = (
+    r"(?:(?P<wd>mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\.?,?\s+)?"
+)
 _DAY = r"(?P<day>\d{1,2})(?P<ord>st|nd|rd|th)?"
 _YEAR = r"'?(?P<year>\d{4}|\d{2})"
-_TIME = (r"(?:(?:\s*,\s*|\s+at\s+|\s+@\s*|\s+|T)(?:\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s*[ap]\.?m\.?)?"
-         r"|(?:[01]\d|2[0-3])[0-5]\d(?:\s*h(?:rs?)?)?)"                  # military time: "03/04/2021 1430"
-         r"(?:\s*(?:z|[+-]\d{2}:?\d{2}|[ecmp][sd]t|utc|gmt))?)?")
+_TIME = (
+    r"(?:(?:\s*,\s*|\s+at\s+|\s+@\s*|\s+|T)(?:\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s*[ap]\.?m\.?)?"
+    r"|(?:[01]\d|2[0-3])[0-5]\d(?:\s*h(?:rs?)?)?)"  # military time: "03/04/2021 1430"
+    r"(?:\s*(?:z|[+-]\d{2}:?\d{2}|[ecmp][sd]t|utc|gmt))?)?"
+)
 
 # (kind, regex, numeric-group order for ambiguous "a/b/y")
 _PATTERNS: list[tuple[str, re.Pattern]] = [
-    (k, re.compile(p + (_TIME if k in ("full", "ambig") else ""), re.I)) for k, p in [
-    ("full", r"(?P<year>\d{4})(?P<s1>[-/.])(?P<month>\d{1,2})(?P=s1)(?P<day>\d{1,2})"),
-    ("ambig", r"(?P<a>\d{1,2})(?P<s1>[-/.])(?P<b>\d{1,2})(?P=s1)(?P<year>\d{4}|\d{2})"),
-    ("full", r"(?P<year>(?:1[89]|2[01])\d{2})(?P<month>0[1-9]|1[0-2])(?P<day>0[1-9]|[12]\d|3[01])"),
-    ("full", _WD + _MON + r"(?:\s+|-|\s*/\s*)" + _DAY + r"(?:,\s*|\s+|-|\s*/\s*)" + _YEAR),
-    ("full", _WD + _DAY + r"(?:\s+of\s+|\s+|-|\s*/\s*|)" + _MON + r"(?:,\s*|\s+|-|\s*/\s*|)" + _YEAR),
-    ("md", _WD + _MON + r"(?:\s+|-)" + _DAY),
-    ("md", _WD + r"(?:the\s+)?" + _DAY + r"(?:\s+of\s+|\s+|-)" + _MON),
-    ("my", _MON + r"(?:,?\s+|\s+of\s+|-|\s*/\s*)(?P<year>\d{4}|'\d{2})"),
-    ("my", r"(?P<month>\d{1,2})(?P<s1>[/-])(?P<year>\d{4})"),
-    ("my", r"(?P<year>\d{4})(?P<s1>[/-])(?P<month>\d{1,2})"),
-    ("md", r"(?P<month>\d{1,2})(?P<s1>/|-)(?P<day>\d{1,2})"),
-    ("y", r"(?P<year>'\d{2}|\d{4})"),
-]]
+    (k, re.compile(p + (_TIME if k in ("full", "ambig") else ""), re.I))
+    for k, p in [
+        ("full", r"(?P<year>\d{4})(?P<s1>[-/.])(?P<month>\d{1,2})(?P=s1)(?P<day>\d{1,2})"),
+        ("ambig", r"(?P<a>\d{1,2})(?P<s1>[-/.])(?P<b>\d{1,2})(?P=s1)(?P<year>\d{4}|\d{2})"),
+        ("full", r"(?P<year>(?:1[89]|2[01])\d{2})(?P<month>0[1-9]|1[0-2])(?P<day>0[1-9]|[12]\d|3[01])"),
+        ("full", _WD + _MON + r"(?:\s+|-|\s*/\s*)" + _DAY + r"(?:,\s*|\s+|-|\s*/\s*)" + _YEAR),
+        ("full", _WD + _DAY + r"(?:\s+of\s+|\s+|-|\s*/\s*|)" + _MON + r"(?:,\s*|\s+|-|\s*/\s*|)" + _YEAR),
+        ("md", _WD + _MON + r"(?:\s+|-)" + _DAY),
+        ("md", _WD + r"(?:the\s+)?" + _DAY + r"(?:\s+of\s+|\s+|-)" + _MON),
+        ("my", _MON + r"(?:,?\s+|\s+of\s+|-|\s*/\s*)(?P<year>\d{4}|'\d{2})"),
+        ("my", r"(?P<month>\d{1,2})(?P<s1>[/-])(?P<year>\d{4})"),
+        ("my", r"(?P<year>\d{4})(?P<s1>[/-])(?P<month>\d{1,2})"),
+        ("md", r"(?P<month>\d{1,2})(?P<s1>/|-)(?P<day>\d{1,2})"),
+        ("y", r"(?P<year>'\d{2}|\d{4})"),
+    ]
+]
 # Named groups of the time suffix are not needed: the time is copied verbatim.
 
 
@@ -99,7 +121,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [
 class ParsedDate:
     """What a date string says, and how to write a new date in the same format."""
 
-    kind: str                 # "full" | "md" | "my" | "y"
+    kind: str  # "full" | "md" | "my" | "y"
     year: int | None
     month: int | None
     day: int | None
@@ -164,14 +186,18 @@ def _mon_index(token: str) -> int:
 
 
 def _bad(code: str, what: str) -> AnonymizationError:
-    return AnonymizationError(code, what, hint="write the date in a supported format (docs/anonymizer.md) "
-                                             "or let the engine mask it (on_unparseable_date='mask')")
+    return AnonymizationError(
+        code,
+        what,
+        hint="write the date in a supported format (docs/anonymizer.md) "
+        "or let the engine mask it (on_unparseable_date='mask')",
+    )
 
 
 def parse_date(text: str, reference_year: int | None = None) -> ParsedDate:
     """Parse ``text`` (the whole span) into a :class:`ParsedDate`; raises AnonymizationError."""
     core = text.strip()
-    lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()):]
+    lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()) :]
     found = next(((kind, m) for kind, rx in _PATTERNS if (m := rx.fullmatch(core))), None)
     if found is None:
         raise _bad("E410", "date span is in no supported format")
@@ -219,13 +245,13 @@ def parse_date(text: str, reference_year: int | None = None) -> ParsedDate:
         raise _bad("E411", f"date span is not a valid calendar date ({kind})") from None
 
     numeric = [g[k] for k, r in roles.items() if r in ("month", "day")]
-    if "mon" in roles:                        # "March 05, 2021": pad the day only if it was padded
+    if "mon" in roles:  # "March 05, 2021": pad the day only if it was padded
         padded = any(len(x) == 2 and x.startswith("0") for x in numeric)
-    else:                                     # numeric: a leading zero -> padded, a 1-digit part -> not
+    else:  # numeric: a leading zero -> padded, a 1-digit part -> not
         padded = not any(len(x) == 1 for x in numeric)
     abbr_may = False
     if "mon" in roles:
-        after = core[m.end("mon"):m.end("mon") + 1]
+        after = core[m.end("mon") : m.end("mon") + 1]
         abbr_may = after in ("-", "/", ".") or after.isdigit()
 
     def num(value: int) -> str:
@@ -247,7 +273,7 @@ def parse_date(text: str, reference_year: int | None = None) -> ParsedDate:
                 rep = rep.upper() if orig.isupper() else rep
             elif role == "wd":
                 rep = _weekday_name(orig, new)
-            else:   # year
+            else:  # year
                 prefix = "'" if orig.startswith("'") else ""
                 rep = prefix + (str(new.year % 100).zfill(2) if year_width == 2 else str(new.year).zfill(4))
             pieces.append((s, e, rep))

@@ -23,6 +23,7 @@ Nothing is stored: every surrogate is a pure function of the (study, key) secret
 unlinkable one.  Any span that cannot be replaced raises a coded :class:`AnonymizationError`
 naming the note id, offsets and label (never the value): the caller quarantines the note.
 """
+
 from __future__ import annotations
 
 import base64
@@ -70,8 +71,11 @@ class Anonymizer:
 
     def __init__(self, keyring: KeyRing, on_unparseable_date: DatePolicy = "mask"):
         if on_unparseable_date not in DATE_POLICIES:
-            raise ConfigError("E470", f"unknown on_unparseable_date policy {on_unparseable_date!r}",
-                              hint=f"use one of {', '.join(DATE_POLICIES)}")
+            raise ConfigError(
+                "E470",
+                f"unknown on_unparseable_date policy {on_unparseable_date!r}",
+                hint=f"use one of {', '.join(DATE_POLICIES)}",
+            )
         self.keyring = keyring
         self.on_unparseable_date = on_unparseable_date
 
@@ -80,8 +84,9 @@ class Anonymizer:
         return {"version": VERSION, "on_unparseable_date": self.on_unparseable_date}
 
     # -- one value ---------------------------------------------------------------------------
-    def replace_value(self, label: str, value: str, patient_id: str = "",
-                      reference_year: int | None = None) -> tuple[str, str]:
+    def replace_value(
+        self, label: str, value: str, patient_id: str = "", reference_year: int | None = None
+    ) -> tuple[str, str]:
         """(surrogate, operator) for one span value; raises AnonymizationError (coded)."""
         kr = self.keyring
         if label in ("PATIENT", "DOCTOR"):
@@ -110,8 +115,9 @@ class Anonymizer:
             return facilities.surrogate_hospital(kr, value), "hospital.surrogate"
         if label == "OTHER":
             return facilities.surrogate_organisation(kr, value), "org.surrogate"
-        raise AnonymizationError("E465", f"no operator for label {label!r}",
-                                 hint="use a label from tide_core.types.LABELS")
+        raise AnonymizationError(
+            "E465", f"no operator for label {label!r}", hint="use a label from tide_core.types.LABELS"
+        )
 
     # -- one note ----------------------------------------------------------------------------
     def _check(self, note: Note, spans: Sequence[Span]) -> list[Span]:
@@ -120,14 +126,21 @@ class Anonymizer:
         for s in ordered:
             where = f"note {note.note_id}: {s.label} span [{s.start}, {s.end})"
             if s.note_id != note.note_id:
-                raise AnonymizationError("E460", f"{where} belongs to another note",
-                                         hint="pass the spans of this note only")
+                raise AnonymizationError(
+                    "E460", f"{where} belongs to another note", hint="pass the spans of this note only"
+                )
             if s.end > len(note.text):
-                raise AnonymizationError("E461", f"{where} lies past the end of the text (length {len(note.text)})",
-                                         hint="the note text changed since recognition; rerun recognition")
+                raise AnonymizationError(
+                    "E461",
+                    f"{where} lies past the end of the text (length {len(note.text)})",
+                    hint="the note text changed since recognition; rerun recognition",
+                )
             if prev is not None and s.start < prev.end:
-                raise AnonymizationError("E462", f"{where} overlaps {prev.label} span [{prev.start}, {prev.end})",
-                                         hint="resolve spans first (tide_core.resolve.resolve_spans)")
+                raise AnonymizationError(
+                    "E462",
+                    f"{where} overlaps {prev.label} span [{prev.start}, {prev.end})",
+                    hint="resolve spans first (tide_core.resolve.resolve_spans)",
+                )
             prev = s
         return ordered
 
@@ -142,21 +155,28 @@ class Anonymizer:
         for s in ordered:
             where = f"note {note.note_id}: {s.label} span [{s.start}, {s.end})"
             try:
-                rep, op = self.replace_value(s.label, text[s.start:s.end], note.patient_id, ref_year)
+                rep, op = self.replace_value(s.label, text[s.start : s.end], note.patient_id, ref_year)
             except AnonymizationError as exc:
                 if s.label == "DATE" and exc.code in UNPARSEABLE_DATE_CODES:
-                    raise AnonymizationError("E463", f"{where}: unparseable date ({exc.code}); policy is quarantine",
-                                             hint="set on_unparseable_date='mask' or fix the date format") from None
+                    raise AnonymizationError(
+                        "E463",
+                        f"{where}: unparseable date ({exc.code}); policy is quarantine",
+                        hint="set on_unparseable_date='mask' or fix the date format",
+                    ) from None
                 raise AnonymizationError(exc.code, f"{where}: {exc.message}", exc.hint) from None
             except TideError as exc:
                 raise AnonymizationError(exc.code, f"{where}: {exc.message}", exc.hint) from None
             except Exception as exc:  # an operator bug must never release the note
-                raise AnonymizationError("E469", f"{where}: operator raised {type(exc).__name__}",
-                                         hint="report this as a bug; the note is quarantined") from None
+                raise AnonymizationError(
+                    "E469",
+                    f"{where}: operator raised {type(exc).__name__}",
+                    hint="report this as a bug; the note is quarantined",
+                ) from None
             if not rep:
-                raise AnonymizationError("E464", f"{where}: operator returned an empty surrogate",
-                                         hint="report this as a bug")
-            out.append(text[cursor:s.start])
+                raise AnonymizationError(
+                    "E464", f"{where}: operator returned an empty surrogate", hint="report this as a bug"
+                )
+            out.append(text[cursor : s.start])
             pos += s.start - cursor
             out.append(rep)
             released.append(ReleasedSpan(note.note_id, s.start, s.end, pos, pos + len(rep), s.label, op, s.recognizer))

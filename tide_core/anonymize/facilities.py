@@ -7,6 +7,7 @@ a keyed index: collisions follow the birthday bound for the group size), written
 original's capitalisation pattern (UPPER / lower / as listed).  An all-caps acronym (``SHC``)
 becomes another acronym of the same length (letters by a keyed derangement of A-Z).
 """
+
 from __future__ import annotations
 
 import re
@@ -16,15 +17,58 @@ from tide_core.anonymize.small_domain import permutation
 from tide_core.anonymize.surrogates import case_like, load_list, norm, with_suffix
 from tide_core.errors import AnonymizationError
 
-HOSPITAL_TYPES = ("Behavioral Health Center", "Regional Medical Center", "Rehabilitation Hospital",
-                  "Children's Hospital", "Community Hospital", "Memorial Hospital", "General Hospital",
-                  "Surgery Center", "Medical Center", "Cancer Center", "Health Center", "Health System",
-                  "Family Practice", "Nursing Home", "Urgent Care", "Hospital", "Clinic", "Hospice")
-ORG_TYPES = ("Community College", "Elementary School", "Police Department", "Fire Department", "School District",
-             "Middle School", "High School", "Credit Union", "Manufacturing", "Technologies", "Construction",
-             "Corporation", "Consulting", "Industries", "Foundation", "Logistics", "Insurance", "University",
-             "Partners", "Company", "College", "Academy", "Church", "Motors", "Group", "Foods", "Farms", "Bank",
-             "Inc.", "LLC")
+HOSPITAL_TYPES = (
+    "Behavioral Health Center",
+    "Regional Medical Center",
+    "Rehabilitation Hospital",
+    "Children's Hospital",
+    "Community Hospital",
+    "Memorial Hospital",
+    "General Hospital",
+    "Surgery Center",
+    "Medical Center",
+    "Cancer Center",
+    "Health Center",
+    "Health System",
+    "Family Practice",
+    "Nursing Home",
+    "Urgent Care",
+    "Hospital",
+    "Clinic",
+    "Hospice",
+)
+ORG_TYPES = (
+    "Community College",
+    "Elementary School",
+    "Police Department",
+    "Fire Department",
+    "School District",
+    "Middle School",
+    "High School",
+    "Credit Union",
+    "Manufacturing",
+    "Technologies",
+    "Construction",
+    "Corporation",
+    "Consulting",
+    "Industries",
+    "Foundation",
+    "Logistics",
+    "Insurance",
+    "University",
+    "Partners",
+    "Company",
+    "College",
+    "Academy",
+    "Church",
+    "Motors",
+    "Group",
+    "Foods",
+    "Farms",
+    "Bank",
+    "Inc.",
+    "LLC",
+)
 
 
 def _type_of(value: str, types: tuple[str, ...]) -> str | None:
@@ -38,9 +82,12 @@ def _type_of(value: str, types: tuple[str, ...]) -> str | None:
 
 def _facility(keyring: KeyRing, domain: str, list_name: str, types: tuple[str, ...], value: str) -> str:
     if not any(c.isalnum() for c in value):
-        raise AnonymizationError("E440", f"{list_name} span has no letters or digits",
-                                 hint="the span must contain the facility or organisation name")
-    if re.fullmatch(r"[A-Z&]{2,6}", value.strip()):       # an acronym ("SHC", "UCSF") stays an acronym
+        raise AnonymizationError(
+            "E440",
+            f"{list_name} span has no letters or digits",
+            hint="the span must contain the facility or organisation name",
+        )
+    if re.fullmatch(r"[A-Z&]{2,6}", value.strip()):  # an acronym ("SHC", "UCSF") stays an acronym
         p = permutation(keyring.subkey(domain), b"acronym", 26)
         return "".join(chr(65 + p.derange(ord(c) - 65)) if c.isalpha() else c for c in value)
     t = _type_of(value, types)

@@ -18,6 +18,7 @@ position alphabets — a bijection at every length:
 Tweaks are 56-bit (FF3-1) and derived from the key and the class signature, so ``ddd-dd-dddd``
 and ``dddddddd`` use different permutations.  Everything is a pure function of key and value.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -37,9 +38,9 @@ UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 LOWER = "abcdefghijklmnopqrstuvwxyz"
 HEX_LOWER = "0123456789abcdef"
 HEX_UPPER = "0123456789ABCDEF"
-FF3_DOMAIN_MIN = FF3Cipher.DOMAIN_MIN          # 1,000,000
-DECIMAL_MAX_LEN = 56                            # FF3-1 maxLen for radix 10
-BLOCK_DIGITS = 50                               # decimal digits per block when splitting
+FF3_DOMAIN_MIN = FF3Cipher.DOMAIN_MIN  # 1,000,000
+DECIMAL_MAX_LEN = 56  # FF3-1 maxLen for radix 10
+BLOCK_DIGITS = 50  # decimal digits per block when splitting
 
 _CLASS_CODE = {DIGITS: "d", UPPER: "u", LOWER: "l"}
 
@@ -90,11 +91,12 @@ class _Block:
     def __init__(self, subkey: bytes, context: str, alphabets: Sequence[str]):
         self.alphabets = list(alphabets)
         self.n = prod(len(a) for a in alphabets)
-        tweak_src = hashlib.sha256(subkey + b"|fpe-tweak|" + context.encode() + b"|"
-                                   + _sig_code(alphabets).encode()).digest()
-        self.tweak_hex = tweak_src[:7].hex()           # 56-bit FF3-1 tweak
+        tweak_src = hashlib.sha256(
+            subkey + b"|fpe-tweak|" + context.encode() + b"|" + _sig_code(alphabets).encode()
+        ).digest()
+        self.tweak_hex = tweak_src[:7].hex()  # 56-bit FF3-1 tweak
         self.tweak_bytes = tweak_src
-        self.key_hex = subkey.hex()                    # AES-256 key for FF3-1
+        self.key_hex = subkey.hex()  # AES-256 key for FF3-1
         self.subkey = subkey
         same = len(set(self.alphabets)) == 1
         if self.n < FF3_DOMAIN_MIN:
@@ -118,7 +120,7 @@ class _Block:
         c = _cipher(self.key_hex, DIGITS)
         f = c.decrypt_with_tweak if decrypt else c.encrypt_with_tweak
         s = str(_to_int(self.alphabets, chars)).zfill(self.width)
-        while True:                                    # cycle walking inside [0, n)
+        while True:  # cycle walking inside [0, n)
             s = f(s, self.tweak_hex)
             if int(s) < self.n:
                 return _from_int(self.alphabets, int(s))
@@ -141,8 +143,7 @@ def _blocks(alphabets: Sequence[str]) -> list[tuple[int, int]]:
     return bounds
 
 
-def permute_payload(subkey: bytes, context: str, alphabets: Sequence[str], chars: str,
-                    decrypt: bool = False) -> str:
+def permute_payload(subkey: bytes, context: str, alphabets: Sequence[str], chars: str, decrypt: bool = False) -> str:
     """Keyed bijection of ``chars`` inside the product of ``alphabets`` (same length, same classes)."""
     if len(alphabets) != len(chars) or not chars:
         raise ValueError("payload and alphabets must be non-empty and of equal length")
@@ -161,21 +162,28 @@ def _split(value: str) -> tuple[list[int], list[str], str]:
         a = char_alphabet(ch)
         if a is None:
             if ch.isalnum():
-                raise AnonymizationError("E406", "identifier contains a non-ASCII letter or digit",
-                                         hint="identifiers are encrypted over ASCII digits and letters; "
-                                              "label the span OTHER or fix the recognizer")
+                raise AnonymizationError(
+                    "E406",
+                    "identifier contains a non-ASCII letter or digit",
+                    hint="identifiers are encrypted over ASCII digits and letters; "
+                    "label the span OTHER or fix the recognizer",
+                )
             continue
         positions.append(i)
         alphabets.append(a)
         payload.append(ch)
     if not payload:
-        raise AnonymizationError("E407", "identifier span has no letters or digits",
-                                 hint="an ID span must contain the identifier characters (see docs/architecture.md)")
+        raise AnonymizationError(
+            "E407",
+            "identifier span has no letters or digits",
+            hint="an ID span must contain the identifier characters (see docs/architecture.md)",
+        )
     return positions, alphabets, "".join(payload)
 
 
-def encrypt_identifier(keyring: KeyRing, value: str, domain: str = "id", context: str = "id",
-                       decrypt: bool = False) -> str:
+def encrypt_identifier(
+    keyring: KeyRing, value: str, domain: str = "id", context: str = "id", decrypt: bool = False
+) -> str:
     """Format-preserving surrogate of ``value``: same length, classes and separators; a bijection."""
     positions, alphabets, payload = _split(value)
     signature = class_signature(value)

@@ -4,6 +4,7 @@ A *key* is a named key version (``2026q4``) whose secret, for one study, comes f
 provider.  Each operator family gets its own sub-key: ``HMAC-SHA256(secret, "tide/v1|study|key|domain")``.
 Secrets never appear in ``repr``, logs, errors or tables; tables record ``fingerprint`` only.
 """
+
 from __future__ import annotations
 
 import base64
@@ -27,9 +28,11 @@ MIN_SECRET_BYTES = 32
 
 def check_name(kind: str, value: str) -> str:
     if not isinstance(value, str) or not _NAME_RE.match(value):
-        raise KeyProviderError("E100", f"invalid {kind} name {value!r}",
-                               hint="use 1-63 characters: letters, digits, '_', '.', '-', "
-                                    "starting with a letter or digit")
+        raise KeyProviderError(
+            "E100",
+            f"invalid {kind} name {value!r}",
+            hint="use 1-63 characters: letters, digits, '_', '.', '-', starting with a letter or digit",
+        )
     return value
 
 
@@ -47,12 +50,17 @@ def parse_secret(raw: str | bytes, where: str) -> bytes:
         except (binascii.Error, ValueError):
             decoded = None
     if decoded is None:
-        raise KeyProviderError("E101", f"key secret in {where} is neither hex nor base64",
-                               hint="create one with `tide keys new --study S --key K`")
+        raise KeyProviderError(
+            "E101",
+            f"key secret in {where} is neither hex nor base64",
+            hint="create one with `tide keys new --study S --key K`",
+        )
     if len(decoded) < MIN_SECRET_BYTES:
-        raise KeyProviderError("E102", f"key secret in {where} is {len(decoded)} bytes; "
-                                       f"at least {MIN_SECRET_BYTES} are required",
-                               hint="create one with `tide keys new --study S --key K`")
+        raise KeyProviderError(
+            "E102",
+            f"key secret in {where} is {len(decoded)} bytes; at least {MIN_SECRET_BYTES} are required",
+            hint="create one with `tide keys new --study S --key K`",
+        )
     return decoded
 
 
@@ -77,8 +85,9 @@ class KeyRing:
 
     def subkey(self, domain: str) -> bytes:
         if domain not in KEY_DOMAINS:
-            raise KeyProviderError("E103", f"unknown key domain {domain!r}",
-                                   hint=f"use one of {', '.join(KEY_DOMAINS)}")
+            raise KeyProviderError(
+                "E103", f"unknown key domain {domain!r}", hint=f"use one of {', '.join(KEY_DOMAINS)}"
+            )
         info = f"tide/v1|{self.study}|{self.key}|{domain}".encode()
         return hmac.new(self._secret, info, hashlib.sha256).digest()
 
@@ -128,8 +137,11 @@ class EnvKeyProvider:
         check_name("key", key)
         var = env_var_name(study, key)
         if var not in self._env:
-            raise KeyProviderError("E104", f"no key secret for study {study!r}, key {key!r}: {var} is not set",
-                                   hint=f"export {var}=<64 hex characters> or use a key directory (TIDE_KEY_DIR)")
+            raise KeyProviderError(
+                "E104",
+                f"no key secret for study {study!r}, key {key!r}: {var} is not set",
+                hint=f"export {var}=<64 hex characters> or use a key directory (TIDE_KEY_DIR)",
+            )
         return KeyRing(study, key, parse_secret(self._env[var], var))
 
     def available(self) -> list[tuple[str, str]]:
@@ -151,21 +163,26 @@ class FileKeyProvider:
     def keyring(self, study: str, key: str) -> KeyRing:
         p = self.path(study, key)
         if not p.is_file():
-            raise KeyProviderError("E105", f"no key secret for study {study!r}, key {key!r} at {p}",
-                                   hint=f"create one with "
-                                        f"`tide keys new --study {study} --key {key} --key-dir {self.root}`")
+            raise KeyProviderError(
+                "E105",
+                f"no key secret for study {study!r}, key {key!r} at {p}",
+                hint=f"create one with `tide keys new --study {study} --key {key} --key-dir {self.root}`",
+            )
         mode = stat.S_IMODE(p.stat().st_mode)
         if mode & 0o077:
-            raise KeyProviderError("E106", f"key file {p} has permissions {oct(mode)}; "
-                                           "group/other access is not allowed",
-                                   hint=f"run `chmod 600 {p}`")
+            raise KeyProviderError(
+                "E106",
+                f"key file {p} has permissions {oct(mode)}; group/other access is not allowed",
+                hint=f"run `chmod 600 {p}`",
+            )
         return KeyRing(study, key, parse_secret(p.read_text(), str(p)))
 
     def create(self, study: str, key: str, overwrite: bool = False) -> Path:
         p = self.path(study, key)
         if p.exists() and not overwrite:
-            raise KeyProviderError("E107", f"key file {p} already exists",
-                                   hint="a key version is immutable; pick a new key name to rotate")
+            raise KeyProviderError(
+                "E107", f"key file {p} already exists", hint="a key version is immutable; pick a new key name to rotate"
+            )
         p.parent.mkdir(parents=True, exist_ok=True)
         os.chmod(p.parent, 0o700)
         fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

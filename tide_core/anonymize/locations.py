@@ -12,6 +12,7 @@
 * several comma-separated parts (``Palo Alto, CA 94304``): each part by its own rule.
 Every rule is a pure function of the key and the value.
 """
+
 from __future__ import annotations
 
 import re
@@ -24,12 +25,15 @@ from tide_core.anonymize.surrogates import DATA_DIR, case_like, load_list, norm
 from tide_core.errors import AnonymizationError
 
 DOMAIN = "location"
-STREET_SUFFIXES = frozenset("""street st avenue ave av road rd boulevard blvd lane ln drive dr court ct place pl
+STREET_SUFFIXES = frozenset(
+    """street st avenue ave av road rd boulevard blvd lane ln drive dr court ct place pl
 way terrace ter circle cir parkway pkwy highway hwy route rte square sq trail trl loop alley aly crossing xing
-pike plaza plz row run path walk expressway expy freeway fwy turnpike tpke""".split())
+pike plaza plz row run path walk expressway expy freeway fwy turnpike tpke""".split()
+)
 DIRECTIONS = frozenset("n s e w ne nw se sw north south east west northeast northwest southeast southwest".split())
-UNIT_WORDS = frozenset("apt apartment suite ste unit fl floor bldg building room rm po p o box lot trlr no number dept"
-                       .split())
+UNIT_WORDS = frozenset(
+    "apt apartment suite ste unit fl floor bldg building room rm po p o box lot trlr no number dept".split()
+)
 COUNTRY_ABBR = ("USA", "UK", "UAE", "PRC", "DRC", "ROK")
 _ZIP = re.compile(r"\d{5}(?:-\d{4})?|\d{9}")
 _TOKEN = re.compile(r"\d+(?:st|nd|rd|th)\b|\d+[A-Za-z]?\b|[A-Za-z0-9]+|[^\W\d_]+(?:['\u2019][^\W\d_]+)*", re.I)
@@ -66,8 +70,9 @@ def surrogate_zip(keyring: KeyRing, value: str) -> str:
 def surrogate_state(keyring: KeyRing, value: str) -> str:
     hit = _state_index(value)
     if hit is None:
-        raise AnonymizationError("E441", "LOCATION span is not a US state",
-                                 hint="label states as LOCATION with the state name or USPS code")
+        raise AnonymizationError(
+            "E441", "LOCATION span is not a US state", hint="label states as LOCATION with the state name or USPS code"
+        )
     i, is_abbr = hit
     name, abbr = _states()[_derange(keyring, "state", len(_states()), i)]
     return abbr if is_abbr else case_like(value, name)
@@ -88,8 +93,9 @@ def _country_hit(value: str) -> tuple[str, int] | None:
 def surrogate_country(keyring: KeyRing, value: str) -> str:
     hit = _country_hit(value)
     if hit is None:
-        raise AnonymizationError("E442", "LOCATION span is not a known country",
-                                 hint="extend tide_core/data/surrogates/countries.txt")
+        raise AnonymizationError(
+            "E442", "LOCATION span is not a known country", hint="extend tide_core/data/surrogates/countries.txt"
+        )
     kind, i = hit
     if kind == "abbr":
         return COUNTRY_ABBR[_derange(keyring, "country-abbr", len(COUNTRY_ABBR), i)]
@@ -103,8 +109,12 @@ def _ordinal(n: int) -> str:
 
 def _is_street(value: str) -> bool:
     words = [norm(w).rstrip(".") for w in re.findall(r"[A-Za-z]+", value)]
-    return (any(c.isdigit() for c in value) or "#" in value or any(w in UNIT_WORDS for w in words)
-            or any(w in STREET_SUFFIXES for w in words[1:]))      # "St. Louis" is a city
+    return (
+        any(c.isdigit() for c in value)
+        or "#" in value
+        or any(w in UNIT_WORDS for w in words)
+        or any(w in STREET_SUFFIXES for w in words[1:])
+    )  # "St. Louis" is a city
 
 
 def surrogate_street(keyring: KeyRing, value: str) -> str:
@@ -120,14 +130,14 @@ def surrogate_street(keyring: KeyRing, value: str) -> str:
         else:
             kinds.append("name")
     has_ordinal = any(re.fullmatch(r"\d+(st|nd|rd|th)", m.group(), re.I) for m in tokens)
-    if "name" not in kinds and not has_ordinal:   # "Park Avenue": every word is a suffix word
+    if "name" not in kinds and not has_ordinal:  # "Park Avenue": every word is a suffix word
         words = [i for i, k in enumerate(kinds) if k == "keep" and tokens[i].group().lower() in STREET_SUFFIXES]
         if len(words) >= 2:
             kinds[words[0]] = "name"
     out, last, i = [], 0, 0
     while i < len(tokens):
         m, k = tokens[i], kinds[i]
-        out.append(value[last:m.start()])
+        out.append(value[last : m.start()])
         if k == "num":
             t = m.group()
             od = re.fullmatch(r"(\d+)(st|nd|rd|th)", t, re.I)
@@ -143,12 +153,15 @@ def surrogate_street(keyring: KeyRing, value: str) -> str:
             out.append(m.group())
             last = m.end()
             i += 1
-        else:                          # a run of name words (with their inner separators) -> one surrogate
+        else:  # a run of name words (with their inner separators) -> one surrogate
             j = i
-            while (j + 1 < len(tokens) and kinds[j + 1] == "name"
-                   and value[tokens[j].end():tokens[j + 1].start()] in (" ", "-", "'")):
+            while (
+                j + 1 < len(tokens)
+                and kinds[j + 1] == "name"
+                and value[tokens[j].end() : tokens[j + 1].start()] in (" ", "-", "'")
+            ):
                 j += 1
-            run = value[m.start():tokens[j].end()]
+            run = value[m.start() : tokens[j].end()]
             out.append(case_like(run, load_list("streets").choose(keyring, DOMAIN, run, "street")))
             last = tokens[j].end()
             i = j + 1
@@ -170,7 +183,7 @@ def location_subtype(value: str) -> str:
         return "country"
     if "," in v:
         return "address"
-    m = re.fullmatch(r"(.*?)\s+(\d{5}(?:-\d{4})?|[A-Z]{2})", v)       # "Boston MA 02115", "Boston MA"
+    m = re.fullmatch(r"(.*?)\s+(\d{5}(?:-\d{4})?|[A-Z]{2})", v)  # "Boston MA 02115", "Boston MA"
     if m and not re.search(r"\d", m.group(1)) and (m.group(2)[0].isdigit() or _state_index(m.group(2)) is not None):
         return "address"
     if v in load_list("cities") and not any(c.isdigit() for c in v):
@@ -186,13 +199,13 @@ def _segment(keyring: KeyRing, seg: str) -> str:
     core = seg.strip()
     if not core:
         return seg
-    lead, trail = seg[: len(seg) - len(seg.lstrip())], seg[len(seg.rstrip()):]
+    lead, trail = seg[: len(seg) - len(seg.lstrip())], seg[len(seg.rstrip()) :]
     if _ZIP.fullmatch(core):
         return lead + surrogate_zip(keyring, core) + trail
-    m = re.fullmatch(r"(.*?)(\s+)(\d{5}(?:-\d{4})?)", core)          # "... CA 94304"
+    m = re.fullmatch(r"(.*?)(\s+)(\d{5}(?:-\d{4})?)", core)  # "... CA 94304"
     if m and not re.search(r"\d", m.group(1)):
         return lead + _segment(keyring, m.group(1)) + m.group(2) + surrogate_zip(keyring, m.group(3)) + trail
-    m = re.fullmatch(r"(.*?)(\s+)([A-Z]{2})", core)                    # "Palo Alto CA"
+    m = re.fullmatch(r"(.*?)(\s+)([A-Z]{2})", core)  # "Palo Alto CA"
     if m and _state_index(m.group(3)) is not None:
         return lead + _segment(keyring, m.group(1)) + m.group(2) + surrogate_state(keyring, m.group(3)) + trail
     kind = location_subtype(core)
@@ -201,8 +214,13 @@ def _segment(keyring: KeyRing, seg: str) -> str:
     return lead + _SUB[kind](keyring, core) + trail
 
 
-_SUB = {"zip": surrogate_zip, "state": surrogate_state, "country": surrogate_country,
-        "street": surrogate_street, "city": surrogate_city}
+_SUB = {
+    "zip": surrogate_zip,
+    "state": surrogate_state,
+    "country": surrogate_country,
+    "street": surrogate_street,
+    "city": surrogate_city,
+}
 
 
 def surrogate_location(keyring: KeyRing, value: str) -> tuple[str, str]:

@@ -13,6 +13,7 @@ case-insensitive, so ``SMITH`` and ``Smith`` get the same surrogate modulo case.
 * single letters (initials) map by a keyed derangement of A-Z; suffixes and honorifics that carry
   no identity (Jr, Sr, II, III, MD ...) are kept; digits are FPE-encrypted.
 """
+
 from __future__ import annotations
 
 import re
@@ -24,13 +25,72 @@ from tide_core.anonymize.surrogates import case_like, load_list, norm
 from tide_core.errors import AnonymizationError
 
 DOMAIN = "name"
-KEEP = frozenset({"jr", "sr", "ii", "iii", "iv", "md", "do", "rn", "np", "pa", "phd", "dr", "mr", "mrs", "ms",
-                  "miss", "prof", "de", "van", "von", "der", "la", "le", "del", "da", "di", "st"})
+KEEP = frozenset(
+    {
+        "jr",
+        "sr",
+        "ii",
+        "iii",
+        "iv",
+        "md",
+        "do",
+        "rn",
+        "np",
+        "pa",
+        "phd",
+        "dr",
+        "mr",
+        "mrs",
+        "ms",
+        "miss",
+        "prof",
+        "de",
+        "van",
+        "von",
+        "der",
+        "la",
+        "le",
+        "del",
+        "da",
+        "di",
+        "st",
+    }
+)
 _TOKEN = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)*|\d+")
 ALPHA = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
-_ONSETS = ("b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "z",
-           "br", "cr", "dr", "fr", "gr", "kl", "pr", "st", "tr", "sh", "ch", "th")
+_ONSETS = (
+    "b",
+    "c",
+    "d",
+    "f",
+    "g",
+    "h",
+    "j",
+    "k",
+    "l",
+    "m",
+    "n",
+    "p",
+    "r",
+    "s",
+    "t",
+    "v",
+    "w",
+    "z",
+    "br",
+    "cr",
+    "dr",
+    "fr",
+    "gr",
+    "kl",
+    "pr",
+    "st",
+    "tr",
+    "sh",
+    "ch",
+    "th",
+)
 _VOWELS = ("a", "e", "i", "o", "u", "ai", "ea", "ie", "ou", "y")
 _CODAS = ("", "n", "r", "l", "s", "m", "nd", "rt", "st", "x", "ck", "ll")
 _ENDINGS = ("a", "o", "er", "on", "el", "ine", "ett", "ard", "ley", "son", "")
@@ -77,7 +137,7 @@ def surrogate_token(keyring: KeyRing, token: str, keep_titles: bool = True) -> s
     if len(token) == 1 or (not keep_titles and key in KEEP):
         return _initials(keyring, token)
     if 2 <= len(token) <= 3 and token.isupper() and not _listed(key):
-        return _initials(keyring, token)          # "JS", "MKT": a cluster of initials
+        return _initials(keyring, token)  # "JS", "MKT": a cluster of initials
     for list_name in ("first_names", "last_names"):
         lst = load_list(list_name)
         if key in lst.index:
@@ -101,12 +161,13 @@ def surrogate_name(keyring: KeyRing, value: str) -> str:
     keep_titles = not words or not all(norm(w) in KEEP for w in words)
     out, last, found = [], 0, False
     for m in _TOKEN.finditer(value):
-        out.append(value[last:m.start()])
+        out.append(value[last : m.start()])
         out.append(surrogate_token(keyring, m.group(), keep_titles))
         last = m.end()
         found = found or not m.group().isdigit()
     out.append(value[last:])
     if not found:
-        raise AnonymizationError("E430", "name span has no letters",
-                                 hint="a PATIENT/DOCTOR span must contain the name (titles excluded)")
+        raise AnonymizationError(
+            "E430", "name span has no letters", hint="a PATIENT/DOCTOR span must contain the name (titles excluded)"
+        )
     return "".join(out)

@@ -12,6 +12,7 @@ Presidio entity types are mapped to TIDE labels (``PERSON`` -> ``PATIENT``, ``DA
 ``DATE`` ...); params may also give ``label`` explicitly.  ``patient_id`` (params or the factory)
 selects the date offset; it is a pseudonymous id, never key material.
 """
+
 from __future__ import annotations
 
 from tide_core.anonymize.engine import Anonymizer
@@ -20,15 +21,30 @@ from tide_core.errors import AnonymizationError
 from tide_core.types import LABELS
 
 PRESIDIO_TO_TIDE = {
-    "PERSON": "PATIENT", "DATE_TIME": "DATE", "PHONE_NUMBER": "PHONE", "EMAIL_ADDRESS": "EMAIL", "URL": "URL",
-    "IP_ADDRESS": "URL", "LOCATION": "LOCATION", "US_SSN": "ID", "US_DRIVER_LICENSE": "ID", "US_PASSPORT": "ID",
-    "US_BANK_NUMBER": "ID", "US_ITIN": "ID", "MEDICAL_LICENSE": "ID", "CREDIT_CARD": "ID", "IBAN_CODE": "ID",
-    "NRP": "OTHER", "ORGANIZATION": "OTHER", "AGE": "AGE",
+    "PERSON": "PATIENT",
+    "DATE_TIME": "DATE",
+    "PHONE_NUMBER": "PHONE",
+    "EMAIL_ADDRESS": "EMAIL",
+    "URL": "URL",
+    "IP_ADDRESS": "URL",
+    "LOCATION": "LOCATION",
+    "US_SSN": "ID",
+    "US_DRIVER_LICENSE": "ID",
+    "US_PASSPORT": "ID",
+    "US_BANK_NUMBER": "ID",
+    "US_ITIN": "ID",
+    "MEDICAL_LICENSE": "ID",
+    "CREDIT_CARD": "ID",
+    "IBAN_CODE": "ID",
+    "NRP": "OTHER",
+    "ORGANIZATION": "OTHER",
+    "AGE": "AGE",
 }
 
 
-def keyed_operator_class(keyring: KeyRing, name: str = "tide_keyed", patient_id: str = "",
-                         on_unparseable_date: str = "mask"):
+def keyed_operator_class(
+    keyring: KeyRing, name: str = "tide_keyed", patient_id: str = "", on_unparseable_date: str = "mask"
+):
     """Return a Presidio ``Operator`` subclass bound to ``keyring`` (register with ``add_anonymizer``)."""
     from presidio_anonymizer.operators import Operator, OperatorType
 
@@ -51,8 +67,11 @@ def keyed_operator_class(keyring: KeyRing, name: str = "tide_keyed", patient_id:
             entity_type = params.get("entity_type", "")
             label = params.get("label") or PRESIDIO_TO_TIDE.get(entity_type, entity_type)
             if label not in LABELS:
-                raise AnonymizationError("E466", f"entity type {params.get('entity_type')!r} has no TIDE label",
-                                         hint="pass params={'label': <TIDE label>} in the OperatorConfig")
+                raise AnonymizationError(
+                    "E466",
+                    f"entity type {params.get('entity_type')!r} has no TIDE label",
+                    hint="pass params={'label': <TIDE label>} in the OperatorConfig",
+                )
             return label
 
         def operator_name(self) -> str:

@@ -14,6 +14,7 @@ bijection by construction:
 ``n``-cycle, so no value is ever its own surrogate (a plain random permutation of 10 digits leaves
 about one digit fixed).  Both directions are exposed; the inverse exists for key holders only.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -37,7 +38,7 @@ def _prf(key: bytes, tweak: bytes, *ints: int) -> int:
 def _table(key: bytes, tweak: bytes, n: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     perm = list(range(n))
     for i in range(n - 1, 0, -1):
-        j = _prf(key, tweak, 0xF15E, i) % (i + 1)   # 64-bit draw: bias < 2^-52
+        j = _prf(key, tweak, 0xF15E, i) % (i + 1)  # 64-bit draw: bias < 2^-52
         perm[i], perm[j] = perm[j], perm[i]
     inv = [0] * n
     for x, y in enumerate(perm):
@@ -80,7 +81,7 @@ class KeyedPermutation:
         if self._tables is not None:
             return self._tables[0][x]
         y = self._f_enc(x)
-        while y >= self.n:          # cycle walking: stays a bijection of [0, n)
+        while y >= self.n:  # cycle walking: stays a bijection of [0, n)
             y = self._f_enc(y)
         return y
 

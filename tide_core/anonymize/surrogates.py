@@ -5,6 +5,7 @@ list maps by a keyed *derangement* of that list (a bijection with no fixed point
 never itself); a value outside the list maps to a keyed index (a hash: collisions follow the
 birthday bound for the list size) unless the caller has a larger generated space (names do).
 """
+
 from __future__ import annotations
 
 from functools import cache, lru_cache
@@ -50,7 +51,7 @@ def load_list(name: str) -> SurrogateList:
     for line in path.read_text(encoding="utf-8").splitlines():
         entry = line.split("\t")[0].strip()
         if entry:
-            seen.setdefault(norm(entry), entry)     # unique modulo case, so a derangement never
+            seen.setdefault(norm(entry), entry)  # unique modulo case, so a derangement never
     return SurrogateList(name, tuple(seen.values()))  # maps a value onto itself in other case
 
 

@@ -4,18 +4,25 @@ See docs/assurance.md.  Entry points (imported lazily): ``freeze_reference``, ``
 ``screen_released``, ``plan_audit``, ``sample_patients``, ``audit_bound``, ``release_sentence``,
 ``evaluate_release``, ``ReleaseGatePolicy``, ``AuditRecord``.
 """
+
 from __future__ import annotations
 
 import importlib
 
 _EXPORTS = {
-    "freeze_reference": "tide_core.assurance.drift", "check_drift": "tide_core.assurance.drift",
+    "freeze_reference": "tide_core.assurance.drift",
+    "check_drift": "tide_core.assurance.drift",
     "screen_released": "tide_core.assurance.screen",
-    "plan_audit": "tide_core.assurance.audit", "sample_patients": "tide_core.assurance.audit",
-    "release_sentence": "tide_core.assurance.audit", "buckets_from_notes": "tide_core.assurance.audit",
-    "audit_bound": "tide_core.assurance.bounds", "clopper_pearson_upper": "tide_core.assurance.bounds",
-    "evaluate_release": "tide_core.assurance.gate", "ReleaseGatePolicy": "tide_core.assurance.gate",
-    "GateDecision": "tide_core.assurance.gate", "AuditRecord": "tide_core.assurance.audit_table",
+    "plan_audit": "tide_core.assurance.audit",
+    "sample_patients": "tide_core.assurance.audit",
+    "release_sentence": "tide_core.assurance.audit",
+    "buckets_from_notes": "tide_core.assurance.audit",
+    "audit_bound": "tide_core.assurance.bounds",
+    "clopper_pearson_upper": "tide_core.assurance.bounds",
+    "evaluate_release": "tide_core.assurance.gate",
+    "ReleaseGatePolicy": "tide_core.assurance.gate",
+    "GateDecision": "tide_core.assurance.gate",
+    "AuditRecord": "tide_core.assurance.audit_table",
 }
 
 __all__ = sorted(_EXPORTS)

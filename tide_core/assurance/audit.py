@@ -14,6 +14,7 @@ of the release; a bucket with fewer eligible patients than that is reviewed in f
 The sampler is deterministic: a bucket's draw depends only on the seed, the bucket name and the
 sorted set of eligible patient ids.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -46,14 +47,19 @@ def buckets_from_notes(notes: Iterable, keys: Sequence[str] = BUCKET_KEYS) -> di
 @dataclass(frozen=True)
 class BucketPlan:
     bucket: str
-    n_patients: int          # eligible patients in the bucket
-    n_sample: int            # patients to review
-    census: bool             # every eligible patient is reviewed
+    n_patients: int  # eligible patients in the bucket
+    n_sample: int  # patients to review
+    census: bool  # every eligible patient is reviewed
     pass_probability_at: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"bucket": self.bucket, "n_patients": self.n_patients, "n_sample": self.n_sample,
-                "census": self.census, "pass_probability": self.pass_probability_at}
+        return {
+            "bucket": self.bucket,
+            "n_patients": self.n_patients,
+            "n_sample": self.n_sample,
+            "census": self.census,
+            "pass_probability": self.pass_probability_at,
+        }
 
 
 @dataclass(frozen=True)
@@ -75,14 +81,23 @@ class AuditPlan:
         raise KeyError(bucket)
 
     def to_dict(self) -> dict:
-        return {"target_rate": self.target_rate, "confidence": self.confidence, "max_leaks": self.max_leaks,
-                "required_per_bucket": self.required_per_bucket, "total_sample": self.total_sample,
-                "buckets": [b.to_dict() for b in self.buckets]}
+        return {
+            "target_rate": self.target_rate,
+            "confidence": self.confidence,
+            "max_leaks": self.max_leaks,
+            "required_per_bucket": self.required_per_bucket,
+            "total_sample": self.total_sample,
+            "buckets": [b.to_dict() for b in self.buckets],
+        }
 
 
-def plan_audit(patient_buckets: Mapping[str, Iterable[str]], target_rate: float = 0.01,
-               confidence: float = 0.95, max_leaks: int = 0,
-               true_rates: Sequence[float] = (0.001, 0.005, 0.01)) -> AuditPlan:
+def plan_audit(
+    patient_buckets: Mapping[str, Iterable[str]],
+    target_rate: float = 0.01,
+    confidence: float = 0.95,
+    max_leaks: int = 0,
+    true_rates: Sequence[float] = (0.001, 0.005, 0.01),
+) -> AuditPlan:
     """Patients to review per bucket so that ≤ ``max_leaks`` leaks supports ``< target_rate``.
 
     ``patient_buckets`` maps a bucket name to its eligible patient ids (duplicates are ignored).
@@ -105,14 +120,18 @@ def _bucket_seed(seed: int, bucket: str) -> list[int]:
     return [int(seed), int.from_bytes(digest[:8], "big")]
 
 
-def sample_patients(patient_buckets: Mapping[str, Iterable[str]], plan: AuditPlan, seed: int = 42
-                    ) -> dict[str, list[str]]:
+def sample_patients(
+    patient_buckets: Mapping[str, Iterable[str]], plan: AuditPlan, seed: int = 42
+) -> dict[str, list[str]]:
     """Deterministic simple random sample (without replacement) of patients per bucket."""
     out: dict[str, list[str]] = {}
     for bp in plan.buckets:
         if bp.bucket not in patient_buckets:
-            raise ConfigError("E743", f"bucket {bp.bucket!r} is in the plan but not in the patient buckets",
-                              hint="sample from the same buckets the plan was made for")
+            raise ConfigError(
+                "E743",
+                f"bucket {bp.bucket!r} is in the plan but not in the patient buckets",
+                hint="sample from the same buckets the plan was made for",
+            )
         pool = sorted(set(str(p) for p in patient_buckets[bp.bucket]))
         rng = np.random.default_rng(_bucket_seed(seed, bp.bucket))
         idx = rng.choice(len(pool), size=min(bp.n_sample, len(pool)), replace=False) if pool else []
@@ -122,12 +141,17 @@ def sample_patients(patient_buckets: Mapping[str, Iterable[str]], plan: AuditPla
 
 def _ceil_pct(rate: float, digits: int = 1) -> str:
     """Round a bound *up* (a claim must never be stronger than the bound)."""
-    scale = 10 ** digits
+    scale = 10**digits
     return f"{math.ceil(rate * 100 * scale - 1e-9) / scale:.{digits}f}%"
 
 
-def release_sentence(bound: AuditBound, population: str = "this release", unit: str = "patients",
-                     claim_bound: float | None = None, scope: str = "") -> str:
+def release_sentence(
+    bound: AuditBound,
+    population: str = "this release",
+    unit: str = "patients",
+    claim_bound: float | None = None,
+    scope: str = "",
+) -> str:
     """The plain-language claim that ships with a passing bucket or release.
 
     ``claim_bound`` overrides the stated bound (e.g. the weakest bucket's, with
@@ -143,8 +167,9 @@ def release_sentence(bound: AuditBound, population: str = "this release", unit: 
     if bound.n_leaks == 0:
         found = "0 leaked identifiers were found"
     else:
-        found = (f"leaked identifiers were found for {bound.n_leaks} "
-                 f"{singular if bound.n_leaks == 1 else unit}")
-    return (f"In an audit of {bound.n_sampled} {unit} sampled from {population}, {found}; "
-            f"with {conf} confidence the per-{singular} leak rate is below "
-            f"{_ceil_pct(bound.upper_bound if claim_bound is None else claim_bound)}{scope}.")
+        found = f"leaked identifiers were found for {bound.n_leaks} {singular if bound.n_leaks == 1 else unit}"
+    return (
+        f"In an audit of {bound.n_sampled} {unit} sampled from {population}, {found}; "
+        f"with {conf} confidence the per-{singular} leak rate is below "
+        f"{_ceil_pct(bound.upper_bound if claim_bound is None else claim_bound)}{scope}."
+    )

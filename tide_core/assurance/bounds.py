@@ -11,6 +11,7 @@ does not (1.00024%); 0 in 300 gives 0.99361%; 0 in 59 supports "below 5%"; 1 lea
 supports "below 1%" (0.9452%; 473 patients suffice for that rule).  The sample size depends on
 the claim, not on the release size.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,8 +23,7 @@ from tide_core.errors import ConfigError
 
 def _check(n: int, k: int, confidence: float) -> None:
     if n < 0 or k < 0 or k > n:
-        raise ConfigError("E740", f"invalid audit counts: {k} leaks in {n} sampled",
-                          hint="need 0 <= leaks <= sampled")
+        raise ConfigError("E740", f"invalid audit counts: {k} leaks in {n} sampled", hint="need 0 <= leaks <= sampled")
     if not 0.0 < confidence < 1.0:
         raise ConfigError("E741", f"confidence {confidence} outside (0, 1)", hint="use e.g. 0.95")
 
@@ -43,8 +43,9 @@ def clopper_pearson_lower(n: int, k: int, confidence: float = 0.95) -> float:
     return float(beta.ppf(1.0 - confidence, k, n - k + 1))
 
 
-def required_sample_size(target_rate: float, confidence: float = 0.95, max_leaks: int = 0,
-                         limit: int = 10_000_000) -> int:
+def required_sample_size(
+    target_rate: float, confidence: float = 0.95, max_leaks: int = 0, limit: int = 10_000_000
+) -> int:
     """Smallest n whose bound with ``max_leaks`` leaks is strictly below ``target_rate``."""
     if not 0.0 < target_rate < 1.0:
         raise ConfigError("E742", f"target leak rate {target_rate} outside (0, 1)", hint="use e.g. 0.01")
@@ -53,9 +54,12 @@ def required_sample_size(target_rate: float, confidence: float = 0.95, max_leaks
     while clopper_pearson_upper(hi, max_leaks, confidence) >= target_rate:
         lo, hi = hi, hi * 2
         if hi > limit:
-            raise ConfigError("E742", "no practical sample size reaches that target",
-                              hint="raise the target rate or lower the confidence")
-    while lo < hi:   # smallest n in (lo, hi] with bound < target (the bound falls with n)
+            raise ConfigError(
+                "E742",
+                "no practical sample size reaches that target",
+                hint="raise the target rate or lower the confidence",
+            )
+    while lo < hi:  # smallest n in (lo, hi] with bound < target (the bound falls with n)
         mid = (lo + hi) // 2
         if clopper_pearson_upper(mid, max_leaks, confidence) < target_rate:
             hi = mid
@@ -85,12 +89,22 @@ class AuditBound:
         return self.upper_bound < target_rate
 
     def to_dict(self) -> dict:
-        return {"n_sampled": self.n_sampled, "n_leaks": self.n_leaks, "confidence": self.confidence,
-                "upper_bound": self.upper_bound, "lower_bound": self.lower_bound,
-                "point_estimate": self.point_estimate if self.n_sampled else None}
+        return {
+            "n_sampled": self.n_sampled,
+            "n_leaks": self.n_leaks,
+            "confidence": self.confidence,
+            "upper_bound": self.upper_bound,
+            "lower_bound": self.lower_bound,
+            "point_estimate": self.point_estimate if self.n_sampled else None,
+        }
 
 
 def audit_bound(n_sampled: int, n_leaks: int, confidence: float = 0.95) -> AuditBound:
     """Exact (Clopper–Pearson) bounds on the per-patient leak rate from one audit."""
-    return AuditBound(n_sampled, n_leaks, confidence, clopper_pearson_upper(n_sampled, n_leaks, confidence),
-                      clopper_pearson_lower(n_sampled, n_leaks, confidence))
+    return AuditBound(
+        n_sampled,
+        n_leaks,
+        confidence,
+        clopper_pearson_upper(n_sampled, n_leaks, confidence),
+        clopper_pearson_lower(n_sampled, n_leaks, confidence),
+    )

@@ -20,6 +20,7 @@ The frozen reference is JSON with aggregate statistics only: counts, histogram b
 category names and PHI label names -- no text, note ids or patient ids.  ``assert_no_phi``
 checks that (and is run on every freeze).
 """
+
 from __future__ import annotations
 
 import json
@@ -56,9 +57,18 @@ class ComponentResult:
     extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "lens": self.lens, "kind": self.kind, "value": self.value,
-                "watch": self.watch, "drift": self.drift, "band": self.band, "score": self.score,
-                "reason": self.reason, **({"extra": self.extra} if self.extra else {})}
+        return {
+            "name": self.name,
+            "lens": self.lens,
+            "kind": self.kind,
+            "value": self.value,
+            "watch": self.watch,
+            "drift": self.drift,
+            "band": self.band,
+            "score": self.score,
+            "reason": self.reason,
+            **({"extra": self.extra} if self.extra else {}),
+        }
 
 
 @dataclass
@@ -83,10 +93,16 @@ class DriftResult:
         raise KeyError(name)
 
     def to_dict(self) -> dict:
-        return {"band": self.band, "lenses": self.lenses, "n_docs": self.n_docs,
-                "low_confidence": self.low_confidence, "n_measured": self.n_measured,
-                "n_components": len(self.components), "new_categories": self.new_categories,
-                "components": [c.to_dict() for c in self.components]}
+        return {
+            "band": self.band,
+            "lenses": self.lenses,
+            "n_docs": self.n_docs,
+            "low_confidence": self.low_confidence,
+            "n_measured": self.n_measured,
+            "n_components": len(self.components),
+            "new_categories": self.new_categories,
+            "components": [c.to_dict() for c in self.components],
+        }
 
 
 def band_of(value: float, watch: float, drift: float) -> str:
@@ -102,19 +118,35 @@ def score_of(value: float, watch: float, drift: float) -> float:
 
 
 def _frame(notes, spans, residual, recognizer_fingerprint, screen_fingerprint) -> FeatureFrame:
-    return build_frame(list(notes), spans, residual, recognizer_fingerprint=recognizer_fingerprint,
-                       screen_fingerprint=screen_fingerprint)
+    return build_frame(
+        list(notes),
+        spans,
+        residual,
+        recognizer_fingerprint=recognizer_fingerprint,
+        screen_fingerprint=screen_fingerprint,
+    )
 
 
-def freeze_reference(notes: Sequence[Any], spans: Mapping[str, Sequence[Any]] | None = None,
-                     residual: Any = None, *, n_splits: int = N_SPLITS, seed: int = 42,
-                     pseudo_batch_size: int | None = None, recognizer_fingerprint: str | None = None,
-                     screen_fingerprint: str | None = None, name: str = "reference") -> dict[str, Any]:
+def freeze_reference(
+    notes: Sequence[Any],
+    spans: Mapping[str, Sequence[Any]] | None = None,
+    residual: Any = None,
+    *,
+    n_splits: int = N_SPLITS,
+    seed: int = 42,
+    pseudo_batch_size: int | None = None,
+    recognizer_fingerprint: str | None = None,
+    screen_fingerprint: str | None = None,
+    name: str = "reference",
+) -> dict[str, Any]:
     """Profile and calibrate a reference; returns the JSON-ready frozen reference."""
     notes = list(notes)
     if len(notes) < 10:
-        raise InputError("E750", f"a drift reference needs at least 10 documents (got {len(notes)})",
-                         hint="freeze the reference from the validated corpus, ideally hundreds of notes")
+        raise InputError(
+            "E750",
+            f"a drift reference needs at least 10 documents (got {len(notes)})",
+            hint="freeze the reference from the validated corpus, ideally hundreds of notes",
+        )
     frame = _frame(notes, spans, residual, recognizer_fingerprint, screen_fingerprint)
     edges = length_edges(frame)
     profile = aggregate(frame, None, edges)
@@ -134,22 +166,39 @@ def freeze_reference(notes: Sequence[Any], spans: Mapping[str, Sequence[Any]] | 
         vals = noise[spec.name]
         q95 = float(np.percentile(vals, 95)) if vals else None
         watch = max(spec.default_watch, q95 or 0.0)
-        components[spec.name] = {"lens": spec.lens, "kind": spec.kind, "default_watch": spec.default_watch,
-                                 "default_drift": spec.default_drift, "noise_p95": q95,
-                                 "watch": watch, "drift": max(spec.default_drift, 2.0 * watch)}
-    ref = {"format": "tide.drift-reference", "version": FORMAT_VERSION, "name": name,
-           "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-           "length_edges": edges, "profile": profile, "components": components,
-           "calibration": {"n_splits": n_splits, "seed": seed, "pseudo_batch_size": m, "quantile": 0.95}}
+        components[spec.name] = {
+            "lens": spec.lens,
+            "kind": spec.kind,
+            "default_watch": spec.default_watch,
+            "default_drift": spec.default_drift,
+            "noise_p95": q95,
+            "watch": watch,
+            "drift": max(spec.default_drift, 2.0 * watch),
+        }
+    ref = {
+        "format": "tide.drift-reference",
+        "version": FORMAT_VERSION,
+        "name": name,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "length_edges": edges,
+        "profile": profile,
+        "components": components,
+        "calibration": {"n_splits": n_splits, "seed": seed, "pseudo_batch_size": m, "quantile": 0.95},
+    }
     forbidden = [str(x.note_id) for x in notes] + [str(getattr(x, "patient_id", "") or "") for x in notes]
     assert_no_phi(ref, forbidden=[f for f in forbidden if f])
     return ref
 
 
-def check_drift(reference: Mapping[str, Any], notes: Sequence[Any],
-                spans: Mapping[str, Sequence[Any]] | None = None, residual: Any = None, *,
-                recognizer_fingerprint: str | None = None, screen_fingerprint: str | None = None
-                ) -> DriftResult:
+def check_drift(
+    reference: Mapping[str, Any],
+    notes: Sequence[Any],
+    spans: Mapping[str, Sequence[Any]] | None = None,
+    residual: Any = None,
+    *,
+    recognizer_fingerprint: str | None = None,
+    screen_fingerprint: str | None = None,
+) -> DriftResult:
     """Compare a batch with a frozen reference; see the module docstring for the verdict rules."""
     if reference.get("format") != "tide.drift-reference":
         raise InputError("E751", "not a TIDE drift reference", hint="freeze one with `tide drift freeze`")
@@ -161,8 +210,19 @@ def check_drift(reference: Mapping[str, Any], notes: Sequence[Any],
     for spec in COMPONENTS:
         levels = reference["components"].get(spec.name)
         if levels is None:
-            results.append(ComponentResult(spec.name, spec.lens, spec.kind, None, spec.default_watch,
-                                           spec.default_drift, "unknown", None, "not in the reference"))
+            results.append(
+                ComponentResult(
+                    spec.name,
+                    spec.lens,
+                    spec.kind,
+                    None,
+                    spec.default_watch,
+                    spec.default_drift,
+                    "unknown",
+                    None,
+                    "not in the reference",
+                )
+            )
             continue
         watch, drift = float(levels["watch"]), float(levels["drift"])
         if frame.n == 0:
@@ -170,25 +230,55 @@ def check_drift(reference: Mapping[str, Any], notes: Sequence[Any],
         else:
             value, reason, extra = compute(spec, ref_prof, batch)
         if value is None:
-            results.append(ComponentResult(spec.name, spec.lens, spec.kind, None, watch, drift, "unknown",
-                                           None, reason, extra))
+            results.append(
+                ComponentResult(spec.name, spec.lens, spec.kind, None, watch, drift, "unknown", None, reason, extra)
+            )
         else:
-            results.append(ComponentResult(spec.name, spec.lens, spec.kind, value, watch, drift,
-                                           band_of(value, watch, drift), score_of(value, watch, drift),
-                                           None, extra))
+            results.append(
+                ComponentResult(
+                    spec.name,
+                    spec.lens,
+                    spec.kind,
+                    value,
+                    watch,
+                    drift,
+                    band_of(value, watch, drift),
+                    score_of(value, watch, drift),
+                    None,
+                    extra,
+                )
+            )
     lenses = {}
     for lens in LENSES:
         bands = [c.band for c in results if c.lens == lens]
         lenses[lens] = max(bands, key=SEVERITY.__getitem__) if bands else "unknown"
     overall = max(lenses.values(), key=SEVERITY.__getitem__)
-    new_cats = {k: sorted(set(batch["mix"][k]) - set(ref_prof["mix"][k]))
-                for k in batch["mix"] if set(batch["mix"][k]) - set(ref_prof["mix"][k])}
-    return DriftResult(overall, lenses, results, frame.n, frame.n < LOW_CONFIDENCE_DOCS,
-                       sum(1 for c in results if c.value is not None), new_cats)
+    new_cats = {
+        k: sorted(set(batch["mix"][k]) - set(ref_prof["mix"][k]))
+        for k in batch["mix"]
+        if set(batch["mix"][k]) - set(ref_prof["mix"][k])
+    }
+    return DriftResult(
+        overall,
+        lenses,
+        results,
+        frame.n,
+        frame.n < LOW_CONFIDENCE_DOCS,
+        sum(1 for c in results if c.value is not None),
+        new_cats,
+    )
 
 
-_ALLOWED_STRING_KEYS = {"format", "name", "created_at", "lens", "kind", "by", "recognizer_fingerprint",
-                        "screen_fingerprint"}
+_ALLOWED_STRING_KEYS = {
+    "format",
+    "name",
+    "created_at",
+    "lens",
+    "kind",
+    "by",
+    "recognizer_fingerprint",
+    "screen_fingerprint",
+}
 
 
 def assert_no_phi(reference: Mapping[str, Any], forbidden: Iterable[str] = ()) -> None:
@@ -204,23 +294,35 @@ def assert_no_phi(reference: Mapping[str, Any], forbidden: Iterable[str] = ()) -
         if isinstance(obj, Mapping):
             for k, v in obj.items():
                 if not isinstance(k, str) or len(k) > 64 or k in forbidden:
-                    raise InputError("E752", f"drift reference key at {path} is not an aggregate name",
-                                     hint="references may hold counts, bins and category names only")
+                    raise InputError(
+                        "E752",
+                        f"drift reference key at {path} is not an aggregate name",
+                        hint="references may hold counts, bins and category names only",
+                    )
                 walk(v, f"{path}/{k}" if path else k)
         elif isinstance(obj, (list, tuple)):
             for i, v in enumerate(obj):
                 if isinstance(v, str):
-                    raise InputError("E752", f"drift reference holds a string list at {path}",
-                                     hint="references may hold counts, bins and category names only")
+                    raise InputError(
+                        "E752",
+                        f"drift reference holds a string list at {path}",
+                        hint="references may hold counts, bins and category names only",
+                    )
                 walk(v, f"{path}[{i}]")
         elif isinstance(obj, str):
             key = path.rsplit("/", 1)[-1]
             if key not in _ALLOWED_STRING_KEYS or len(obj) > 64 or obj in forbidden:
-                raise InputError("E752", f"drift reference holds a free-text value at {path}",
-                                 hint="references may hold counts, bins and category names only")
+                raise InputError(
+                    "E752",
+                    f"drift reference holds a free-text value at {path}",
+                    hint="references may hold counts, bins and category names only",
+                )
         elif obj is not None and not isinstance(obj, (int, float, bool)):
-            raise InputError("E752", f"drift reference holds a {type(obj).__name__} at {path}",
-                             hint="references may hold counts, bins and category names only")
+            raise InputError(
+                "E752",
+                f"drift reference holds a {type(obj).__name__} at {path}",
+                hint="references may hold counts, bins and category names only",
+            )
 
     walk(reference, "")
 
@@ -236,16 +338,23 @@ def save_reference(reference: Mapping[str, Any], path: str | Path) -> Path:
 def load_reference(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.exists():
-        raise ConfigError("E753", f"drift reference {path} does not exist",
-                          hint="freeze one with `tide drift freeze --notes REF.jsonl --out ref.json`")
+        raise ConfigError(
+            "E753",
+            f"drift reference {path} does not exist",
+            hint="freeze one with `tide drift freeze --notes REF.jsonl --out ref.json`",
+        )
     try:
         ref = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError:
-        raise InputError("E751", f"drift reference {path.name} is not valid JSON",
-                         hint="re-freeze the reference") from None
+        raise InputError(
+            "E751", f"drift reference {path.name} is not valid JSON", hint="re-freeze the reference"
+        ) from None
     if ref.get("format") not in ("tide.drift-reference", SET_FORMAT) or ref.get("version") != FORMAT_VERSION:
-        raise InputError("E751", f"{path.name} is not a version-{FORMAT_VERSION} TIDE drift reference",
-                         hint="re-freeze the reference with this TIDE version")
+        raise InputError(
+            "E751",
+            f"{path.name} is not a version-{FORMAT_VERSION} TIDE drift reference",
+            hint="re-freeze the reference with this TIDE version",
+        )
     assert_no_phi(ref)
     return ref
 
@@ -262,11 +371,15 @@ class DriftSetResult:
     by: str
     band: str
     results: dict[str, DriftResult]
-    unvalidated: dict[str, int]          # group -> documents in the batch, no reference for it
+    unvalidated: dict[str, int]  # group -> documents in the batch, no reference for it
 
     def to_dict(self) -> dict:
-        return {"by": self.by, "band": self.band, "unvalidated": self.unvalidated,
-                "groups": {k: v.to_dict() for k, v in self.results.items()}}
+        return {
+            "by": self.by,
+            "band": self.band,
+            "unvalidated": self.unvalidated,
+            "groups": {k: v.to_dict() for k, v in self.results.items()},
+        }
 
 
 def _groups(notes: Sequence[Any], by: str) -> dict[str, list[Any]]:
@@ -276,9 +389,15 @@ def _groups(notes: Sequence[Any], by: str) -> dict[str, list[Any]]:
     return dict(sorted(out.items()))
 
 
-def freeze_reference_set(notes: Sequence[Any], spans: Mapping[str, Sequence[Any]] | None = None,
-                         residual: Any = None, *, by: str = "source", min_docs: int = LOW_CONFIDENCE_DOCS,
-                         **kwargs) -> dict[str, Any]:
+def freeze_reference_set(
+    notes: Sequence[Any],
+    spans: Mapping[str, Sequence[Any]] | None = None,
+    residual: Any = None,
+    *,
+    by: str = "source",
+    min_docs: int = LOW_CONFIDENCE_DOCS,
+    **kwargs,
+) -> dict[str, Any]:
     """One calibrated reference per value of ``metadata[by]`` with at least ``min_docs`` notes.
 
     A new source gets no borrowed baseline: smaller groups are listed under ``too_small`` and
@@ -291,17 +410,30 @@ def freeze_reference_set(notes: Sequence[Any], spans: Mapping[str, Sequence[Any]
             continue
         refs[value] = freeze_reference(group, spans, residual, name=f"{by}={value}", **kwargs)
     if not refs:
-        raise InputError("E754", f"no {by} has {min_docs}+ reference documents",
-                         hint="freeze a single reference instead, or gather more validated notes per group")
-    refset = {"format": SET_FORMAT, "version": FORMAT_VERSION, "by": by, "min_docs": min_docs,
-              "references": refs, "too_small": small}
+        raise InputError(
+            "E754",
+            f"no {by} has {min_docs}+ reference documents",
+            hint="freeze a single reference instead, or gather more validated notes per group",
+        )
+    refset = {
+        "format": SET_FORMAT,
+        "version": FORMAT_VERSION,
+        "by": by,
+        "min_docs": min_docs,
+        "references": refs,
+        "too_small": small,
+    }
     assert_no_phi(refset)
     return refset
 
 
-def check_drift_set(refset: Mapping[str, Any], notes: Sequence[Any],
-                    spans: Mapping[str, Sequence[Any]] | None = None, residual: Any = None,
-                    **kwargs) -> DriftSetResult:
+def check_drift_set(
+    refset: Mapping[str, Any],
+    notes: Sequence[Any],
+    spans: Mapping[str, Sequence[Any]] | None = None,
+    residual: Any = None,
+    **kwargs,
+) -> DriftSetResult:
     """Check each group of the batch against its own reference; worst group wins."""
     if refset.get("format") != SET_FORMAT:
         raise InputError("E751", "not a TIDE drift reference set", hint="freeze one with freeze_reference_set")

@@ -31,6 +31,7 @@ least 20 reference spans (or 5 flagged notes).  The residual note rate counts on
 also beyond sampling noise: a pooled two-proportion z-test at the 1% level, with at least 30
 notes on both sides.  These floors are the lowest alert levels; calibration may raise them.
 """
+
 from __future__ import annotations
 
 import math
@@ -73,6 +74,7 @@ def js_distance(ref: dict[str, int], batch: dict[str, int]) -> float:
     def kl(p, q):
         mask = p > 0
         return float(np.sum(p[mask] * np.log2(p[mask] / q[mask])))
+
     return math.sqrt(max(0.0, 0.5 * kl(r, m) + 0.5 * kl(b, m)))
 
 
@@ -163,10 +165,11 @@ def _residual_label_rise(ref, batch):
     r, b = _need(ref, "residual", "reference"), _need(batch, "residual")
     if r["n_notes"] < MIN_DOCS_PER_SIDE or b["n_notes"] < MIN_DOCS_PER_SIDE:
         raise Unavailable(f"fewer than {MIN_DOCS_PER_SIDE} screened notes on one side")
-    rises = [max(0.0, b["notes_by_label"].get(lab, 0) / b["n_notes"] - c / r["n_notes"])
-             for lab, c in r["notes_by_label"].items()]
-    rises += [b["notes_by_label"][lab] / b["n_notes"] for lab in b["notes_by_label"]
-              if lab not in r["notes_by_label"]]
+    rises = [
+        max(0.0, b["notes_by_label"].get(lab, 0) / b["n_notes"] - c / r["n_notes"])
+        for lab, c in r["notes_by_label"].items()
+    ]
+    rises += [b["notes_by_label"][lab] / b["n_notes"] for lab in b["notes_by_label"] if lab not in r["notes_by_label"]]
     return max(rises) if rises else 0.0
 
 
@@ -177,12 +180,11 @@ class ComponentSpec:
     kind: str
     default_watch: float
     default_drift: float
-    compute: Callable[[dict, dict], Any]     # (reference profile, batch profile) -> value | (value, extra)
+    compute: Callable[[dict, dict], Any]  # (reference profile, batch profile) -> value | (value, extra)
 
 
 def _rel(num: str, den: str, scale: float = 1.0, floor: float = 1e-9):
-    return lambda ref, batch: relative_change(_ratio(ref, num, den, scale), _ratio(batch, num, den, scale),
-                                              floor)
+    return lambda ref, batch: relative_change(_ratio(ref, num, den, scale), _ratio(batch, num, den, scale), floor)
 
 
 def _mix(key: str):
@@ -190,6 +192,7 @@ def _mix(key: str):
         if set(ref["mix"][key]) == {"?"} and set(batch["mix"][key]) == {"?"}:
             raise Unavailable(f"no {key} metadata")
         return js_distance(ref["mix"][key], batch["mix"][key])
+
     return f
 
 

@@ -6,6 +6,7 @@ screen hits).  A profile is additive, so the same code aggregates a batch, the f
 reference, or one half of a calibration split, and it never holds a document's text, id or
 span values -- only counts and category names (note type, source, site, PHI label).
 """
+
 from __future__ import annotations
 
 import string
@@ -44,11 +45,11 @@ def _text_counts(text: str) -> list[int]:
 class FeatureFrame:
     """Per-document features (rows = documents); nothing here is written to disk."""
 
-    text: np.ndarray                       # (n, len(TEXT_COUNTS)) int
-    mix: dict[str, list[str]]              # key -> category per document
-    span_counts: np.ndarray | None         # (n, len(LABELS)) spans per label
-    conf_hist: np.ndarray | None           # (n, bins) span scores per confidence bin
-    residual: np.ndarray | None            # (n, len(LABELS)) residual screen hits per label
+    text: np.ndarray  # (n, len(TEXT_COUNTS)) int
+    mix: dict[str, list[str]]  # key -> category per document
+    span_counts: np.ndarray | None  # (n, len(LABELS)) spans per label
+    conf_hist: np.ndarray | None  # (n, bins) span scores per confidence bin
+    residual: np.ndarray | None  # (n, len(LABELS)) residual screen hits per label
     recognizer_fingerprint: str | None = None
     screen_fingerprint: str | None = None
 
@@ -70,10 +71,14 @@ def _labels_counts(items: Any) -> dict[str, int]:
     return out
 
 
-def build_frame(notes: Sequence[Any], spans: Mapping[str, Sequence[Any]] | None = None,
-                residual: Mapping[str, Any] | Any | None = None, *,
-                recognizer_fingerprint: str | None = None,
-                screen_fingerprint: str | None = None) -> FeatureFrame:
+def build_frame(
+    notes: Sequence[Any],
+    spans: Mapping[str, Sequence[Any]] | None = None,
+    residual: Mapping[str, Any] | Any | None = None,
+    *,
+    recognizer_fingerprint: str | None = None,
+    screen_fingerprint: str | None = None,
+) -> FeatureFrame:
     """Features of ``notes`` (Note/GoldDoc: ``note_id``, ``text``, ``metadata``).
 
     ``spans``: note id → recognizer spans on the input text (missing id = no spans).
@@ -127,8 +132,11 @@ def aggregate(frame: FeatureFrame, rows: np.ndarray | None, len_edges: Sequence[
     text = frame.text[sel]
     sums = text.sum(0)
     lengths = text[:, 0]
-    hist = np.bincount(np.searchsorted(np.asarray(len_edges), lengths, side="right"),
-                       minlength=len(len_edges) + 1) if len(lengths) else np.zeros(len(len_edges) + 1, int)
+    hist = (
+        np.bincount(np.searchsorted(np.asarray(len_edges), lengths, side="right"), minlength=len(len_edges) + 1)
+        if len(lengths)
+        else np.zeros(len(len_edges) + 1, int)
+    )
     idx = np.arange(frame.n)[sel]
     mix = {}
     for k, values in frame.mix.items():
@@ -141,16 +149,22 @@ def aggregate(frame: FeatureFrame, rows: np.ndarray | None, len_edges: Sequence[
         "text": {name: int(v) for name, v in zip(TEXT_COUNTS, sums, strict=True)},
         "length_hist": [int(v) for v in hist],
         "mix": mix,
-        "spans": None, "residual": None,
+        "spans": None,
+        "residual": None,
         "recognizer_fingerprint": frame.recognizer_fingerprint,
         "screen_fingerprint": frame.screen_fingerprint,
     }
     if frame.span_counts is not None:
         sc = frame.span_counts[sel].sum(0)
-        prof["spans"] = {"by_label": {lab: int(c) for lab, c in zip(LABELS, sc, strict=True)},
-                         "conf_hist": [int(v) for v in frame.conf_hist[sel].sum(0)]}
+        prof["spans"] = {
+            "by_label": {lab: int(c) for lab, c in zip(LABELS, sc, strict=True)},
+            "conf_hist": [int(v) for v in frame.conf_hist[sel].sum(0)],
+        }
     if frame.residual is not None:
         r = frame.residual[sel]
-        prof["residual"] = {"n_notes": int(len(idx)), "n_flagged": int((r.sum(1) > 0).sum()),
-                            "notes_by_label": {lab: int(c) for lab, c in zip(LABELS, (r > 0).sum(0), strict=True)}}
+        prof["residual"] = {
+            "n_notes": int(len(idx)),
+            "n_flagged": int((r.sum(1) > 0).sum()),
+            "notes_by_label": {lab: int(c) for lab, c in zip(LABELS, (r > 0).sum(0), strict=True)},
+        }
     return prof

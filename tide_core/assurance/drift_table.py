@@ -8,6 +8,7 @@ statistics only (component values, levels, bands, lens names, metadata category 
 ``record_drift`` checks that before writing: no note id, patient id or long free text may
 reach this table, which lives outside the source schema's PHI tables.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,12 +24,21 @@ TABLE_NAME = "tide_drift"
 #: Longest string allowed inside result_json (component reasons are ~80 characters).
 MAX_STRING = 120
 
-DRIFT = pa.schema([
-    ("study", pa.string()), ("key", pa.string()), ("band", pa.string()), ("n_docs", pa.int64()),
-    ("low_confidence", pa.bool_()), ("worst_component", pa.string()), ("worst_band", pa.string()),
-    ("n_components", pa.int64()), ("reference_name", pa.string()),
-    ("checked_at", pa.timestamp("us", tz="UTC")), ("result_json", pa.string()),
-])
+DRIFT = pa.schema(
+    [
+        ("study", pa.string()),
+        ("key", pa.string()),
+        ("band", pa.string()),
+        ("n_docs", pa.int64()),
+        ("low_confidence", pa.bool_()),
+        ("worst_component", pa.string()),
+        ("worst_band", pa.string()),
+        ("n_components", pa.int64()),
+        ("reference_name", pa.string()),
+        ("checked_at", pa.timestamp("us", tz="UTC")),
+        ("result_json", pa.string()),
+    ]
+)
 
 
 def assert_aggregate_result(result: Mapping[str, Any], forbidden: Iterable[str] = ()) -> None:
@@ -42,8 +52,11 @@ def assert_aggregate_result(result: Mapping[str, Any], forbidden: Iterable[str] 
     forbidden = {str(f) for f in forbidden if f}
 
     def bad(path: str, what: str) -> InputError:
-        return InputError("E755", f"drift result holds {what} at {path or '/'}",
-                          hint="drift results may hold counts, levels, bands and category names only")
+        return InputError(
+            "E755",
+            f"drift result holds {what} at {path or '/'}",
+            hint="drift results may hold counts, levels, bands and category names only",
+        )
 
     def walk(obj: Any, path: str) -> None:
         if isinstance(obj, Mapping):
@@ -68,8 +81,11 @@ def _result_dict(result: Any) -> dict:
         return dict(result)
     if hasattr(result, "to_dict"):
         return result.to_dict()
-    raise InputError("E755", f"cannot record a drift result of type {type(result).__name__}",
-                     hint="pass the DriftResult returned by check_drift (or its to_dict())")
+    raise InputError(
+        "E755",
+        f"cannot record a drift result of type {type(result).__name__}",
+        hint="pass the DriftResult returned by check_drift (or its to_dict())",
+    )
 
 
 def _worst(d: Mapping[str, Any]) -> tuple[str | None, str | None]:
@@ -82,22 +98,44 @@ def _worst(d: Mapping[str, Any]) -> tuple[str | None, str | None]:
     return top.get("name"), top.get("band")
 
 
-def drift_row(study: str, key: str, result: Any, reference_name: str,
-              checked_at: datetime | None = None, forbidden: Iterable[str] = ()) -> dict:
+def drift_row(
+    study: str,
+    key: str,
+    result: Any,
+    reference_name: str,
+    checked_at: datetime | None = None,
+    forbidden: Iterable[str] = (),
+) -> dict:
     """One ``tide_drift`` row (checked for aggregate-only content)."""
     d = _result_dict(result)
     assert_aggregate_result(d, forbidden)
     worst_name, worst_band = _worst(d)
-    return {"study": study, "key": key or "", "band": d.get("band"), "n_docs": int(d.get("n_docs") or 0),
-            "low_confidence": bool(d.get("low_confidence")), "worst_component": worst_name,
-            "worst_band": worst_band, "n_components": int(d.get("n_components") or len(d.get("components") or [])),
-            "reference_name": reference_name, "checked_at": checked_at or datetime.now(UTC),
-            "result_json": json.dumps(d, sort_keys=True)}
+    return {
+        "study": study,
+        "key": key or "",
+        "band": d.get("band"),
+        "n_docs": int(d.get("n_docs") or 0),
+        "low_confidence": bool(d.get("low_confidence")),
+        "worst_component": worst_name,
+        "worst_band": worst_band,
+        "n_components": int(d.get("n_components") or len(d.get("components") or [])),
+        "reference_name": reference_name,
+        "checked_at": checked_at or datetime.now(UTC),
+        "result_json": json.dumps(d, sort_keys=True),
+    }
 
 
-def record_drift(wh, study: str, key: str, result: Any, reference_name: str, *,
-                 checked_at: datetime | None = None, forbidden: Iterable[str] = (),
-                 table: str = TABLE_NAME) -> dict:
+def record_drift(
+    wh,
+    study: str,
+    key: str,
+    result: Any,
+    reference_name: str,
+    *,
+    checked_at: datetime | None = None,
+    forbidden: Iterable[str] = (),
+    table: str = TABLE_NAME,
+) -> dict:
     """Append one drift verdict for (study, key); returns the row written (aggregates only)."""
     row = drift_row(study, key, result, reference_name, checked_at, forbidden)
     wh.append(table, pa.Table.from_pylist([row], schema=DRIFT))
@@ -146,28 +184,41 @@ def warehouse_drift_inputs(wh, study: str, key: str | None = None, config=None) 
     ids = [n.note_id for n in notes]
     spans = cache.spans(study, ids) if wh.table_exists(names.spans) else None
     fps = {e.fingerprint for e in cache.entries(study).values() if e.fingerprint}
-    out: dict[str, Any] = {"notes": notes, "spans": spans, "residual": None,
-                           "recognizer_fingerprint": fps.pop() if len(fps) == 1 else None,
-                           "screen_fingerprint": None,
-                           "forbidden": ids + [n.patient_id for n in notes if n.patient_id]}
+    out: dict[str, Any] = {
+        "notes": notes,
+        "spans": spans,
+        "residual": None,
+        "recognizer_fingerprint": fps.pop() if len(fps) == 1 else None,
+        "screen_fingerprint": None,
+        "forbidden": ids + [n.patient_id for n in notes if n.patient_id],
+    }
     if key is None:
         return out
     if not wh.table_exists(names.deid_notes):
-        raise InputError("E756", f"no released notes table {names.deid_notes!r} for study {study!r} key {key!r}",
-                         hint="run `tide run` (anonymization) for this study and key first, or omit --key")
+        raise InputError(
+            "E756",
+            f"no released notes table {names.deid_notes!r} for study {study!r} key {key!r}",
+            hint="run `tide run` (anonymization) for this study and key first, or omit --key",
+        )
     released = wh.read_table(names.deid_notes, ["note_id", "text"], where={"study": study, "key": key}).to_pylist()
     if not released:
-        raise InputError("E756", f"no released notes for study {study!r} key {key!r}",
-                         hint="run anonymization for this study and key first, or omit --key")
+        raise InputError(
+            "E756",
+            f"no released notes for study {study!r} key {key!r}",
+            hint="run anonymization for this study and key first, or omit --key",
+        )
     rel_spans: dict[str, list] = {r["note_id"]: [] for r in released}
     if wh.table_exists(names.released_spans):
-        for s in wh.read_table(names.released_spans, ["note_id", "out_start", "out_end"],
-                               where={"study": study, "key": key}).to_pylist():
-            rel_spans.setdefault(s["note_id"], []).append(SimpleNamespace(out_start=s["out_start"],
-                                                                          out_end=s["out_end"]))
+        for s in wh.read_table(
+            names.released_spans, ["note_id", "out_start", "out_end"], where={"study": study, "key": key}
+        ).to_pylist():
+            rel_spans.setdefault(s["note_id"], []).append(
+                SimpleNamespace(out_start=s["out_start"], out_end=s["out_end"])
+            )
     recognizers, _, _ = build_recognizers(wh, config, notes)
-    screen = screen_released([Note(r["note_id"], "", r["text"] or "", {}) for r in released], recognizers,
-                             released_spans=rel_spans)
+    screen = screen_released(
+        [Note(r["note_id"], "", r["text"] or "", {}) for r in released], recognizers, released_spans=rel_spans
+    )
     out["residual"] = screen
     out["screen_fingerprint"] = recognition_fingerprint(recognizers)
     return out

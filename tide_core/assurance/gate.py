@@ -13,6 +13,7 @@ A drift alert alone does not revoke an earlier determination, but a release made
 without looking, has nothing behind it -- hence the default of blocking on ``drift``.
 The decision lists every reason, and carries the release sentence only when it passes.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -30,7 +31,7 @@ class ReleaseGatePolicy:
     target_rate: float = 0.01
     confidence: float = 0.95
     require_audit: bool = True
-    required_buckets: Sequence[str] | None = None   # buckets that must each have an audit
+    required_buckets: Sequence[str] | None = None  # buckets that must each have an audit
     block_on_drift: bool = True
     block_on_watch: bool = False
     block_on_unknown: bool = False
@@ -45,8 +46,7 @@ class GateDecision:
     buckets: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"passed": self.passed, "reasons": self.reasons, "sentence": self.sentence,
-                "buckets": self.buckets}
+        return {"passed": self.passed, "reasons": self.reasons, "sentence": self.sentence, "buckets": self.buckets}
 
 
 def _drift_band(drift_result: Any) -> str | None:
@@ -59,9 +59,12 @@ def _drift_band(drift_result: Any) -> str | None:
     return getattr(drift_result, "band", None)
 
 
-def evaluate_release(audit_records: Iterable[AuditRecord] | Any, drift_result: Any = None,
-                     policy: ReleaseGatePolicy = ReleaseGatePolicy(), population: str | None = None
-                     ) -> GateDecision:
+def evaluate_release(
+    audit_records: Iterable[AuditRecord] | Any,
+    drift_result: Any = None,
+    policy: ReleaseGatePolicy = ReleaseGatePolicy(),
+    population: str | None = None,
+) -> GateDecision:
     """Decide a release from its audit records (list or Arrow table) and an optional drift result."""
     if hasattr(audit_records, "column_names"):
         audit_records = records_from_table(audit_records)
@@ -78,7 +81,7 @@ def evaluate_release(audit_records: Iterable[AuditRecord] | Any, drift_result: A
         reasons.append("no audit records: the release is unvalidated (run `tide audit plan`, review, record)")
     if len(studies) > 1:
         reasons.append(f"audit records mix {len(studies)} (study, key) pairs; gate one release at a time")
-    for bucket in (policy.required_buckets or ()):
+    for bucket in policy.required_buckets or ():
         if bucket not in pooled:
             reasons.append(f"bucket {bucket!r} has no audit: unvalidated")
     buckets: dict[str, dict[str, Any]] = {}
@@ -87,12 +90,19 @@ def evaluate_release(audit_records: Iterable[AuditRecord] | Any, drift_result: A
         n, k, rounds = pooled[bucket]
         b = audit_bound(n, k, policy.confidence)
         ok = b.supports(policy.target_rate)
-        buckets[bucket] = {"n_patients_sampled": n, "n_leaks": k, "rounds": rounds,
-                           "upper_bound": b.upper_bound, "passed": ok}
+        buckets[bucket] = {
+            "n_patients_sampled": n,
+            "n_leaks": k,
+            "rounds": rounds,
+            "upper_bound": b.upper_bound,
+            "passed": ok,
+        }
         if not ok:
-            reasons.append(f"bucket {bucket!r}: {k} leaks in {n} patients gives an upper bound of "
-                           f"{b.upper_bound * 100:.4f}% at {policy.confidence * 100:g}% confidence, not below "
-                           f"{policy.target_rate * 100:g}%")
+            reasons.append(
+                f"bucket {bucket!r}: {k} leaks in {n} patients gives an upper bound of "
+                f"{b.upper_bound * 100:.4f}% at {policy.confidence * 100:g}% confidence, not below "
+                f"{policy.target_rate * 100:g}%"
+            )
         if worst is None or b.upper_bound > worst.upper_bound:
             worst = b
     band = _drift_band(drift_result)
@@ -109,12 +119,13 @@ def evaluate_release(audit_records: Iterable[AuditRecord] | Any, drift_result: A
     if passed and worst is not None:
         total_n = sum(v["n_patients_sampled"] for v in buckets.values())
         total_k = sum(v["n_leaks"] for v in buckets.values())
-        where = population or (f"{len(buckets)} bucket{'s' if len(buckets) != 1 else ''}"
-                               + (f" of study {studies[0][0]}" if studies else ""))
+        where = population or (
+            f"{len(buckets)} bucket{'s' if len(buckets) != 1 else ''}"
+            + (f" of study {studies[0][0]}" if studies else "")
+        )
         pooled_bound = audit_bound(total_n, total_k, policy.confidence)
         if len(buckets) == 1:
             sentence = release_sentence(pooled_bound, where)
-        else:   # the claim is per bucket: state the weakest bucket's bound
-            sentence = release_sentence(pooled_bound, where, claim_bound=worst.upper_bound,
-                                        scope=" in every bucket")
+        else:  # the claim is per bucket: state the weakest bucket's bound
+            sentence = release_sentence(pooled_bound, where, claim_bound=worst.upper_bound, scope=" in every bucket")
     return GateDecision(passed, reasons, sentence, buckets)

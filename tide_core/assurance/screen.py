@@ -11,6 +11,7 @@ The result holds counts per label and note ids only -- never a hit's text, which
 The screen is a monitor, not a certificate: it can share the pipeline's blind spots, which is
 why the random audit (``tide_core.assurance.audit``) is what supports a release claim.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -51,12 +52,19 @@ class ScreenResult:
         return {lab: 1000.0 * n / self.n_chars for lab, n in self.hits_by_label.items()} if self.n_chars else {}
 
     def to_dict(self) -> dict:
-        return {"n_notes": self.n_notes, "n_chars": self.n_chars, "n_flagged": self.n_flagged,
-                "flag_rate": self.flag_rate if self.n_notes else None, "flagged_note_ids": self.flagged_note_ids,
-                "hits_by_label": self.hits_by_label, "notes_by_label": self.notes_by_label,
-                "rate_by_label": self.rate_by_label(), "hits_per_1k_chars": self.hits_per_1k_chars(),
-                "n_hits_ignored_as_surrogate": self.n_hits_ignored_as_surrogate,
-                "recognizers": self.recognizers}
+        return {
+            "n_notes": self.n_notes,
+            "n_chars": self.n_chars,
+            "n_flagged": self.n_flagged,
+            "flag_rate": self.flag_rate if self.n_notes else None,
+            "flagged_note_ids": self.flagged_note_ids,
+            "hits_by_label": self.hits_by_label,
+            "notes_by_label": self.notes_by_label,
+            "rate_by_label": self.rate_by_label(),
+            "hits_per_1k_chars": self.hits_per_1k_chars(),
+            "n_hits_ignored_as_surrogate": self.n_hits_ignored_as_surrogate,
+            "recognizers": self.recognizers,
+        }
 
 
 def _as_callable(recognizers: RecognizerSet) -> tuple[Callable[[Note], list[Span]], list[str]]:
@@ -64,8 +72,11 @@ def _as_callable(recognizers: RecognizerSet) -> tuple[Callable[[Note], list[Span
         return (lambda note: list(recognizers(note))), [getattr(recognizers, "__name__", "callable")]
     recs = list(recognizers)
     if not recs:
-        raise ConfigError("E745", "residual-PHI screen needs at least one recognizer",
-                          hint="pass a list of TideRecognizers or a callable note -> spans")
+        raise ConfigError(
+            "E745",
+            "residual-PHI screen needs at least one recognizer",
+            hint="pass a list of TideRecognizers or a callable note -> spans",
+        )
     names = []
     for r in recs:
         if hasattr(r, "load"):
@@ -77,6 +88,7 @@ def _as_callable(recognizers: RecognizerSet) -> tuple[Callable[[Note], list[Span
         for r in recs:
             out.extend(r.recognize(note))
         return out
+
     return run, names
 
 
@@ -90,9 +102,14 @@ def _residual(text: str, hit: Span, ranges: Sequence[tuple[int, int]]) -> bool:
     return False
 
 
-def screen_released(notes: Iterable, recognizers: RecognizerSet, surrogate_aware: bool = True,
-                    released_spans: Mapping[str, Sequence] | None = None, min_score: float = 0.0,
-                    labels: Sequence[str] | None = None) -> ScreenResult:
+def screen_released(
+    notes: Iterable,
+    recognizers: RecognizerSet,
+    surrogate_aware: bool = True,
+    released_spans: Mapping[str, Sequence] | None = None,
+    min_score: float = 0.0,
+    labels: Sequence[str] | None = None,
+) -> ScreenResult:
     """Re-scan released notes; count residual hits by label and flag notes (ids only).
 
     ``notes``: ``AnonymizedNote`` (its ``spans`` give the surrogate positions) or ``Note`` rows
@@ -105,8 +122,11 @@ def screen_released(notes: Iterable, recognizers: RecognizerSet, surrogate_aware
     ignored = 0
     n_notes = n_chars = 0
     for item in notes:
-        note = item if isinstance(item, Note) else Note(item.note_id, getattr(item, "patient_id", ""),
-                                                         item.text, getattr(item, "metadata", {}) or {})
+        note = (
+            item
+            if isinstance(item, Note)
+            else Note(item.note_id, getattr(item, "patient_id", ""), item.text, getattr(item, "metadata", {}) or {})
+        )
         n_notes += 1
         n_chars += len(note.text)
         ranges: list[tuple[int, int]] = []
@@ -115,9 +135,12 @@ def screen_released(notes: Iterable, recognizers: RecognizerSet, surrogate_aware
             if src is None and released_spans is not None:
                 src = released_spans.get(note.note_id, ())
             if src is None:
-                raise ConfigError("E746", f"surrogate-aware screen has no released spans for note {note.note_id!r}",
-                                  hint="pass AnonymizedNote objects or released_spans={note_id: [...]}, "
-                                       "or surrogate_aware=False to count every hit")
+                raise ConfigError(
+                    "E746",
+                    f"surrogate-aware screen has no released spans for note {note.note_id!r}",
+                    hint="pass AnonymizedNote objects or released_spans={note_id: [...]}, "
+                    "or surrogate_aware=False to count every hit",
+                )
             ranges = [(int(s.out_start), int(s.out_end)) for s in src]
         found = 0
         labs_here: Counter = Counter()

@@ -6,22 +6,54 @@ seeded synthetic stress sets (no PHI), collision rates for exhaustive 3/4/5-digi
 (with the paper's pad-to-6-and-truncate construction measured beside ours) and for 2,000 and
 20,000 distinct names, and throughput.  The stress generators are reused by the tests.
 """
+
 from __future__ import annotations
 
 import argparse
 import random
 import string
 import time
+from collections.abc import Callable
 from datetime import date, timedelta
-from typing import Callable
 
 from tide_core.anonymize.keys import KeyRing, keyring_for_tests
 from tide_core.anonymize.surrogates import load_list
 
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December")
-SUFFIXES = ("Street", "St", "St.", "Avenue", "Ave", "Road", "Rd.", "Boulevard", "Blvd", "Lane", "Ln", "Drive", "Dr",
-            "Court", "Way", "Place", "Terrace", "Circle", "Parkway")
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
+SUFFIXES = (
+    "Street",
+    "St",
+    "St.",
+    "Avenue",
+    "Ave",
+    "Road",
+    "Rd.",
+    "Boulevard",
+    "Blvd",
+    "Lane",
+    "Ln",
+    "Drive",
+    "Dr",
+    "Court",
+    "Way",
+    "Place",
+    "Terrace",
+    "Circle",
+    "Parkway",
+)
 
 # ---- seeded stress generators -------------------------------------------------------------
 
@@ -120,14 +152,43 @@ def stress_dates(rng: random.Random, n: int) -> list[tuple[str, date, str, str]]
     return out
 
 
-ID_SHAPES = ("ddd", "dddd", "ddddd", "dddddd", "dddddddd", "dddddddddd", "ddd-dd-dddd", "uu-dd-dddd", "udddddd",
-             "uuudddd", "uuuu", "ldld", "dd-ddddddd", "uuu-ddd-uuu", "ddddd-dddd", "d" * 17, "d" * 60, "ul" * 20,
-             "uddduuddd", "dddd dddd dddd dddd", "uu/dddd", "dd.ddd.ddd")
+ID_SHAPES = (
+    "ddd",
+    "dddd",
+    "ddddd",
+    "dddddd",
+    "dddddddd",
+    "dddddddddd",
+    "ddd-dd-dddd",
+    "uu-dd-dddd",
+    "udddddd",
+    "uuudddd",
+    "uuuu",
+    "ldld",
+    "dd-ddddddd",
+    "uuu-ddd-uuu",
+    "ddddd-dddd",
+    "d" * 17,
+    "d" * 60,
+    "ul" * 20,
+    "uddduuddd",
+    "dddd dddd dddd dddd",
+    "uu/dddd",
+    "dd.ddd.ddd",
+)
 
 
 def render_shape(rng: random.Random, shape: str) -> str:
-    return "".join(rng.choice(string.digits) if c == "d" else rng.choice(string.ascii_uppercase) if c == "u"
-                   else rng.choice(string.ascii_lowercase) if c == "l" else c for c in shape)
+    return "".join(
+        rng.choice(string.digits)
+        if c == "d"
+        else rng.choice(string.ascii_uppercase)
+        if c == "u"
+        else rng.choice(string.ascii_lowercase)
+        if c == "l"
+        else c
+        for c in shape
+    )
 
 
 def stress_ids(rng: random.Random, n: int) -> list[str]:
@@ -137,8 +198,19 @@ def stress_ids(rng: random.Random, n: int) -> list[str]:
     return list(out)
 
 
-PHONE_SHAPES = ("(ddd) ddd-dddd", "ddd-ddd-dddd", "ddd.ddd.dddd", "ddd ddd dddd", "+1 (ddd) ddd-dddd", "1-ddd-ddd-dddd",
-                "ddd-dddd", "(ddd) ddd-dddd ext. ddd", "ddd-ddd-dddd x dd", "+1 ddd ddd dddd", "dddddddddd")
+PHONE_SHAPES = (
+    "(ddd) ddd-dddd",
+    "ddd-ddd-dddd",
+    "ddd.ddd.dddd",
+    "ddd ddd dddd",
+    "+1 (ddd) ddd-dddd",
+    "1-ddd-ddd-dddd",
+    "ddd-dddd",
+    "(ddd) ddd-dddd ext. ddd",
+    "ddd-ddd-dddd x dd",
+    "+1 ddd ddd dddd",
+    "dddddddddd",
+)
 
 
 def stress_phones(rng: random.Random, n: int) -> list[str]:
@@ -152,7 +224,7 @@ def stress_phones(rng: random.Random, n: int) -> list[str]:
         if shape.startswith("+1") or shape.startswith("1-"):
             lead = shape.index("d")
         first = [i for i in digits if i >= lead]
-        if len(first) >= 10:       # valid NANP area code and exchange
+        if len(first) >= 10:  # valid NANP area code and exchange
             chars[first[0]] = rng.choice("23456789")
             chars[first[3]] = rng.choice("23456789")
         out["".join(chars)] = None
@@ -165,7 +237,14 @@ def stress_emails(rng: random.Random, n: int) -> list[str]:
     out: dict[str, None] = {}
     while len(out) < n:
         f, l_ = rng.choice(first).lower(), rng.choice(last).lower()
-        local = rng.choice([f"{f}.{l_}", f"{f[0]}{l_}{rng.randint(1, 99)}", f"{f}_{l_}", _pronounceable(rng).lower() + str(rng.randint(1, 9999))])
+        local = rng.choice(
+            [
+                f"{f}.{l_}",
+                f"{f[0]}{l_}{rng.randint(1, 99)}",
+                f"{f}_{l_}",
+                _pronounceable(rng).lower() + str(rng.randint(1, 9999)),
+            ]
+        )
         out[f"{local}@{rng.choice(domains)}"] = None
     return list(out)
 
@@ -186,7 +265,11 @@ def stress_cities(rng: random.Random, n: int) -> list[str]:
     cities = load_list("cities").entries
     out: dict[str, None] = {}
     while len(out) < n:
-        c = rng.choice(cities) if rng.random() < 0.5 else _pronounceable(rng) + rng.choice(["", "ville", " Falls", "ton"])
+        c = (
+            rng.choice(cities)
+            if rng.random() < 0.5
+            else _pronounceable(rng) + rng.choice(["", "ville", " Falls", "ton"])
+        )
         out[_case(rng, c)] = None
     return list(out)
 
@@ -199,31 +282,44 @@ def stress_zips(rng: random.Random, n: int) -> list[str]:
     return list(out)
 
 
-STRESS = {"names": ("PATIENT", stress_names), "ids": ("ID", stress_ids), "phones": ("PHONE", stress_phones),
-          "emails": ("EMAIL", stress_emails), "streets": ("LOCATION", stress_streets),
-          "cities": ("LOCATION", stress_cities), "zips": ("LOCATION", stress_zips)}
+STRESS = {
+    "names": ("PATIENT", stress_names),
+    "ids": ("ID", stress_ids),
+    "phones": ("PHONE", stress_phones),
+    "emails": ("EMAIL", stress_emails),
+    "streets": ("LOCATION", stress_streets),
+    "cities": ("LOCATION", stress_cities),
+    "zips": ("LOCATION", stress_zips),
+}
 
 
 # ---- checks ------------------------------------------------------------------------------
 
+
 def keyrings(seed: int = 7) -> tuple[KeyRing, KeyRing, KeyRing]:
     """(key A, the same key A rebuilt, rotated key B) for one synthetic study."""
-    return (keyring_for_tests("bench", "k1", f"bench-{seed}"), keyring_for_tests("bench", "k1", f"bench-{seed}"),
-            keyring_for_tests("bench", "k2", f"bench-{seed}-rotated"))
+    return (
+        keyring_for_tests("bench", "k1", f"bench-{seed}"),
+        keyring_for_tests("bench", "k1", f"bench-{seed}"),
+        keyring_for_tests("bench", "k2", f"bench-{seed}-rotated"),
+    )
 
 
 def _in_note(anonymizer, note_id: str, patient: str, prefix: str, value: str, label: str, note_date=None) -> str:
     from tide_core.spans import Note, Span
+
     text = f"{prefix} {value} end."
     start = len(prefix) + 1
-    out = anonymizer.anonymize(Note(note_id, patient, text, {"note_date": note_date}),
-                               [Span(note_id, start, start + len(value), label)])
+    out = anonymizer.anonymize(
+        Note(note_id, patient, text, {"note_date": note_date}), [Span(note_id, start, start + len(value), label)]
+    )
     s = out.spans[0]
-    return out.text[s.out_start:s.out_end]
+    return out.text[s.out_start : s.out_end]
 
 
 def clear_caches() -> None:
     from tide_core.anonymize import identifiers, small_domain
+
     small_domain.permutation.cache_clear()
     small_domain._table.cache_clear()
     identifiers._cipher.cache_clear()
@@ -231,6 +327,7 @@ def clear_caches() -> None:
 
 def category_checks(category: str, n: int, seed: int) -> dict:
     from tide_core.anonymize.engine import Anonymizer
+
     label, gen = STRESS[category]
     values = gen(random.Random(seed), n)
     ka, ka2, kb = keyrings(seed)
@@ -244,19 +341,23 @@ def category_checks(category: str, n: int, seed: int) -> dict:
     in_notes2 = [_in_note(a2, "n2", "p0", "Follow-up visit; contact", v, label) for v in values]
     rotated = [b.replace_value(label, v, "p0")[0] for v in values]
     return {
-        "category": category, "n": len(values),
-        "determinism": sum(x == y for x, y in zip(first, again)) / len(values),
-        "consistency": sum(x == y == z for x, y, z in zip(first, in_notes, in_notes2)) / len(values),
-        "rotation": sum(x != y for x, y in zip(first, rotated)) / len(values),
-        "unchanged": sum(x.casefold() == v.casefold() for x, v in zip(first, values)) / len(values),
+        "category": category,
+        "n": len(values),
+        "determinism": sum(x == y for x, y in zip(first, again, strict=False)) / len(values),
+        "consistency": sum(x == y == z for x, y, z in zip(first, in_notes, in_notes2, strict=False)) / len(values),
+        "rotation": sum(x != y for x, y in zip(first, rotated, strict=False)) / len(values),
+        "unchanged": sum(x.casefold() == v.casefold() for x, v in zip(first, values, strict=False)) / len(values),
         "values_per_s": len(values) / dt,
-        "values": values, "surrogates": first, "rotated": rotated,
+        "values": values,
+        "surrogates": first,
+        "rotated": rotated,
     }
 
 
 def date_checks(n: int, seed: int) -> dict:
     from tide_core.anonymize.dates import parse_date
     from tide_core.anonymize.engine import Anonymizer
+
     rows = stress_dates(random.Random(seed), n)
     ka, ka2, kb = keyrings(seed)
     a, a2, b = Anonymizer(ka), Anonymizer(ka2), Anonymizer(kb)
@@ -270,23 +371,27 @@ def date_checks(n: int, seed: int) -> dict:
     rotated = [b.replace_value("DATE", t, p)[0] for p, _, _, t in rows]
     shifted = {}
     fmt_ok = 0
-    for (p, d, fmt, t), out in zip(rows, first):
+    for (p, d, fmt, t), out in zip(rows, first, strict=False):
         pd = parse_date(out)
         shifted.setdefault(p, []).append((d, date(pd.year, pd.month, pd.day)))
         fmt_ok += same_format(t, out, DATE_FORMATS[fmt], date(pd.year, pd.month, pd.day))
     pairs = ok = 0
     for items in shifted.values():
-        for (d1, s1), (d2, s2) in zip(items, items[1:]):
+        for (d1, s1), (d2, s2) in zip(items, items[1:], strict=False):
             pairs += 1
             ok += (s2 - s1) == (d2 - d1)
     patients = sorted(shifted)
     return {
-        "category": "dates", "n": len(rows),
-        "determinism": sum(x == y for x, y in zip(first, again)) / len(rows),
-        "consistency": sum(x == y == z for x, y, z in zip(first, notes, notes2)) / len(rows),
-        "rotation": sum(x != y for x, y in zip(first, rotated)) / len(rows),
-        "interval_pairs": pairs, "interval": ok / max(pairs, 1), "format": fmt_ok / len(rows),
-        "patients": len(patients), "values_per_s": len(rows) / dt,
+        "category": "dates",
+        "n": len(rows),
+        "determinism": sum(x == y for x, y in zip(first, again, strict=False)) / len(rows),
+        "consistency": sum(x == y == z for x, y, z in zip(first, notes, notes2, strict=False)) / len(rows),
+        "rotation": sum(x != y for x, y in zip(first, rotated, strict=False)) / len(rows),
+        "interval_pairs": pairs,
+        "interval": ok / max(pairs, 1),
+        "format": fmt_ok / len(rows),
+        "patients": len(patients),
+        "values_per_s": len(rows) / dt,
     }
 
 
@@ -299,6 +404,7 @@ def same_format(original: str, out: str, fmt: Callable[[date], str], new: date) 
     if out == fmt(new):
         return True
     import re
+
     nums = re.findall(r"\d+", original)
     want, got = fmt(new).lower(), out.lower()
     if not any(len(x) == 1 or x.startswith("0") for x in nums[:2]):
@@ -315,7 +421,8 @@ def id_collisions(keyring: KeyRing, digits: int) -> tuple[float, float]:
     from ff3 import FF3Cipher
 
     from tide_core.anonymize.identifiers import anonymize_identifier
-    values = [str(i).zfill(digits) for i in range(10 ** digits)]
+
+    values = [str(i).zfill(digits) for i in range(10**digits)]
     ours = len({anonymize_identifier(keyring, v) for v in values})
     c = FF3Cipher.withCustomAlphabet(keyring.subkey("id").hex(), "00000000000000", "0123456789")
     paper = len({c.encrypt(v.zfill(6))[-digits:] for v in values})
@@ -324,16 +431,23 @@ def id_collisions(keyring: KeyRing, digits: int) -> tuple[float, float]:
 
 def name_collisions(keyring: KeyRing, n: int, seed: int) -> dict:
     from tide_core.anonymize.names import surrogate_name, surrogate_token
+
     names = full_name_set(random.Random(seed), n)
     sur = {surrogate_name(keyring, x).casefold() for x in names}
     tokens = {t.casefold() for x in names for t in x.split()}
     sur_tokens = {surrogate_token(keyring, t).casefold() for t in tokens}
-    return {"n": n, "full": 1 - len(sur) / len(names), "tokens": len(tokens), "token": 1 - len(sur_tokens) / len(tokens)}
+    return {
+        "n": n,
+        "full": 1 - len(sur) / len(names),
+        "tokens": len(tokens),
+        "token": 1 - len(sur_tokens) / len(tokens),
+    }
 
 
 def note_throughput(seed: int, n_notes: int = 300) -> float:
     from tide_core.anonymize.engine import Anonymizer
     from tide_core.spans import Note, Span
+
     rng = random.Random(seed)
     ka, _, _ = keyrings(seed)
     an = Anonymizer(ka)
@@ -342,10 +456,25 @@ def note_throughput(seed: int, n_notes: int = 300) -> float:
     phones = stress_phones(rng, n_notes)
     notes = []
     for i in range(n_notes):
-        parts = [("Patient ", None), (names[i], "PATIENT"), (" (MRN ", None), (ids[i], "ID"), (") seen on ", None),
-                 (DATE_FORMATS["mm/dd/yyyy"](date(2020, 1, 1) + timedelta(days=i)), "DATE"), (". Call ", None),
-                 (phones[i], "PHONE"), (" at Stanford Hospital, ", None), ("Palo Alto", "LOCATION"), (", ", None),
-                 ("CA", "LOCATION"), (" ", None), (f"{94000 + i}", "LOCATION"), (". Age ", None), ("67", "AGE"), (".", None)]
+        parts = [
+            ("Patient ", None),
+            (names[i], "PATIENT"),
+            (" (MRN ", None),
+            (ids[i], "ID"),
+            (") seen on ", None),
+            (DATE_FORMATS["mm/dd/yyyy"](date(2020, 1, 1) + timedelta(days=i)), "DATE"),
+            (". Call ", None),
+            (phones[i], "PHONE"),
+            (" at Stanford Hospital, ", None),
+            ("Palo Alto", "LOCATION"),
+            (", ", None),
+            ("CA", "LOCATION"),
+            (" ", None),
+            (f"{94000 + i}", "LOCATION"),
+            (". Age ", None),
+            ("67", "AGE"),
+            (".", None),
+        ]
         text, spans, pos = "", [], 0
         for chunk, label in parts:
             if label:
@@ -376,21 +505,34 @@ def _pct(x: float, digits: int = 2) -> str:
 def markdown(res: dict) -> str:
     lines = ["| Check | Category | n | Result | Paper (TIDE 2.0, Table 2) |", "|---|---|---|---|---|"]
     d = res["dates"]
-    for key, title in (("determinism", "Determinism"), ("consistency", "Cross-note consistency"), ("rotation", "Remap under rotated key")):
+    for key, title in (
+        ("determinism", "Determinism"),
+        ("consistency", "Cross-note consistency"),
+        ("rotation", "Remap under rotated key"),
+    ):
         for c in res["categories"] + [d]:
             lines.append(f"| {title} | {c['category']} | {c['n']} | {_pct(c[key])} | 100.0% |")
-    lines.append(f"| Interval preservation | dates ({d['patients']} patients, {d['interval_pairs']} pairs) | {d['n']} | {_pct(d['interval'])} | 100.0% |")
+    lines.append(
+        f"| Interval preservation | dates ({d['patients']} patients, {d['interval_pairs']} pairs) | {d['n']} | "
+        f"{_pct(d['interval'])} | 100.0% |"
+    )
     lines.append(f"| Format preserved | dates ({len(DATE_FORMATS)} formats) | {d['n']} | {_pct(d['format'])} | – |")
     for digits, (ours, paper) in res["ids"].items():
-        lines.append(f"| ID collisions | {digits}-digit (all {10 ** digits:,}) | {10 ** digits} | {_pct(ours, 3)} "
-                     f"(pad-to-6+truncate re-measured: {_pct(paper)}) | 34.8–36.6% |")
+        lines.append(
+            f"| ID collisions | {digits}-digit (all {10**digits:,}) | {10**digits} | {_pct(ours, 3)} "
+            f"(pad-to-6+truncate re-measured: {_pct(paper)}) | 34.8–36.6% |"
+        )
     paper_names = {2000: "0.4%", 20000: "3.3%"}
     for r in res["names"]:
-        lines.append(f"| Name collisions | {r['n']:,} distinct full names | {r['n']} | {_pct(r['full'], 3)} "
-                     f"(tokens: {_pct(r['token'], 3)} of {r['tokens']:,}) | {paper_names.get(r['n'], '–')} |")
+        lines.append(
+            f"| Name collisions | {r['n']:,} distinct full names | {r['n']} | {_pct(r['full'], 3)} "
+            f"(tokens: {_pct(r['token'], 3)} of {r['tokens']:,}) | {paper_names.get(r['n'], '–')} |"
+        )
     for c in res["categories"] + [d]:
         lines.append(f"| Throughput | {c['category']} | {c['n']} | {c['values_per_s']:,.0f} values/s | – |")
-    lines.append(f"| Throughput | whole notes (engine, 10 spans/note) | 300 notes | {res['spans_per_s']:,.0f} spans/s | – |")
+    lines.append(
+        f"| Throughput | whole notes (engine, 10 spans/note) | 300 notes | {res['spans_per_s']:,.0f} spans/s | – |"
+    )
     return "\n".join(lines)
 
 
@@ -403,8 +545,11 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     res = run(args.n, args.seed, args.big_names)
     print(markdown(res))
-    print(f"\n_seed {args.seed}, {time.perf_counter() - t0:.1f} s; unchanged-value rate per category: "
-          + ", ".join(f"{c['category']} {_pct(c['unchanged'])}" for c in res["categories"]) + "_")
+    print(
+        f"\n_seed {args.seed}, {time.perf_counter() - t0:.1f} s; unchanged-value rate per category: "
+        + ", ".join(f"{c['category']} {_pct(c['unchanged'])}" for c in res["categories"])
+        + "_"
+    )
     return 0
 
 

@@ -12,6 +12,7 @@ Every corpus comes with its patients table (for the known-PHI recognizer) and, w
 generator records them, the offsets of clinical terms (drug names, doses, eponyms, lab names)
 that a de-identifier should leave alone.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

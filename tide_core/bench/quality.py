@@ -21,6 +21,7 @@ Reported per corpus:
 The in-house corpus shares its generator with the training data: it is a regression test.
 The out-of-generator corpora measure generalisation (see ``tide_core/bench/oog/README.md``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,9 @@ import json
 import secrets
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from tide_core.anonymize.engine import Anonymizer
 from tide_core.anonymize.keys import KeyRing
@@ -45,12 +47,21 @@ from tide_core.recognizers.registry import create
 from tide_core.spans import Span
 
 #: Release targets (issue 11), checked on every corpus.
-TARGETS = {"uncovered_share<=0.02": 0.02, "verbatim_share<=0.01": 0.01, "char_precision>=0.95": 0.95,
-           "micro_recall>=0.92": 0.92, "every_category_uncovered<=0.05": 0.05}
+TARGETS = {
+    "uncovered_share<=0.02": 0.02,
+    "verbatim_share<=0.01": 0.01,
+    "char_precision>=0.95": 0.95,
+    "micro_recall>=0.92": 0.92,
+    "every_category_uncovered<=0.05": 0.05,
+}
 
 
-def default_specs(patients: Sequence[Mapping[str, Any]], model_dir: str | None, include_model: bool = True,
-                  model_options: Mapping[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+def default_specs(
+    patients: Sequence[Mapping[str, Any]],
+    model_dir: str | None,
+    include_model: bool = True,
+    model_options: Mapping[str, Any] | None = None,
+) -> dict[str, dict[str, Any]]:
     """The default configuration's recognizers, keyed by short name; known-PHI gets the rows."""
     specs: dict[str, dict[str, Any]] = {}
     if include_model:
@@ -64,8 +75,9 @@ def default_specs(patients: Sequence[Mapping[str, Any]], model_dir: str | None, 
     return specs
 
 
-def run_recognizers(notes: Sequence[Any], specs: Mapping[str, Mapping[str, Any]], batch: int = 32,
-                    progress: bool = True) -> tuple[dict[str, dict[str, list[Span]]], dict[str, float]]:
+def run_recognizers(
+    notes: Sequence[Any], specs: Mapping[str, Mapping[str, Any]], batch: int = 32, progress: bool = True
+) -> tuple[dict[str, dict[str, list[Span]]], dict[str, float]]:
     """spans[recognizer][note_id] and seconds per recognizer (load included)."""
     out: dict[str, dict[str, list[Span]]] = {}
     seconds: dict[str, float] = {}
@@ -75,8 +87,8 @@ def run_recognizers(notes: Sequence[Any], specs: Mapping[str, Mapping[str, Any]]
         rec.load()
         per: dict[str, list[Span]] = {}
         for i in range(0, len(notes), batch):
-            chunk = list(notes[i:i + batch])
-            for n, spans in zip(chunk, rec.recognize_many(chunk)):
+            chunk = list(notes[i : i + batch])
+            for n, spans in zip(chunk, rec.recognize_many(chunk), strict=False):
                 per[n.note_id] = list(spans)
         seconds[key] = time.perf_counter() - t0
         out[key] = per
@@ -85,12 +97,18 @@ def run_recognizers(notes: Sequence[Any], specs: Mapping[str, Mapping[str, Any]]
     return out, seconds
 
 
-def combine(spans: Mapping[str, Mapping[str, list[Span]]], members: Sequence[str],
-            note_ids: Sequence[str], texts: Mapping[str, str] | None = None) -> dict[str, list[Span]]:
+def combine(
+    spans: Mapping[str, Mapping[str, list[Span]]],
+    members: Sequence[str],
+    note_ids: Sequence[str],
+    texts: Mapping[str, str] | None = None,
+) -> dict[str, list[Span]]:
     """Resolve the members' spans per note exactly as the engine does (``finish_note``)."""
     texts = texts or {}
-    return {nid: finish_note(nid, [s for m in members for s in spans[m].get(nid, ())], None, None,
-                             texts.get(nid))[0] for nid in note_ids}
+    return {
+        nid: finish_note(nid, [s for m in members for s in spans[m].get(nid, ())], None, None, texts.get(nid))[0]
+        for nid in note_ids
+    }
 
 
 def _bench_anonymizer() -> Anonymizer:
@@ -98,14 +116,19 @@ def _bench_anonymizer() -> Anonymizer:
     return Anonymizer(KeyRing("bench", "quality", secrets.token_bytes(32)))
 
 
-def score(corpus: BenchCorpus, pred: Mapping[str, list[Span]], n_resamples: int = 0,
-          anonymizer: Anonymizer | None = None) -> dict[str, Any]:
+def score(
+    corpus: BenchCorpus, pred: Mapping[str, list[Span]], n_resamples: int = 0, anonymizer: Anonymizer | None = None
+) -> dict[str, Any]:
     """Every figure of one system on one corpus (span, split-match, character, release views)."""
     span = evaluate(corpus.gold, pred, n_resamples=n_resamples, seed=42, sensitivity_taus=()).primary.to_dict()
     split = evaluate(corpus.gold, pred, n_resamples=0, sensitivity_taus=(), split=True).primary.to_dict()
     chars = character_metrics(corpus.gold, pred).to_dict()
-    out = {"span": span, "split_micro_recall": split["overall"]["micro_recall"], "chars": chars,
-           "clinical_terms": clinical_terms_removed(corpus.gold, pred).to_dict()}
+    out = {
+        "span": span,
+        "split_micro_recall": split["overall"]["micro_recall"],
+        "chars": chars,
+        "clinical_terms": clinical_terms_removed(corpus.gold, pred).to_dict(),
+    }
     if anonymizer is not None:
         out["verbatim"] = surviving_surfaces(corpus.gold, pred, anonymizer).to_dict()
     return out
@@ -115,11 +138,19 @@ def _summary(name: str, s: Mapping[str, Any]) -> dict[str, Any]:
     o, c = s["span"]["overall"], s["chars"]["overall"]
     cats = {k: v["uncovered_share"] for k, v in s["chars"]["category"].items() if v["gold_chars"]}
     worst = max(cats.items(), key=lambda kv: kv[1] or 0.0) if cats else ("-", None)
-    return {"system": name, "micro_recall": o["micro_recall"], "micro_precision": o["micro_precision"],
-            "split_recall": s.get("split_micro_recall"), "uncovered_share": c["uncovered_share"],
-            "char_precision": c["char_precision"], "worst_category": worst[0], "worst_uncovered": worst[1],
-            "verbatim_share": (s.get("verbatim") or {}).get("overall"),
-            "clinical_terms_removed": s["clinical_terms"]["n_removed"], "clinical_terms": s["clinical_terms"]["n_terms"]}
+    return {
+        "system": name,
+        "micro_recall": o["micro_recall"],
+        "micro_precision": o["micro_precision"],
+        "split_recall": s.get("split_micro_recall"),
+        "uncovered_share": c["uncovered_share"],
+        "char_precision": c["char_precision"],
+        "worst_category": worst[0],
+        "worst_uncovered": worst[1],
+        "verbatim_share": (s.get("verbatim") or {}).get("overall"),
+        "clinical_terms_removed": s["clinical_terms"]["n_removed"],
+        "clinical_terms": s["clinical_terms"]["n_terms"],
+    }
 
 
 def _targets(summary: Mapping[str, Any]) -> dict[str, bool]:
@@ -129,15 +160,22 @@ def _targets(summary: Mapping[str, Any]) -> dict[str, bool]:
     def ge(x: float | None, bound: float) -> bool:
         return x is not None and x >= bound
 
-    return {"uncovered_share<=0.02": le(summary["uncovered_share"], 0.02),
-            "verbatim_share<=0.01": le(summary["verbatim_share"], 0.01),
-            "char_precision>=0.95": ge(summary["char_precision"], 0.95),
-            "micro_recall>=0.92": ge(summary["micro_recall"], 0.92),
-            "every_category_uncovered<=0.05": le(summary["worst_uncovered"], 0.05)}
+    return {
+        "uncovered_share<=0.02": le(summary["uncovered_share"], 0.02),
+        "verbatim_share<=0.01": le(summary["verbatim_share"], 0.01),
+        "char_precision>=0.95": ge(summary["char_precision"], 0.95),
+        "micro_recall>=0.92": ge(summary["micro_recall"], 0.92),
+        "every_category_uncovered<=0.05": le(summary["worst_uncovered"], 0.05),
+    }
 
 
-def bench_corpus(corpus: BenchCorpus, specs: Mapping[str, Mapping[str, Any]], n_resamples: int = 2000,
-                 ablation: bool = True, progress: bool = True) -> dict[str, Any]:
+def bench_corpus(
+    corpus: BenchCorpus,
+    specs: Mapping[str, Mapping[str, Any]],
+    n_resamples: int = 2000,
+    ablation: bool = True,
+    progress: bool = True,
+) -> dict[str, Any]:
     """Run the recognizers once on ``corpus``; score the full set and the ablation."""
     notes = [d.to_note() for d in corpus.gold]
     if progress:
@@ -153,15 +191,32 @@ def bench_corpus(corpus: BenchCorpus, specs: Mapping[str, Mapping[str, Any]], n_
             rest = [x for x in members if x != m]
             rows.append(_summary(f"full - {m}", score(corpus, combine(spans, rest, ids, texts))))
     summary = rows[0]
-    return {"corpus": corpus.name, "seed": corpus.seed, "n_notes": len(notes), "n_gold_spans": corpus.n_spans,
-            "n_chars": sum(len(t) for t in texts.values()), "seconds": {k: round(v, 2) for k, v in seconds.items()},
-            "full": full, "summary": summary, "ablation": rows, "targets": _targets(summary)}
+    return {
+        "corpus": corpus.name,
+        "seed": corpus.seed,
+        "n_notes": len(notes),
+        "n_gold_spans": corpus.n_spans,
+        "n_chars": sum(len(t) for t in texts.values()),
+        "seconds": {k: round(v, 2) for k, v in seconds.items()},
+        "full": full,
+        "summary": summary,
+        "ablation": rows,
+        "targets": _targets(summary),
+    }
 
 
-def benchmark(corpora: Sequence[str] = CORPORA, seed: int = 2, sizes: Mapping[str, int] | None = None,
-              model_dir: str | None = None, include_model: bool = True, n_resamples: int = 2000,
-              ablation: bool = True, progress: bool = True,
-              model_options: Mapping[str, Any] | None = None, oog_patients: bool = False) -> dict[str, Any]:
+def benchmark(
+    corpora: Sequence[str] = CORPORA,
+    seed: int = 2,
+    sizes: Mapping[str, int] | None = None,
+    model_dir: str | None = None,
+    include_model: bool = True,
+    n_resamples: int = 2000,
+    ablation: bool = True,
+    progress: bool = True,
+    model_options: Mapping[str, Any] | None = None,
+    oog_patients: bool = False,
+) -> dict[str, Any]:
     """The whole benchmark: one entry per corpus, plus the model card of the model used.
 
     The out-of-generator corpora are scored as a new site would run them, without a patients
@@ -181,8 +236,14 @@ def benchmark(corpora: Sequence[str] = CORPORA, seed: int = 2, sizes: Mapping[st
             card = read_model_card(specs["model"]["model_dir"])
             model_card = {k: card.get(k) for k in ("base", "corpus", "training", "recipe")}
         results.append(bench_corpus(corpus, specs, n_resamples, ablation, progress))
-    return {"seed": seed, "tau": 0.8, "include_model": include_model, "model": model_card,
-            "oog_patients": oog_patients, "corpora": results}
+    return {
+        "seed": seed,
+        "tau": 0.8,
+        "include_model": include_model,
+        "model": model_card,
+        "oog_patients": oog_patients,
+        "corpora": results,
+    }
 
 
 def _f(x: float | None, pct: bool = False) -> str:
@@ -193,20 +254,30 @@ def _f(x: float | None, pct: bool = False) -> str:
 
 def format_report(r: Mapping[str, Any]) -> str:
     res = r["corpora"]
-    lines = [f"TIDE quality benchmark (seed {r['seed']}; tau=0.8 union overlap; "
-             f"{'default configuration' if r['include_model'] else 'rules preset (no model)'})", "",
-             "| corpus | notes | gold spans | micro R [95% CI] | micro P | split R | char precision | "
-             "PHI chars uncovered | worst category | surfaces verbatim | clinical terms removed |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"TIDE quality benchmark (seed {r['seed']}; tau=0.8 union overlap; "
+        f"{'default configuration' if r['include_model'] else 'rules preset (no model)'})",
+        "",
+        "| corpus | notes | gold spans | micro R [95% CI] | micro P | split R | char precision | "
+        "PHI chars uncovered | worst category | surfaces verbatim | clinical terms removed |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for c in res:
         s, ci = c["summary"], c["full"]["span"]["overall"].get("ci", {}).get("micro_recall")
         cis = f" [{_f(ci[0])}, {_f(ci[1])}]" if ci else ""
-        lines.append(f"| {c['corpus']} | {c['n_notes']} | {c['n_gold_spans']} | {_f(s['micro_recall'])}{cis} | "
-                     f"{_f(s['micro_precision'])} | {_f(s['split_recall'])} | {_f(s['char_precision'])} | "
-                     f"{_f(s['uncovered_share'], True)} | {s['worst_category']} {_f(s['worst_uncovered'], True)} | "
-                     f"{_f(s['verbatim_share'], True)} | {s['clinical_terms_removed']} / {s['clinical_terms']} |")
-    lines += ["", "per category: span recall / PHI characters uncovered / surfaces verbatim", "",
-              "| category | " + " | ".join(c["corpus"] for c in res) + " |", "|---|" + "---|" * len(res)]
+        lines.append(
+            f"| {c['corpus']} | {c['n_notes']} | {c['n_gold_spans']} | {_f(s['micro_recall'])}{cis} | "
+            f"{_f(s['micro_precision'])} | {_f(s['split_recall'])} | {_f(s['char_precision'])} | "
+            f"{_f(s['uncovered_share'], True)} | {s['worst_category']} {_f(s['worst_uncovered'], True)} | "
+            f"{_f(s['verbatim_share'], True)} | {s['clinical_terms_removed']} / {s['clinical_terms']} |"
+        )
+    lines += [
+        "",
+        "per category: span recall / PHI characters uncovered / surfaces verbatim",
+        "",
+        "| category | " + " | ".join(c["corpus"] for c in res) + " |",
+        "|---|" + "---|" * len(res),
+    ]
     labels = sorted({lab for c in res for lab, v in c["full"]["chars"]["category"].items() if v["gold_chars"]})
     for lab in labels:
         cells = []
@@ -217,16 +288,24 @@ def format_report(r: Mapping[str, Any]) -> str:
             if not ch.get("gold_chars"):
                 cells.append("-")
                 continue
-            cells.append(f"{_f(sc.get('recall'))} / {_f(ch.get('uncovered_share'), True)} / "
-                         f"{_f(vb.get('share'), True)}")
+            cells.append(
+                f"{_f(sc.get('recall'))} / {_f(ch.get('uncovered_share'), True)} / {_f(vb.get('share'), True)}"
+            )
         lines.append(f"| {lab} | " + " | ".join(cells) + " |")
     for c in res:
         if len(c["ablation"]) > 1:
-            lines += ["", f"ablation on {c['corpus']} (point estimates)", "",
-                      "| system | micro R | micro P | PHI chars uncovered | char precision |", "|---|---|---|---|---|"]
+            lines += [
+                "",
+                f"ablation on {c['corpus']} (point estimates)",
+                "",
+                "| system | micro R | micro P | PHI chars uncovered | char precision |",
+                "|---|---|---|---|---|",
+            ]
             for a in c["ablation"]:
-                lines.append(f"| {a['system']} | {_f(a['micro_recall'])} | {_f(a['micro_precision'])} | "
-                             f"{_f(a['uncovered_share'], True)} | {_f(a['char_precision'])} |")
+                lines.append(
+                    f"| {a['system']} | {_f(a['micro_recall'])} | {_f(a['micro_precision'])} | "
+                    f"{_f(a['uncovered_share'], True)} | {_f(a['char_precision'])} |"
+                )
     lines.append("")
     for c in res:
         met = ", ".join(f"{k} {'MET' if v else 'NOT MET'}" for k, v in c["targets"].items())
@@ -246,8 +325,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--no-model", action="store_true", help="rules preset only")
     p.add_argument("--no-ablation", action="store_true")
     p.add_argument("--resamples", type=int, default=2000)
-    p.add_argument("--oog-patients", action="store_true",
-                   help="give the out-of-generator corpora their patients table (default: none, as a new site)")
+    p.add_argument(
+        "--oog-patients",
+        action="store_true",
+        help="give the out-of-generator corpora their patients table (default: none, as a new site)",
+    )
     p.add_argument("--json", default=None, help="also write the full report as JSON")
     args = p.parse_args(argv)
     sizes = {}
@@ -257,8 +339,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         sizes["oog-messages"] = args.n_messages
     corpora = [c.strip() for c in args.corpora.split(",") if c.strip()]
     try:
-        r = benchmark(corpora, args.seed, sizes, args.model_dir, not args.no_model, args.resamples,
-                      not args.no_ablation, oog_patients=args.oog_patients)
+        r = benchmark(
+            corpora,
+            args.seed,
+            sizes,
+            args.model_dir,
+            not args.no_model,
+            args.resamples,
+            not args.no_ablation,
+            oog_patients=args.oog_patients,
+        )
     except TideError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -21,6 +21,7 @@ tokenizer trained offline on the corpus.  Throughput does not depend on the head
 
 It is a benchmark, not a test: it prints a Markdown table (and ``--json PATH`` writes numbers).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -44,8 +46,17 @@ BIO_TAGS: tuple[str, ...] = ("O",) + tuple(f"{p}-{lab}" for lab in LABELS for p 
 
 
 # ------------------------------------------------------------------------------------ models
-def build_tiny_model(out_dir: str | Path, texts: Iterable[str], *, hidden: int = 64, layers: int = 2,
-                     heads: int = 2, vocab_size: int = 2000, max_positions: int = 512, seed: int = 0) -> Path:
+def build_tiny_model(
+    out_dir: str | Path,
+    texts: Iterable[str],
+    *,
+    hidden: int = 64,
+    layers: int = 2,
+    heads: int = 2,
+    vocab_size: int = 2000,
+    max_positions: int = 512,
+    seed: int = 0,
+) -> Path:
     """Build and save a small BERT token classifier with a WordPiece tokenizer trained offline."""
     import torch
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
@@ -59,15 +70,30 @@ def build_tiny_model(out_dir: str | Path, texts: Iterable[str], *, hidden: int =
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tok.train_from_iterator(list(texts), trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=specials))
     cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
-    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
-                                                       special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
-                                   sep_token="[SEP]", mask_token="[MASK]", model_max_length=max_positions)
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
+    )
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+        model_max_length=max_positions,
+    )
     fast.save_pretrained(str(out))
-    cfg = BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=hidden, num_hidden_layers=layers,
-                     num_attention_heads=heads, intermediate_size=hidden * 4, max_position_embeddings=max_positions,
-                     num_labels=len(BIO_TAGS), id2label=dict(enumerate(BIO_TAGS)),
-                     label2id={t: i for i, t in enumerate(BIO_TAGS)})
+    cfg = BertConfig(
+        vocab_size=tok.get_vocab_size(),
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=hidden * 4,
+        max_position_embeddings=max_positions,
+        num_labels=len(BIO_TAGS),
+        id2label=dict(enumerate(BIO_TAGS)),
+        label2id={t: i for i, t in enumerate(BIO_TAGS)},
+    )
     torch.manual_seed(seed)
     model = BertForTokenClassification(cfg)
     model.save_pretrained(str(out))
@@ -86,8 +112,12 @@ def build_head_model(out_dir: str | Path, encoder_dir: str | Path, seed: int = 0
     torch.manual_seed(seed)
     AutoTokenizer.from_pretrained(str(encoder_dir), local_files_only=True).save_pretrained(str(out))
     model = AutoModelForTokenClassification.from_pretrained(
-        str(encoder_dir), local_files_only=True, num_labels=len(BIO_TAGS),
-        id2label=dict(enumerate(BIO_TAGS)), label2id={t: i for i, t in enumerate(BIO_TAGS)})
+        str(encoder_dir),
+        local_files_only=True,
+        num_labels=len(BIO_TAGS),
+        id2label=dict(enumerate(BIO_TAGS)),
+        label2id={t: i for i, t in enumerate(BIO_TAGS)},
+    )
     model.save_pretrained(str(out))
     return out
 
@@ -106,8 +136,9 @@ def choose_model(kind: str, workdir: Path, texts: Sequence[str]) -> tuple[Path, 
         try:
             from tide_core.models import pretrained_encoder_dir
 
-            return build_head_model(workdir / "minilm-head", pretrained_encoder_dir()), \
-                "all-MiniLM-L6-v2 encoder + untrained head"
+            return build_head_model(
+                workdir / "minilm-head", pretrained_encoder_dir()
+            ), "all-MiniLM-L6-v2 encoder + untrained head"
         except Exception as exc:  # noqa: BLE001
             if kind == "minilm":
                 raise
@@ -158,7 +189,7 @@ class PeakRSS:
             self.peak = max(self.peak, _tree_rss_bytes(os.getpid()))
             self._stop.wait(self.interval)
 
-    def __enter__(self) -> "PeakRSS":
+    def __enter__(self) -> PeakRSS:
         self._thread.start()
         return self
 
@@ -184,16 +215,18 @@ def scaled(notes: Sequence[Note], factor: int) -> Iterator[Note]:
 
 
 # ------------------------------------------------------------------------------------ measurements
-def bare_forward(model_dir: Path, notes: Sequence[Note], window: int, overlap: int, batch_size: int,
-                 threads: int) -> dict[str, float]:
+def bare_forward(
+    model_dir: Path, notes: Sequence[Note], window: int, overlap: int, batch_size: int, threads: int
+) -> dict[str, float]:
     """Forward passes only: windows are built first (untimed), then timed batch by batch."""
     import torch
 
     from tide_core.recognizers.registry import create
 
     torch.set_num_threads(threads)
-    rec = create({"name": "tide.hf", "model_dir": str(model_dir), "window": window, "overlap": overlap,
-                  "batch_size": batch_size})
+    rec = create(
+        {"name": "tide.hf", "model_dir": str(model_dir), "window": window, "overlap": overlap, "batch_size": batch_size}
+    )
     rec.load()
     windows = [w for n in notes for w in rec.make_windows(n)]
     windows.sort(key=lambda w: len(w.input_ids), reverse=True)
@@ -203,33 +236,37 @@ def bare_forward(model_dir: Path, notes: Sequence[Note], window: int, overlap: i
 
     def run(ws):
         for i in range(0, len(ws), batch_size):
-            batch = ws[i:i + batch_size]
+            batch = ws[i : i + batch_size]
             L = max(len(w.input_ids) for w in batch)
             ids = torch.full((len(batch), L), pad, dtype=torch.long)
             mask = torch.zeros((len(batch), L), dtype=torch.long)
             for j, w in enumerate(batch):
-                ids[j, :len(w.input_ids)] = torch.tensor(w.input_ids)
-                mask[j, :len(w.input_ids)] = 1
+                ids[j, : len(w.input_ids)] = torch.tensor(w.input_ids)
+                mask[j, : len(w.input_ids)] = 1
             with torch.inference_mode():
                 model(input_ids=ids, attention_mask=mask)
 
-    run(windows[:batch_size])                       # warm-up
+    run(windows[:batch_size])  # warm-up
     t0 = time.perf_counter()
     run(windows)
     dt = time.perf_counter() - t0
     params = sum(p.numel() for p in model.parameters())
-    return {"tokens": tokens, "windows": len(windows), "seconds": dt, "tokens_per_s": tokens / dt,
-            "params": params}
+    return {"tokens": tokens, "windows": len(windows), "seconds": dt, "tokens_per_s": tokens / dt, "params": params}
 
 
-def ray_pipeline(notes: Sequence[Note], specs: list[dict], cpus: int, batch_size: int,
-                 tokens: int | None = None, warm: bool = True) -> dict[str, float]:
+def ray_pipeline(
+    notes: Sequence[Note], specs: list[dict], cpus: int, batch_size: int, tokens: int | None = None, warm: bool = True
+) -> dict[str, float]:
     from tide_core.execution.ray_pipeline import RayRecognition, RayRecognitionConfig
 
     marks: list[tuple[float, int]] = []
-    cfg = RayRecognitionConfig(batch_size_short=batch_size, progress=False, local_num_cpus=cpus,
-                               on_progress=lambda done, total: marks.append((time.perf_counter(), done)))
-    if warm:   # start the worker processes once so the timed run measures the pipeline
+    cfg = RayRecognitionConfig(
+        batch_size_short=batch_size,
+        progress=False,
+        local_num_cpus=cpus,
+        on_progress=lambda done, total: marks.append((time.perf_counter(), done)),
+    )
+    if warm:  # start the worker processes once so the timed run measures the pipeline
         RayRecognition(cfg).run(list(notes[:batch_size]), specs)
         marks.clear()
     runner = RayRecognition(cfg)
@@ -239,13 +276,20 @@ def ray_pipeline(notes: Sequence[Note], specs: list[dict], cpus: int, batch_size
     first_t, first_n = marks[0]
     steady = (len(notes) - first_n) / (marks[-1][0] - first_t) if len(marks) > 1 and marks[-1][0] > first_t else 0.0
     mb = sum(len(n.text.encode()) for n in notes) / 1e6
-    out = {"seconds": dt, "first_result_s": first_t - t0, "steady_notes_per_s": steady,
-           "notes_per_s": len(notes) / dt, "mb_per_s": mb / dt, "spans": len(batch.all_spans()),
-           "failed": len(batch.failed()), "predict_actors": runner.plan.max_gpu_actors,
-           "stages": "→".join(runner.plan.stages)}
+    out = {
+        "seconds": dt,
+        "first_result_s": first_t - t0,
+        "steady_notes_per_s": steady,
+        "notes_per_s": len(notes) / dt,
+        "mb_per_s": mb / dt,
+        "spans": len(batch.all_spans()),
+        "failed": len(batch.failed()),
+        "predict_actors": runner.plan.max_gpu_actors,
+        "stages": "→".join(runner.plan.stages),
+    }
     if tokens:
         out["tokens_per_s"] = tokens / dt
-        out["steady_tokens_per_s"] = steady * tokens / len(notes)     # notes are alike in length here
+        out["steady_tokens_per_s"] = steady * tokens / len(notes)  # notes are alike in length here
     return out
 
 
@@ -263,8 +307,9 @@ def local_rules(notes: Sequence[Note], specs: list[dict]) -> dict[str, float]:
     return {"seconds": dt, "mb_per_s": mb / dt, "spans": len(batch.all_spans()), "mb": mb}
 
 
-def streamed_peak(notes: Sequence[Note], factor: int, specs: list[dict], cpus: int,
-                  batch_size: int) -> dict[str, float]:
+def streamed_peak(
+    notes: Sequence[Note], factor: int, specs: list[dict], cpus: int, batch_size: int
+) -> dict[str, float]:
     """Stream ``factor`` x ``notes`` through the pipeline (default waves) keeping no results."""
     from tide_core.execution.ray_pipeline import RayRecognition, RayRecognitionConfig
 
@@ -277,8 +322,14 @@ def streamed_peak(notes: Sequence[Note], factor: int, specs: list[dict], cpus: i
             n_spans += sum(r.n_spans for r in batch.records)
     dt = time.perf_counter() - t0
     mb = factor * sum(len(n.text.encode()) for n in notes) / 1e6
-    return {"notes": n_notes, "spans": n_spans, "peak_rss_mb": peak.peak / 2**20, "seconds": dt, "mb": mb,
-            "mb_per_s": mb / dt}
+    return {
+        "notes": n_notes,
+        "spans": n_spans,
+        "peak_rss_mb": peak.peak / 2**20,
+        "seconds": dt,
+        "mb": mb,
+        "mb_per_s": mb / dt,
+    }
 
 
 # ------------------------------------------------------------------------------------ main
@@ -309,29 +360,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="tide-bench-") as tmp:
         rule_notes, _ = base_corpus(args.rule_notes)
         if not args.skip_model:
-            model_notes = rule_notes[:args.notes] if args.notes <= len(rule_notes) else base_corpus(args.notes)[0]
+            model_notes = rule_notes[: args.notes] if args.notes <= len(rule_notes) else base_corpus(args.notes)[0]
             model_dir, model_desc = choose_model(args.model, Path(tmp), [n.text for n in model_notes])
             results["model"] = model_desc
             print(f"model: {model_desc}; bare forward on {len(model_notes)} notes ...", file=sys.stderr)
             bare = bare_forward(model_dir, model_notes, args.window, args.overlap, args.batch_size, args.cpus)
             results["bare"] = bare
             # stricter baseline: one thread's throughput times the cores (perfect scaling)
-            one = bare_forward(model_dir, model_notes[:max(16, len(model_notes) // 4)], args.window, args.overlap,
-                               args.batch_size, 1)
+            one = bare_forward(
+                model_dir, model_notes[: max(16, len(model_notes) // 4)], args.window, args.overlap, args.batch_size, 1
+            )
             results["bare_1thread"] = one
         print("starting Ray ...", file=sys.stderr)
         ensure_ray(None, args.cpus)
         if not args.skip_model:
-            hf = {"name": "tide.hf", "model_dir": str(model_dir), "window": args.window, "overlap": args.overlap,
-                  "batch_size": args.batch_size}
+            hf = {
+                "name": "tide.hf",
+                "model_dir": str(model_dir),
+                "window": args.window,
+                "overlap": args.overlap,
+                "batch_size": args.batch_size,
+            }
             print("Ray pipeline, model only ...", file=sys.stderr)
             pipe = ray_pipeline(model_notes, [hf], args.cpus, args.group_size, tokens=bare["tokens"])
             pipe["efficiency"] = pipe["tokens_per_s"] / bare["tokens_per_s"]
             pipe["efficiency_vs_linear"] = pipe["tokens_per_s"] / (one["tokens_per_s"] * args.cpus)
             results["pipeline_model"] = pipe
             print("Ray pipeline, model + rules ...", file=sys.stderr)
-            results["pipeline_full"] = ray_pipeline(model_notes, [hf, *rules_specs], args.cpus, args.group_size,
-                                                    tokens=bare["tokens"])
+            results["pipeline_full"] = ray_pipeline(
+                model_notes, [hf, *rules_specs], args.cpus, args.group_size, tokens=bare["tokens"]
+            )
         print("rules ...", file=sys.stderr)
         results["rules_local"] = local_rules(rule_notes, rules_specs)
         results["rules_ray"] = ray_pipeline(rule_notes, rules_specs, args.cpus, args.rule_group_size)
@@ -353,25 +411,40 @@ def render(r: dict[str, Any]) -> str:
             ("model", f"{r['model']}, {b['params'] / 1e6:.1f}M parameters"),
             ("model corpus", f"{b['windows']} windows, {b['tokens']:,} tokens"),
             ("bare forward (1 process, all cores)", f"{b['tokens_per_s']:,.0f} tokens/s"),
-            ("bare forward (1 thread) x cores", f"{r['bare_1thread']['tokens_per_s']:,.0f} x {r['cpus']} = "
-                                                f"{r['bare_1thread']['tokens_per_s'] * r['cpus']:,.0f} tokens/s"),
-            ("Ray pipeline, model only (end to end)", f"{p['tokens_per_s']:,.0f} tokens/s "
-                                                      f"({p['predict_actors']} predict actors; first group back "
-                                                      f"after {p['first_result_s']:.1f} s)"),
+            (
+                "bare forward (1 thread) x cores",
+                f"{r['bare_1thread']['tokens_per_s']:,.0f} x {r['cpus']} = "
+                f"{r['bare_1thread']['tokens_per_s'] * r['cpus']:,.0f} tokens/s",
+            ),
+            (
+                "Ray pipeline, model only (end to end)",
+                f"{p['tokens_per_s']:,.0f} tokens/s "
+                f"({p['predict_actors']} predict actors; first group back "
+                f"after {p['first_result_s']:.1f} s)",
+            ),
             ("Ray pipeline, model only (steady state)", f"{p['steady_tokens_per_s']:,.0f} tokens/s"),
-            ("**pipeline efficiency** vs bare all-cores (end to end / steady)",
-             f"**{p['efficiency']:.2f}** / {p['steady_tokens_per_s'] / b['tokens_per_s']:.2f} (target ≥ 0.8)"),
+            (
+                "**pipeline efficiency** vs bare all-cores (end to end / steady)",
+                f"**{p['efficiency']:.2f}** / {p['steady_tokens_per_s'] / b['tokens_per_s']:.2f} (target ≥ 0.8)",
+            ),
             ("pipeline efficiency vs 1-thread x cores (end to end)", f"{p['efficiency_vs_linear']:.2f}"),
-            ("Ray pipeline, model + regex + gazetteer", f"{f['tokens_per_s']:,.0f} tokens/s, "
-                                                        f"{f['notes_per_s']:.1f} notes/s"),
+            (
+                "Ray pipeline, model + regex + gazetteer",
+                f"{f['tokens_per_s']:,.0f} tokens/s, {f['notes_per_s']:.1f} notes/s",
+            ),
         ]
     lr, rr = r["rules_local"], r["rules_ray"]
     m1, mn = r["mem_1x"], r["mem_nx"]
     rows += [
         ("regex + gazetteer, local (1 process)", f"{lr['mb_per_s']:.2f} MB/s ({lr['mb']:.2f} MB)"),
-        ("regex + gazetteer, Ray pipeline (1x, end to end)",
-         f"{rr['mb_per_s']:.2f} MB/s (first group back after {rr['first_result_s']:.1f} s)"),
-        (f"regex + gazetteer, Ray pipeline ({mn['scale']}x streamed)", f"{mn['mb_per_s']:.2f} MB/s ({mn['mb']:.1f} MB)"),
+        (
+            "regex + gazetteer, Ray pipeline (1x, end to end)",
+            f"{rr['mb_per_s']:.2f} MB/s (first group back after {rr['first_result_s']:.1f} s)",
+        ),
+        (
+            f"regex + gazetteer, Ray pipeline ({mn['scale']}x streamed)",
+            f"{mn['mb_per_s']:.2f} MB/s ({mn['mb']:.1f} MB)",
+        ),
         ("peak RSS, 1x corpus (driver + workers)", f"{m1['peak_rss_mb']:,.0f} MiB ({m1['notes']:,} notes)"),
         (f"peak RSS, {mn['scale']}x corpus", f"{mn['peak_rss_mb']:,.0f} MiB ({mn['notes']:,} notes)"),
         (f"**memory ratio {mn['scale']}x / 1x**", f"**{mn['peak_rss_mb'] / m1['peak_rss_mb']:.2f}** (flat ≈ 1)"),

@@ -6,6 +6,7 @@ fingerprint are unchanged and its last recognition succeeded.  Reviewer decision
 with ``origin = "reviewer"`` and ``decision`` = "reject" (drop the matching recognizer span)
 or "add" (a span the recognizers missed); they survive re-recognition of unchanged notes.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -52,8 +53,18 @@ class SpanCache:
         if not self.wh.table_exists(self.names.recognized_notes):
             return {}
         rows = self.wh.read_table(self.names.recognized_notes, where={"study": study}).to_pylist()
-        return {r["note_id"]: CacheEntry(r["note_id"], r["patient_id"], r["text_sha256"], r["fingerprint"],
-                                         r["status"], r["error_code"], int(r["n_spans"] or 0)) for r in rows}
+        return {
+            r["note_id"]: CacheEntry(
+                r["note_id"],
+                r["patient_id"],
+                r["text_sha256"],
+                r["fingerprint"],
+                r["status"],
+                r["error_code"],
+                int(r["n_spans"] or 0),
+            )
+            for r in rows
+        }
 
     def hits(self, study: str, notes: Sequence[Note], fingerprint: str) -> set[str]:
         entries = self.entries(study)
@@ -69,8 +80,9 @@ class SpanCache:
             return []
         return self.wh.read_table(self.names.spans, where={"study": study}).to_pylist()
 
-    def spans(self, study: str, note_ids: Iterable[str] | None = None,
-              apply_review: bool = True) -> dict[str, list[Span]]:
+    def spans(
+        self, study: str, note_ids: Iterable[str] | None = None, apply_review: bool = True
+    ) -> dict[str, list[Span]]:
         """Spans per note after reviewer decisions (rejects removed, additions included)."""
         wanted = None if note_ids is None else set(note_ids)
         model: dict[str, list[Span]] = defaultdict(list)
@@ -98,13 +110,20 @@ class SpanCache:
         return out
 
     def review_rows(self, study: str, note_id: str | None = None) -> list[dict]:
-        return [r for r in self._rows(study)
-                if r["origin"] == "reviewer" and (note_id is None or r["note_id"] == note_id)]
+        return [
+            r for r in self._rows(study) if r["origin"] == "reviewer" and (note_id is None or r["note_id"] == note_id)
+        ]
 
     # -- writes ----------------------------------------------------------------------------
-    def store(self, study: str, fingerprint: str, notes: Sequence[Note],
-              recognized: Mapping[str, list[Span]], statuses: Mapping[str, tuple[str, str | None]],
-              keep: set[str]) -> int:
+    def store(
+        self,
+        study: str,
+        fingerprint: str,
+        notes: Sequence[Note],
+        recognized: Mapping[str, list[Span]],
+        statuses: Mapping[str, tuple[str, str | None]],
+        keep: set[str],
+    ) -> int:
         """Write the study's cache partition.
 
         ``notes`` is the full current input of the study; ``recognized`` holds new spans of the
@@ -121,31 +140,64 @@ class SpanCache:
             text = by_id[nid].text
             for s in spans:
                 s.check_inside(text)
-                span_rows.append({"study": study, "note_id": nid, "start": s.start, "end": s.end, "label": s.label,
-                                  "score": float(s.score), "recognizer": s.recognizer, "fingerprint": fingerprint,
-                                  "origin": "recognizer", "decision": None, "created_at": now})
+                span_rows.append(
+                    {
+                        "study": study,
+                        "note_id": nid,
+                        "start": s.start,
+                        "end": s.end,
+                        "label": s.label,
+                        "score": float(s.score),
+                        "recognizer": s.recognizer,
+                        "fingerprint": fingerprint,
+                        "origin": "recognizer",
+                        "decision": None,
+                        "created_at": now,
+                    }
+                )
         entry_rows = []
         for nid in keep:
             e = old_entries[nid]
-            entry_rows.append({"study": study, "note_id": nid, "patient_id": e.patient_id,
-                               "text_sha256": e.text_sha256, "fingerprint": e.fingerprint, "status": e.status,
-                               "error_code": e.error_code, "n_spans": e.n_spans, "recognized_at": None})
+            entry_rows.append(
+                {
+                    "study": study,
+                    "note_id": nid,
+                    "patient_id": e.patient_id,
+                    "text_sha256": e.text_sha256,
+                    "fingerprint": e.fingerprint,
+                    "status": e.status,
+                    "error_code": e.error_code,
+                    "n_spans": e.n_spans,
+                    "recognized_at": None,
+                }
+            )
         keep_times = {}
         if keep and self.wh.table_exists(self.names.recognized_notes):
-            for r in self.wh.read_table(self.names.recognized_notes, ["note_id", "recognized_at"],
-                                        where={"study": study}).to_pylist():
+            for r in self.wh.read_table(
+                self.names.recognized_notes, ["note_id", "recognized_at"], where={"study": study}
+            ).to_pylist():
                 keep_times[r["note_id"]] = r["recognized_at"]
         for row in entry_rows:
             row["recognized_at"] = keep_times.get(row["note_id"], now)
         for nid, (status, code) in statuses.items():
             n = by_id[nid]
-            entry_rows.append({"study": study, "note_id": nid, "patient_id": n.patient_id,
-                               "text_sha256": text_sha256(n.text), "fingerprint": fingerprint, "status": status,
-                               "error_code": code, "n_spans": len(recognized.get(nid, [])),
-                               "recognized_at": now})
+            entry_rows.append(
+                {
+                    "study": study,
+                    "note_id": nid,
+                    "patient_id": n.patient_id,
+                    "text_sha256": text_sha256(n.text),
+                    "fingerprint": fingerprint,
+                    "status": status,
+                    "error_code": code,
+                    "n_spans": len(recognized.get(nid, [])),
+                    "recognized_at": now,
+                }
+            )
         self.wh.replace_partition(self.names.spans, tables.to_table("spans", span_rows), {"study": study})
-        self.wh.replace_partition(self.names.recognized_notes, tables.to_table("recognized_notes", entry_rows),
-                                  {"study": study})
+        self.wh.replace_partition(
+            self.names.recognized_notes, tables.to_table("recognized_notes", entry_rows), {"study": study}
+        )
         return len(span_rows)
 
     def add_review(self, study: str, note: Note, start: int, end: int, label: str, decision: str) -> None:
@@ -157,14 +209,29 @@ class SpanCache:
         entries = self.entries(study)
         e = entries.get(note.note_id)
         if e is None or e.text_sha256 != text_sha256(note.text):
-            raise InputError("E381", f"note {note.note_id} has no current recognition in study {study}",
-                             hint="run recognition for the study before reviewing")
-        row = {"study": study, "note_id": note.note_id, "start": start, "end": end, "label": label, "score": 1.0,
-               "recognizer": REVIEWER, "fingerprint": e.fingerprint, "origin": "reviewer", "decision": decision,
-               "created_at": _now()}
+            raise InputError(
+                "E381",
+                f"note {note.note_id} has no current recognition in study {study}",
+                hint="run recognition for the study before reviewing",
+            )
+        row = {
+            "study": study,
+            "note_id": note.note_id,
+            "start": start,
+            "end": end,
+            "label": label,
+            "score": 1.0,
+            "recognizer": REVIEWER,
+            "fingerprint": e.fingerprint,
+            "origin": "reviewer",
+            "decision": decision,
+            "created_at": _now(),
+        }
         self.wh.append(self.names.spans, tables.to_table("spans", [row]))
 
     def undo_review(self, study: str, note_id: str, start: int, end: int, label: str) -> int:
         """Remove reviewer decisions on exactly this span (a targeted delete, not a rewrite)."""
-        return self.wh.delete(self.names.spans, {"study": study, "note_id": note_id, "origin": "reviewer",
-                                                 "start": start, "end": end, "label": label})
+        return self.wh.delete(
+            self.names.spans,
+            {"study": study, "note_id": note_id, "origin": "reviewer", "start": start, "end": end, "label": label},
+        )

@@ -1,4 +1,5 @@
 """``tide audit plan|bound|sentence|record|gate``: size, draw, record and judge a patient-level PHI audit."""
+
 from __future__ import annotations
 
 import argparse
@@ -69,9 +70,11 @@ def run(args: argparse.Namespace) -> int:
     notes = read_jsonl_docs(args.notes).docs
     buckets = buckets_from_notes(notes)
     plan = plan_audit(buckets, args.target, args.confidence, args.max_leaks)
-    print(f"{len(notes)} notes, {len(buckets)} buckets; rule: at most {plan.max_leaks} leaks in "
-          f"{plan.required_per_bucket} patients per bucket supports < {plan.target_rate:g} at {plan.confidence:g}",
-          file=sys.stderr)
+    print(
+        f"{len(notes)} notes, {len(buckets)} buckets; rule: at most {plan.max_leaks} leaks in "
+        f"{plan.required_per_bucket} patients per bucket supports < {plan.target_rate:g} at {plan.confidence:g}",
+        file=sys.stderr,
+    )
     print(f"{'bucket':40s} {'patients':>9s} {'sample':>7s}  census")
     for bp in plan.buckets:
         print(f"{bp.bucket:40s} {bp.n_patients:9d} {bp.n_sample:7d}  {'yes' if bp.census else 'no'}")
@@ -94,19 +97,26 @@ def _warehouse_command(args: argparse.Namespace) -> int:
     wh = open_warehouse(args.warehouse)
     try:
         if args.audit_command == "record":
-            rec = AuditRecord.create(args.study, args.key, args.bucket, args.n, args.leaks, args.confidence,
-                                     args.reviewer)
+            rec = AuditRecord.create(
+                args.study, args.key, args.bucket, args.n, args.leaks, args.confidence, args.reviewer
+            )
             wh.append(TABLE_NAME, records_to_table([rec]))
-            print(f"recorded {rec.n_leaks} leaks in {rec.n_patients_sampled} patients for bucket {rec.bucket!r} "
-                  f"(upper bound {rec.upper_bound:.4%})")
+            print(
+                f"recorded {rec.n_leaks} leaks in {rec.n_patients_sampled} patients for bucket {rec.bucket!r} "
+                f"(upper bound {rec.upper_bound:.4%})"
+            )
             return 0
-        table = (wh.read_table(TABLE_NAME, where={"study": args.study, "key": args.key})
-                 if wh.table_exists(TABLE_NAME) else [])
+        table = (
+            wh.read_table(TABLE_NAME, where={"study": args.study, "key": args.key})
+            if wh.table_exists(TABLE_NAME)
+            else []
+        )
     finally:
         wh.close()
     drift = json.loads(Path(args.drift).read_text(encoding="utf-8")) if args.drift else None
-    policy = ReleaseGatePolicy(target_rate=args.target, confidence=args.confidence,
-                               required_buckets=args.require_bucket)
+    policy = ReleaseGatePolicy(
+        target_rate=args.target, confidence=args.confidence, required_buckets=args.require_bucket
+    )
     decision = evaluate_release(table, drift, policy, population=args.population)
     print("PASSED" if decision.passed else "BLOCKED")
     for reason in decision.reasons:

@@ -1,4 +1,5 @@
 """``tide demo``: load the synthetic demo corpus into an embedded DuckDB file and run the main job."""
+
 from __future__ import annotations
 
 import argparse
@@ -26,12 +27,23 @@ def load_demo(wh, seed: int = 7, gold_out: str | None = None):
     from tide_core.synth import generate_demo_corpus
 
     corpus = generate_demo_corpus(seed=seed)
-    rows = [{"note_id": n.note_id, "patient_id": n.patient_id, "text": n.text,
-             "note_date": n.metadata.get("note_date"), "note_type": n.metadata.get("note_type"),
-             "source": n.metadata.get("source"), "site": n.metadata.get("site")} for n in corpus.notes]
+    rows = [
+        {
+            "note_id": n.note_id,
+            "patient_id": n.patient_id,
+            "text": n.text,
+            "note_date": n.metadata.get("note_date"),
+            "note_type": n.metadata.get("note_type"),
+            "source": n.metadata.get("source"),
+            "site": n.metadata.get("site"),
+        }
+        for n in corpus.notes
+    ]
     wh.replace_table("notes", pa.Table.from_pylist(rows))
-    wh.replace_table("patients", pa.Table.from_pylist([{k: (None if v is None else str(v)) for k, v in p.items()}
-                                                       for p in corpus.patients]))
+    wh.replace_table(
+        "patients",
+        pa.Table.from_pylist([{k: (None if v is None else str(v)) for k, v in p.items()} for p in corpus.patients]),
+    )
     if gold_out:
         from tide_core.evaluation.gold_io import write_gold
 
@@ -63,8 +75,10 @@ def run(args: argparse.Namespace) -> int:
         if sample.num_rows:
             row = sample.slice(0, 1).to_pylist()[0]
             print(f"\nfirst released note ({row['note_ref']}), first 400 characters:\n{row['text'][:400]}")
-        print(f"\nresearchers query: SELECT note_ref, patient_ref, note_date, text FROM tide_deid_notes "
-              f"WHERE study = '{args.study}' AND key = '{args.key}'  (duckdb {wh.url.split(':', 1)[1]})")
+        print(
+            f"\nresearchers query: SELECT note_ref, patient_ref, note_date, text FROM tide_deid_notes "
+            f"WHERE study = '{args.study}' AND key = '{args.key}'  (duckdb {wh.url.split(':', 1)[1]})"
+        )
     finally:
         wh.close()
     return 0
@@ -78,8 +92,11 @@ def _print_quality(wh, study, config, corpus) -> None:
     spans = SpanCache(wh, config.tables).spans(study)
     report = evaluate(corpus.gold, {d.note_id: spans.get(d.note_id, []) for d in corpus.gold}, n_resamples=0)
     overall = report.primary.point["overall"]
-    print(f"demo quality vs gold (tau=0.8): micro recall {overall['micro_recall']:.3f}, "
-          f"precision {overall['micro_precision']:.3f}")
+    print(
+        f"demo quality vs gold (tau=0.8): micro recall {overall['micro_recall']:.3f}, "
+        f"precision {overall['micro_precision']:.3f}"
+    )
     cats = report.primary.point["category"]
-    print("  recall by label: " + ", ".join(f"{k}={v['recall']:.2f}" for k, v in cats.items()
-                                            if v["recall"] is not None))
+    print(
+        "  recall by label: " + ", ".join(f"{k}={v['recall']:.2f}" for k, v in cats.items() if v["recall"] is not None)
+    )

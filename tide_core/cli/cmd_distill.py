@@ -1,4 +1,5 @@
 """``tide distill``: label unannotated notes with a teacher, train a student, report fidelity."""
+
 from __future__ import annotations
 
 import argparse
@@ -14,8 +15,9 @@ def register(subparsers) -> None:
     src.add_argument("--notes", help="JSONL of unannotated notes ({note_id, patient_id, text}; spans ignored)")
     src.add_argument("--synthetic", type=int, metavar="N", help="use the text of N synthetic training notes")
     p.add_argument("--corpus-seed", type=int, default=0)
-    p.add_argument("--teacher", required=True,
-                   help='JSON list of recognizer specs, or @FILE, e.g. \'[{"name": "tide.regex"}]\'')
+    p.add_argument(
+        "--teacher", required=True, help='JSON list of recognizer specs, or @FILE, e.g. \'[{"name": "tide.regex"}]\''
+    )
     p.add_argument("--gold", default=None, help="gold JSONL: report teacher-student recall difference on it")
     p.add_argument("--output", required=True, help="student model directory")
     base = p.add_mutually_exclusive_group()
@@ -38,13 +40,19 @@ def _teacher(arg: str) -> list[dict]:
     try:
         specs = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise ConfigError("E340", f"--teacher is not valid JSON (column {exc.colno})",
-                          hint='pass a JSON list such as \'[{"name": "tide.regex"}]\'') from None
+        raise ConfigError(
+            "E340",
+            f"--teacher is not valid JSON (column {exc.colno})",
+            hint='pass a JSON list such as \'[{"name": "tide.regex"}]\'',
+        ) from None
     if isinstance(specs, dict):
         specs = [specs]
     if not isinstance(specs, list) or not all(isinstance(s, dict) and "name" in s for s in specs):
-        raise ConfigError("E341", "--teacher must be a list of recognizer specs with a 'name'",
-                          hint='e.g. \'[{"name": "tide.llm", "base_url": "http://127.0.0.1:8000/v1"}]\'')
+        raise ConfigError(
+            "E341",
+            "--teacher must be a list of recognizer specs with a 'name'",
+            hint='e.g. \'[{"name": "tide.llm", "base_url": "http://127.0.0.1:8000/v1"}]\'',
+        )
     return specs
 
 
@@ -57,11 +65,18 @@ def _read_notes(path: str) -> list:
             continue
         try:
             obj = json.loads(line)
-            notes.append(Note(str(obj["note_id"]), str(obj.get("patient_id") or ""), str(obj["text"]),
-                              dict(obj.get("metadata") or {})))
+            notes.append(
+                Note(
+                    str(obj["note_id"]),
+                    str(obj.get("patient_id") or ""),
+                    str(obj["text"]),
+                    dict(obj.get("metadata") or {}),
+                )
+            )
         except (json.JSONDecodeError, KeyError, TypeError):
-            raise InputError("E342", f"{Path(path).name} line {i}: not a note object",
-                             hint="each line needs note_id and text") from None
+            raise InputError(
+                "E342", f"{Path(path).name} line {i}: not a note object", hint="each line needs note_id and text"
+            ) from None
     return notes
 
 
@@ -82,11 +97,27 @@ def run(args: argparse.Namespace) -> int:
 
         gold = read_gold(args.gold)
     lr = args.lr if args.lr is not None else (3e-3 if args.from_config else 1e-4)
-    cfg = TrainConfig(base=args.base, from_config=args.from_config, window=args.window,
-                      batch_size=args.batch_size, lr=lr, epochs=args.epochs, max_steps=args.max_steps,
-                      num_threads=args.threads, progress=not args.no_progress, dev_fraction=0.0)
-    res = distill(notes, _teacher(args.teacher), args.output, cfg, gold=gold, n_resamples=args.resamples,
-                  progress=not args.no_progress)
+    cfg = TrainConfig(
+        base=args.base,
+        from_config=args.from_config,
+        window=args.window,
+        batch_size=args.batch_size,
+        lr=lr,
+        epochs=args.epochs,
+        max_steps=args.max_steps,
+        num_threads=args.threads,
+        progress=not args.no_progress,
+        dev_fraction=0.0,
+    )
+    res = distill(
+        notes,
+        _teacher(args.teacher),
+        args.output,
+        cfg,
+        gold=gold,
+        n_resamples=args.resamples,
+        progress=not args.no_progress,
+    )
     if args.report:
         Path(args.report).write_text(json.dumps(res.fidelity, indent=2, default=str))
     print(f"student: {res.train.output_dir} ({res.train.steps} steps, {res.n_silver_spans} teacher spans)")

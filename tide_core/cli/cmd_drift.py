@@ -5,6 +5,7 @@ warehouse (``--warehouse URL --study S``: source notes, the span cache and, with
 the residual screen of the released text).  ``check --record`` (warehouse mode) appends the
 verdict to ``tide_drift``, which the release gate reads.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,8 +16,11 @@ from pathlib import Path
 
 def _inputs(p) -> None:
     p.add_argument("--notes", help="JSONL of notes (gold/notes shape: note_id, text, metadata)")
-    p.add_argument("--warehouse", help="read notes, cached spans and released text from this warehouse "
-                                       "(duckdb:PATH or bigquery:PROJECT.DATASET) instead of --notes")
+    p.add_argument(
+        "--warehouse",
+        help="read notes, cached spans and released text from this warehouse "
+        "(duckdb:PATH or bigquery:PROJECT.DATASET) instead of --notes",
+    )
     p.add_argument("--study", help="study to read in warehouse mode")
     p.add_argument("--key", help="release key in warehouse mode: screen its released text for residual PHI")
     p.add_argument("--spans", help="recognizer output on those notes (predictions JSONL)")
@@ -35,16 +39,26 @@ def register(subparsers) -> None:
     f.add_argument("--seed", type=int, default=42)
     f.add_argument("--batch-size", type=int, help="expected batch size for calibration (default: half the reference)")
     f.add_argument("--name", default="reference")
-    f.add_argument("--by", choices=("source", "site", "note_type"),
-                   help="one reference per source/site/note type (groups under 30 notes get none)")
+    f.add_argument(
+        "--by",
+        choices=("source", "site", "note_type"),
+        help="one reference per source/site/note type (groups under 30 notes get none)",
+    )
     c = sub.add_parser("check", help="compare a batch with a frozen reference")
     _inputs(c)
     c.add_argument("--reference", required=True, help="reference JSON written by `tide drift freeze`")
     c.add_argument("--out", help="write the full result as JSON here")
-    c.add_argument("--record", action="store_true",
-                   help="warehouse mode: append the verdict to tide_drift for the release gate (needs --key)")
-    c.add_argument("--fail-on", choices=("drift", "watch", "unknown", "never"), default="drift",
-                   help="exit 1 when the overall band is at least this severe")
+    c.add_argument(
+        "--record",
+        action="store_true",
+        help="warehouse mode: append the verdict to tide_drift for the release gate (needs --key)",
+    )
+    c.add_argument(
+        "--fail-on",
+        choices=("drift", "watch", "unknown", "never"),
+        default="drift",
+        help="exit 1 when the overall band is at least this severe",
+    )
     p.set_defaults(func=run)
 
 
@@ -67,17 +81,23 @@ def _check_mode(args) -> None:
     from tide_core.errors import ConfigError
 
     if args.warehouse and args.notes:
-        raise ConfigError("E757", "give either --notes (file mode) or --warehouse (warehouse mode), not both",
-                          hint="drop one of the two")
+        raise ConfigError(
+            "E757",
+            "give either --notes (file mode) or --warehouse (warehouse mode), not both",
+            hint="drop one of the two",
+        )
     if not args.warehouse and not args.notes:
-        raise ConfigError("E757", "no input: give --notes FILE.jsonl or --warehouse URL --study S",
-                          hint="e.g. tide drift check --warehouse duckdb:tide.duckdb --study demo --key k1 "
-                               "--reference ref.json")
+        raise ConfigError(
+            "E757",
+            "no input: give --notes FILE.jsonl or --warehouse URL --study S",
+            hint="e.g. tide drift check --warehouse duckdb:tide.duckdb --study demo --key k1 --reference ref.json",
+        )
     if args.warehouse and not args.study:
         raise ConfigError("E757", "--warehouse needs --study", hint="add --study S")
     if getattr(args, "record", False) and not (args.warehouse and args.key):
-        raise ConfigError("E757", "--record needs warehouse mode with --key",
-                          hint="add --warehouse URL --study S --key K")
+        raise ConfigError(
+            "E757", "--record needs warehouse mode with --key", hint="add --warehouse URL --study S --key K"
+        )
 
 
 def _load(args):
@@ -86,9 +106,8 @@ def _load(args):
     if args.warehouse:
         return _load_warehouse(args)
     notes = read_jsonl_docs(args.notes, require_text=True).docs
-    spans = ({d.note_id: list(d.spans) for d in read_jsonl_docs(args.spans).docs} if args.spans else None)
-    residual = ({d.note_id: list(d.spans) for d in read_jsonl_docs(args.residual).docs}
-                if args.residual else None)
+    spans = {d.note_id: list(d.spans) for d in read_jsonl_docs(args.spans).docs} if args.spans else None
+    residual = {d.note_id: list(d.spans) for d in read_jsonl_docs(args.residual).docs} if args.residual else None
     return notes, spans, residual, []
 
 
@@ -128,13 +147,19 @@ def run(args: argparse.Namespace) -> int:
         if args.record:
             from tide_core.errors import ConfigError
 
-            raise ConfigError("E757", "--record takes a single reference, not a per-group reference set",
-                              hint="freeze a single reference (no --by) for the release gate")
+            raise ConfigError(
+                "E757",
+                "--record takes a single reference, not a per-group reference set",
+                hint="freeze a single reference (no --by) for the release gate",
+            )
         res_set = check_drift_set(ref, notes, spans, residual, **fps)
         print(f"overall: {res_set.band}  (per {res_set.by})")
         for value, r in res_set.results.items():
-            print(f"  {res_set.by}={value}: {r.band}  " + ", ".join(f"{k}={v}" for k, v in r.lenses.items())
-                  + ("  (low confidence)" if r.low_confidence else ""))
+            print(
+                f"  {res_set.by}={value}: {r.band}  "
+                + ", ".join(f"{k}={v}" for k, v in r.lenses.items())
+                + ("  (low confidence)" if r.low_confidence else "")
+            )
         for value, n in res_set.unvalidated.items():
             print(f"  {res_set.by}={value}: unvalidated ({n} notes, no reference of its own)")
         if args.out:
@@ -150,8 +175,10 @@ def run(args: argparse.Namespace) -> int:
         extra = f"  ({c.reason})" if c.reason else ""
         print(f"  {c.lens:9s} {c.name:22s} {c.band:8s} {val:>9s}  watch {c.watch:.3f} drift {c.drift:.3f}{extra}")
     if result.new_categories:
-        print("unvalidated categories (not in the reference): "
-              + "; ".join(f"{k}: {', '.join(v)}" for k, v in result.new_categories.items()))
+        print(
+            "unvalidated categories (not in the reference): "
+            + "; ".join(f"{k}: {', '.join(v)}" for k, v in result.new_categories.items())
+        )
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(result.to_dict(), indent=2), encoding="utf-8")

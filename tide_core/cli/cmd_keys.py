@@ -1,4 +1,5 @@
 """``tide keys``: create and list key versions (the secrets themselves are never printed)."""
+
 from __future__ import annotations
 
 import argparse

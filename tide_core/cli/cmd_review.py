@@ -1,4 +1,5 @@
 """``tide review``: serve the local review page for one study (shows PHI: loopback only)."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,12 +12,14 @@ def register(sub) -> None:
     p = sub.add_parser("review", help="review recognized spans of a study in a local web page (shows PHI)")
     add_warehouse(p)
     p.add_argument("--study", required=True, help="study whose span cache is reviewed")
-    p.add_argument("--key", default=None,
-                   help="key whose released output is shown beside the original (default: none)")
+    p.add_argument("--key", default=None, help="key whose released output is shown beside the original (default: none)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; keep it loopback)")
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
-    p.add_argument("--allow-non-loopback", action="store_true",
-                   help="permit binding a non-loopback address (the page shows PHI: never expose it)")
+    p.add_argument(
+        "--allow-non-loopback",
+        action="store_true",
+        help="permit binding a non-loopback address (the page shows PHI: never expose it)",
+    )
     p.add_argument("--config", default=None, help="TOML/JSON run configuration (only its table names are used)")
     p.add_argument("--notes-table", default=None, help="source notes table (default: notes)")
     p.set_defaults(func=run)
@@ -31,9 +34,12 @@ def run(args: argparse.Namespace) -> int:
     from tide_core.review.store import ReviewStore
 
     if not is_loopback(args.host) and not args.allow_non_loopback:
-        raise ConfigError("E872", f"refusing to serve the review page on non-loopback address {args.host}",
-                          hint="the page shows PHI; use --host 127.0.0.1 and an SSH tunnel, or pass "
-                               "--allow-non-loopback if this network is trusted for PHI")
+        raise ConfigError(
+            "E872",
+            f"refusing to serve the review page on non-loopback address {args.host}",
+            hint="the page shows PHI; use --host 127.0.0.1 and an SSH tunnel, or pass "
+            "--allow-non-loopback if this network is trusted for PHI",
+        )
     if not 0 <= args.port <= 65535:
         raise ConfigError("E873", f"port {args.port} outside 0..65535")
     config = TideConfig.from_file(args.config) if args.config else TideConfig.preset("rules")
@@ -44,12 +50,19 @@ def run(args: argparse.Namespace) -> int:
             server = make_server(ReviewAPI(store), args.host, args.port)
         except OSError as exc:
             reason = exc.strerror or type(exc).__name__
-            raise ConfigError("E874", f"cannot listen on {args.host}:{args.port} ({reason})",
-                              hint="pick another --port (0 picks a free one)") from None
+            raise ConfigError(
+                "E874",
+                f"cannot listen on {args.host}:{args.port} ({reason})",
+                hint="pick another --port (0 picks a free one)",
+            ) from None
         if not is_loopback(args.host):
             print("warning: the review page shows PHI and is reachable from other machines", file=sys.stderr)
-        print(f"reviewing study {args.study}: {store.n_notes} note(s)"
-              + (f", key {args.key}" if args.key else "") + f" -- open {server.url}  (Ctrl-C stops)", flush=True)
+        print(
+            f"reviewing study {args.study}: {store.n_notes} note(s)"
+            + (f", key {args.key}" if args.key else "")
+            + f" -- open {server.url}  (Ctrl-C stops)",
+            flush=True,
+        )
         try:
             server.serve_forever()
         except KeyboardInterrupt:

@@ -1,4 +1,5 @@
 """``tide run``: recognize, cache spans, anonymize and release one study under one key."""
+
 from __future__ import annotations
 
 import argparse
@@ -20,9 +21,11 @@ def register(sub) -> None:
 
 
 def print_recognition(r) -> None:
-    print(f"recognition  study={r.study} rows={r.n_rows} valid={r.n_valid} input-quarantined={r.n_quarantined} "
-          f"cached={r.n_cached} recognized={r.n_recognized} failed={r.n_failed} spans={r.n_spans} "
-          f"({r.notes_per_s:.1f} notes/s) fingerprint={r.fingerprint}")
+    print(
+        f"recognition  study={r.study} rows={r.n_rows} valid={r.n_valid} input-quarantined={r.n_quarantined} "
+        f"cached={r.n_cached} recognized={r.n_recognized} failed={r.n_failed} spans={r.n_spans} "
+        f"({r.notes_per_s:.1f} notes/s) fingerprint={r.fingerprint}"
+    )
     if r.spans_by_label:
         print("  spans by label: " + ", ".join(f"{k}={v}" for k, v in r.spans_by_label.items()))
     for w in r.warnings:
@@ -30,8 +33,10 @@ def print_recognition(r) -> None:
 
 
 def print_anonymization(a) -> None:
-    print(f"anonymization study={a.study} key={a.key} rows={a.n_rows} released={a.n_released} "
-          f"quarantined={a.n_quarantined} spans={a.n_spans} ({a.notes_per_s:.1f} notes/s) {a.anonymizer}")
+    print(
+        f"anonymization study={a.study} key={a.key} rows={a.n_rows} released={a.n_released} "
+        f"quarantined={a.n_quarantined} spans={a.n_spans} ({a.notes_per_s:.1f} notes/s) {a.anonymizer}"
+    )
     if a.quarantined_by_code:
         print("  quarantined by code: " + ", ".join(f"{k}={v}" for k, v in a.quarantined_by_code.items()))
 
@@ -46,17 +51,37 @@ def run(args: argparse.Namespace) -> int:
     if args.stage in ("all", "anonymize") and not provider.has(args.study, args.key):
         from tide_core.errors import KeyProviderError
 
-        raise KeyProviderError("E108", f"no key {args.key!r} for study {args.study!r}",
-                               hint=f"create one with `tide keys new --study {args.study} --key {args.key}` "
-                                    f"or set {env_var_name(args.study, args.key)}")
+        raise KeyProviderError(
+            "E108",
+            f"no key {args.key!r} for study {args.study!r}",
+            hint=f"create one with `tide keys new --study {args.study} --key {args.key}` "
+            f"or set {env_var_name(args.study, args.key)}",
+        )
     wh = open_warehouse(args.warehouse)
     try:
         if args.stage in ("all", "recognize"):
-            print_recognition(recognize_study(wh, args.study, config, notes_table=args.notes_table,
-                                              progress=not args.no_progress, force=args.force))
+            print_recognition(
+                recognize_study(
+                    wh,
+                    args.study,
+                    config,
+                    notes_table=args.notes_table,
+                    progress=not args.no_progress,
+                    force=args.force,
+                )
+            )
         if args.stage in ("all", "anonymize"):
-            print_anonymization(anonymize_study(wh, args.study, args.key, provider, config,
-                                                notes_table=args.notes_table, progress=not args.no_progress))
+            print_anonymization(
+                anonymize_study(
+                    wh,
+                    args.study,
+                    args.key,
+                    provider,
+                    config,
+                    notes_table=args.notes_table,
+                    progress=not args.no_progress,
+                )
+            )
     finally:
         wh.close()
     return 0

@@ -1,4 +1,5 @@
 """``tide synth``: write a synthetic gold corpus (notes.jsonl) and its patients table (patients.csv)."""
+
 from __future__ import annotations
 
 import argparse
@@ -14,10 +15,18 @@ DEFAULT_N = {"demo": 150, "train": 5000, "heldout": 1000}
 def register(sub) -> None:
     p = sub.add_parser("synth", help="generate a synthetic clinical-note corpus with gold PHI spans")
     p.add_argument("--out", required=True, help="output directory (notes.jsonl + patients.csv)")
-    p.add_argument("--kind", choices=("demo", "train", "heldout"), default="demo",
-                   help="demo (both template families), train, or heldout (disjoint templates and vocabulary)")
-    p.add_argument("--n", type=int, default=None,
-                   help=f"number of notes (default: {', '.join(f'{k} {v}' for k, v in DEFAULT_N.items())})")
+    p.add_argument(
+        "--kind",
+        choices=("demo", "train", "heldout"),
+        default="demo",
+        help="demo (both template families), train, or heldout (disjoint templates and vocabulary)",
+    )
+    p.add_argument(
+        "--n",
+        type=int,
+        default=None,
+        help=f"number of notes (default: {', '.join(f'{k} {v}' for k, v in DEFAULT_N.items())})",
+    )
     p.add_argument("--seed", type=int, default=None, help="random seed (default 7 for demo, 0 otherwise)")
     p.set_defaults(func=run)
 
@@ -46,7 +55,10 @@ def run(args: argparse.Namespace) -> int:
     write_gold(out / "notes.jsonl", corpus.gold)
     write_patients_csv(out / "patients.csv", corpus.patients)
     n_spans = sum(len(d.spans) for d in corpus.gold)
-    print(f"synth {args.kind} seed={seed}: {len(corpus.gold)} notes, {len(corpus.patients)} patients, "
-          f"{n_spans} gold spans -> {out}", file=sys.stderr)
+    print(
+        f"synth {args.kind} seed={seed}: {len(corpus.gold)} notes, {len(corpus.patients)} patients, "
+        f"{n_spans} gold spans -> {out}",
+        file=sys.stderr,
+    )
     print(str(out / "notes.jsonl"))
     return 0

@@ -1,4 +1,5 @@
 """Options shared by several commands."""
+
 from __future__ import annotations
 
 import argparse
@@ -9,14 +10,19 @@ DEFAULT_WAREHOUSE = "duckdb:tide.duckdb"
 
 
 def add_warehouse(p: argparse.ArgumentParser, default: str = DEFAULT_WAREHOUSE) -> None:
-    p.add_argument("--warehouse", default=default,
-                   help=f"duckdb:PATH[#SCHEMA] or bigquery:PROJECT.DATASET (default {default})")
+    p.add_argument(
+        "--warehouse", default=default, help=f"duckdb:PATH[#SCHEMA] or bigquery:PROJECT.DATASET (default {default})"
+    )
 
 
 def add_config(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--preset", choices=PRESETS, default=None,
-                   help="recognizer preset: default (PHI model + regex + gazetteer + known-PHI) or rules (no model)")
+    g.add_argument(
+        "--preset",
+        choices=PRESETS,
+        default=None,
+        help="recognizer preset: default (PHI model + regex + gazetteer + known-PHI) or rules (no model)",
+    )
     g.add_argument("--config", default=None, help="TOML/JSON run configuration (see README)")
     p.add_argument("--executor", choices=("local", "ray"), default=None, help="run recognition locally or on Ray")
     p.add_argument("--ray-address", default=None, help="existing Ray cluster (else RAY_ADDRESS or a local Ray)")

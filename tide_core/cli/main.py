@@ -1,4 +1,5 @@
 """``tide`` command line: discovers ``tide_core/cli/cmd_*.py`` modules (see docs/architecture.md)."""
+
 from __future__ import annotations
 
 import argparse
@@ -27,8 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     if not getattr(args, "func", None):
         parser.print_help()
         return 1

@@ -3,6 +3,7 @@
 A note is released only when every span was replaced and no replaced value equals its
 original; otherwise it is quarantined with a coded reason that names no PHI.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -37,13 +38,20 @@ def _surfaces_survive(note: Note, out: AnonymizedNote) -> list[int]:
     for i, s in enumerate(out.spans):
         if s.label in KEEPS_VALUE:
             continue
-        if out.text[s.out_start:s.out_end].casefold() == note.text[s.start:s.end].casefold():
+        if out.text[s.out_start : s.out_end].casefold() == note.text[s.start : s.end].casefold():
             bad.append(i)
     return bad
 
 
-def anonymize_notes(notes: Sequence[Note], spans: Mapping[str, Sequence[Span]], keyring, config=None, *,
-                    progress: bool = False, desc: str = "anonymize") -> AnonymizationBatch:
+def anonymize_notes(
+    notes: Sequence[Note],
+    spans: Mapping[str, Sequence[Span]],
+    keyring,
+    config=None,
+    *,
+    progress: bool = False,
+    desc: str = "anonymize",
+) -> AnonymizationBatch:
     from tqdm import tqdm
 
     from tide_core.anonymize.engine import Anonymizer, pseudonym, shift_note_date
@@ -58,19 +66,42 @@ def anonymize_notes(notes: Sequence[Note], spans: Mapping[str, Sequence[Span]], 
             out = anonymizer.anonymize(note, note_spans)
             leaks = _surfaces_survive(note, out)
             if leaks:
-                batch.quarantined.append(Quarantined(
-                    note.note_id, note.patient_id, "anonymization", "E405",
-                    f"note {note.note_id}: {len(leaks)} replacement(s) equal the original value "
-                    f"(first at offset {out.spans[leaks[0]].start}); not released"))
+                batch.quarantined.append(
+                    Quarantined(
+                        note.note_id,
+                        note.patient_id,
+                        "anonymization",
+                        "E405",
+                        f"note {note.note_id}: {len(leaks)} replacement(s) equal the original value "
+                        f"(first at offset {out.spans[leaks[0]].start}); not released",
+                    )
+                )
                 continue
             iso = note.metadata.get("note_date")
             note_date = shift_note_date(keyring, note.patient_id, iso) if iso else None
-            batch.released.append(ReleasedNote(note, out, pseudonym(keyring, "note", note.note_id),
-                                               pseudonym(keyring, "patient", note.patient_id), note_date))
+            batch.released.append(
+                ReleasedNote(
+                    note,
+                    out,
+                    pseudonym(keyring, "note", note.note_id),
+                    pseudonym(keyring, "patient", note.patient_id),
+                    note_date,
+                )
+            )
         except TideError as exc:
-            batch.quarantined.append(Quarantined(note.note_id, note.patient_id, "anonymization", exc.code,
-                                                 f"note {note.note_id}: {exc.message}"))
+            batch.quarantined.append(
+                Quarantined(
+                    note.note_id, note.patient_id, "anonymization", exc.code, f"note {note.note_id}: {exc.message}"
+                )
+            )
         except Exception as exc:  # fail closed on any operator bug, without echoing values
-            batch.quarantined.append(Quarantined(note.note_id, note.patient_id, "anonymization", "E499",
-                                                 f"note {note.note_id}: anonymizer raised {type(exc).__name__}"))
+            batch.quarantined.append(
+                Quarantined(
+                    note.note_id,
+                    note.patient_id,
+                    "anonymization",
+                    "E499",
+                    f"note {note.note_id}: anonymizer raised {type(exc).__name__}",
+                )
+            )
     return batch

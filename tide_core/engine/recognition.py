@@ -24,6 +24,7 @@ Messages name the note id, the recognizer and the exception type, never the note
 exception's own message may quote the text, so it is only kept for ``TideError`` whose messages
 are PHI-free by contract).
 """
+
 from __future__ import annotations
 
 import logging
@@ -76,8 +77,12 @@ class RecognitionStats:
         self.failed_notes += other.failed_notes
 
     def to_dict(self) -> dict[str, int]:
-        return {"batches": self.batches, "oom_splits": self.oom_splits,
-                "error_splits": self.error_splits, "failed_notes": self.failed_notes}
+        return {
+            "batches": self.batches,
+            "oom_splits": self.oom_splits,
+            "error_splits": self.error_splits,
+            "failed_notes": self.failed_notes,
+        }
 
 
 @dataclass
@@ -90,8 +95,7 @@ class RecognitionBatch:
 
     def all_spans(self) -> list[Span]:
         """Every span of every ok note, sorted by (note_id, start, end)."""
-        return sorted((s for spans in self.spans.values() for s in spans),
-                      key=lambda s: (s.note_id, s.start, s.end))
+        return sorted((s for spans in self.spans.values() for s in spans), key=lambda s: (s.note_id, s.start, s.end))
 
     def failed(self) -> list[NoteRecognition]:
         return [r for r in self.records if r.status != "ok"]
@@ -126,6 +130,7 @@ class NoteFailure:
 # Shared steps
 # --------------------------------------------------------------------------------------------
 
+
 def is_out_of_memory(exc: BaseException) -> bool:
     """CUDA or host out-of-memory: ``MemoryError``, ``torch.cuda.OutOfMemoryError``, or a
     ``RuntimeError`` whose message says "out of memory" (CPU allocator, older torch, MPS)."""
@@ -145,8 +150,9 @@ def describe_exception(recognizer_name: str, note_id: str | None, exc: BaseExcep
     return text
 
 
-def run_recognizer(recognizer: Any, notes: Sequence[Note], stats: RecognitionStats | None = None,
-                   call=None) -> tuple[list[list[Span] | None], list[NoteFailure | None]]:
+def run_recognizer(
+    recognizer: Any, notes: Sequence[Note], stats: RecognitionStats | None = None, call=None
+) -> tuple[list[list[Span] | None], list[NoteFailure | None]]:
     """Run ``recognizer.recognize_many`` on ``notes``; split the batch in half on failure.
 
     Returns, per note, either its spans (and ``None`` failure) or ``None`` spans and a failure.
@@ -168,11 +174,12 @@ def run_recognizer(recognizer: Any, notes: Sequence[Note], stats: RecognitionSta
                 raise _WrongCount(len(chunk), len(result))
         except _WrongCount as exc:
             for i in range(lo, hi):
-                out_fail[i] = NoteFailure(E_BAD_RESULT, f"recognizer {name} returned {exc.got} results "
-                                                        f"for a batch of {exc.want} notes")
+                out_fail[i] = NoteFailure(
+                    E_BAD_RESULT, f"recognizer {name} returned {exc.got} results for a batch of {exc.want} notes"
+                )
             return
         except ConfigError:
-            raise       # a misconfigured recognizer fails every note: stop the run and say why
+            raise  # a misconfigured recognizer fails every note: stop the run and say why
         except Exception as exc:  # noqa: BLE001 - every other recognizer failure fails closed
             oom = is_out_of_memory(exc)
             if hi - lo > 1:
@@ -181,8 +188,12 @@ def run_recognizer(recognizer: Any, notes: Sequence[Note], stats: RecognitionSta
                 else:
                     stats.error_splits += 1
                 mid = (lo + hi) // 2
-                log.info("recognizer %s: %s on a batch of %d notes; splitting", name,
-                         "out of memory" if oom else type(exc).__name__, hi - lo)
+                log.info(
+                    "recognizer %s: %s on a batch of %d notes; splitting",
+                    name,
+                    "out of memory" if oom else type(exc).__name__,
+                    hi - lo,
+                )
                 go(lo, mid)
                 go(mid, hi)
                 return
@@ -212,8 +223,9 @@ def checked_spans(note: Note, spans: Iterable[Span], recognizer_name: str) -> tu
     kept = []
     for s in spans:
         if s.note_id != note.note_id:
-            return [], NoteFailure(E_BAD_SPAN, f"recognizer {recognizer_name} returned a span of note "
-                                               f"{s.note_id} for note {note.note_id}")
+            return [], NoteFailure(
+                E_BAD_SPAN, f"recognizer {recognizer_name} returned a span of note {s.note_id} for note {note.note_id}"
+            )
         try:
             s.check_inside(note.text)
         except TideError as exc:
@@ -233,8 +245,9 @@ def as_policy(policy: Any):
     return policy
 
 
-def finish_note(note_id: str, spans: list[Span], failure: NoteFailure | None,
-                policy: Any, text: str | None = None) -> tuple[list[Span], NoteRecognition]:
+def finish_note(
+    note_id: str, spans: list[Span], failure: NoteFailure | None, policy: Any, text: str | None = None
+) -> tuple[list[Span], NoteRecognition]:
     """Resolve one note's spans (all recognizers together), or record its failure.
 
     With the note's ``text``, spans are first tidied (``tide_core.span_tidy``) and, after
@@ -248,8 +261,8 @@ def finish_note(note_id: str, spans: list[Span], failure: NoteFailure | None,
     from tide_core.resolve import resolve_spans
     from tide_core.span_tidy import tidy_spans
 
-    _, resolution, propagation = note_steps(policy)     # the steps recognition_fingerprint covers
-    if text is not None:   # split at line breaks, trim list punctuation, drop spans with no letter or digit
+    _, resolution, propagation = note_steps(policy)  # the steps recognition_fingerprint covers
+    if text is not None:  # split at line breaks, trim list punctuation, drop spans with no letter or digit
         spans = tidy_spans(text, spans)
     resolved = resolve_spans(spans, resolution)
     if text is not None:
@@ -261,8 +274,10 @@ def finish_note(note_id: str, spans: list[Span], failure: NoteFailure | None,
 # Local path
 # --------------------------------------------------------------------------------------------
 
-def recognize_notes(notes: Sequence[Note], recognizers: Sequence[Any], policy: Any = None,
-                    stats: RecognitionStats | None = None) -> RecognitionBatch:
+
+def recognize_notes(
+    notes: Sequence[Note], recognizers: Sequence[Any], policy: Any = None, stats: RecognitionStats | None = None
+) -> RecognitionBatch:
     """Recognize ``notes`` with every recognizer in this process and resolve overlaps.
 
     Recognizers must already be created; ``load()`` is the caller's (or the recognizer's lazy)
@@ -287,8 +302,13 @@ def recognize_notes(notes: Sequence[Note], recognizers: Sequence[Any], policy: A
     return assemble_batch(notes, collected, failures, policy, stats)
 
 
-def assemble_batch(notes: Sequence[Note], collected: Sequence[list[Span]], failures: Sequence[NoteFailure | None],
-                   policy: Any, stats: RecognitionStats) -> RecognitionBatch:
+def assemble_batch(
+    notes: Sequence[Note],
+    collected: Sequence[list[Span]],
+    failures: Sequence[NoteFailure | None],
+    policy: Any,
+    stats: RecognitionStats,
+) -> RecognitionBatch:
     out: dict[str, list[Span]] = {}
     records: list[NoteRecognition] = []
     for note, spans, fail in zip(notes, collected, failures, strict=True):
@@ -307,8 +327,11 @@ def _check_unique(notes: Sequence[Note]) -> None:
         if n.note_id in seen:
             from tide_core.errors import InputError
 
-            raise InputError("E505", f"note id {n.note_id} appears twice in one recognition batch",
-                             hint="note ids must be unique within a study; deduplicate the notes table")
+            raise InputError(
+                "E505",
+                f"note id {n.note_id} appears twice in one recognition batch",
+                hint="note ids must be unique within a study; deduplicate the notes table",
+            )
         seen.add(n.note_id)
 
 

@@ -3,6 +3,7 @@
 Every input row ends up either as a Note or as a Quarantined record: nothing is dropped.
 Reasons name the row number and note id, never the text.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -33,9 +34,12 @@ class ValidatedInput:
 def check_columns(columns: Iterable[str], table: str = "notes") -> None:
     missing = [c for c in REQUIRED_COLUMNS if c not in set(columns)]
     if missing:
-        raise ConfigError("E600", f"table {table} lacks required column(s) {', '.join(missing)}",
-                          hint="the notes table needs note_id, patient_id, text (+ optional note_date, "
-                               "note_type, source, site); map your columns with a view")
+        raise ConfigError(
+            "E600",
+            f"table {table} lacks required column(s) {', '.join(missing)}",
+            hint="the notes table needs note_id, patient_id, text (+ optional note_date, "
+            "note_type, source, site); map your columns with a view",
+        )
 
 
 def _as_str_id(value: Any) -> str | None:
@@ -80,15 +84,27 @@ def validate_rows(rows: Iterable[Mapping[str, Any]], max_chars: int = 2_000_000)
             q(i, None, patient_id, "E601", f"row {i}: note_id is null or empty")
             continue
         if patient_id is None:
-            q(i, note_id, None, "E602", f"row {i} (note {note_id}): patient_id is null or empty; "
-                                        "dates are shifted per patient, so the note cannot be released")
+            q(
+                i,
+                note_id,
+                None,
+                "E602",
+                f"row {i} (note {note_id}): patient_id is null or empty; "
+                "dates are shifted per patient, so the note cannot be released",
+            )
             continue
         if isinstance(text, (bytes, bytearray, memoryview)):
             try:
                 text = bytes(text).decode("utf-8")
             except UnicodeDecodeError as exc:
-                q(i, note_id, patient_id, "E603", f"row {i} (note {note_id}): text is not valid UTF-8 "
-                                                  f"(byte offset {exc.start}); re-export the note as UTF-8")
+                q(
+                    i,
+                    note_id,
+                    patient_id,
+                    "E603",
+                    f"row {i} (note {note_id}): text is not valid UTF-8 "
+                    f"(byte offset {exc.start}); re-export the note as UTF-8",
+                )
                 continue
         if text is None or not isinstance(text, str) or not text.strip():
             q(i, note_id, patient_id, "E604", f"row {i} (note {note_id}): text is null or empty")
@@ -96,12 +112,24 @@ def validate_rows(rows: Iterable[Mapping[str, Any]], max_chars: int = 2_000_000)
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:
-            q(i, note_id, patient_id, "E603", f"row {i} (note {note_id}): text holds an unpaired surrogate "
-                                              f"at character {exc.start}; re-export the note as UTF-8")
+            q(
+                i,
+                note_id,
+                patient_id,
+                "E603",
+                f"row {i} (note {note_id}): text holds an unpaired surrogate "
+                f"at character {exc.start}; re-export the note as UTF-8",
+            )
             continue
         if len(text) > max_chars:
-            q(i, note_id, patient_id, "E605", f"row {i} (note {note_id}): text has {len(text)} characters, "
-                                              f"more than the limit {max_chars}; raise max_note_chars")
+            q(
+                i,
+                note_id,
+                patient_id,
+                "E605",
+                f"row {i} (note {note_id}): text has {len(text)} characters, "
+                f"more than the limit {max_chars}; raise max_note_chars",
+            )
             continue
         try:
             note_date = _iso_date(row.get("note_date"))
@@ -131,13 +159,24 @@ def validate_rows(rows: Iterable[Mapping[str, Any]], max_chars: int = 2_000_000)
         if counts[n.note_id] == 1:
             kept.append(n)
         elif n.note_id in conflicting:
-            q(i, n.note_id, n.patient_id, "E607", f"row {i}: note_id {n.note_id} appears {counts[n.note_id]} "
-                                                  "times with different text or patient; fix the source table")
+            q(
+                i,
+                n.note_id,
+                n.patient_id,
+                "E607",
+                f"row {i}: note_id {n.note_id} appears {counts[n.note_id]} "
+                "times with different text or patient; fix the source table",
+            )
         elif first_row[n.note_id][0] == i:
             kept.append(n)
         else:
-            q(i, n.note_id, n.patient_id, "E608", f"row {i}: exact duplicate of row {first_row[n.note_id][0]} "
-                                                  f"(note {n.note_id}); released once")
+            q(
+                i,
+                n.note_id,
+                n.patient_id,
+                "E608",
+                f"row {i}: exact duplicate of row {first_row[n.note_id][0]} (note {n.note_id}); released once",
+            )
     quarantined.sort(key=lambda r: r.row_number if r.row_number is not None else -1)
     return ValidatedInput(kept, quarantined)
 

@@ -13,6 +13,7 @@ Paired test: both systems are scored on the *same* resampled documents; the diff
 finite number of resamples).  Bonferroni multiplies each category's p by the number of
 categories tested (those with gold spans), capped at 1.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -64,17 +65,22 @@ class Intervals:
     level: float
     n_resamples: int
     seed: int
-    category: dict[str, dict[str, tuple[float | None, float | None]]]   # label -> metric -> (lo, hi)
+    category: dict[str, dict[str, tuple[float | None, float | None]]]  # label -> metric -> (lo, hi)
     overall: dict[str, tuple[float | None, float | None]]
 
     def to_dict(self) -> dict:
-        return {"level": self.level, "n_resamples": self.n_resamples, "seed": self.seed,
-                "category": {k: {m: list(v) for m, v in d.items()} for k, d in self.category.items()},
-                "overall": {k: list(v) for k, v in self.overall.items()}}
+        return {
+            "level": self.level,
+            "n_resamples": self.n_resamples,
+            "seed": self.seed,
+            "category": {k: {m: list(v) for m, v in d.items()} for k, d in self.category.items()},
+            "overall": {k: list(v) for k, v in self.overall.items()},
+        }
 
 
-def bootstrap_intervals(table: CountTable, n_resamples: int = N_RESAMPLES, seed: int = SEED,
-                        level: float = 0.95) -> Intervals:
+def bootstrap_intervals(
+    table: CountTable, n_resamples: int = N_RESAMPLES, seed: int = SEED, level: float = 0.95
+) -> Intervals:
     if table.n_docs == 0:
         raise InputError("E713", "cannot bootstrap an empty corpus", hint="evaluate at least one document")
     stats = resampled_stats(table, resample_weights(table.n_docs, n_resamples, seed))
@@ -83,7 +89,7 @@ def bootstrap_intervals(table: CountTable, n_resamples: int = N_RESAMPLES, seed:
     for key, values in stats.items():
         lo, hi = _percentiles(values, level)
         if key.startswith("category_"):
-            metric = key[len("category_"):]
+            metric = key[len("category_") :]
             for c, lab in enumerate(table.labels):
                 category[lab][metric] = (to_float(lo[c]), to_float(hi[c]))
         else:
@@ -93,19 +99,26 @@ def bootstrap_intervals(table: CountTable, n_resamples: int = N_RESAMPLES, seed:
 
 @dataclass
 class PairedResult:
-    label: str                      # a category or "micro"
+    label: str  # a category or "micro"
     n_gold: int
     recall_a: float | None
     recall_b: float | None
-    delta: float | None             # recall_b - recall_a
+    delta: float | None  # recall_b - recall_a
     ci: tuple[float | None, float | None]
     p_value: float | None
     p_bonferroni: float | None
 
     def to_dict(self) -> dict:
-        return {"label": self.label, "n_gold": self.n_gold, "recall_a": self.recall_a,
-                "recall_b": self.recall_b, "delta": self.delta, "ci": list(self.ci),
-                "p_value": self.p_value, "p_bonferroni": self.p_bonferroni}
+        return {
+            "label": self.label,
+            "n_gold": self.n_gold,
+            "recall_a": self.recall_a,
+            "recall_b": self.recall_b,
+            "delta": self.delta,
+            "ci": list(self.ci),
+            "p_value": self.p_value,
+            "p_bonferroni": self.p_bonferroni,
+        }
 
 
 def _two_sided_p(diffs: np.ndarray) -> float | None:
@@ -118,12 +131,16 @@ def _two_sided_p(diffs: np.ndarray) -> float | None:
     return float(min(1.0, 2.0 * min(le, ge) / (b + 1)))
 
 
-def paired_recall_test(table_a: CountTable, table_b: CountTable, n_resamples: int = N_RESAMPLES,
-                       seed: int = SEED, level: float = 0.95) -> list[PairedResult]:
+def paired_recall_test(
+    table_a: CountTable, table_b: CountTable, n_resamples: int = N_RESAMPLES, seed: int = SEED, level: float = 0.95
+) -> list[PairedResult]:
     """Recall difference B − A per category (plus micro) on identical document resamples."""
     if table_a.note_ids != table_b.note_ids or table_a.labels != table_b.labels:
-        raise InputError("E714", "paired test needs both systems scored on the same documents",
-                         hint="score system A and B against the same gold file")
+        raise InputError(
+            "E714",
+            "paired test needs both systems scored on the same documents",
+            hint="score system A and B against the same gold file",
+        )
     if table_a.n_docs == 0:
         raise InputError("E713", "cannot bootstrap an empty corpus", hint="evaluate at least one document")
     w = resample_weights(table_a.n_docs, n_resamples, seed)
@@ -140,15 +157,32 @@ def paired_recall_test(table_a: CountTable, table_b: CountTable, n_resamples: in
         diffs = sb["category_recall"][:, c] - sa["category_recall"][:, c]
         lo, hi = _percentiles(diffs, level)
         p = _two_sided_p(diffs)
-        results.append(PairedResult(table_a.labels[c], int(n_gold[c]), to_float(point_a[c]),
-                                    to_float(point_b[c]), to_float(point_b[c] - point_a[c]),
-                                    (to_float(lo), to_float(hi)), p,
-                                    None if p is None else min(1.0, p * m)))
+        results.append(
+            PairedResult(
+                table_a.labels[c],
+                int(n_gold[c]),
+                to_float(point_a[c]),
+                to_float(point_b[c]),
+                to_float(point_b[c] - point_a[c]),
+                (to_float(lo), to_float(hi)),
+                p,
+                None if p is None else min(1.0, p * m),
+            )
+        )
     diffs = sb["micro_recall"] - sa["micro_recall"]
     lo, hi = _percentiles(diffs, level)
     ra = to_float(tpa.sum() / n_gold.sum()) if n_gold.sum() else None
     rb = to_float(tpb.sum() / n_gold.sum()) if n_gold.sum() else None
-    results.append(PairedResult("micro", int(n_gold.sum()), ra, rb,
-                                None if ra is None or rb is None else rb - ra,
-                                (to_float(lo), to_float(hi)), _two_sided_p(diffs), None))
+    results.append(
+        PairedResult(
+            "micro",
+            int(n_gold.sum()),
+            ra,
+            rb,
+            None if ra is None or rb is None else rb - ra,
+            (to_float(lo), to_float(hi)),
+            _two_sided_p(diffs),
+            None,
+        )
+    )
     return results

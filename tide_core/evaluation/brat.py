@@ -12,6 +12,7 @@ Every discontinuous annotation is flagged as a :class:`ReaderIssue` whatever the
 the ``TEXT`` column is checked against the ``.txt`` slice (mismatches are reported by offset).
 The ``.txt`` file is read without newline translation so offsets stay byte-for-byte BRAT's.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -31,14 +32,20 @@ def _read_text(path: Path) -> str:
         return fh.read()
 
 
-def read_brat_document(ann_path: str | Path, crosswalk: Crosswalk | None = None,
-                       discontinuous: Discontinuous = "split", recognizer: str = "gold@1"
-                       ) -> tuple[GoldDoc, list[ReaderIssue]]:
+def read_brat_document(
+    ann_path: str | Path,
+    crosswalk: Crosswalk | None = None,
+    discontinuous: Discontinuous = "split",
+    recognizer: str = "gold@1",
+) -> tuple[GoldDoc, list[ReaderIssue]]:
     ann_path = Path(ann_path)
     txt_path = ann_path.with_suffix(".txt")
     if not txt_path.exists():
-        raise InputError("E707", f"BRAT annotation {ann_path.name} has no matching .txt file",
-                         hint="BRAT documents are pairs NAME.txt + NAME.ann in the same folder")
+        raise InputError(
+            "E707",
+            f"BRAT annotation {ann_path.name} has no matching .txt file",
+            hint="BRAT documents are pairs NAME.txt + NAME.ann in the same folder",
+        )
     crosswalk = crosswalk or identity_crosswalk()
     text = _read_text(txt_path)
     note_id = ann_path.stem
@@ -49,32 +56,60 @@ def read_brat_document(ann_path: str | Path, crosswalk: Crosswalk | None = None,
             continue
         parts = line.split("\t")
         if len(parts) < 2:
-            raise InputError("E708", f"{ann_path.name} line {line_no}: malformed text-bound annotation",
-                             hint="expected ID<TAB>LABEL START END<TAB>TEXT")
+            raise InputError(
+                "E708",
+                f"{ann_path.name} line {line_no}: malformed text-bound annotation",
+                hint="expected ID<TAB>LABEL START END<TAB>TEXT",
+            )
         head = parts[1].split(" ", 1)
         if len(head) != 2:
-            raise InputError("E708", f"{ann_path.name} line {line_no}: annotation has no offsets",
-                             hint="expected LABEL START END")
+            raise InputError(
+                "E708", f"{ann_path.name} line {line_no}: annotation has no offsets", hint="expected LABEL START END"
+            )
         label_raw, offsets_raw = head
         try:
             frags = [tuple(int(x) for x in frag.split()) for frag in offsets_raw.split(";")]
             if any(len(f) != 2 for f in frags):
                 raise ValueError
         except ValueError:
-            raise InputError("E708", f"{ann_path.name} line {line_no}: offsets are not integer pairs",
-                             hint="write START END, fragments separated by ';'") from None
+            raise InputError(
+                "E708",
+                f"{ann_path.name} line {line_no}: offsets are not integer pairs",
+                hint="write START END, fragments separated by ';'",
+            ) from None
         ann_text = parts[2] if len(parts) > 2 else None
         if len(frags) > 1:
-            issues.append(ReaderIssue(note_id, "discontinuous", frags[0][0], frags[-1][1],
-                                      f"{parts[0]}: {len(frags)} fragments, policy={discontinuous}"))
+            issues.append(
+                ReaderIssue(
+                    note_id,
+                    "discontinuous",
+                    frags[0][0],
+                    frags[-1][1],
+                    f"{parts[0]}: {len(frags)} fragments, policy={discontinuous}",
+                )
+            )
         if any(not (0 <= s < e <= len(text)) for s, e in frags):
-            issues.append(ReaderIssue(note_id, "out_of_range", frags[0][0], frags[-1][1],
-                                      f"{parts[0]}: offsets outside text of length {len(text)}"))
+            issues.append(
+                ReaderIssue(
+                    note_id,
+                    "out_of_range",
+                    frags[0][0],
+                    frags[-1][1],
+                    f"{parts[0]}: offsets outside text of length {len(text)}",
+                )
+            )
             continue
         if ann_text is not None and " ".join(text[s:e] for s, e in frags) != ann_text:
-            issues.append(ReaderIssue(note_id, "offset_mismatch", frags[0][0], frags[-1][1],
-                                      f"{parts[0]}: TEXT column differs from the .txt slice "
-                                      f"(lengths {len(ann_text)} vs {sum(e - s for s, e in frags)})"))
+            issues.append(
+                ReaderIssue(
+                    note_id,
+                    "offset_mismatch",
+                    frags[0][0],
+                    frags[-1][1],
+                    f"{parts[0]}: TEXT column differs from the .txt slice "
+                    f"(lengths {len(ann_text)} vs {sum(e - s for s, e in frags)})",
+                )
+            )
         label = crosswalk.lookup(label_raw)
         if label is None:
             continue
@@ -88,8 +123,9 @@ def read_brat_document(ann_path: str | Path, crosswalk: Crosswalk | None = None,
     return GoldDoc(note_id, "", text, tuple(spans), {"format": "brat"}), issues
 
 
-def read_brat(path: str | Path, crosswalk: Crosswalk | None = None,
-              discontinuous: Discontinuous = "split") -> LoadedDocs:
+def read_brat(
+    path: str | Path, crosswalk: Crosswalk | None = None, discontinuous: Discontinuous = "split"
+) -> LoadedDocs:
     """Read one ``.ann`` file or every ``*.ann`` under a folder (sorted by name)."""
     path = Path(path)
     if path.is_dir():
@@ -101,8 +137,9 @@ def read_brat(path: str | Path, crosswalk: Crosswalk | None = None,
     else:
         anns = []
     if not anns:
-        raise InputError("E707", f"no BRAT .ann files at {path}",
-                         hint="pass a folder of NAME.txt + NAME.ann pairs or one .ann file")
+        raise InputError(
+            "E707", f"no BRAT .ann files at {path}", hint="pass a folder of NAME.txt + NAME.ann pairs or one .ann file"
+        )
     crosswalk = crosswalk or identity_crosswalk()
     docs, issues = [], []
     for ann in anns:

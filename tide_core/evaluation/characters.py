@@ -25,10 +25,11 @@ Labels are scoring labels: pass ``label_set="coarse"`` to count on the coarse se
 DOCTOR both count as NAME, ...).  Spans whose label is outside the scored labels are ignored,
 as in span matching.  Shares with a zero denominator are ``None``.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence, Union
 
 import numpy as np
 
@@ -36,7 +37,7 @@ from tide_core.evaluation.gold_io import GoldDoc
 from tide_core.evaluation.labelsets import LabelSet, get_label_set
 from tide_core.spans import Span
 
-Predictions = Union[Sequence[GoldDoc], Mapping[str, Sequence[Span]]]
+Predictions = Sequence[GoldDoc] | Mapping[str, Sequence[Span]]
 
 
 def _span_map(pred: Predictions) -> dict[str, list[Span]]:
@@ -55,15 +56,15 @@ class CharacterMetrics:
 
     labels: tuple[str, ...]
     n_docs: int
-    gold_chars: dict[str, int]          # per gold category
-    uncovered_chars: dict[str, int]     # gold chars of the category no prediction covers
-    same_label_chars: dict[str, int]    # gold chars covered by a prediction of the same label
-    pred_chars: dict[str, int]          # per predicted label: union of its predicted characters
+    gold_chars: dict[str, int]  # per gold category
+    uncovered_chars: dict[str, int]  # gold chars of the category no prediction covers
+    same_label_chars: dict[str, int]  # gold chars covered by a prediction of the same label
+    pred_chars: dict[str, int]  # per predicted label: union of its predicted characters
     pred_in_gold_chars: dict[str, int]  # ... of which inside some gold span (any label)
-    total_gold_chars: int = 0           # union over labels
+    total_gold_chars: int = 0  # union over labels
     total_uncovered_chars: int = 0
     total_same_label_chars: int = 0
-    total_pred_chars: int = 0           # union of all predicted spans
+    total_pred_chars: int = 0  # union of all predicted spans
     total_pred_in_gold_chars: int = 0
     label_set: str = "fine"
 
@@ -92,36 +93,51 @@ class CharacterMetrics:
     def to_dict(self) -> dict:
         cats = {}
         for lab in self.labels:
-            cats[lab] = {"gold_chars": self.gold_chars[lab], "uncovered_chars": self.uncovered_chars[lab],
-                         "uncovered_share": self.uncovered_share(lab),
-                         "same_label_chars": self.same_label_chars[lab],
-                         "same_label_share": self.same_label_share(lab),
-                         "pred_chars": self.pred_chars[lab], "pred_in_gold_chars": self.pred_in_gold_chars[lab],
-                         "char_precision": self.char_precision(lab)}
-        return {"label_set": self.label_set, "n_docs": self.n_docs, "category": cats,
-                "overall": {"gold_chars": self.total_gold_chars, "uncovered_chars": self.total_uncovered_chars,
-                            "uncovered_share": self.uncovered_share(),
-                            "same_label_chars": self.total_same_label_chars,
-                            "same_label_share": self.same_label_share(),
-                            "pred_chars": self.total_pred_chars, "pred_in_gold_chars": self.total_pred_in_gold_chars,
-                            "char_precision": self.char_precision()}}
+            cats[lab] = {
+                "gold_chars": self.gold_chars[lab],
+                "uncovered_chars": self.uncovered_chars[lab],
+                "uncovered_share": self.uncovered_share(lab),
+                "same_label_chars": self.same_label_chars[lab],
+                "same_label_share": self.same_label_share(lab),
+                "pred_chars": self.pred_chars[lab],
+                "pred_in_gold_chars": self.pred_in_gold_chars[lab],
+                "char_precision": self.char_precision(lab),
+            }
+        return {
+            "label_set": self.label_set,
+            "n_docs": self.n_docs,
+            "category": cats,
+            "overall": {
+                "gold_chars": self.total_gold_chars,
+                "uncovered_chars": self.total_uncovered_chars,
+                "uncovered_share": self.uncovered_share(),
+                "same_label_chars": self.total_same_label_chars,
+                "same_label_share": self.same_label_share(),
+                "pred_chars": self.total_pred_chars,
+                "pred_in_gold_chars": self.total_pred_in_gold_chars,
+                "char_precision": self.char_precision(),
+            },
+        }
 
 
-def _masks(spans: Sequence[Span], n: int, index: Mapping[str, int], label_map: Mapping[str, str] | None
-           ) -> np.ndarray:
+def _masks(spans: Sequence[Span], n: int, index: Mapping[str, int], label_map: Mapping[str, str] | None) -> np.ndarray:
     """(labels, n) boolean array: which characters each scoring label's spans cover."""
     m = np.zeros((len(index), n), dtype=bool)
     for s in spans:
         lab = label_map.get(s.label) if label_map else s.label
         c = index.get(lab)
         if c is not None:
-            m[c, s.start:s.end] = True
+            m[c, s.start : s.end] = True
     return m
 
 
-def character_metrics(gold_docs: Sequence[GoldDoc], predictions: Predictions, *,
-                      label_set: str | LabelSet | None = "fine",
-                      labels: Sequence[str] | None = None) -> CharacterMetrics:
+def character_metrics(
+    gold_docs: Sequence[GoldDoc],
+    predictions: Predictions,
+    *,
+    label_set: str | LabelSet | None = "fine",
+    labels: Sequence[str] | None = None,
+) -> CharacterMetrics:
     """Character-level privacy metrics of ``predictions`` against ``gold_docs``.
 
     ``predictions``: ``{note_id: [Span, ...]}`` or a sequence of documents; notes without
@@ -139,7 +155,7 @@ def character_metrics(gold_docs: Sequence[GoldDoc], predictions: Predictions, *,
     same_n = np.zeros(c, dtype=np.int64)
     pred_n = np.zeros(c, dtype=np.int64)
     pig_n = np.zeros(c, dtype=np.int64)
-    tot = np.zeros(5, dtype=np.int64)    # gold, uncovered, same-label, pred, pred-in-gold
+    tot = np.zeros(5, dtype=np.int64)  # gold, uncovered, same-label, pred, pred-in-gold
     for doc in gold_docs:
         p_spans = pred.get(doc.note_id, ())
         n = max([len(doc.text)] + [s.end for s in doc.spans] + [s.end for s in p_spans])
@@ -156,17 +172,26 @@ def character_metrics(gold_docs: Sequence[GoldDoc], predictions: Predictions, *,
     def per(a: np.ndarray) -> dict[str, int]:
         return {lab: int(a[i]) for i, lab in enumerate(labels)}
 
-    return CharacterMetrics(labels, len(gold_docs), per(gold_n), per(unc_n), per(same_n), per(pred_n), per(pig_n),
-                            *(int(x) for x in tot), label_set=ls.name)
+    return CharacterMetrics(
+        labels,
+        len(gold_docs),
+        per(gold_n),
+        per(unc_n),
+        per(same_n),
+        per(pred_n),
+        per(pig_n),
+        *(int(x) for x in tot),
+        label_set=ls.name,
+    )
 
 
 @dataclass
 class ClinicalTermsRemoved:
     """Clinical vocabulary overlapped by predictions (text a false positive would remove)."""
 
-    n_docs: int           # documents whose metadata lists clinical_terms
+    n_docs: int  # documents whose metadata lists clinical_terms
     n_terms: int
-    n_removed: int        # terms that any predicted span overlaps
+    n_removed: int  # terms that any predicted span overlaps
     removed_by_doc: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -191,8 +216,11 @@ def clinical_terms_removed(gold_docs: Sequence[GoldDoc], predictions: Prediction
         if terms is None:
             continue
         n_docs += 1
-        pairs = [(int(t[0]), int(t[1])) for t in terms
-                 if isinstance(t, (list, tuple)) and len(t) >= 2 and int(t[0]) < int(t[1])]
+        pairs = [
+            (int(t[0]), int(t[1]))
+            for t in terms
+            if isinstance(t, (list, tuple)) and len(t) >= 2 and int(t[0]) < int(t[1])
+        ]
         if not pairs:
             by_doc[doc.note_id] = 0
             continue
@@ -200,7 +228,7 @@ def clinical_terms_removed(gold_docs: Sequence[GoldDoc], predictions: Prediction
         n = max([len(doc.text)] + [e for _, e in pairs] + [s.end for s in p_spans])
         mask = np.zeros(n, dtype=bool)
         for s in p_spans:
-            mask[s.start:s.end] = True
+            mask[s.start : s.end] = True
         cum = np.concatenate([[0], np.cumsum(mask)])
         t = np.asarray(pairs, dtype=np.int64).clip(0, n)
         hit = int(((cum[t[:, 1]] - cum[t[:, 0]]) > 0).sum())

@@ -17,14 +17,15 @@ to itself.  A coarse target is stored as its representative TIDE label (NAME →
 scoring on the coarse set maps back, because a :class:`~tide_core.spans.Span` only holds TIDE
 labels.
 """
+
 from __future__ import annotations
 
 import csv
 import json
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from tide_core.errors import ConfigError, InputError
 from tide_core.evaluation.labelsets import get_label_set
@@ -35,22 +36,53 @@ from tide_core.types import LABELS
 #: OTHER for organisations, so ORGANIZATION maps to OTHER here -- write ``null`` in a crosswalk
 #: file to reproduce the paper's exclusion.  Room numbers are not PHI under our conventions.
 I2B2_2014: dict[str, str | None] = {
-    "NAME/PATIENT": "PATIENT", "NAME/DOCTOR": "DOCTOR", "NAME/USERNAME": "DOCTOR",
+    "NAME/PATIENT": "PATIENT",
+    "NAME/DOCTOR": "DOCTOR",
+    "NAME/USERNAME": "DOCTOR",
     "PROFESSION": None,
-    "LOCATION/HOSPITAL": "HOSPITAL", "LOCATION/DEPARTMENT": "HOSPITAL",
-    "LOCATION/ORGANIZATION": "OTHER", "LOCATION/ROOM": None,
-    "LOCATION/STREET": "LOCATION", "LOCATION/CITY": "LOCATION", "LOCATION/STATE": "LOCATION",
-    "LOCATION/COUNTRY": "LOCATION", "LOCATION/ZIP": "LOCATION", "LOCATION/LOCATION-OTHER": "LOCATION",
-    "CONTACT/PHONE": "PHONE", "CONTACT/FAX": "PHONE", "CONTACT/EMAIL": "EMAIL",
-    "CONTACT/URL": "URL", "CONTACT/IPADDR": "URL",
-    "ID": "ID", "AGE": "AGE", "DATE": "DATE",
+    "LOCATION/HOSPITAL": "HOSPITAL",
+    "LOCATION/DEPARTMENT": "HOSPITAL",
+    "LOCATION/ORGANIZATION": "OTHER",
+    "LOCATION/ROOM": None,
+    "LOCATION/STREET": "LOCATION",
+    "LOCATION/CITY": "LOCATION",
+    "LOCATION/STATE": "LOCATION",
+    "LOCATION/COUNTRY": "LOCATION",
+    "LOCATION/ZIP": "LOCATION",
+    "LOCATION/LOCATION-OTHER": "LOCATION",
+    "CONTACT/PHONE": "PHONE",
+    "CONTACT/FAX": "PHONE",
+    "CONTACT/EMAIL": "EMAIL",
+    "CONTACT/URL": "URL",
+    "CONTACT/IPADDR": "URL",
+    "ID": "ID",
+    "AGE": "AGE",
+    "DATE": "DATE",
     # bare subtypes, as BRAT exports of i2b2 often carry them
-    "PATIENT": "PATIENT", "DOCTOR": "DOCTOR", "USERNAME": "DOCTOR", "HOSPITAL": "HOSPITAL",
-    "DEPARTMENT": "HOSPITAL", "ORGANIZATION": "OTHER", "ROOM": None, "STREET": "LOCATION",
-    "CITY": "LOCATION", "STATE": "LOCATION", "COUNTRY": "LOCATION", "ZIP": "LOCATION",
-    "LOCATION-OTHER": "LOCATION", "FAX": "PHONE", "IPADDR": "URL", "SSN": "ID",
-    "MEDICALRECORD": "ID", "HEALTHPLAN": "ID", "ACCOUNT": "ID", "LICENSE": "ID", "VEHICLE": "ID",
-    "DEVICE": "ID", "BIOID": "ID", "IDNUM": "ID",
+    "PATIENT": "PATIENT",
+    "DOCTOR": "DOCTOR",
+    "USERNAME": "DOCTOR",
+    "HOSPITAL": "HOSPITAL",
+    "DEPARTMENT": "HOSPITAL",
+    "ORGANIZATION": "OTHER",
+    "ROOM": None,
+    "STREET": "LOCATION",
+    "CITY": "LOCATION",
+    "STATE": "LOCATION",
+    "COUNTRY": "LOCATION",
+    "ZIP": "LOCATION",
+    "LOCATION-OTHER": "LOCATION",
+    "FAX": "PHONE",
+    "IPADDR": "URL",
+    "SSN": "ID",
+    "MEDICALRECORD": "ID",
+    "HEALTHPLAN": "ID",
+    "ACCOUNT": "ID",
+    "LICENSE": "ID",
+    "VEHICLE": "ID",
+    "DEVICE": "ID",
+    "BIOID": "ID",
+    "IDNUM": "ID",
 }
 
 
@@ -76,8 +108,7 @@ class Crosswalk:
                 hint = f"targets must be one of {', '.join(LABELS)} or null"
                 if dst in get_label_set("coarse").labels:
                     hint += f"; {dst} is a coarse label: score with --label-set coarse"
-                raise ConfigError("E700", f"crosswalk {self.name!r} maps {src!r} to unknown label {dst!r}",
-                                  hint=hint)
+                raise ConfigError("E700", f"crosswalk {self.name!r} maps {src!r} to unknown label {dst!r}", hint=hint)
             norm[src.strip().upper()] = self._coarse.get(dst, dst) if dst is not None else None
         self.mapping = norm
 
@@ -100,8 +131,11 @@ class Crosswalk:
         if label_u in self._coarse and not subtype:
             return self._coarse[label_u]
         shown = f"{label_u}/{subtype.strip().upper()}" if subtype else label_u
-        raise InputError("E701", f"label {shown!r} is not in crosswalk {self.name!r}",
-                         hint="add it to the crosswalk file (map it to a TIDE label, or to null to exclude it)")
+        raise InputError(
+            "E701",
+            f"label {shown!r} is not in crosswalk {self.name!r}",
+            hint="add it to the crosswalk file (map it to a TIDE label, or to null to exclude it)",
+        )
 
     def to_dict(self) -> dict:
         return {"name": self.name, "map": dict(self.mapping), "label_set": self.label_set}
@@ -125,15 +159,21 @@ def load_crosswalk(path: str | Path | None, label_set: str = "fine") -> Crosswal
         return i2b2_crosswalk(label_set)
     path = Path(path)
     if not path.exists():
-        raise ConfigError("E702", f"crosswalk file {path} does not exist",
-                          hint="pass a .json or .csv crosswalk, or 'i2b2' for the built-in map")
+        raise ConfigError(
+            "E702",
+            f"crosswalk file {path} does not exist",
+            hint="pass a .json or .csv crosswalk, or 'i2b2' for the built-in map",
+        )
     if path.suffix.lower() == ".csv":
         mapping: dict[str, str | None] = {}
         with path.open(newline="", encoding="utf-8") as fh:
             reader = csv.DictReader(fh)
             if not reader.fieldnames or not {"source", "target"} <= set(reader.fieldnames):
-                raise ConfigError("E703", f"crosswalk {path.name} needs the columns source,target",
-                                  hint="first line: source,target; leave target empty to exclude")
+                raise ConfigError(
+                    "E703",
+                    f"crosswalk {path.name} needs the columns source,target",
+                    hint="first line: source,target; leave target empty to exclude",
+                )
             for row in reader:
                 target = (row["target"] or "").strip()
                 mapping[row["source"]] = target.upper() or None
@@ -141,12 +181,18 @@ def load_crosswalk(path: str | Path | None, label_set: str = "fine") -> Crosswal
     try:
         obj = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise ConfigError("E703", f"crosswalk {path.name} is not valid JSON (line {exc.lineno})",
-                          hint='write {"map": {"EXTERNAL": "TIDE_LABEL" | null}}') from None
+        raise ConfigError(
+            "E703",
+            f"crosswalk {path.name} is not valid JSON (line {exc.lineno})",
+            hint='write {"map": {"EXTERNAL": "TIDE_LABEL" | null}}',
+        ) from None
     mapping_obj: Mapping = obj.get("map", obj) if isinstance(obj, dict) else {}
     if not isinstance(mapping_obj, Mapping) or not mapping_obj:
-        raise ConfigError("E703", f"crosswalk {path.name} holds no mapping",
-                          hint='write {"map": {"EXTERNAL": "TIDE_LABEL" | null}}')
-    return Crosswalk({str(k): (None if v is None else str(v).upper()) for k, v in mapping_obj.items()},
-                     name=str(obj.get("name", path.stem)) if isinstance(obj, dict) else path.stem,
-                     label_set=label_set)
+        raise ConfigError(
+            "E703", f"crosswalk {path.name} holds no mapping", hint='write {"map": {"EXTERNAL": "TIDE_LABEL" | null}}'
+        )
+    return Crosswalk(
+        {str(k): (None if v is None else str(v).upper()) for k, v in mapping_obj.items()},
+        name=str(obj.get("name", path.stem)) if isinstance(obj, dict) else path.stem,
+        label_set=label_set,
+    )

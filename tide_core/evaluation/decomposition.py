@@ -13,6 +13,7 @@ recall on B.  A category absent from one corpus has no recall there; it is given
 corpus's recall, so its contribution goes entirely to the mix term.  Each category's share of
 the drop is (within_c + mix_c) / D.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -57,26 +58,43 @@ class RecallDropDecomposition:
 
     def to_dict(self) -> dict:
         return {
-            "recall_a": self.recall_a, "recall_b": self.recall_b, "drop": self.drop,
-            "within_category_recall": self.within, "category_mix": self.mix,
+            "recall_a": self.recall_a,
+            "recall_b": self.recall_b,
+            "drop": self.drop,
+            "within_category_recall": self.within,
+            "category_mix": self.mix,
             "formula": "D = sum_c mean(s_c)*(r_A,c - r_B,c) + sum_c mean(r_c)*(s_A,c - s_B,c)",
-            "categories": [{"label": c.label, "share_a": c.share_a, "share_b": c.share_b,
-                            "recall_a": c.recall_a, "recall_b": c.recall_b, "within": c.within,
-                            "mix": c.mix, "total": c.total, "share_of_drop": self.share_of_drop(c.label)}
-                           for c in self.categories],
+            "categories": [
+                {
+                    "label": c.label,
+                    "share_a": c.share_a,
+                    "share_b": c.share_b,
+                    "recall_a": c.recall_a,
+                    "recall_b": c.recall_b,
+                    "within": c.within,
+                    "mix": c.mix,
+                    "total": c.total,
+                    "share_of_drop": self.share_of_drop(c.label),
+                }
+                for c in self.categories
+            ],
         }
 
 
 def decompose_recall_drop(table_a: CountTable, table_b: CountTable) -> RecallDropDecomposition:
     if table_a.labels != table_b.labels:
-        raise InputError("E715", "both corpora must be scored over the same labels",
-                         hint="apply the same crosswalk to both corpora")
+        raise InputError(
+            "E715", "both corpora must be scored over the same labels", hint="apply the same crosswalk to both corpora"
+        )
     tpa, _, fna = table_a.totals()
     tpb, _, fnb = table_b.totals()
     na, nb = tpa + fna, tpb + fnb
     if na.sum() == 0 or nb.sum() == 0:
-        raise InputError("E715", "a corpus without gold spans has no recall to decompose",
-                         hint="check that the gold files were read with the right crosswalk")
+        raise InputError(
+            "E715",
+            "a corpus without gold spans has no recall to decompose",
+            hint="check that the gold files were read with the right crosswalk",
+        )
     sa, sb = na / na.sum(), nb / nb.sum()
     cats: list[CategoryShift] = []
     for c, lab in enumerate(table_a.labels):
@@ -88,9 +106,17 @@ def decompose_recall_drop(table_a: CountTable, table_b: CountTable) -> RecallDro
         rb_f = rb if rb is not None else ra
         within = 0.5 * (sa[c] + sb[c]) * (ra_f - rb_f)
         mix = 0.5 * (ra_f + rb_f) * (sa[c] - sb[c])
-        cats.append(CategoryShift(lab, float(sa[c]), float(sb[c]),
-                                  None if ra is None else float(ra), None if rb is None else float(rb),
-                                  float(within), float(mix)))
+        cats.append(
+            CategoryShift(
+                lab,
+                float(sa[c]),
+                float(sb[c]),
+                None if ra is None else float(ra),
+                None if rb is None else float(rb),
+                float(within),
+                float(mix),
+            )
+        )
     recall_a = float(tpa.sum() / na.sum())
     recall_b = float(tpb.sum() / nb.sum())
     within = float(np.sum([c.within for c in cats]))

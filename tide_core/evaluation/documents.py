@@ -4,6 +4,7 @@ Readers never print or raise with span text (gold corpora hold real PHI); a prob
 :class:`ReaderIssue` naming the note id, offsets and a code, collected so a report can say
 "12 offset mismatches in 3 notes" instead of failing on the first or hiding them.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -15,14 +16,13 @@ from tide_core.evaluation.gold_io import GoldDoc
 @dataclass(frozen=True)
 class ReaderIssue:
     note_id: str
-    code: str          # offset_mismatch, offset_relocated, discontinuous, out_of_range, excluded_label ...
+    code: str  # offset_mismatch, offset_relocated, discontinuous, out_of_range, excluded_label ...
     start: int | None
     end: int | None
-    detail: str        # offsets/lengths/labels only -- never surface text
+    detail: str  # offsets/lengths/labels only -- never surface text
 
     def to_dict(self) -> dict:
-        return {"note_id": self.note_id, "code": self.code, "start": self.start, "end": self.end,
-                "detail": self.detail}
+        return {"note_id": self.note_id, "code": self.code, "start": self.start, "end": self.end, "detail": self.detail}
 
 
 @dataclass

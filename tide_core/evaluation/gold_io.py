@@ -9,12 +9,14 @@ The reader validates every line (JSON, required keys, offsets inside the text, k
 and names the file line and note id when something is wrong -- never the text itself, which is
 PHI in a real gold corpus.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from tide_core.errors import InputError, TideError
 from tide_core.spans import Note, Span
@@ -53,7 +55,7 @@ class GoldDoc:
 
     def surfaces(self) -> list[tuple[str, str]]:
         """(label, surface) pairs -- for tests and local inspection only, never for logs."""
-        return [(s.label, self.text[s.start:s.end]) for s in self.spans]
+        return [(s.label, self.text[s.start : s.end]) for s in self.spans]
 
 
 def _bad(path: Path, line_no: int, message: str, hint: str) -> InputError:
@@ -64,37 +66,57 @@ def _parse_line(path: Path, line_no: int, raw: str) -> GoldDoc:
     try:
         obj = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise _bad(path, line_no, f"invalid JSON at column {exc.colno}",
-                   "each line must be one JSON object; check quoting and escapes") from None
+        raise _bad(
+            path,
+            line_no,
+            f"invalid JSON at column {exc.colno}",
+            "each line must be one JSON object; check quoting and escapes",
+        ) from None
     if not isinstance(obj, dict):
         raise _bad(path, line_no, "line is not a JSON object", "write one object per line")
     for key in ("note_id", "text", "spans"):
         if key not in obj:
-            raise _bad(path, line_no, f"missing key {key!r}",
-                       "required keys: note_id, patient_id, text, spans, metadata")
+            raise _bad(
+                path, line_no, f"missing key {key!r}", "required keys: note_id, patient_id, text, spans, metadata"
+            )
     note_id, text = obj["note_id"], obj["text"]
     if not isinstance(note_id, str) or not isinstance(text, str):
         raise _bad(path, line_no, "note_id and text must be strings", "fix the value types")
     patient_id = obj.get("patient_id") or ""
     metadata = obj.get("metadata") or {}
     if not isinstance(metadata, dict) or not isinstance(obj["spans"], list):
-        raise _bad(path, line_no, f"note {note_id!r}: spans must be a list and metadata an object",
-                   "fix the value types")
+        raise _bad(
+            path, line_no, f"note {note_id!r}: spans must be a list and metadata an object", "fix the value types"
+        )
     spans: list[Span] = []
     for i, raw_span in enumerate(obj["spans"]):
         if not isinstance(raw_span, dict) or not {"start", "end", "label"} <= set(raw_span):
-            raise _bad(path, line_no, f"note {note_id!r} span #{i} lacks start/end/label",
-                       'write spans as {"start": int, "end": int, "label": str}')
+            raise _bad(
+                path,
+                line_no,
+                f"note {note_id!r} span #{i} lacks start/end/label",
+                'write spans as {"start": int, "end": int, "label": str}',
+            )
         start, end, label = raw_span["start"], raw_span["end"], raw_span["label"]
         if label not in LABELS:
-            raise _bad(path, line_no, f"note {note_id!r} span #{i} has unknown label {label!r}",
-                       f"use one of {', '.join(LABELS)}")
-        if not isinstance(start, int) or not isinstance(end, int) or isinstance(start, bool) \
-                or not (0 <= start < end <= len(text)):
-            raise _bad(path, line_no,
-                       f"note {note_id!r} span #{i} offsets [{start}, {end}) outside the text "
-                       f"(length {len(text)})",
-                       "offsets are end-exclusive character offsets into text")
+            raise _bad(
+                path,
+                line_no,
+                f"note {note_id!r} span #{i} has unknown label {label!r}",
+                f"use one of {', '.join(LABELS)}",
+            )
+        if (
+            not isinstance(start, int)
+            or not isinstance(end, int)
+            or isinstance(start, bool)
+            or not (0 <= start < end <= len(text))
+        ):
+            raise _bad(
+                path,
+                line_no,
+                f"note {note_id!r} span #{i} offsets [{start}, {end}) outside the text (length {len(text)})",
+                "offsets are end-exclusive character offsets into text",
+            )
         try:
             spans.append(Span(note_id, start, end, label, 1.0, GOLD_RECOGNIZER))
         except TideError as exc:  # pragma: no cover - guarded above
@@ -107,8 +129,11 @@ def read_gold(path: str | Path) -> list[GoldDoc]:
     """Read a gold JSONL file; blank lines are skipped.  Raises InputError (E610/E611)."""
     path = Path(path)
     if not path.exists():
-        raise InputError("E611", f"gold file {path} does not exist",
-                         hint="pass the path of a JSONL file written by write_gold or `tide synth`")
+        raise InputError(
+            "E611",
+            f"gold file {path} does not exist",
+            hint="pass the path of a JSONL file written by write_gold or `tide synth`",
+        )
     docs: list[GoldDoc] = []
     with path.open("r", encoding="utf-8") as fh:
         for line_no, raw in enumerate(fh, start=1):

@@ -14,6 +14,7 @@ there (issue ``offset_relocated`` with the shift); otherwise it keeps the offset
 shifts, never the text.  The note id is the file stem; the patient id is the part before the
 first ``-`` (i2b2 files are named PATIENT-RECORD.xml).
 """
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -41,16 +42,25 @@ def _relocate(text: str, needle: str, start: int, window: int) -> int | None:
     return best
 
 
-def read_i2b2_document(path: str | Path, crosswalk: Crosswalk | None = None, *, relocate: bool = True,
-                       search_window: int = 64, strict: bool = False, recognizer: str = "gold@1"
-                       ) -> tuple[GoldDoc, list[ReaderIssue]]:
+def read_i2b2_document(
+    path: str | Path,
+    crosswalk: Crosswalk | None = None,
+    *,
+    relocate: bool = True,
+    search_window: int = 64,
+    strict: bool = False,
+    recognizer: str = "gold@1",
+) -> tuple[GoldDoc, list[ReaderIssue]]:
     path = Path(path)
     crosswalk = crosswalk or i2b2_crosswalk()
     try:
         root = ET.parse(path).getroot()
     except ET.ParseError as exc:
-        raise InputError("E709", f"{path.name} is not well-formed XML (line {exc.position[0]})",
-                         hint="i2b2 files need <TEXT><![CDATA[...]]></TEXT> and <TAGS>") from None
+        raise InputError(
+            "E709",
+            f"{path.name} is not well-formed XML (line {exc.position[0]})",
+            hint="i2b2 files need <TEXT><![CDATA[...]]></TEXT> and <TAGS>",
+        ) from None
     text_el = root.find("TEXT")
     if text_el is None or text_el.text is None:
         raise InputError("E709", f"{path.name} has no <TEXT> element", hint="expected <TEXT><![CDATA[...]]></TEXT>")
@@ -59,32 +69,52 @@ def read_i2b2_document(path: str | Path, crosswalk: Crosswalk | None = None, *, 
     spans: list[Span] = []
     issues: list[ReaderIssue] = []
     tags = root.find("TAGS")
-    for tag in (list(tags) if tags is not None else []):
+    for tag in list(tags) if tags is not None else []:
         tag_id = tag.get("id", "?")
         try:
             start, end = int(tag.get("start", "")), int(tag.get("end", ""))
         except ValueError:
-            raise InputError("E710", f"{path.name} tag {tag_id}: start/end are not integers",
-                             hint="every PHI tag needs integer start and end attributes") from None
+            raise InputError(
+                "E710",
+                f"{path.name} tag {tag_id}: start/end are not integers",
+                hint="every PHI tag needs integer start and end attributes",
+            ) from None
         surface = tag.get("text")
         if surface is not None and text[start:end] != surface:
             new = _relocate(text, surface, start, search_window)
             if strict:
-                raise InputError("E711", f"{path.name} tag {tag_id}: offsets [{start}, {end}) do not "
-                                         "match the tag text" + (f" (found {new - start:+d} chars away)"
-                                                                 if new is not None else ""),
-                                 hint="fix the offsets, or read with strict=False to relocate them")
+                raise InputError(
+                    "E711",
+                    f"{path.name} tag {tag_id}: offsets [{start}, {end}) do not "
+                    "match the tag text" + (f" (found {new - start:+d} chars away)" if new is not None else ""),
+                    hint="fix the offsets, or read with strict=False to relocate them",
+                )
             if relocate and new is not None:
-                issues.append(ReaderIssue(note_id, "offset_relocated", start, end,
-                                          f"tag {tag_id}: moved {new - start:+d} chars to match its text"))
+                issues.append(
+                    ReaderIssue(
+                        note_id,
+                        "offset_relocated",
+                        start,
+                        end,
+                        f"tag {tag_id}: moved {new - start:+d} chars to match its text",
+                    )
+                )
                 start, end = new, new + len(surface)
             else:
-                issues.append(ReaderIssue(note_id, "offset_mismatch", start, end,
-                                          f"tag {tag_id}: TEXT slice differs from the tag text "
-                                          f"(length {end - start} vs {len(surface)}); kept as annotated"))
+                issues.append(
+                    ReaderIssue(
+                        note_id,
+                        "offset_mismatch",
+                        start,
+                        end,
+                        f"tag {tag_id}: TEXT slice differs from the tag text "
+                        f"(length {end - start} vs {len(surface)}); kept as annotated",
+                    )
+                )
         if not (0 <= start < end <= len(text)):
-            issues.append(ReaderIssue(note_id, "out_of_range", start, end,
-                                      f"tag {tag_id}: outside text of length {len(text)}"))
+            issues.append(
+                ReaderIssue(note_id, "out_of_range", start, end, f"tag {tag_id}: outside text of length {len(text)}")
+            )
             continue
         label = crosswalk.lookup(tag.tag, tag.get("TYPE"))
         if label is None:

@@ -6,6 +6,7 @@ Predictions use the gold JSONL shape (``docs/architecture.md``); their spans may
 JSONL whose labels still need a crosswalk (``Span`` only accepts TIDE labels, so mapping must
 happen before a Span is built).
 """
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,13 @@ def _metadata(obj: dict) -> dict:
     return {k: obj[k] for k in ("note_date", "note_type", "source", "site") if k in obj}
 
 
-def read_jsonl_docs(path: str | Path, crosswalk: Crosswalk | None = None, *,
-                    require_text: bool = False, default_recognizer: str = "pred@0") -> LoadedDocs:
+def read_jsonl_docs(
+    path: str | Path,
+    crosswalk: Crosswalk | None = None,
+    *,
+    require_text: bool = False,
+    default_recognizer: str = "pred@0",
+) -> LoadedDocs:
     """Read a JSONL file of documents.  Offsets outside the text are reported, not scored."""
     path = Path(path)
     if not path.exists():
@@ -42,48 +48,85 @@ def read_jsonl_docs(path: str | Path, crosswalk: Crosswalk | None = None, *,
             try:
                 obj = json.loads(raw)
             except json.JSONDecodeError as exc:
-                raise InputError("E705", f"{path.name} line {line_no}: invalid JSON at column {exc.colno}",
-                                 hint="one JSON object per line") from None
+                raise InputError(
+                    "E705",
+                    f"{path.name} line {line_no}: invalid JSON at column {exc.colno}",
+                    hint="one JSON object per line",
+                ) from None
             if not isinstance(obj, dict) or not isinstance(obj.get("note_id"), str):
-                raise InputError("E705", f"{path.name} line {line_no}: no string note_id",
-                                 hint='each line needs {"note_id": str, "spans": [...]}')
+                raise InputError(
+                    "E705",
+                    f"{path.name} line {line_no}: no string note_id",
+                    hint='each line needs {"note_id": str, "spans": [...]}',
+                )
             note_id = obj["note_id"]
             if note_id in seen:
-                raise InputError("E706", f"{path.name} line {line_no}: note {note_id!r} appears twice",
-                                 hint="write each document once (merge its spans into one line)")
+                raise InputError(
+                    "E706",
+                    f"{path.name} line {line_no}: note {note_id!r} appears twice",
+                    hint="write each document once (merge its spans into one line)",
+                )
             seen.add(note_id)
             text = obj.get("text")
             if text is None and require_text:
-                raise InputError("E705", f"{path.name} line {line_no}: note {note_id!r} has no text",
-                                 hint="gold documents need their text")
+                raise InputError(
+                    "E705",
+                    f"{path.name} line {line_no}: note {note_id!r} has no text",
+                    hint="gold documents need their text",
+                )
             spans: list[Span] = []
             for i, rs in enumerate(obj.get("spans") or []):
                 try:
                     start, end, label = int(rs["start"]), int(rs["end"]), str(rs["label"])
                 except (KeyError, TypeError, ValueError):
-                    raise InputError("E705", f"{path.name} line {line_no}: note {note_id!r} span #{i} "
-                                             "lacks integer start/end and a label",
-                                     hint='spans look like {"start": 0, "end": 4, "label": "DATE"}') from None
+                    raise InputError(
+                        "E705",
+                        f"{path.name} line {line_no}: note {note_id!r} span #{i} lacks integer start/end and a label",
+                        hint='spans look like {"start": 0, "end": 4, "label": "DATE"}',
+                    ) from None
                 if crosswalk is not None:
                     target = crosswalk.lookup(label, rs.get("type"))
                     if target is None:
                         continue
                     label = target
                 elif label not in LABELS:
-                    raise InputError("E701", f"{path.name} line {line_no}: note {note_id!r} span #{i} "
-                                             f"has label {label!r}, not a TIDE label",
-                                     hint="pass --crosswalk FILE to map external labels")
+                    raise InputError(
+                        "E701",
+                        f"{path.name} line {line_no}: note {note_id!r} span #{i} has label {label!r}, not a TIDE label",
+                        hint="pass --crosswalk FILE to map external labels",
+                    )
                 if start < 0 or end <= start or (text is not None and end > len(text)):
-                    issues.append(ReaderIssue(note_id, "out_of_range", start, end,
-                                              f"span #{i} outside the text (length "
-                                              f"{len(text) if text is not None else '?'})"))
+                    issues.append(
+                        ReaderIssue(
+                            note_id,
+                            "out_of_range",
+                            start,
+                            end,
+                            f"span #{i} outside the text (length {len(text) if text is not None else '?'})",
+                        )
+                    )
                     continue
                 score = float(rs.get("score", 1.0))
-                spans.append(Span(note_id, start, end, label, min(1.0, max(0.0, score)),
-                                  str(rs.get("recognizer") or default_recognizer)))
+                spans.append(
+                    Span(
+                        note_id,
+                        start,
+                        end,
+                        label,
+                        min(1.0, max(0.0, score)),
+                        str(rs.get("recognizer") or default_recognizer),
+                    )
+                )
             spans.sort(key=lambda s: (s.start, s.end, s.label))
-            docs.append(GoldDoc(note_id, str(obj.get("patient_id") or ""), text if text is not None else "",
-                                tuple(spans), _metadata(obj)))
+            docs.append(
+                GoldDoc(
+                    note_id,
+                    str(obj.get("patient_id") or ""),
+                    text if text is not None else "",
+                    tuple(spans),
+                    _metadata(obj),
+                )
+            )
     loaded = LoadedDocs(docs, issues, "jsonl")
     if crosswalk is not None:
         loaded.excluded_labels = crosswalk.excluded.copy()

@@ -27,10 +27,11 @@ label (``NAME`` in a gold file) is stored under that coarse label's representati
 the coarse set and meaningless on the fine set, which is why coarse targets are only accepted
 when the coarse label set is selected.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from tide_core.errors import ConfigError
 from tide_core.types import LABELS
@@ -42,8 +43,8 @@ class LabelSet:
 
     name: str
     labels: tuple[str, ...]
-    fine_to_set: Mapping[str, str]           # every TIDE label -> one of ``labels``
-    representative: Mapping[str, str]        # every label of the set -> a TIDE label that maps to it
+    fine_to_set: Mapping[str, str]  # every TIDE label -> one of ``labels``
+    representative: Mapping[str, str]  # every label of the set -> a TIDE label that maps to it
 
     def map(self, label: str) -> str:
         """Scoring label of a TIDE label."""
@@ -60,14 +61,25 @@ class LabelSet:
 FINE = LabelSet("fine", tuple(LABELS), {lab: lab for lab in LABELS}, {lab: lab for lab in LABELS})
 
 COARSE_MAP: dict[str, str] = {
-    "PATIENT": "NAME", "DOCTOR": "NAME", "DATE": "DATE", "AGE": "AGE", "ID": "ID",
-    "PHONE": "CONTACT", "EMAIL": "CONTACT", "URL": "CONTACT",
-    "LOCATION": "LOCATION", "HOSPITAL": "LOCATION", "OTHER": "LOCATION",
+    "PATIENT": "NAME",
+    "DOCTOR": "NAME",
+    "DATE": "DATE",
+    "AGE": "AGE",
+    "ID": "ID",
+    "PHONE": "CONTACT",
+    "EMAIL": "CONTACT",
+    "URL": "CONTACT",
+    "LOCATION": "LOCATION",
+    "HOSPITAL": "LOCATION",
+    "OTHER": "LOCATION",
 }
 COARSE_LABELS: tuple[str, ...] = ("NAME", "DATE", "AGE", "ID", "CONTACT", "LOCATION")
-COARSE = LabelSet("coarse", COARSE_LABELS, dict(COARSE_MAP),
-                  {"NAME": "PATIENT", "DATE": "DATE", "AGE": "AGE", "ID": "ID", "CONTACT": "PHONE",
-                   "LOCATION": "LOCATION"})
+COARSE = LabelSet(
+    "coarse",
+    COARSE_LABELS,
+    dict(COARSE_MAP),
+    {"NAME": "PATIENT", "DATE": "DATE", "AGE": "AGE", "ID": "ID", "CONTACT": "PHONE", "LOCATION": "LOCATION"},
+)
 
 LABEL_SETS: dict[str, LabelSet] = {"fine": FINE, "coarse": COARSE}
 
@@ -81,8 +93,7 @@ def get_label_set(name: str | LabelSet | None) -> LabelSet:
     try:
         return LABEL_SETS[str(name).lower()]
     except KeyError:
-        raise ConfigError("E723", f"unknown label set {name!r}",
-                          hint=f"use one of {', '.join(LABEL_SETS)}") from None
+        raise ConfigError("E723", f"unknown label set {name!r}", hint=f"use one of {', '.join(LABEL_SETS)}") from None
 
 
 # consistency of the built-ins (cheap, runs once at import)

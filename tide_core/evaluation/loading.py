@@ -3,11 +3,12 @@
 Predictions come from a JSONL file (:func:`load_predictions`) or straight from a study's span
 cache in the warehouse (:func:`load_cached_predictions`).
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from tide_core.errors import ConfigError, InputError
 from tide_core.evaluation.brat import read_brat
@@ -45,18 +46,29 @@ class CachedPredictions:
     spans: dict[str, list[Span]]
     study: str
     warehouse: str
-    n_recognized: int          # notes whose last recognition succeeded (they are the predicted notes)
-    n_failed: int              # notes whose last recognition failed (not predicted: their gold spans are misses)
-    n_text_checked: int = 0    # gold notes whose text hash was compared with the cache's
+    n_recognized: int  # notes whose last recognition succeeded (they are the predicted notes)
+    n_failed: int  # notes whose last recognition failed (not predicted: their gold spans are misses)
+    n_text_checked: int = 0  # gold notes whose text hash was compared with the cache's
 
     def to_dict(self) -> dict:
-        return {"study": self.study, "warehouse": self.warehouse, "n_recognized": self.n_recognized,
-                "n_failed": self.n_failed, "n_text_checked": self.n_text_checked}
+        return {
+            "study": self.study,
+            "warehouse": self.warehouse,
+            "n_recognized": self.n_recognized,
+            "n_failed": self.n_failed,
+            "n_text_checked": self.n_text_checked,
+        }
 
 
-def load_cached_predictions(warehouse, study: str, *, gold: Sequence[GoldDoc] | None = None,
-                            tables=None, crosswalk: Crosswalk | None = None,
-                            apply_review: bool = True) -> CachedPredictions:
+def load_cached_predictions(
+    warehouse,
+    study: str,
+    *,
+    gold: Sequence[GoldDoc] | None = None,
+    tables=None,
+    crosswalk: Crosswalk | None = None,
+    apply_review: bool = True,
+) -> CachedPredictions:
     """Predictions straight from the span cache (``tide_spans``) of ``study`` -- no export step.
 
     ``warehouse`` is an open :class:`~tide_core.io.warehouse.Warehouse` or a URL
@@ -77,8 +89,11 @@ def load_cached_predictions(warehouse, study: str, *, gold: Sequence[GoldDoc] | 
         scheme, _, rest = url.partition(":")
         path = rest.partition("#")[0]
         if scheme == "duckdb" and path not in ("", ":memory:") and not Path(path).expanduser().exists():
-            raise ConfigError("E721", f"warehouse file {path} does not exist",
-                              hint="pass the duckdb:PATH that `tide run`/`tide demo` wrote")
+            raise ConfigError(
+                "E721",
+                f"warehouse file {path} does not exist",
+                hint="pass the duckdb:PATH that `tide run`/`tide demo` wrote",
+            )
         wh = open_warehouse(url)
     else:
         wh = warehouse
@@ -88,9 +103,12 @@ def load_cached_predictions(warehouse, study: str, *, gold: Sequence[GoldDoc] | 
         entries = cache.entries(study)
         ok = {nid for nid, e in entries.items() if e.status == "ok"}
         if not ok:
-            raise InputError("E722", f"no successfully recognized notes for study {study!r} in {url}",
-                             hint=f"run `tide run --warehouse {url} --study {study} --stage recognize` first, "
-                                  "or check the --study name")
+            raise InputError(
+                "E722",
+                f"no successfully recognized notes for study {study!r} in {url}",
+                hint=f"run `tide run --warehouse {url} --study {study} --stage recognize` first, "
+                "or check the --study name",
+            )
         n_checked = 0
         if gold is not None:
             bad = []
@@ -101,10 +119,13 @@ def load_cached_predictions(warehouse, study: str, *, gold: Sequence[GoldDoc] | 
                     if e.text_sha256 != text_sha256(d.text):
                         bad.append(d.note_id)
             if bad:
-                raise InputError("E716", f"{len(bad)} gold documents have a different text than the note "
-                                         f"recognized in study {study!r} (first: note {sorted(bad)[0]!r})",
-                                 hint="the gold must annotate the notes as they were recognized; "
-                                      "re-run recognition or use the matching gold file")
+                raise InputError(
+                    "E716",
+                    f"{len(bad)} gold documents have a different text than the note "
+                    f"recognized in study {study!r} (first: note {sorted(bad)[0]!r})",
+                    hint="the gold must annotate the notes as they were recognized; "
+                    "re-run recognition or use the matching gold file",
+                )
         cached = cache.spans(study, note_ids=ok, apply_review=apply_review)
     finally:
         if own:
@@ -121,5 +142,6 @@ def load_cached_predictions(warehouse, study: str, *, gold: Sequence[GoldDoc] | 
                     s = Span(s.note_id, s.start, s.end, target, s.score, s.recognizer)
             out.append(s)
         spans[nid] = out
-    return CachedPredictions(spans, study, url, len(ok), sum(1 for e in entries.values() if e.status != "ok"),
-                             n_checked)
+    return CachedPredictions(
+        spans, study, url, len(ok), sum(1 for e in entries.values() if e.status != "ok"), n_checked
+    )

@@ -29,10 +29,11 @@ gold span is not split-matched.  With ``split=False`` nothing changes.
 ``label_map`` (TIDE label → scoring label, e.g. PATIENT/DOCTOR → NAME) makes labels "agree"
 when they map to the same scoring label; ``None`` compares TIDE labels.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -55,7 +56,7 @@ class DocumentMatch:
 
     gold: tuple[Span, ...]
     pred: tuple[Span, ...]
-    pairs: tuple[tuple[int, int, float], ...]    # (gold index, pred index, overlap ratio)
+    pairs: tuple[tuple[int, int, float], ...]  # (gold index, pred index, overlap ratio)
     #: split matches: (gold index, pred indices of the pieces, covered share of the gold span)
     split_pairs: tuple[tuple[int, tuple[int, ...], float], ...] = ()
 
@@ -80,11 +81,18 @@ def _key(s: Span) -> tuple:
     return (s.start, s.end, s.label, s.recognizer, s.score)
 
 
-def match_document(gold: Sequence[Span], pred: Sequence[Span], tau: float = 0.8, *, split: bool = False,
-                   label_map: Mapping[str, str] | None = None) -> DocumentMatch:
+def match_document(
+    gold: Sequence[Span],
+    pred: Sequence[Span],
+    tau: float = 0.8,
+    *,
+    split: bool = False,
+    label_map: Mapping[str, str] | None = None,
+) -> DocumentMatch:
     """Match one document's predictions to its gold spans (see the module docstring)."""
     if not 0.0 < tau <= 1.0:
         from tide_core.errors import ConfigError
+
         raise ConfigError("E712", f"overlap threshold tau={tau} outside (0, 1]", hint="use e.g. 0.8 or 0.5")
     g_sorted = tuple(sorted(gold, key=_key))
     p_sorted = tuple(sorted(pred, key=_key))
@@ -109,7 +117,7 @@ def match_document(gold: Sequence[Span], pred: Sequence[Span], tau: float = 0.8,
         # cardinality first (each pair is worth more than any sum of ratio bonuses), then overlap
         weight = np.where(ratio > 0, (min(len(gi), len(pi)) + 1) + ratio, 0.0)
         rows, cols = linear_sum_assignment(weight, maximize=True)
-        for a, b in zip(rows, cols):
+        for a, b in zip(rows, cols, strict=False):
             if ratio[a, b] > 0:
                 pairs.append((gi[a], pi[b], float(ratio[a, b])))
     pairs.sort()
@@ -128,17 +136,22 @@ def _split_matches(g_sorted, p_sorted, g_lab, p_lab, pairs, tau) -> tuple:
     for i, gs in enumerate(g_sorted):
         if i in used_g:
             continue
-        pieces = [j for j, ps in enumerate(p_sorted)
-                  if j not in used_p and p_lab[j] == g_lab[i] and ps.start < gs.end and gs.start < ps.end]
+        pieces = [
+            j
+            for j, ps in enumerate(p_sorted)
+            if j not in used_p and p_lab[j] == g_lab[i] and ps.start < gs.end and gs.start < ps.end
+        ]
         if len(pieces) < 2:
             continue
-        if any((min(p_sorted[j].end, gs.end) - max(p_sorted[j].start, gs.start)) < SPLIT_INSIDE * p_sorted[j].length
-               for j in pieces):
+        if any(
+            (min(p_sorted[j].end, gs.end) - max(p_sorted[j].start, gs.start)) < SPLIT_INSIDE * p_sorted[j].length
+            for j in pieces
+        ):
             continue
         covered = np.zeros(gs.length, dtype=bool)
         for j in pieces:
             ps = p_sorted[j]
-            covered[max(ps.start, gs.start) - gs.start:min(ps.end, gs.end) - gs.start] = True
+            covered[max(ps.start, gs.start) - gs.start : min(ps.end, gs.end) - gs.start] = True
         share = float(covered.sum()) / gs.length
         if share >= tau - 1e-12:
             out.append((i, tuple(pieces), share))

@@ -7,11 +7,12 @@ denominator is undefined (NaN, shown as "n/a"), never 0 or 1.  Micro-averages po
 categories; macro-averages are the unweighted mean over the categories that have gold spans in
 the corpus (precision: categories with gold spans or predictions).
 """
+
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -25,10 +26,10 @@ from tide_core.types import SCORED_LABELS
 class CountTable:
     note_ids: list[str]
     labels: tuple[str, ...]
-    tp: np.ndarray          # (docs, labels)
+    tp: np.ndarray  # (docs, labels)
     fp: np.ndarray
     fn: np.ndarray
-    char_gold: np.ndarray   # (docs,)
+    char_gold: np.ndarray  # (docs,)
     char_covered: np.ndarray
 
     @property
@@ -39,9 +40,15 @@ class CountTable:
         return self.tp.sum(0), self.fp.sum(0), self.fn.sum(0)
 
 
-def build_counts(gold_docs: Sequence[GoldDoc], predictions: Mapping[str, Sequence[Span]],
-                 tau: float = 0.8, labels: Sequence[str] = SCORED_LABELS, *, split: bool = False,
-                 label_map: Mapping[str, str] | None = None) -> CountTable:
+def build_counts(
+    gold_docs: Sequence[GoldDoc],
+    predictions: Mapping[str, Sequence[Span]],
+    tau: float = 0.8,
+    labels: Sequence[str] = SCORED_LABELS,
+    *,
+    split: bool = False,
+    label_map: Mapping[str, str] | None = None,
+) -> CountTable:
     """Match every gold document against its predictions (absent = no predictions).
 
     ``labels`` are scoring labels; ``label_map`` maps TIDE span labels onto them (None =
@@ -86,20 +93,31 @@ def rates(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray) -> dict[str, np.ndarra
     return {"recall": recall, "precision": precision, "f1": f1}
 
 
-def summary_stats(tp: np.ndarray, fp: np.ndarray, fn: np.ndarray, cg: np.ndarray, cc: np.ndarray,
-                  recall_scope: np.ndarray, precision_scope: np.ndarray) -> dict[str, np.ndarray]:
+def summary_stats(
+    tp: np.ndarray,
+    fp: np.ndarray,
+    fn: np.ndarray,
+    cg: np.ndarray,
+    cc: np.ndarray,
+    recall_scope: np.ndarray,
+    precision_scope: np.ndarray,
+) -> dict[str, np.ndarray]:
     """All scalar metrics for count arrays shaped (..., C); scopes are boolean (C,) masks."""
     per = rates(tp, fp, fn)
     mtp, mfp, mfn = tp.sum(-1), fp.sum(-1), fn.sum(-1)
     micro = rates(mtp, mfp, mfn)
-    with warnings.catch_warnings():   # all-NaN rows (empty resamples) give NaN, which is intended
+    with warnings.catch_warnings():  # all-NaN rows (empty resamples) give NaN, which is intended
         warnings.simplefilter("ignore", RuntimeWarning)
         macro_r = np.nanmean(np.where(recall_scope, per["recall"], np.nan), axis=-1)
         macro_p = np.nanmean(np.where(precision_scope, per["precision"], np.nan), axis=-1)
         macro_f = np.nanmean(np.where(recall_scope | precision_scope, per["f1"], np.nan), axis=-1)
     return {
-        "micro_recall": micro["recall"], "micro_precision": micro["precision"], "micro_f1": micro["f1"],
-        "macro_recall": macro_r, "macro_precision": macro_p, "macro_f1": macro_f,
+        "micro_recall": micro["recall"],
+        "micro_precision": micro["precision"],
+        "micro_f1": micro["f1"],
+        "macro_recall": macro_r,
+        "macro_precision": macro_p,
+        "macro_f1": macro_f,
         "char_recall": safe_div(cc, cg),
     }
 

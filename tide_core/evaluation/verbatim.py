@@ -14,11 +14,12 @@ spans whose value is <= 89 are not counted; and professions are not PHI, so they
 A document the anonymizer refuses (a coded ``AnonymizationError``: the engine quarantines it)
 releases nothing; it is counted in ``quarantined`` and none of its surfaces survive.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from tide_core.anonymize.engine import Anonymizer
 from tide_core.errors import AnonymizationError
@@ -45,9 +46,19 @@ class VerbatimResult:
 
     def to_dict(self) -> dict:
         labels = sorted(self.n_surfaces)
-        return {"n_docs": self.n_docs, "quarantined": self.quarantined, "overall": self.share(),
-                "category": {lab: {"n_surfaces": self.n_surfaces[lab], "n_verbatim": self.n_verbatim.get(lab, 0),
-                                   "share": self.share(lab)} for lab in labels}}
+        return {
+            "n_docs": self.n_docs,
+            "quarantined": self.quarantined,
+            "overall": self.share(),
+            "category": {
+                lab: {
+                    "n_surfaces": self.n_surfaces[lab],
+                    "n_verbatim": self.n_verbatim.get(lab, 0),
+                    "share": self.share(lab),
+                }
+                for lab in labels
+            },
+        }
 
 
 def _exempt(label: str, surface: str) -> bool:
@@ -57,8 +68,9 @@ def _exempt(label: str, surface: str) -> bool:
     return not digits or int(digits) <= 89
 
 
-def surviving_surfaces(gold: Sequence[GoldDoc], predictions: Mapping[str, Sequence[Span]],
-                       anonymizer: Anonymizer) -> VerbatimResult:
+def surviving_surfaces(
+    gold: Sequence[GoldDoc], predictions: Mapping[str, Sequence[Span]], anonymizer: Anonymizer
+) -> VerbatimResult:
     """Anonymize each gold document with its (resolved) predicted spans; count surviving gold surfaces."""
     res = VerbatimResult()
     for doc in gold:
@@ -71,7 +83,7 @@ def surviving_surfaces(gold: Sequence[GoldDoc], predictions: Mapping[str, Sequen
             released = ""
         pred = list(predictions.get(doc.note_id, ()))
         for s in doc.spans:
-            surface = doc.text[s.start:s.end].strip()
+            surface = doc.text[s.start : s.end].strip()
             if not surface or _exempt(s.label, surface):
                 continue
             res.n_surfaces[s.label] = res.n_surfaces.get(s.label, 0) + 1

@@ -5,6 +5,7 @@ execution path itself; execution modules import only engine primitives
 (:mod:`tide_core.engine.recognition`), never the runner.  Layering:
 engine primitives <- execution <- runner.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
@@ -14,9 +15,18 @@ from tide_core.engine.recognition import RecognitionBatch, recognize_notes
 from tide_core.spans import Note
 
 
-def recognize_batches(notes: Sequence[Note], recognizers: Sequence, specs: Sequence[dict], policy: Any = None, *,
-                      executor: str = "local", ray_address: str | None = None, batch_size: int = 64,
-                      progress: bool = True, desc: str = "recognize") -> Iterator[RecognitionBatch]:
+def recognize_batches(
+    notes: Sequence[Note],
+    recognizers: Sequence,
+    specs: Sequence[dict],
+    policy: Any = None,
+    *,
+    executor: str = "local",
+    ray_address: str | None = None,
+    batch_size: int = 64,
+    progress: bool = True,
+    desc: str = "recognize",
+) -> Iterator[RecognitionBatch]:
     """Recognize ``notes`` and yield one :class:`RecognitionBatch` per chunk (same spans on either path).
 
     ``executor="ray"`` runs the Ray pipeline; it rebuilds the recognizers on its workers from
@@ -34,7 +44,7 @@ def recognize_batches(notes: Sequence[Note], recognizers: Sequence, specs: Seque
     bar = tqdm(total=len(notes), desc=desc, unit="note", disable=not progress, leave=False)
     try:
         for i in range(0, len(notes), batch_size):
-            chunk = notes[i:i + batch_size]
+            chunk = notes[i : i + batch_size]
             yield recognize_notes(chunk, recognizers, policy)
             bar.update(len(chunk))
     finally:

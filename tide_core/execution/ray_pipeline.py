@@ -24,6 +24,7 @@ Data execution that streams its groups through the stages), so driver and object
 stay flat however large the corpus; :meth:`RayRecognition.iter_run` yields one batch per wave
 for callers that write results as they go.
 """
+
 from __future__ import annotations
 
 import functools
@@ -50,30 +51,32 @@ ProgressFn = Callable[[int, int | None], None]
 class RayRecognitionConfig:
     """Where and how wide recognition runs.  None of this changes the output (or the fingerprint)."""
 
-    address: str | None = None          # ray://HEAD:10001, "auto"; default: RAY_ADDRESS, else local Ray
-    num_gpus_per_actor: float = 0       # > 0 puts the PredictStage on GPUs
-    num_cpus_per_actor: float = 1       # capped so every stage fits on small machines
-    batch_size_short: int = 64          # notes per group for notes shorter than long_note_chars
-    batch_size_long: int = 8            # notes per group for long notes
+    address: str | None = None  # ray://HEAD:10001, "auto"; default: RAY_ADDRESS, else local Ray
+    num_gpus_per_actor: float = 0  # > 0 puts the PredictStage on GPUs
+    num_cpus_per_actor: float = 1  # capped so every stage fits on small machines
+    batch_size_short: int = 64  # notes per group for notes shorter than long_note_chars
+    batch_size_long: int = 8  # notes per group for long notes
     long_note_chars: int = 20_000
     min_actors: int = 1
-    max_actors: int | None = None       # per stage; None: sized from ray.cluster_resources()
-    max_retries: int = 3                # task retries / actor restarts after a worker dies
-    wave_notes: int = 20_000            # notes per Ray Data execution (bounds memory)
-    isolate_lost: bool = True           # rerun notes lost with a dead worker in halves, down to one
+    max_actors: int | None = None  # per stage; None: sized from ray.cluster_resources()
+    max_retries: int = 3  # task retries / actor restarts after a worker dies
+    wave_notes: int = 20_000  # notes per Ray Data execution (bounds memory)
+    isolate_lost: bool = True  # rerun notes lost with a dead worker in halves, down to one
     split_model_stages: bool | None = None  # window/predict/assemble in 3 pools; None: only with GPUs
-    local_num_cpus: int | None = None   # for a local Ray only; default: all cores
-    progress: bool = True               # tqdm on stderr
+    local_num_cpus: int | None = None  # for a local Ray only; default: all cores
+    progress: bool = True  # tqdm on stderr
     on_progress: ProgressFn | None = None
 
     def __post_init__(self) -> None:
         for name in ("batch_size_short", "batch_size_long", "long_note_chars", "min_actors", "wave_notes"):
             if int(getattr(self, name)) < 1:
-                raise ConfigError("E512", f"RayRecognitionConfig.{name} must be >= 1",
-                                  hint="use a positive integer")
+                raise ConfigError("E512", f"RayRecognitionConfig.{name} must be >= 1", hint="use a positive integer")
         if self.max_actors is not None and self.max_actors < self.min_actors:
-            raise ConfigError("E512", "RayRecognitionConfig.max_actors is below min_actors",
-                              hint="raise max_actors or leave it None to size from the cluster")
+            raise ConfigError(
+                "E512",
+                "RayRecognitionConfig.max_actors is below min_actors",
+                hint="raise max_actors or leave it None to size from the cluster",
+            )
         if self.max_retries < 0:
             raise ConfigError("E512", "RayRecognitionConfig.max_retries must be >= 0")
 
@@ -82,18 +85,17 @@ class RayRecognitionConfig:
 class StagePlan:
     """Actor pool sizes and per-actor resources, derived from the cluster."""
 
-    cpus_per_actor: float           # light CPU stages (window, assemble, match)
-    gpus_per_actor: float           # predict actors (0: predict on CPUs)
-    predict_cpus: float             # CPUs reserved by one predict actor
-    predict_threads: int            # torch intra-op threads in one predict actor
+    cpus_per_actor: float  # light CPU stages (window, assemble, match)
+    gpus_per_actor: float  # predict actors (0: predict on CPUs)
+    predict_cpus: float  # CPUs reserved by one predict actor
+    predict_threads: int  # torch intra-op threads in one predict actor
     min_actors: int
     max_cpu_actors: int
-    max_gpu_actors: int             # predict pool size (GPU or CPU actors)
+    max_gpu_actors: int  # predict pool size (GPU or CPU actors)
     stages: list[str] = field(default_factory=list)
 
 
-def plan_stages(config: RayRecognitionConfig, n_staged: int, n_rules: int,
-                resources: Mapping[str, float]) -> StagePlan:
+def plan_stages(config: RayRecognitionConfig, n_staged: int, n_rules: int, resources: Mapping[str, float]) -> StagePlan:
     """Size the pools from the cluster.
 
     Rules only: the match actors share the CPUs.  With a model on CPUs the forward pass is the
@@ -121,23 +123,41 @@ def plan_stages(config: RayRecognitionConfig, n_staged: int, n_rules: int,
         return StagePlan(per, 0.0, 0.0, 1, max(1, min(config.min_actors, max_cpu)), max_cpu, 0, stages)
     if config.num_gpus_per_actor > 0:
         if gpu < config.num_gpus_per_actor:
-            raise ConfigError("E513", f"the cluster has {gpu:g} GPUs, "
-                                      f"a predict actor needs {config.num_gpus_per_actor:g}",
-                              hint="add a GPU worker group or set num_gpus_per_actor=0 to predict on CPUs")
+            raise ConfigError(
+                "E513",
+                f"the cluster has {gpu:g} GPUs, a predict actor needs {config.num_gpus_per_actor:g}",
+                hint="add a GPU worker group or set num_gpus_per_actor=0 to predict on CPUs",
+            )
         max_pred = max(1, int(gpu // config.num_gpus_per_actor))
         if config.max_actors:
             max_pred = min(max_pred, config.max_actors)
         pred_cpus = min(want, max(0.25, cpu / (4 * max_pred)))
         per = max(0.05, int(min(want, (cpu - pred_cpus * max_pred) / (n_light + 0.5)) * 100) / 100)
         max_cpu = config.max_actors or max(1, int((cpu - pred_cpus * max_pred) / per / n_light))
-        return StagePlan(per, float(config.num_gpus_per_actor), pred_cpus, max(1, int(want)),
-                         max(1, min(config.min_actors, max_cpu)), max_cpu, max_pred, stages)
+        return StagePlan(
+            per,
+            float(config.num_gpus_per_actor),
+            pred_cpus,
+            max(1, int(want)),
+            max(1, min(config.min_actors, max_cpu)),
+            max_cpu,
+            max_pred,
+            stages,
+        )
     per = max(0.05, int(min(want, cpu / (4 * n_light)) * 100) / 100)
     max_pred = config.max_actors or max(1, int(cpu))
     pred_cpus = max(0.05, int(min(want, (cpu - per * len(light)) / max_pred) * 100) / 100)
     max_cpu = config.max_actors or max(1, int(cpu // 4) or 1)
-    return StagePlan(per, 0.0, pred_cpus, max(1, int(round(want))), max(1, min(config.min_actors, max_cpu)),
-                     max_cpu, max_pred, stages)
+    return StagePlan(
+        per,
+        0.0,
+        pred_cpus,
+        max(1, int(round(want))),
+        max(1, min(config.min_actors, max_cpu)),
+        max_cpu,
+        max_pred,
+        stages,
+    )
 
 
 def _factories(specs: Sequence[dict]) -> dict[str, Callable]:
@@ -166,18 +186,22 @@ class RayRecognition:
             out.extend(batch)
         return out
 
-    def iter_run(self, notes: Iterable[Note], recognizer_specs: Sequence[dict],
-                 policy: Any = None) -> Iterator[RecognitionBatch]:
+    def iter_run(
+        self, notes: Iterable[Note], recognizer_specs: Sequence[dict], policy: Any = None
+    ) -> Iterator[RecognitionBatch]:
         """Yield one RecognitionBatch per wave (records in input order within and across waves)."""
         from tide_core.engine.recognition import as_policy
         from tide_core.recognizers import registry
 
         specs = [dict(s) for s in recognizer_specs]
         if not specs:
-            raise ConfigError("E514", "no recognizer specs given to the Ray pipeline",
-                              hint="pass registry specs such as {'name': 'tide.regex'}")
+            raise ConfigError(
+                "E514",
+                "no recognizer specs given to the Ray pipeline",
+                hint="pass registry specs such as {'name': 'tide.regex'}",
+            )
         policy = as_policy(policy)
-        probes = [registry.create(dict(s)) for s in specs]        # not loaded: names + stage kinds only
+        probes = [registry.create(dict(s)) for s in specs]  # not loaded: names + stage kinds only
         staged = [i for i, r in enumerate(probes) if st.is_staged(r)]
         rules = [i for i in range(len(specs)) if i not in staged]
         factories = _factories(specs)
@@ -200,8 +224,7 @@ class RayRecognition:
         if self.config.progress:
             from tqdm import tqdm
 
-            self._progress_bar = tqdm(total=total, desc="recognize (ray)", unit="note", file=sys.stderr,
-                                      leave=False)
+            self._progress_bar = tqdm(total=total, desc="recognize (ray)", unit="note", file=sys.stderr, leave=False)
         self._done, self._total = 0, total
         return self._progress_bar
 
@@ -248,31 +271,66 @@ class RayRecognition:
         light = max(1, min(plan.max_cpu_actors, n_groups))
         lpool = pool(light, full=True)
         if staged and "model" in plan.stages:
-            ds = ds.map_batches(st.ModelStage, batch_size=1, batch_format="numpy",
-                                compute=pool(max(1, min(plan.max_gpu_actors, n_groups)), full=True),
-                                num_cpus=plan.predict_cpus, num_gpus=plan.gpus_per_actor or None,
-                                fn_constructor_kwargs={**kw, "indices": staged, "threads": plan.predict_threads,
-                                                       **({} if rules else last)}, **retry)
+            ds = ds.map_batches(
+                st.ModelStage,
+                batch_size=1,
+                batch_format="numpy",
+                compute=pool(max(1, min(plan.max_gpu_actors, n_groups)), full=True),
+                num_cpus=plan.predict_cpus,
+                num_gpus=plan.gpus_per_actor or None,
+                fn_constructor_kwargs={
+                    **kw,
+                    "indices": staged,
+                    "threads": plan.predict_threads,
+                    **({} if rules else last),
+                },
+                **retry,
+            )
         elif staged:
-            ds = ds.map_batches(st.WindowStage, batch_size=1, batch_format="numpy", compute=lpool,
-                                num_cpus=plan.cpus_per_actor, fn_constructor_kwargs={**kw, "indices": staged}, **retry)
+            ds = ds.map_batches(
+                st.WindowStage,
+                batch_size=1,
+                batch_format="numpy",
+                compute=lpool,
+                num_cpus=plan.cpus_per_actor,
+                fn_constructor_kwargs={**kw, "indices": staged},
+                **retry,
+            )
             # the predict pool starts at full size: its actors load the model in parallel up front
-            ds = ds.map_batches(st.PredictStage, batch_size=1, batch_format="numpy",
-                                compute=pool(max(1, min(plan.max_gpu_actors, n_groups)), full=True),
-                                num_cpus=plan.predict_cpus, num_gpus=plan.gpus_per_actor or None,
-                                fn_constructor_kwargs={**kw, "indices": staged, "threads": plan.predict_threads},
-                                **retry)
-            ds = ds.map_batches(st.AssembleStage, batch_size=1, batch_format="numpy", compute=lpool,
-                                num_cpus=plan.cpus_per_actor,
-                                fn_constructor_kwargs={**kw, "indices": staged, **({} if rules else last)}, **retry)
+            ds = ds.map_batches(
+                st.PredictStage,
+                batch_size=1,
+                batch_format="numpy",
+                compute=pool(max(1, min(plan.max_gpu_actors, n_groups)), full=True),
+                num_cpus=plan.predict_cpus,
+                num_gpus=plan.gpus_per_actor or None,
+                fn_constructor_kwargs={**kw, "indices": staged, "threads": plan.predict_threads},
+                **retry,
+            )
+            ds = ds.map_batches(
+                st.AssembleStage,
+                batch_size=1,
+                batch_format="numpy",
+                compute=lpool,
+                num_cpus=plan.cpus_per_actor,
+                fn_constructor_kwargs={**kw, "indices": staged, **({} if rules else last)},
+                **retry,
+            )
         if rules:
-            ds = ds.map_batches(st.MatchStage, batch_size=1, batch_format="numpy", compute=lpool,
-                                num_cpus=plan.cpus_per_actor, fn_constructor_kwargs={**kw, "indices": rules, **last},
-                                **retry)
+            ds = ds.map_batches(
+                st.MatchStage,
+                batch_size=1,
+                batch_format="numpy",
+                compute=lpool,
+                num_cpus=plan.cpus_per_actor,
+                fn_constructor_kwargs={**kw, "indices": rules, **last},
+                **retry,
+            )
         return ds
 
-    def _run_wave(self, ray, wave: list[Note], specs, factories, staged, rules, policy,
-                  _nested: bool = False) -> RecognitionBatch:
+    def _run_wave(
+        self, ray, wave: list[Note], specs, factories, staged, rules, policy, _nested: bool = False
+    ) -> RecognitionBatch:
         import ray.data as rd
 
         if not _nested:
@@ -281,8 +339,7 @@ class RayRecognition:
         groups = self._groups(wave)
         plan = self.plan
         c = self.config
-        items = [{"gid": g.gid, "payload": p}
-                 for g, p in zip(groups, st.encode(groups)["payload"], strict=True)]
+        items = [{"gid": g.gid, "payload": p} for g, p in zip(groups, st.encode(groups)["payload"], strict=True)]
         ds = rd.from_items(items, override_num_blocks=len(items))
         retry = {"max_restarts": c.max_retries, "max_task_retries": c.max_retries}
 
@@ -307,7 +364,7 @@ class RayRecognition:
                 for g in st.decode(out):
                     if g.fatal is not None:
                         raise g.fatal
-                    if g.gid in seen_groups:      # cannot happen with Ray's semantics; guard anyway
+                    if g.gid in seen_groups:  # cannot happen with Ray's semantics; guard anyway
                         continue
                     seen_groups.add(g.gid)
                     stats.add(g.stats)
@@ -326,8 +383,13 @@ class RayRecognition:
         if lost and error is None:
             error = RuntimeError("notes missing from the pipeline output")
         if lost:
-            log.error("Ray pipeline stopped (%s) with %d of %d notes not back%s", type(error).__name__,
-                      len(lost), len(wave), "; isolating them" if len(lost) > 1 and c.isolate_lost else "")
+            log.error(
+                "Ray pipeline stopped (%s) with %d of %d notes not back%s",
+                type(error).__name__,
+                len(lost),
+                len(wave),
+                "; isolating them" if len(lost) > 1 and c.isolate_lost else "",
+            )
             if len(lost) > 1 and c.isolate_lost:
                 # A note that kills every worker it touches must not take its neighbours with it:
                 # rerun the lost notes in halves until it is alone.
@@ -339,9 +401,13 @@ class RayRecognition:
                     spans.update(sub.spans)
             else:
                 for n in lost:
-                    records[n.note_id] = NoteRecognition(n.note_id, "failed", 0, E_LOST,
-                                                         f"note {n.note_id} was lost with its Ray worker "
-                                                         f"after {c.max_retries} retries")
+                    records[n.note_id] = NoteRecognition(
+                        n.note_id,
+                        "failed",
+                        0,
+                        E_LOST,
+                        f"note {n.note_id} was lost with its Ray worker after {c.max_retries} retries",
+                    )
                     stats.failed_notes += 1
                     self._tick(1)
         ordered = [records[n.note_id] for n in wave]
@@ -366,8 +432,13 @@ def _find_tide_error(exc: BaseException) -> TideError | None:
 # Generic per-note fan-out (anonymization)
 # ------------------------------------------------------------------------------------------------
 
-def map_notes(items: Sequence[Any], make_fn: Callable[[], Callable[[Any], Any]],
-              config: RayRecognitionConfig | None = None, group_size: int | None = None) -> list[Any]:
+
+def map_notes(
+    items: Sequence[Any],
+    make_fn: Callable[[], Callable[[Any], Any]],
+    config: RayRecognitionConfig | None = None,
+    group_size: int | None = None,
+) -> list[Any]:
     """Apply ``make_fn()(item)`` to every item on a Ray actor pool; results in input order.
 
     ``make_fn`` runs once per actor (build an anonymizer, load a model); it and the items must
@@ -383,7 +454,7 @@ def map_notes(items: Sequence[Any], make_fn: Callable[[], Callable[[Any], Any]],
     size = group_size or config.batch_size_short
     import pickle
 
-    chunks = [list(items[i:i + size]) for i in range(0, len(items), size)]
+    chunks = [list(items[i : i + size]) for i in range(0, len(items), size)]
     rows = [{"gid": i, "payload": pickle.dumps(ch, protocol=pickle.HIGHEST_PROTOCOL)} for i, ch in enumerate(chunks)]
     res = cluster_resources()
     per = max(0.05, min(float(config.num_cpus_per_actor), res["CPU"] / 2))
@@ -396,17 +467,26 @@ def map_notes(items: Sequence[Any], make_fn: Callable[[], Callable[[Any], Any]],
         for gid, p in zip(out["gid"], out["payload"], strict=True):
             by_gid[int(gid)] = pickle.loads(bytes(p))
     if len(by_gid) != len(chunks):
-        raise TideError("E515", f"{len(chunks) - len(by_gid)} of {len(chunks)} note groups did not come back "
-                                "from the Ray workers", hint="rerun; check the Ray worker logs", terminal=False)
+        raise TideError(
+            "E515",
+            f"{len(chunks) - len(by_gid)} of {len(chunks)} note groups did not come back from the Ray workers",
+            hint="rerun; check the Ray worker logs",
+            terminal=False,
+        )
     return [r for gid in range(len(chunks)) for r in by_gid[gid]]
 
 
 def _map_stage(rd, rows, make_fn, per, max_actors, config):
     return rd.from_items(rows, override_num_blocks=len(rows)).map_batches(
-        st.MapStage, batch_size=1, batch_format="numpy",
-        compute=rd.ActorPoolStrategy(min_size=1, max_size=max_actors), num_cpus=per,
+        st.MapStage,
+        batch_size=1,
+        batch_format="numpy",
+        compute=rd.ActorPoolStrategy(min_size=1, max_size=max_actors),
+        num_cpus=per,
         fn_constructor_kwargs={"make_fn": make_fn},
-        max_restarts=config.max_retries, max_task_retries=config.max_retries)
+        max_restarts=config.max_retries,
+        max_task_retries=config.max_retries,
+    )
 
 
 def _anonymize_one(anonymizer, item):
@@ -416,8 +496,13 @@ def _anonymize_one(anonymizer, item):
     except TideError as exc:
         return Quarantined(note.note_id, note.patient_id, "anonymization", exc.code, exc.message)
     except Exception as exc:  # noqa: BLE001 - fail closed, no text in the reason
-        return Quarantined(note.note_id, note.patient_id, "anonymization", "E509",
-                           f"note {note.note_id}: the anonymizer raised {type(exc).__name__}")
+        return Quarantined(
+            note.note_id,
+            note.patient_id,
+            "anonymization",
+            "E509",
+            f"note {note.note_id}: the anonymizer raised {type(exc).__name__}",
+        )
 
 
 def _make_anonymizer(keyring):

@@ -5,6 +5,7 @@
 quiet local Ray with a private temp dir (several runs on one machine must not share
 ``/tmp/ray``) and no dashboard.  A session that is already initialised is reused as is.
 """
+
 from __future__ import annotations
 
 import logging
@@ -18,9 +19,14 @@ log = logging.getLogger(__name__)
 
 
 #: Worker environment: never reach a model hub, no per-load progress bars in the driver's log.
-WORKER_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "error",
-              "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TOKENIZERS_PARALLELISM": "false",
-              "RAY_DATA_DISABLE_PROGRESS_BARS": "1"}
+WORKER_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "RAY_DATA_DISABLE_PROGRESS_BARS": "1",
+}
 
 
 def ray_address(address: str | None = None) -> str | None:
@@ -36,22 +42,28 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, num_gpus
     if ray.is_initialized():
         return ray
     addr = ray_address(address)
-    kwargs: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": True,
-                              "configure_logging": True,
-                              "runtime_env": {"env_vars": dict(WORKER_ENV)}}
+    kwargs: dict[str, Any] = {
+        "logging_level": logging.WARNING,
+        "log_to_driver": True,
+        "configure_logging": True,
+        "runtime_env": {"env_vars": dict(WORKER_ENV)},
+    }
     if addr:
         log.info("connecting to the Ray cluster at %s", addr.split("@")[-1])
         try:
             ray.init(address=addr, **kwargs)
         except Exception as exc:  # noqa: BLE001
-            raise ConfigError("E511", f"cannot connect to the Ray cluster at {addr}: {type(exc).__name__}",
-                              hint="check RAY_ADDRESS (ray://HEAD:10001) and that the head node is up") from exc
+            raise ConfigError(
+                "E511",
+                f"cannot connect to the Ray cluster at {addr}: {type(exc).__name__}",
+                hint="check RAY_ADDRESS (ray://HEAD:10001) and that the head node is up",
+            ) from exc
     else:
         tmp = os.environ.get("RAY_TMPDIR") or tempfile.mkdtemp(prefix="tide-ray-")
-        cpus = (num_cpus if num_cpus is not None
-                else int(os.environ.get("TIDE_RAY_NUM_CPUS", 0)) or (os.cpu_count() or 2))
-        ray.init(num_cpus=cpus, num_gpus=num_gpus, include_dashboard=False, _temp_dir=tmp,
-                 **kwargs)
+        cpus = (
+            num_cpus if num_cpus is not None else int(os.environ.get("TIDE_RAY_NUM_CPUS", 0)) or (os.cpu_count() or 2)
+        )
+        ray.init(num_cpus=cpus, num_gpus=num_gpus, include_dashboard=False, _temp_dir=tmp, **kwargs)
     _quiet_data()
     return ray
 

@@ -17,6 +17,7 @@ Stages (each a callable class: recognizers are created and ``load()``-ed once pe
 A note keeps the failure of the lowest-indexed recognizer that failed on it, which is what the
 local path (which runs recognizers in spec order and stops at the first failure) reports.
 """
+
 from __future__ import annotations
 
 import pickle
@@ -45,9 +46,9 @@ class Group:
     gid: int
     notes: list[Note]
     spans: list[list[Span]] = field(default_factory=list)
-    failures: dict[int, tuple[int, NoteFailure]] = field(default_factory=dict)   # note idx -> (rec idx, why)
-    windows: dict[int, list[Any]] = field(default_factory=dict)                   # rec idx -> per note
-    predictions: dict[int, list[Any]] = field(default_factory=dict)               # rec idx -> per note
+    failures: dict[int, tuple[int, NoteFailure]] = field(default_factory=dict)  # note idx -> (rec idx, why)
+    windows: dict[int, list[Any]] = field(default_factory=dict)  # rec idx -> per note
+    predictions: dict[int, list[Any]] = field(default_factory=dict)  # rec idx -> per note
     stats: RecognitionStats = field(default_factory=RecognitionStats)
     records: list[NoteRecognition] = field(default_factory=list)
     resolved: dict[str, list[Span]] = field(default_factory=dict)
@@ -82,8 +83,9 @@ def decode(batch: Mapping[str, Any]) -> list[Group]:
     return [pickle.loads(bytes(p)) for p in batch["payload"]]
 
 
-def build_recognizers(specs: Sequence[dict], factories: Mapping[str, Callable] | None,
-                      indices: Sequence[int], load: bool = True) -> dict[int, Any]:
+def build_recognizers(
+    specs: Sequence[dict], factories: Mapping[str, Callable] | None, indices: Sequence[int], load: bool = True
+) -> dict[int, Any]:
     """Create (and ``load()``) the recognizers at ``indices`` of ``specs`` in this worker."""
     from tide_core.recognizers import registry
 
@@ -108,8 +110,14 @@ class _Stage:
     #: whether the stage needs ``load()`` (the model); AssembleStage only needs the tag set
     loads: bool = True
 
-    def __init__(self, specs: Sequence[dict], factories: Mapping[str, Callable] | None, indices: Sequence[int],
-                 resolve: bool = False, policy: Any = None):
+    def __init__(
+        self,
+        specs: Sequence[dict],
+        factories: Mapping[str, Callable] | None,
+        indices: Sequence[int],
+        resolve: bool = False,
+        policy: Any = None,
+    ):
         self.resolve, self.policy = resolve, policy
         # A configuration error (missing model on this node, bad option) is raised from the first
         # call instead: an error in an actor's constructor reaches the driver only as "actor
@@ -131,13 +139,14 @@ class _Stage:
                 continue
             try:
                 self.process(g)
-            except TideError as exc:          # ConfigError from a recognizer: stop the run
+            except TideError as exc:  # ConfigError from a recognizer: stop the run
                 g.fatal = exc
             except Exception as exc:  # noqa: BLE001 - a bug in a stage: stop, don't guess
-                g.fatal = RecognitionError("E516", f"{type(self).__name__} raised {type(exc).__name__} "
-                                                   f"on note group {g.gid}",
-                                           hint="a bug in the pipeline stage; rerun with executor='local' "
-                                                "to see the traceback")
+                g.fatal = RecognitionError(
+                    "E516",
+                    f"{type(self).__name__} raised {type(exc).__name__} on note group {g.gid}",
+                    hint="a bug in the pipeline stage; rerun with executor='local' to see the traceback",
+                )
             if self.resolve:
                 resolve_group(g, self.policy)
         return encode(groups)
@@ -165,8 +174,14 @@ class WindowStage(_Stage):
 
 
 class PredictStage(_Stage):
-    def __init__(self, specs: Sequence[dict], factories: Mapping[str, Callable] | None, indices: Sequence[int],
-                 threads: int | None = None, **kw: Any):
+    def __init__(
+        self,
+        specs: Sequence[dict],
+        factories: Mapping[str, Callable] | None,
+        indices: Sequence[int],
+        threads: int | None = None,
+        **kw: Any,
+    ):
         if threads:
             try:
                 import torch
@@ -190,7 +205,7 @@ class PredictStage(_Stage):
                 out, pos = [], 0
                 for n in notes:
                     m = len(by_note_id[n.note_id])
-                    out.append(preds[pos:pos + m])
+                    out.append(preds[pos : pos + m])
                     pos += m
                 return out
 
@@ -260,8 +275,7 @@ def resolve_group(g: Group, policy: Any = None) -> None:
         return
     for i, note in enumerate(g.notes):
         failure = g.failures.get(i)
-        resolved, record = finish_note(note.note_id, g.spans[i], failure[1] if failure else None, policy,
-                                       note.text)
+        resolved, record = finish_note(note.note_id, g.spans[i], failure[1] if failure else None, policy, note.text)
         if record.ok:
             g.resolved[note.note_id] = resolved
         else:

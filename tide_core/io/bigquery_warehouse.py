@@ -15,6 +15,7 @@ For a local emulator (``bqemulator``) pass ``api_endpoint="http://127.0.0.1:9050
 ``storage_endpoint="127.0.0.1:9060"`` and ``anonymous=True`` (or set ``TIDE_BQ_API_ENDPOINT``,
 ``TIDE_BQ_STORAGE_ENDPOINT``, ``TIDE_BQ_ANONYMOUS=1``).
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -43,8 +44,15 @@ _DATASET = re.compile(r"^[A-Za-z0-9_]{1,1024}$")
 #: Columns TIDE tables are clustered by, in this order, when present (BigQuery allows four).
 CLUSTER_COLUMNS = ("study", "key", "note_id")
 #: The first of these timestamp columns present becomes the (monthly) time-partitioning column.
-PARTITION_TIME_COLUMNS = ("created_at", "recognized_at", "released_at", "quarantined_at", "started_at",
-                          "audited_at", "decided_at")
+PARTITION_TIME_COLUMNS = (
+    "created_at",
+    "recognized_at",
+    "released_at",
+    "quarantined_at",
+    "started_at",
+    "audited_at",
+    "decided_at",
+)
 STAGING_PREFIX = "_tide_stage_"
 
 ENV_API_ENDPOINT = "TIDE_BQ_API_ENDPOINT"
@@ -55,8 +63,9 @@ ENV_LOCATION = "TIDE_BQ_LOCATION"
 
 def _ident(name: str, what: str = "table") -> str:
     if not isinstance(name, str) or not _IDENT.match(name):
-        raise ConfigError("E302", f"invalid {what} name {name!r}",
-                          hint="use letters, digits and underscores, starting with a letter")
+        raise ConfigError(
+            "E302", f"invalid {what} name {name!r}", hint="use letters, digits and underscores, starting with a letter"
+        )
     return name
 
 
@@ -70,8 +79,11 @@ def parse_url(url: str) -> tuple[str, str]:
     scheme, _, rest = url.partition(":")
     project, _, dataset = rest.rpartition(".")
     if scheme != "bigquery" or not project or not dataset or not _DATASET.match(dataset):
-        raise ConfigError("E320", f"invalid BigQuery warehouse url {url!r}",
-                          hint="write bigquery:PROJECT.DATASET, e.g. bigquery:my-project.clinical_notes")
+        raise ConfigError(
+            "E320",
+            f"invalid BigQuery warehouse url {url!r}",
+            hint="write bigquery:PROJECT.DATASET, e.g. bigquery:my-project.clinical_notes",
+        )
     return project, dataset
 
 
@@ -93,8 +105,11 @@ def bq_type(t: pa.DataType) -> str:
         return "DATE"
     if pa.types.is_binary(t) or pa.types.is_large_binary(t):
         return "BYTES"
-    raise ConfigError("E321", f"Arrow type {t} has no BigQuery mapping in TIDE tables",
-                      hint="use string, integer, float, bool, date, timestamp or binary columns")
+    raise ConfigError(
+        "E321",
+        f"Arrow type {t} has no BigQuery mapping in TIDE tables",
+        hint="use string, integer, float, bool, date, timestamp or binary columns",
+    )
 
 
 def bq_schema(schema: pa.Schema) -> list:
@@ -205,11 +220,11 @@ class BigQueryOptions:
     project: str
     dataset: str
     location: str | None = None
-    api_endpoint: str | None = None         # REST, e.g. http://127.0.0.1:9050 (emulator)
-    storage_endpoint: str | None = None     # Storage Read API host:port; with anonymous -> insecure gRPC
-    anonymous: bool = False                 # AnonymousCredentials (emulators only)
-    use_storage_api: bool = True            # False forces the REST query path
-    staging_expiration_hours: int = 6       # staging tables expire even if a process dies mid-write
+    api_endpoint: str | None = None  # REST, e.g. http://127.0.0.1:9050 (emulator)
+    storage_endpoint: str | None = None  # Storage Read API host:port; with anonymous -> insecure gRPC
+    anonymous: bool = False  # AnonymousCredentials (emulators only)
+    use_storage_api: bool = True  # False forces the REST query path
+    staging_expiration_hours: int = 6  # staging tables expire even if a process dies mid-write
 
     @classmethod
     def from_env(cls, project: str, dataset: str, **overrides: Any) -> BigQueryOptions:
@@ -224,9 +239,12 @@ class BigQueryOptions:
         try:
             return cls(project=project, dataset=dataset, **values)
         except TypeError as exc:
-            raise ConfigError("E322", f"unknown BigQuery warehouse option: {exc}",
-                              hint="options: location, api_endpoint, storage_endpoint, anonymous, "
-                                   "use_storage_api, staging_expiration_hours") from None
+            raise ConfigError(
+                "E322",
+                f"unknown BigQuery warehouse option: {exc}",
+                hint="options: location, api_endpoint, storage_endpoint, anonymous, "
+                "use_storage_api, staging_expiration_hours",
+            ) from None
 
 
 class BigQueryWarehouse:
@@ -298,12 +316,14 @@ class BigQueryWarehouse:
     def _require(self, name: str):
         t = self._get_table(name)
         if t is None:
-            raise WarehouseError("E304", f"table {self.dataset}.{name} does not exist in {self.url}",
-                                 hint="load the notes table first or check the table names in the config")
+            raise WarehouseError(
+                "E304",
+                f"table {self.dataset}.{name} does not exist in {self.url}",
+                hint="load the notes table first or check the table names in the config",
+            )
         return t
 
-    def _create(self, name: str, schema: pa.Schema, expires: dt.datetime | None = None,
-                layout: bool = True):
+    def _create(self, name: str, schema: pa.Schema, expires: dt.datetime | None = None, layout: bool = True):
         from google.cloud import bigquery
 
         t = bigquery.Table(self.table_id(name), schema=bq_schema(schema))
@@ -329,9 +349,12 @@ class BigQueryWarehouse:
         missing = [f for f in bq_schema(schema) if f.name not in have]
         for f in bq_schema(schema):
             if f.name in have and have[f.name].field_type not in _compatible(f.field_type):
-                raise WarehouseError("E323", f"column {name}.{f.name} is {have[f.name].field_type} in BigQuery "
-                                             f"but the rows carry {f.field_type}",
-                                     hint="migrate the table (see sql/ddl) or drop it so TIDE recreates it")
+                raise WarehouseError(
+                    "E323",
+                    f"column {name}.{f.name} is {have[f.name].field_type} in BigQuery "
+                    f"but the rows carry {f.field_type}",
+                    hint="migrate the table (see sql/ddl) or drop it so TIDE recreates it",
+                )
         if missing:
             adds = ", ".join(f"ADD COLUMN IF NOT EXISTS {_col(f.name)} {f.field_type}" for f in missing)
             self._query(f"ALTER TABLE {self._q(name)} {adds}")
@@ -339,8 +362,9 @@ class BigQueryWarehouse:
         return existing
 
     # -- reads -------------------------------------------------------------------------------
-    def read_table(self, name: str, columns: Sequence[str] | None = None,
-                   where: Mapping[str, object] | None = None) -> pa.Table:
+    def read_table(
+        self, name: str, columns: Sequence[str] | None = None, where: Mapping[str, object] | None = None
+    ) -> pa.Table:
         t = self._require(name)
         cols = [_ident(c, "column") for c in columns] if columns else [f.name for f in t.schema]
         if self._storage_ok is not False:
@@ -351,8 +375,12 @@ class BigQueryWarehouse:
             except _StorageUnavailable as exc:
                 self._storage_ok = False
                 self.read_path = "rest"
-                log.warning("BigQuery Storage Read API not reachable (%s); reading %s through the REST "
-                            "query path from now on (slower)", exc, self.url)
+                log.warning(
+                    "BigQuery Storage Read API not reachable (%s); reading %s through the REST "
+                    "query path from now on (slower)",
+                    exc,
+                    self.url,
+                )
         return self._read_rest(name, cols, where)
 
     def _storage_client(self):
@@ -367,13 +395,15 @@ class BigQueryWarehouse:
 
                 channel = grpc.insecure_channel(self.options.storage_endpoint)
                 self._read_client = bigquery_storage_v1.BigQueryReadClient(
-                    transport=BigQueryReadGrpcTransport(channel=channel))
+                    transport=BigQueryReadGrpcTransport(channel=channel)
+                )
             elif self.options.storage_endpoint:
                 from google.api_core.client_options import ClientOptions
 
                 self._read_client = bigquery_storage_v1.BigQueryReadClient(
                     credentials=self.client._credentials,
-                    client_options=ClientOptions(api_endpoint=self.options.storage_endpoint))
+                    client_options=ClientOptions(api_endpoint=self.options.storage_endpoint),
+                )
             elif self.options.api_endpoint:
                 # a custom REST endpoint without a storage endpoint: do not talk to Google's
                 raise _StorageUnavailable("no storage_endpoint configured beside a custom api_endpoint")
@@ -392,13 +422,21 @@ class BigQueryWarehouse:
         session = types.ReadSession(
             table=f"projects/{self.project}/datasets/{self.dataset}/tables/{_ident(name)}",
             data_format=types.DataFormat.ARROW,
-            read_options=types.ReadSession.TableReadOptions(selected_fields=cols,
-                                                            row_restriction=row_restriction(where)))
+            read_options=types.ReadSession.TableReadOptions(
+                selected_fields=cols, row_restriction=row_restriction(where)
+            ),
+        )
         try:
-            session = rc.create_read_session(parent=f"projects/{self.project}", read_session=session,
-                                             max_stream_count=4, retry=None, timeout=60)
-        except (gexc.ServiceUnavailable, gexc.RetryError, gexc.DeadlineExceeded, gexc.MethodNotImplemented,
-                gexc.PermissionDenied) as exc:
+            session = rc.create_read_session(
+                parent=f"projects/{self.project}", read_session=session, max_stream_count=4, retry=None, timeout=60
+            )
+        except (
+            gexc.ServiceUnavailable,
+            gexc.RetryError,
+            gexc.DeadlineExceeded,
+            gexc.MethodNotImplemented,
+            gexc.PermissionDenied,
+        ) as exc:
             raise _StorageUnavailable(type(exc).__name__) from None
         schema = None
         if session.arrow_schema.serialized_schema:
@@ -407,8 +445,11 @@ class BigQueryWarehouse:
 
         def read(stream) -> pa.Table:
             # decode the Arrow IPC record batches directly (the reader's to_arrow() is deprecated)
-            batches = [pa.ipc.read_record_batch(pa.py_buffer(r.arrow_record_batch.serialized_record_batch), schema)
-                       for r in rc.read_rows(stream.name) if r.arrow_record_batch.serialized_record_batch]
+            batches = [
+                pa.ipc.read_record_batch(pa.py_buffer(r.arrow_record_batch.serialized_record_batch), schema)
+                for r in rc.read_rows(stream.name)
+                if r.arrow_record_batch.serialized_record_batch
+            ]
             return pa.Table.from_batches(batches, schema=schema)
 
         if not streams:
@@ -447,9 +488,12 @@ class BigQueryWarehouse:
         try:
             return job.result()
         except Exception as exc:
-            raise WarehouseError("E324", f"BigQuery job {job.job_id} failed: {type(exc).__name__}",
-                                 hint="see the job in the BigQuery console; the query text names no PHI",
-                                 terminal=False) from exc
+            raise WarehouseError(
+                "E324",
+                f"BigQuery job {job.job_id} failed: {type(exc).__name__}",
+                hint="see the job in the BigQuery console; the query text names no PHI",
+                terminal=False,
+            ) from exc
 
     def count(self, name: str, where: Mapping[str, object] | None = None) -> int:
         if not self.table_exists(name):
@@ -480,15 +524,19 @@ class BigQueryWarehouse:
         pq.write_table(_normalise(table), buf, compression="snappy")
         size = buf.tell()
         buf.seek(0)
-        cfg = bigquery.LoadJobConfig(source_format=bigquery.SourceFormat.PARQUET, write_disposition=disposition,
-                                     schema=schema)
+        cfg = bigquery.LoadJobConfig(
+            source_format=bigquery.SourceFormat.PARQUET, write_disposition=disposition, schema=schema
+        )
         job = self.client.load_table_from_file(buf, table_id, job_config=cfg, size=size, rewind=True)
         try:
             job.result()
         except Exception as exc:
-            raise WarehouseError("E325", f"BigQuery load job {job.job_id} into {table_id} failed: "
-                                         f"{type(exc).__name__}",
-                                 hint="check the table schema against tide_core.cache.tables", terminal=False) from exc
+            raise WarehouseError(
+                "E325",
+                f"BigQuery load job {job.job_id} into {table_id} failed: {type(exc).__name__}",
+                hint="check the table schema against tide_core.cache.tables",
+                terminal=False,
+            ) from exc
         return table.num_rows
 
     def append(self, name: str, table: pa.Table) -> int:
@@ -502,8 +550,9 @@ class BigQueryWarehouse:
         with self._lock:
             existing = self._get_table(name)
             wanted = bq_schema(table.schema)
-            if existing is not None and [(f.name, _std(f.field_type)) for f in existing.schema] != \
-                    [(f.name, _std(f.field_type)) for f in wanted]:
+            if existing is not None and [(f.name, _std(f.field_type)) for f in existing.schema] != [
+                (f.name, _std(f.field_type)) for f in wanted
+            ]:
                 self.client.delete_table(self.table_id(name), not_found_ok=True)
                 existing = None
             target = existing or self._create(name, table.schema)
@@ -530,9 +579,12 @@ class BigQueryWarehouse:
                 vals = ", ".join(f"S.{_col(c)}" for c in table.column_names)
                 # One statement: atomic in BigQuery.  ON FALSE = no row matches, so every target row
                 # of the partition is "not matched by source" (deleted) and every staged row inserted.
-                self._query(f"MERGE {self._q(name)} T USING {self._q(stage)} S ON FALSE "
-                            f"WHEN NOT MATCHED BY SOURCE AND {clause} THEN DELETE "
-                            f"WHEN NOT MATCHED THEN INSERT ({cols}) VALUES ({vals})", params)
+                self._query(
+                    f"MERGE {self._q(name)} T USING {self._q(stage)} S ON FALSE "
+                    f"WHEN NOT MATCHED BY SOURCE AND {clause} THEN DELETE "
+                    f"WHEN NOT MATCHED THEN INSERT ({cols}) VALUES ({vals})",
+                    params,
+                )
             finally:
                 self.client.delete_table(self.table_id(stage), not_found_ok=True)
         return table.num_rows
@@ -542,8 +594,7 @@ class BigQueryWarehouse:
             return 0
         clause, params = where_sql(where)
         with self._lock:
-            job = self.client.query(f"DELETE FROM {self._q(name)} WHERE {clause}",
-                                    job_config=_job_config(params))
+            job = self.client.query(f"DELETE FROM {self._q(name)} WHERE {clause}", job_config=_job_config(params))
             job.result()
         return int(job.num_dml_affected_rows or 0)
 
@@ -595,10 +646,20 @@ def _compatible(t: str) -> set[str]:
 
 
 def _arrow_type(bq: str) -> pa.DataType:
-    return {"STRING": pa.string(), "INT64": pa.int64(), "INTEGER": pa.int64(), "FLOAT64": pa.float64(),
-            "FLOAT": pa.float64(), "BOOL": pa.bool_(), "BOOLEAN": pa.bool_(), "TIMESTAMP": pa.timestamp("us", tz="UTC"),
-            "DATETIME": pa.timestamp("us"), "DATE": pa.date32(), "BYTES": pa.binary(),
-            "NUMERIC": pa.decimal128(38, 9)}.get(bq, pa.string())
+    return {
+        "STRING": pa.string(),
+        "INT64": pa.int64(),
+        "INTEGER": pa.int64(),
+        "FLOAT64": pa.float64(),
+        "FLOAT": pa.float64(),
+        "BOOL": pa.bool_(),
+        "BOOLEAN": pa.bool_(),
+        "TIMESTAMP": pa.timestamp("us", tz="UTC"),
+        "DATETIME": pa.timestamp("us"),
+        "DATE": pa.date32(),
+        "BYTES": pa.binary(),
+        "NUMERIC": pa.decimal128(38, 9),
+    }.get(bq, pa.string())
 
 
 def _emulator_upload_compat() -> None:

@@ -1,4 +1,5 @@
 """Embedded DuckDB warehouse: the default, so everything runs on one laptop."""
+
 from __future__ import annotations
 
 import contextlib
@@ -19,8 +20,9 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 def _ident(name: str, what: str = "table") -> str:
     if not isinstance(name, str) or not _IDENT.match(name):
-        raise ConfigError("E302", f"invalid {what} name {name!r}",
-                          hint="use letters, digits and underscores, starting with a letter")
+        raise ConfigError(
+            "E302", f"invalid {what} name {name!r}", hint="use letters, digits and underscores, starting with a letter"
+        )
     return '"' + name + '"'
 
 
@@ -38,8 +40,11 @@ class DuckDBWarehouse:
         try:
             self._con = duckdb.connect(self.path, read_only=read_only)
         except duckdb.Error as exc:
-            raise WarehouseError("E303", f"cannot open DuckDB file {self.path}: {type(exc).__name__}",
-                                 hint="check the path and that no other process holds a write lock on it") from None
+            raise WarehouseError(
+                "E303",
+                f"cannot open DuckDB file {self.path}: {type(exc).__name__}",
+                hint="check the path and that no other process holds a write lock on it",
+            ) from None
         self._lock = threading.RLock()
         if schema != "main":
             self._con.execute(f"CREATE SCHEMA IF NOT EXISTS {_ident(schema, 'schema')}")
@@ -74,16 +79,21 @@ class DuckDBWarehouse:
         with self._lock:
             row = self._con.execute(
                 "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
-                [self.schema, name]).fetchone()
+                [self.schema, name],
+            ).fetchone()
         return bool(row and row[0])
 
     def _require(self, name: str) -> None:
         if not self.table_exists(name):
-            raise WarehouseError("E304", f"table {self.schema}.{name} does not exist in {self.url}",
-                                 hint="load the notes table first (e.g. `tide demo`) or check --notes-table")
+            raise WarehouseError(
+                "E304",
+                f"table {self.schema}.{name} does not exist in {self.url}",
+                hint="load the notes table first (e.g. `tide demo`) or check --notes-table",
+            )
 
-    def read_table(self, name: str, columns: Sequence[str] | None = None,
-                   where: Mapping[str, object] | None = None) -> pa.Table:
+    def read_table(
+        self, name: str, columns: Sequence[str] | None = None, where: Mapping[str, object] | None = None
+    ) -> pa.Table:
         self._require(name)
         cols = ", ".join(_ident(c, "column") for c in columns) if columns else "*"
         clause, params = self._where(where)
@@ -95,7 +105,9 @@ class DuckDBWarehouse:
         with self._lock:
             rows = self._con.execute(
                 "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ? "
-                "ORDER BY ordinal_position", [self.schema, name]).fetchall()
+                "ORDER BY ordinal_position",
+                [self.schema, name],
+            ).fetchall()
         return [r[0] for r in rows]
 
     def replace_table(self, name: str, table: pa.Table) -> int:

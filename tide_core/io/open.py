@@ -4,6 +4,7 @@ This is the one module that knows every backend; the backends only import the pr
 shared helpers in :mod:`tide_core.io.warehouse`, so the arrows point one way
 (``open`` -> backends -> ``warehouse``).
 """
+
 from __future__ import annotations
 
 from tide_core.errors import ConfigError
@@ -15,8 +16,11 @@ SCHEMES = ("duckdb", "bigquery")
 def open_warehouse(url: str, **options) -> Warehouse:
     """Open ``duckdb:PATH[#SCHEMA]`` or ``bigquery:PROJECT.DATASET``."""
     if not isinstance(url, str) or ":" not in url:
-        raise ConfigError("E300", f"warehouse url {url!r} has no scheme",
-                          hint="use duckdb:PATH (embedded default) or bigquery:PROJECT.DATASET")
+        raise ConfigError(
+            "E300",
+            f"warehouse url {url!r} has no scheme",
+            hint="use duckdb:PATH (embedded default) or bigquery:PROJECT.DATASET",
+        )
     scheme, _, rest = url.partition(":")
     if scheme == "duckdb":
         from tide_core.io.duckdb_warehouse import DuckDBWarehouse
@@ -27,5 +31,4 @@ def open_warehouse(url: str, **options) -> Warehouse:
         from tide_core.io.bigquery_warehouse import BigQueryWarehouse
 
         return BigQueryWarehouse.from_url(url, **options)
-    raise ConfigError("E301", f"unknown warehouse scheme {scheme!r}",
-                      hint=f"use one of: {', '.join(SCHEMES)}")
+    raise ConfigError("E301", f"unknown warehouse scheme {scheme!r}", hint=f"use one of: {', '.join(SCHEMES)}")

@@ -4,6 +4,7 @@ A recognizer follows Presidio's ``EntityRecognizer.analyze(text, entities, nlp_a
 contract and returns Presidio-shaped results.  ``recognize(note)`` wraps that into typed Spans
 carrying the recognizer's versioned name, which is what the span cache stores.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -19,8 +20,9 @@ class Recognizer(Protocol):
     version: str
     supported_entities: Sequence[str]
 
-    def analyze(self, text: str, entities: Sequence[str] | None = None,
-                nlp_artifacts: Any = None) -> list[RecognizerResult]: ...
+    def analyze(
+        self, text: str, entities: Sequence[str] | None = None, nlp_artifacts: Any = None
+    ) -> list[RecognizerResult]: ...
 
     def recognize(self, note: Note) -> list[Span]: ...
 
@@ -38,8 +40,9 @@ class TideRecognizer:
     def qualified_name(self) -> str:
         return f"{self.name}@{self.version}"
 
-    def analyze(self, text: str, entities: Sequence[str] | None = None,
-                nlp_artifacts: Any = None) -> list[RecognizerResult]:
+    def analyze(
+        self, text: str, entities: Sequence[str] | None = None, nlp_artifacts: Any = None
+    ) -> list[RecognizerResult]:
         raise NotImplementedError
 
     def load(self) -> None:
@@ -55,8 +58,11 @@ class TideRecognizer:
 
     def recognize(self, note: Note) -> list[Span]:
         results = self.analyze(note.text, None)
-        return [Span(note.note_id, r.start, r.end, r.entity_type, min(1.0, max(0.0, float(r.score))),
-                     self.qualified_name) for r in results if r.end > r.start]
+        return [
+            Span(note.note_id, r.start, r.end, r.entity_type, min(1.0, max(0.0, float(r.score))), self.qualified_name)
+            for r in results
+            if r.end > r.start
+        ]
 
     def recognize_many(self, notes: Sequence[Note]) -> list[list[Span]]:
         """Batch entry point; model-backed recognizers override it to batch forward passes."""

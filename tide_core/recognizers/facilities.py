@@ -15,10 +15,12 @@ so the name words are read in the casing of the head word:
 A name made only of generic words ("the regional medical center", "outpatient pharmacy") is a
 service, not an identifying facility, and is not labelled.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.spans import RecognizerResult
@@ -44,7 +46,8 @@ klinikum|krankenhaus|universitätsklinikum|medisch centrum|ziekenhuis|centro mé
 sanatorio|szpital|spital|sjukhus|sykehus|hospice of|clinic of""".replace("\n", "")
 
 _LINKS = frozenset("of the and & de del la le les du des di da do dos das der den von van y e et st st. saint".split())
-_STOP = frozenset("""a an at to from in on with by for via into onto was is were are be been being has had have
+_STOP = frozenset(
+    """a an at to from in on with by for via into onto was is were are be been being has had have
 he she they we i you it his her their our my your its this that these those who which where when while then than
 seen sent sending transferred transfer admitted admit discharged discharge called call calls spoke speak work works
 worked working job employed patient pt pts dr doctor mr mrs ms miss nurse rn md per please thanks thank see saw visit
@@ -52,8 +55,10 @@ visited visiting went go going gets get got off back home attends attended refer
 lives lived living stay stayed staying moved moving returned return will would could should may might can also
 and or but not no yes today yesterday tomorrow now currently previously prior recent recently last next new old
 records record report reports note notes faxed fax emailed email obtained review reviewed
-""".split())
-_GENERIC = frozenset("""regional community general university memorial county city state medical health children's
+""".split()
+)
+_GENERIC = frozenset(
+    """regional community general university memorial county city state medical health children's
 childrens women's womens veterans affairs va north south east west central main outpatient inpatient primary urgent
 family specialty specialist local nearby hospital outside area district public private teaching academic psychiatric
 rehabilitation rehab surgical surgery cancer heart eye pediatric pediatrics senior home care nursing skilled retail
@@ -65,11 +70,14 @@ hematology rheumatology gastroenterology psychiatry psychology behavioral mental
 breast imaging radiology dialysis infusion lab laboratory vaccine vaccination immunization prenatal pediatric
 podiatry optometry dental hearing audiology speech physical occupational therapy wellness weight bariatric
 geriatric geriatrics palliative hospice methadone addiction substance suboxone hiv std sti free charity
-emergency trauma burn stroke memory headache epilepsy movement""".split())
-_HEADER_WORDS = frozenset("""DISCHARGE SUMMARY REPORT NOTE PROGRESS ADMISSION HISTORY PHYSICAL CONSULT CONSULTATION
+emergency trauma burn stroke memory headache epilepsy movement""".split()
+)
+_HEADER_WORDS = frozenset(
+    """DISCHARGE SUMMARY REPORT NOTE PROGRESS ADMISSION HISTORY PHYSICAL CONSULT CONSULTATION
 OPERATIVE PATHOLOGY RADIOLOGY SURGICAL CYTOLOGY FINAL DIAGNOSIS LABORATORY LAB TRANSFER REFERRAL LETTER FROM TO RE
 DEPARTMENT OF PATIENT NAME DATE PLAN ASSESSMENT IMPRESSION FINDINGS ADDENDUM FOLLOW-UP FOLLOWUP HOME WITH SEEN AT
-IN AND THE FOR VIA""".split())
+IN AND THE FOR VIA""".split()
+)
 
 _TOKEN = r"[^\W\d_][\w'\u2019.\-]*|\d{1,3}[A-Za-z]?|&"
 _TOKEN_RE = re.compile(_TOKEN)
@@ -110,8 +118,9 @@ def _name_token_ok(tok: str, case: str) -> bool:
 
 
 def _specific(tokens: Sequence[str]) -> bool:
-    return any(t.lower() not in _GENERIC and t.lower() not in _LINKS and t != "&" and not t[0].isdigit()
-               for t in tokens)
+    return any(
+        t.lower() not in _GENERIC and t.lower() not in _LINKS and t != "&" and not t[0].isdigit() for t in tokens
+    )
 
 
 class HeadWordRecognizer(TideRecognizer):
@@ -132,8 +141,9 @@ class HeadWordRecognizer(TideRecognizer):
     def config(self) -> dict[str, Any]:
         return {"score": self.score, "max_words": self.max_words}
 
-    def analyze(self, text: str, entities: Sequence[str] | None = None,
-                nlp_artifacts: Any = None) -> list[RecognizerResult]:
+    def analyze(
+        self, text: str, entities: Sequence[str] | None = None, nlp_artifacts: Any = None
+    ) -> list[RecognizerResult]:
         if entities and self.label not in entities:
             return []
         found: list[tuple[int, int]] = []
@@ -155,13 +165,13 @@ class HeadWordRecognizer(TideRecognizer):
     def _before(self, text: str, hs: int, he: int, case: str) -> list[tuple[int, int]]:
         """Name words before a tail head: walk left over tokens on the same line."""
         line_start = text.rfind("\n", 0, hs) + 1
-        chunk = text[max(line_start, hs - 120):hs]
+        chunk = text[max(line_start, hs - 120) : hs]
         toks = list(_TOKEN_RE.finditer(chunk))
         base = hs - len(chunk)
         name: list[re.Match] = []
         end_of_next = len(chunk)
         for t in reversed(toks):
-            gap = chunk[t.end():end_of_next]
+            gap = chunk[t.end() : end_of_next]
             if gap.strip(" \t") not in ("",) or len(name) >= self.max_words:
                 break
             if not _name_token_ok(t.group(0), case):
@@ -179,12 +189,12 @@ class HeadWordRecognizer(TideRecognizer):
     def _after(self, text: str, hs: int, he: int, case: str) -> list[tuple[int, int]]:
         """Name words after a lead head ("Ospedale Santa Chiara")."""
         line_end = text.find("\n", he)
-        chunk = text[he:line_end if line_end >= 0 else len(text)][:120]
+        chunk = text[he : line_end if line_end >= 0 else len(text)][:120]
         end = None
         n = 0
         pos = 0
         for t in _TOKEN_RE.finditer(chunk):
-            if chunk[pos:t.start()].strip(" \t") != "" or n >= self.max_words:
+            if chunk[pos : t.start()].strip(" \t") != "" or n >= self.max_words:
                 break
             tok = t.group(0).rstrip(".")
             if not _name_token_ok(tok, case) and not (case == "title" and tok in ("The",)):
@@ -202,9 +212,12 @@ class HeadWordRecognizer(TideRecognizer):
 
 
 def _lower_boundary(text: str, start: int) -> bool:
-    before = text[max(0, start - 12):start]
-    return (not before.strip() or before.rstrip()[-1:] in ".,;:()[]-\"'|\t\n"
-            or re.search(r"(?i:\b(?:at|to|from|in|with|of|by|via|for|on|into)\s+)$", before) is not None)
+    before = text[max(0, start - 12) : start]
+    return (
+        not before.strip()
+        or before.rstrip()[-1:] in ".,;:()[]-\"'|\t\n"
+        or re.search(r"(?i:\b(?:at|to|from|in|with|of|by|via|for|on|into)\s+)$", before) is not None
+    )
 
 
 def _longest_disjoint(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

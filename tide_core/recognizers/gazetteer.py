@@ -7,13 +7,15 @@ so "St. Mary's Medical Center" beats "St. Mary's".
 
 ``AhoMatcher`` is the shared matching core; the known-PHI recognizer uses it too.
 """
+
 from __future__ import annotations
 
 import csv
 import hashlib
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Hashable, Iterable, Iterator, Sequence
+from typing import Any
 
 from tide_core.errors import ConfigError
 from tide_core.recognizers.base import TideRecognizer
@@ -49,7 +51,7 @@ class AhoMatcher:
     """
 
     def __init__(self) -> None:
-        self._terms: dict[str, dict[Hashable, None]] = {}   # term -> payloads (an ordered set)
+        self._terms: dict[str, dict[Hashable, None]] = {}  # term -> payloads (an ordered set)
         self._automaton = None
 
     def add(self, term: str, payload: Hashable) -> None:
@@ -99,7 +101,7 @@ class AhoMatcher:
                 taken.append(m)
         return sorted(taken, key=lambda m: m.start)
 
-    def __getstate__(self):   # rebuild the automaton in the worker instead of pickling it
+    def __getstate__(self):  # rebuild the automaton in the worker instead of pickling it
         return {"_terms": self._terms, "_automaton": None}
 
 
@@ -114,39 +116,53 @@ def read_gazetteer_csv(path: str | Path, default_score: float = 0.9) -> tuple[li
     """Read and validate a gazetteer CSV; return its entries and the SHA-256 of its bytes."""
     p = Path(path)
     if not p.is_file():
-        raise ConfigError("E210", f"gazetteer CSV not found: {p}",
-                          hint="pass csv=PATH to a file with a header row 'term,label' (optional 'score')")
+        raise ConfigError(
+            "E210",
+            f"gazetteer CSV not found: {p}",
+            hint="pass csv=PATH to a file with a header row 'term,label' (optional 'score')",
+        )
     raw = p.read_bytes()
     digest = hashlib.sha256(raw).hexdigest()
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ConfigError("E211", f"gazetteer CSV {p} is not UTF-8 (byte {exc.start})",
-                          hint="save the file as UTF-8") from None
+        raise ConfigError(
+            "E211", f"gazetteer CSV {p} is not UTF-8 (byte {exc.start})", hint="save the file as UTF-8"
+        ) from None
     reader = csv.DictReader(text.splitlines())
     header = [h.strip().lower() for h in (reader.fieldnames or [])]
     if "term" not in header or "label" not in header:
-        raise ConfigError("E212", f"gazetteer CSV {p}: header must contain 'term' and 'label' (found {header})",
-                          hint="make the first line 'term,label' (an optional third column 'score' in [0, 1])")
+        raise ConfigError(
+            "E212",
+            f"gazetteer CSV {p}: header must contain 'term' and 'label' (found {header})",
+            hint="make the first line 'term,label' (an optional third column 'score' in [0, 1])",
+        )
     reader.fieldnames = header
     entries: list[GazetteerEntry] = []
     seen: dict[str, tuple[str, int]] = {}
     for row_no, row in enumerate(reader, start=2):
         if None in row:
-            raise ConfigError("E213", f"gazetteer CSV {p}, row {row_no}: more fields than header columns",
-                              hint="quote terms that contain commas (\"St. Mary's, North\")")
+            raise ConfigError(
+                "E213",
+                f"gazetteer CSV {p}, row {row_no}: more fields than header columns",
+                hint='quote terms that contain commas ("St. Mary\'s, North")',
+            )
         term = (row.get("term") or "").strip()
         label = (row.get("label") or "").strip().upper()
         if not term and not label:
-            continue   # blank line
+            continue  # blank line
         if term.startswith("#"):
-            continue   # comment
+            continue  # comment
         if not term:
-            raise ConfigError("E213", f"gazetteer CSV {p}, row {row_no}: empty term",
-                              hint="every row needs a term and a label")
+            raise ConfigError(
+                "E213", f"gazetteer CSV {p}, row {row_no}: empty term", hint="every row needs a term and a label"
+            )
         if label not in LABELS:
-            raise ConfigError("E214", f"gazetteer CSV {p}, row {row_no}: unknown label {label!r}",
-                              hint=f"use one of {', '.join(LABELS)}")
+            raise ConfigError(
+                "E214",
+                f"gazetteer CSV {p}, row {row_no}: unknown label {label!r}",
+                hint=f"use one of {', '.join(LABELS)}",
+            )
         score = default_score
         if row.get("score") not in (None, ""):
             try:
@@ -154,13 +170,19 @@ def read_gazetteer_csv(path: str | Path, default_score: float = 0.9) -> tuple[li
             except ValueError:
                 score = -1.0
             if not 0.0 <= score <= 1.0:
-                raise ConfigError("E215", f"gazetteer CSV {p}, row {row_no}: score must be a number in [0, 1]",
-                                  hint="leave the score column empty to use the default")
+                raise ConfigError(
+                    "E215",
+                    f"gazetteer CSV {p}, row {row_no}: score must be a number in [0, 1]",
+                    hint="leave the score column empty to use the default",
+                )
         key = term.lower()
         if key in seen and seen[key][0] != label:
-            raise ConfigError("E216", f"gazetteer CSV {p}, row {row_no}: term repeats row {seen[key][1]} "
-                                      f"with a different label ({seen[key][0]} vs {label})",
-                              hint="give each term one label")
+            raise ConfigError(
+                "E216",
+                f"gazetteer CSV {p}, row {row_no}: term repeats row {seen[key][1]} "
+                f"with a different label ({seen[key][0]} vs {label})",
+                hint="give each term one label",
+            )
         seen[key] = (label, row_no)
         entries.append(GazetteerEntry(term, label, score))
     return entries, digest
@@ -172,11 +194,15 @@ class GazetteerRecognizer(TideRecognizer):
     name = "tide.gazetteer"
     version = "1"
 
-    def __init__(self, csv_path: str | Path | None = None, *, entries: Iterable[GazetteerEntry] | None = None,
-                 score: float = 0.9):
+    def __init__(
+        self, csv_path: str | Path | None = None, *, entries: Iterable[GazetteerEntry] | None = None, score: float = 0.9
+    ):
         if (csv_path is None) == (entries is None):
-            raise ConfigError("E217", "tide.gazetteer needs exactly one of csv=PATH or entries",
-                              hint='e.g. {"name": "tide.gazetteer", "csv": "site/gazetteer.csv"}')
+            raise ConfigError(
+                "E217",
+                "tide.gazetteer needs exactly one of csv=PATH or entries",
+                hint='e.g. {"name": "tide.gazetteer", "csv": "site/gazetteer.csv"}',
+            )
         if csv_path is not None:
             self._entries, self._digest = read_gazetteer_csv(csv_path, score)
             self.csv_path = str(csv_path)
@@ -201,8 +227,9 @@ class GazetteerRecognizer(TideRecognizer):
     def config(self) -> dict[str, Any]:
         return {"csv_sha256": self._digest, "n_terms": len(self._entries), "score": self.default_score}
 
-    def analyze(self, text: str, entities: Sequence[str] | None = None,
-                nlp_artifacts: Any = None) -> list[RecognizerResult]:
+    def analyze(
+        self, text: str, entities: Sequence[str] | None = None, nlp_artifacts: Any = None
+    ) -> list[RecognizerResult]:
         self.load()
         wanted = set(entities) if entities else None
         out = []

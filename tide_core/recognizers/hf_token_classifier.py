@@ -11,12 +11,14 @@ Three stages (the contract with the Ray pipeline, see docs/architecture.md):
 ``recognize_many`` is exactly these three in sequence.  torch and transformers are imported
 only when the model is loaded, so importing this module is cheap.
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,8 +37,8 @@ class WindowPrediction:
 
     note_id: str
     index: int
-    tag_ids: np.ndarray      # int16, len == len(window.input_ids)
-    probs: np.ndarray        # float32, probability of the argmax tag
+    tag_ids: np.ndarray  # int16, len == len(window.input_ids)
+    probs: np.ndarray  # float32, probability of the argmax tag
 
 
 def _default_label_map(raw_entities: Sequence[str]) -> dict[str, str | None]:
@@ -53,10 +55,18 @@ class HFTokenClassifierRecognizer(TideRecognizer):
     version = "1"
     supported_entities = LABELS
 
-    def __init__(self, model_dir: str | os.PathLike | None = None, window: int = 512, overlap: int = 40,
-                 label_map: Mapping[str, str | None] | None = None, device: str = "cpu",
-                 batch_size: int = 16, scheme: str = "auto", min_score: float = 0.0,
-                 labels: Sequence[str] | None = None):
+    def __init__(
+        self,
+        model_dir: str | os.PathLike | None = None,
+        window: int = 512,
+        overlap: int = 40,
+        label_map: Mapping[str, str | None] | None = None,
+        device: str = "cpu",
+        batch_size: int = 16,
+        scheme: str = "auto",
+        min_score: float = 0.0,
+        labels: Sequence[str] | None = None,
+    ):
         if model_dir is None:
             from tide_core.models import default_model_dir
 
@@ -88,19 +98,23 @@ class HFTokenClassifierRecognizer(TideRecognizer):
     def _check_dir(self) -> None:
         d = self.model_dir
         if not d.is_dir() or not (d / "config.json").is_file():
-            raise ConfigError("E311", f"model directory {str(d)!r} does not exist or has no config.json",
-                              hint="train one with `tide train-recognizer --default` or pass model_dir= "
-                                   "pointing at a saved token-classification model")
+            raise ConfigError(
+                "E311",
+                f"model directory {str(d)!r} does not exist or has no config.json",
+                hint="train one with `tide train-recognizer --default` or pass model_dir= "
+                "pointing at a saved token-classification model",
+            )
         import json
 
         cfg = json.loads((d / "config.json").read_text())
         archs = cfg.get("architectures") or []
         id2label = cfg.get("id2label") or {}
         if not any(a.endswith("ForTokenClassification") for a in archs) or len(id2label) < 2:
-            raise ConfigError("E312", f"model in {str(d)!r} is not a token classifier "
-                                      f"(architectures={archs}, {len(id2label)} labels)",
-                              hint="fine-tune it for token classification first (`tide train-recognizer "
-                                   "--base PATH`)")
+            raise ConfigError(
+                "E312",
+                f"model in {str(d)!r} is not a token classifier (architectures={archs}, {len(id2label)} labels)",
+                hint="fine-tune it for token classification first (`tide train-recognizer --base PATH`)",
+            )
         self._raw_labels = [str(id2label[k]) for k in sorted(id2label, key=lambda x: int(x))]
         self._build_tags()
 
@@ -111,12 +125,18 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         lmap.update(self.user_label_map)
         unmapped = [e for e in entities if e not in lmap]
         if unmapped:
-            raise ConfigError("E313", f"model labels {unmapped} have no TIDE label",
-                              hint=f"pass label_map={{model_label: one of {list(LABELS)} or None to ignore}}")
+            raise ConfigError(
+                "E313",
+                f"model labels {unmapped} have no TIDE label",
+                hint=f"pass label_map={{model_label: one of {list(LABELS)} or None to ignore}}",
+            )
         for e, lab in lmap.items():
             if lab is not None and lab not in LABELS:
-                raise ConfigError("E314", f"label_map maps {e!r} to unknown label {lab!r}",
-                                  hint=f"use one of {', '.join(LABELS)} or None")
+                raise ConfigError(
+                    "E314",
+                    f"label_map maps {e!r} to unknown label {lab!r}",
+                    hint=f"use one of {', '.join(LABELS)} or None",
+                )
         self._label_map = {e: lmap[e] for e in entities}
         self._tags = [TagInfo(p, None if e is None else lmap.get(e)) for p, e in parsed]
         self._scheme = detect_scheme(self._raw_labels) if self.scheme_option == "AUTO" else self.scheme_option
@@ -131,9 +151,11 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         try:
             tok = AutoTokenizer.from_pretrained(str(self.model_dir), local_files_only=True)
         except (OSError, ValueError) as exc:
-            raise ConfigError("E316", f"cannot load the tokenizer in {str(self.model_dir)!r}: "
-                                      f"{type(exc).__name__}",
-                              hint="the directory needs a fast tokenizer (tokenizer.json)") from None
+            raise ConfigError(
+                "E316",
+                f"cannot load the tokenizer in {str(self.model_dir)!r}: {type(exc).__name__}",
+                hint="the directory needs a fast tokenizer (tokenizer.json)",
+            ) from None
         self._special = special_tokens_of(tok)
         self._tokenizer = tok
 
@@ -145,34 +167,46 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         from transformers import AutoModelForTokenClassification
 
         if self.device.startswith("cuda") and not torch.cuda.is_available():
-            raise ConfigError("E315", "device='cuda' requested but no CUDA device is available",
-                              hint="use device='cpu' or run on a GPU machine")
+            raise ConfigError(
+                "E315",
+                "device='cuda' requested but no CUDA device is available",
+                hint="use device='cpu' or run on a GPU machine",
+            )
         self.load_tokenizer()
         try:
             model = AutoModelForTokenClassification.from_pretrained(str(self.model_dir), local_files_only=True)
         except (OSError, ValueError) as exc:
-            raise ConfigError("E316", f"cannot load the model in {str(self.model_dir)!r}: {type(exc).__name__}",
-                              hint="the directory needs config.json, weights and a fast tokenizer") from None
+            raise ConfigError(
+                "E316",
+                f"cannot load the model in {str(self.model_dir)!r}: {type(exc).__name__}",
+                hint="the directory needs config.json, weights and a fast tokenizer",
+            ) from None
         limit = int(getattr(model.config, "max_position_embeddings", 0) or 0)
         if limit and self.window > limit:
-            raise ConfigError("E317", f"window={self.window} exceeds the model's {limit} positions",
-                              hint=f"use window <= {limit}")
+            raise ConfigError(
+                "E317", f"window={self.window} exceeds the model's {limit} positions", hint=f"use window <= {limit}"
+            )
         model.eval().to(self.device)
         self._model = model
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_model"] = None
-        state["_tokenizer"] = None   # reloaded lazily in the worker
+        state["_tokenizer"] = None  # reloaded lazily in the worker
         return state
 
     def config(self) -> dict[str, Any]:
         if self._hash is None:
             self._hash = model_dir_hash(self.model_dir)
-        return {"model_hash": self._hash, "window": self.window, "overlap": self.overlap,
-                "label_map": {k: v for k, v in sorted(self._label_map.items())},
-                "scheme": self._scheme, "min_score": self.min_score,
-                "labels": list(self.labels) if self.labels else None}
+        return {
+            "model_hash": self._hash,
+            "window": self.window,
+            "overlap": self.overlap,
+            "label_map": {k: v for k, v in sorted(self._label_map.items())},
+            "scheme": self._scheme,
+            "min_score": self.min_score,
+            "labels": list(self.labels) if self.labels else None,
+        }
 
     # ------------------------------------------------------------------ stages
     def make_windows(self, note: Note) -> list[Window]:
@@ -192,7 +226,7 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         bs = self.batch_size
         pad = int(self._tokenizer.pad_token_id or 0) if self._tokenizer.pad_token_id is not None else 0
         while pos < len(order):
-            idx = order[pos:pos + bs]
+            idx = order[pos : pos + bs]
             try:
                 tag_ids, probs = self._forward([windows[i] for i in idx], pad, torch)
             except RuntimeError as exc:
@@ -202,14 +236,21 @@ class HFTokenClassifierRecognizer(TideRecognizer):
                     torch.cuda.empty_cache()
                 if len(idx) == 1:
                     w = windows[idx[0]]
-                    raise RecognitionError("E318", f"one window of note {w.note_id!r} does not fit in memory",
-                                           hint="use a smaller window or a larger device") from None
+                    raise RecognitionError(
+                        "E318",
+                        f"one window of note {w.note_id!r} does not fit in memory",
+                        hint="use a smaller window or a larger device",
+                    ) from None
                 bs = max(1, len(idx) // 2)
                 continue
             for j, i in enumerate(idx):
                 n = len(windows[i].input_ids)
-                out[i] = WindowPrediction(windows[i].note_id, windows[i].index,
-                                          tag_ids[j, :n].astype(np.int16), probs[j, :n].astype(np.float32))
+                out[i] = WindowPrediction(
+                    windows[i].note_id,
+                    windows[i].index,
+                    tag_ids[j, :n].astype(np.int16),
+                    probs[j, :n].astype(np.float32),
+                )
             pos += len(idx)
         return out  # type: ignore[return-value]
 
@@ -218,16 +259,15 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         ids = torch.full((len(batch), L), pad, dtype=torch.long)
         mask = torch.zeros((len(batch), L), dtype=torch.long)
         for j, w in enumerate(batch):
-            ids[j, :len(w.input_ids)] = torch.tensor(w.input_ids, dtype=torch.long)
-            mask[j, :len(w.input_ids)] = 1
+            ids[j, : len(w.input_ids)] = torch.tensor(w.input_ids, dtype=torch.long)
+            mask[j, : len(w.input_ids)] = 1
         with torch.inference_mode():
             logits = self._model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits
             p = torch.softmax(logits.float(), dim=-1)
             best, arg = p.max(dim=-1)
         return arg.cpu().numpy(), best.cpu().numpy()
 
-    def assemble(self, note: Note, windows: Sequence[Window],
-                 predictions: Sequence[WindowPrediction]) -> list[Span]:
+    def assemble(self, note: Note, windows: Sequence[Window], predictions: Sequence[WindowPrediction]) -> list[Span]:
         if not windows:
             return []
         by_key = {(p.note_id, p.index): p for p in predictions}
@@ -235,16 +275,22 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         for w in windows:
             p = by_key.get((w.note_id, w.index))
             if p is None or len(p.tag_ids) != len(w.input_ids):
-                raise RecognitionError("E319", f"prediction missing or misaligned for window {w.index} "
-                                               f"of note {w.note_id!r}", hint="rerun the note")
+                raise RecognitionError(
+                    "E319",
+                    f"prediction missing or misaligned for window {w.index} of note {w.note_id!r}",
+                    hint="rerun the note",
+                )
             preds.append(p)
         tags = stitch(windows, [[self._tags[int(t)] for t in p.tag_ids] for p in preds])
         probs = stitch(windows, [p.probs.tolist() for p in preds])
         offsets = stitch(windows, [w.offsets for w in windows])
         words = stitch(windows, [w.word_ids for w in windows])
         decoded = decode(tags, probs, offsets, words, note.text, self._scheme or "BIO")
-        return [Span(note.note_id, d.start, d.end, d.label, min(1.0, max(0.0, d.score)), self.qualified_name)
-                for d in decoded if d.score >= self.min_score and (self.labels is None or d.label in self.labels)]
+        return [
+            Span(note.note_id, d.start, d.end, d.label, min(1.0, max(0.0, d.score)), self.qualified_name)
+            for d in decoded
+            if d.score >= self.min_score and (self.labels is None or d.label in self.labels)
+        ]
 
     # ------------------------------------------------------------------ entry points
     def recognize_many(self, notes: Sequence[Note]) -> list[list[Span]]:
@@ -253,15 +299,16 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         preds = self.predict(flat)
         out: list[list[Span]] = []
         pos = 0
-        for note, ws in zip(notes, per_note):
-            out.append(self.assemble(note, ws, preds[pos:pos + len(ws)]))
+        for note, ws in zip(notes, per_note, strict=False):
+            out.append(self.assemble(note, ws, preds[pos : pos + len(ws)]))
             pos += len(ws)
         return out
 
     def recognize(self, note: Note) -> list[Span]:
         return self.recognize_many([note])[0]
 
-    def analyze(self, text: str, entities: Sequence[str] | None = None,
-                nlp_artifacts: Any = None) -> list[RecognizerResult]:
+    def analyze(
+        self, text: str, entities: Sequence[str] | None = None, nlp_artifacts: Any = None
+    ) -> list[RecognizerResult]:
         spans = self.recognize(Note("analyze", "", text))
         return [s.to_result() for s in spans if entities is None or s.label in entities]

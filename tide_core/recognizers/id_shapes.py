@@ -14,36 +14,38 @@ number and like nothing else clinical:
 
 Dates, phones and SSNs keep their own labels: their shapes are left to the regex layer.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.spans import RecognizerResult
 
 _GROUP = r"[A-Za-z0-9]+"
-_CANDIDATE = re.compile(
-    r"(?<![\w@$£€/.:+\-])(?P<id>" + _GROUP + r"(?:[-._]" + _GROUP + r"){0,5})(?![\w@]|[-/.:]\w|%)")
+_CANDIDATE = re.compile(r"(?<![\w@$£€/.:+\-])(?P<id>" + _GROUP + r"(?:[-._]" + _GROUP + r"){0,5})(?![\w@]|[-/.:]\w|%)")
 #: Digit groups separated by single spaces ("4111 1111 1111 1111", "123 456 789"): 9+ digits.
 _SPACED = re.compile(r"(?<![\w@$£€/.:+\-])(?P<id>\d{3,6}(?: \d{2,6}){1,4})(?![\w@]|[-/.:]\w|%)")
 _UNIT_AFTER = re.compile(
     r"^\s?(?i:mg|mcg|ug|g|kg|lb|lbs|ml|l|dl|units?|u|iu|mmol|meq|mm|cm|m|km|mi|miles|ft|in|%|cells|"
     r"copies|k|x|times|hours?|hrs?|minutes?|mins?|days?|weeks?|months?|years?|steps|calories|kcal|"
-    r"/|per|dollars|usd|ms|sec|seconds|bpm|mmhg)\b")
-_PHONE_SHAPES = re.compile(
-    r"^(?:\+?1[-. ]?)?\d{3}[-. ]\d{3}[-. ]\d{4}$|^\d{3}[-. ]\d{4}$|^1?\d{10}$|^\+\d{6,15}$")
-_DATE_SHAPES = re.compile(
-    r"^(?:\d{1,2}[-./]\d{1,2}[-./]\d{2,4}|\d{4}[-./]\d{1,2}[-./]\d{1,2})$")
+    r"/|per|dollars|usd|ms|sec|seconds|bpm|mmhg)\b"
+)
+_PHONE_SHAPES = re.compile(r"^(?:\+?1[-. ]?)?\d{3}[-. ]\d{3}[-. ]\d{4}$|^\d{3}[-. ]\d{4}$|^1?\d{10}$|^\+\d{6,15}$")
+_DATE_SHAPES = re.compile(r"^(?:\d{1,2}[-./]\d{1,2}[-./]\d{2,4}|\d{4}[-./]\d{1,2}[-./]\d{1,2})$")
 _SSN = re.compile(r"^\d{3}[- ]\d{2}[- ]\d{4}$")
 _ICD10 = re.compile(r"^[A-TV-Z]\d{2}(?:\.\d{1,4}[A-Z]?)?$")
-_DECIMAL = re.compile(r"^\d+\.\d{1,3}[A-Za-z]{0,2}$")     # 12.5, 100.9F (a value with its unit)
+_DECIMAL = re.compile(r"^\d+\.\d{1,3}[A-Za-z]{0,2}$")  # 12.5, 100.9F (a value with its unit)
 #: Digit groups only, starting with a trunk prefix 0 ("0161 838 3894", "090-8398-0067"), or 4-4: phone numbers.
 _PHONE_GROUPS = re.compile(r"^0\d*(?:[ .-]\d+)+$|^\d{4}-\d{4}$")
 _IPV4 = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
 _ZIP4 = re.compile(r"^\d{5}-\d{4}$")
-_MONTH_WORD = re.compile(r"^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|"
-                         r"july|august|september|october|november|december)$")
+_MONTH_WORD = re.compile(
+    r"^(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|"
+    r"july|august|september|october|november|december)$"
+)
 
 
 def _is_identifier(token: str) -> bool:
@@ -56,13 +58,21 @@ def _is_identifier(token: str) -> bool:
         return False
     if " " in token and digits < 9:
         return False
-    if (_PHONE_SHAPES.match(token) or _PHONE_GROUPS.match(token) or _DATE_SHAPES.match(token) or _SSN.match(token) or _ICD10.match(token)
-            or _DECIMAL.match(token) or _IPV4.match(token) or _ZIP4.match(token)):
+    if (
+        _PHONE_SHAPES.match(token)
+        or _PHONE_GROUPS.match(token)
+        or _DATE_SHAPES.match(token)
+        or _SSN.match(token)
+        or _ICD10.match(token)
+        or _DECIMAL.match(token)
+        or _IPV4.match(token)
+        or _ZIP4.match(token)
+    ):
         return False
     if any(_MONTH_WORD.match(w.lower()) for w in re.findall(r"[A-Za-z]+", token)):
-        return False   # "06-Apr-2006", "16APR1981": dates with a month name
+        return False  # "06-Apr-2006", "16APR1981": dates with a month name
     if letters and not any(c.isupper() for c in token) and not token[0].isdigit():
-        return False   # lower-case words with digits ("covid19test") are rarely record numbers
+        return False  # lower-case words with digits ("covid19test") are rarely record numbers
     return True
 
 
@@ -80,8 +90,9 @@ class IdentifierShapeRecognizer(TideRecognizer):
     def config(self) -> dict[str, Any]:
         return {"score": self.score, "mixed_score": self.mixed_score}
 
-    def analyze(self, text: str, entities: Sequence[str] | None = None,
-                nlp_artifacts: Any = None) -> list[RecognizerResult]:
+    def analyze(
+        self, text: str, entities: Sequence[str] | None = None, nlp_artifacts: Any = None
+    ) -> list[RecognizerResult]:
         if entities and "ID" not in entities:
             return []
         out: list[RecognizerResult] = []
@@ -94,13 +105,20 @@ class IdentifierShapeRecognizer(TideRecognizer):
                 continue
             taken_until = end
             mixed = any(c.isalpha() for c in token)
-            out.append(RecognizerResult("ID", start, end, self.mixed_score if mixed else self.score,
-                                        {"recognizer_name": self.qualified_name}))
+            out.append(
+                RecognizerResult(
+                    "ID",
+                    start,
+                    end,
+                    self.mixed_score if mixed else self.score,
+                    {"recognizer_name": self.qualified_name},
+                )
+            )
         return out
 
 
 def _keep(token: str, text: str, end: int) -> bool:
-    return _is_identifier(token) and not _UNIT_AFTER.match(text[end:end + 12])
+    return _is_identifier(token) and not _UNIT_AFTER.match(text[end : end + 12])
 
 
 def _trim(token: str, end: int) -> tuple[str, int]:

@@ -13,23 +13,38 @@ the regex layer does not already find.  Set ``match_any_patient=True`` to match 
 Values are never logged or put in ``config()``: the fingerprint holds the row count and a keyed
 digest (HMAC-SHA256) of the normalized table contents.
 """
+
 from __future__ import annotations
 
 import hashlib
 import hmac
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.recognizers.gazetteer import AhoMatcher
 from tide_core.spans import Note, RecognizerResult, Span
 
-COLUMNS = ("patient_id", "first_name", "middle_name", "last_name", "dob", "mrn", "phone", "email",
-           "street", "city", "state", "zip")
+COLUMNS = (
+    "patient_id",
+    "first_name",
+    "middle_name",
+    "last_name",
+    "dob",
+    "mrn",
+    "phone",
+    "email",
+    "street",
+    "city",
+    "state",
+    "zip",
+)
 
 #: Capitalised words that are also surnames or first names; alone they are too ambiguous.
-COMMON_WORDS = frozenset("""
+COMMON_WORDS = frozenset(
+    """
 a an and the of for to in on at by with is was are be will may can hope joy grace faith rose
 mark bill will may june april august summer winter autumn dawn eve sunny page case long young
 white black green gray grey brown strong sharp little small short hale hart king knight price
@@ -38,14 +53,43 @@ mass pain head chest back hand foot heart lung liver blood bone skin plan note n
 assessment impression care cares well may said reports denies follows patient doctor nurse
 clinic hospital center day days week weeks month year date time home office service unit
 normal stable chief major general best good new old rich pace sane wise hand ward wards
-""".split())
+""".split()
+)
 
-_ABBREV = {"street": "st", "avenue": "ave", "road": "rd", "boulevard": "blvd", "drive": "dr", "lane": "ln",
-           "court": "ct", "place": "pl", "terrace": "ter", "circle": "cir", "parkway": "pkwy",
-           "highway": "hwy", "apartment": "apt", "suite": "ste", "north": "n", "south": "s", "east": "e",
-           "west": "w"}
-_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-           "October", "November", "December")
+_ABBREV = {
+    "street": "st",
+    "avenue": "ave",
+    "road": "rd",
+    "boulevard": "blvd",
+    "drive": "dr",
+    "lane": "ln",
+    "court": "ct",
+    "place": "pl",
+    "terrace": "ter",
+    "circle": "cir",
+    "parkway": "pkwy",
+    "highway": "hwy",
+    "apartment": "apt",
+    "suite": "ste",
+    "north": "n",
+    "south": "s",
+    "east": "e",
+    "west": "w",
+}
+_MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 _SALT = b"tide.known_phi.fingerprint.v1"
 
 
@@ -55,14 +99,20 @@ def _clean(v: Any) -> str:
 
 def name_variants(first: str, middle: str, last: str) -> set[str]:
     out: set[str] = set()
-    f, m, l = _clean(first), _clean(middle), _clean(last)
+    f, m, la = _clean(first), _clean(middle), _clean(last)
     mi = m[:1]
-    if f and l:
-        out |= {f"{f} {l}", f"{l}, {f}", f"{l} {f}", f"{f[0]}. {l}", f"{f[0]} {l}", f"{l}, {f[0]}."}
+    if f and la:
+        out |= {f"{f} {la}", f"{la}, {f}", f"{la} {f}", f"{f[0]}. {la}", f"{f[0]} {la}", f"{la}, {f[0]}."}
         if m:
-            out |= {f"{f} {m} {l}", f"{f} {mi}. {l}", f"{f} {mi} {l}", f"{l}, {f} {mi}.", f"{l}, {f} {m}",
-                    f"{f[0]}. {mi}. {l}"}
-    for single in (f, l):
+            out |= {
+                f"{f} {m} {la}",
+                f"{f} {mi}. {la}",
+                f"{f} {mi} {la}",
+                f"{la}, {f} {mi}.",
+                f"{la}, {f} {m}",
+                f"{f[0]}. {mi}. {la}",
+            }
+    for single in (f, la):
         if len(single) >= 3 and single.lower() not in COMMON_WORDS:
             out.add(single)
     return out
@@ -75,8 +125,16 @@ def phone_variants(phone: str) -> set[str]:
     if len(d) != 10:
         return {phone.strip()} if phone and len(phone.strip()) >= 7 else set()
     a, b, c = d[:3], d[3:6], d[6:]
-    base = {f"({a}) {b}-{c}", f"({a}){b}-{c}", f"{a}-{b}-{c}", f"{a}.{b}.{c}", f"{a} {b} {c}", d,
-            f"{a}/{b}-{c}", f"{a} {b}-{c}"}
+    base = {
+        f"({a}) {b}-{c}",
+        f"({a}){b}-{c}",
+        f"{a}-{b}-{c}",
+        f"{a}.{b}.{c}",
+        f"{a} {b} {c}",
+        d,
+        f"{a}/{b}-{c}",
+        f"{a} {b}-{c}",
+    }
     return base | {f"+1 {v}" for v in base} | {f"1-{a}-{b}-{c}", f"+1-{a}-{b}-{c}", f"+1{d}", f"1{d}"}
 
 
@@ -93,9 +151,17 @@ def dob_variants(dob: Any) -> set[str]:
     mon = _MONTHS[mo - 1]
     ab = mon[:3]
     suf = "th" if 11 <= da <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(da % 10, "th")
-    out = {f"{mo:02d}/{da:02d}/{y}", f"{mo}/{da}/{y}", f"{mo:02d}/{da:02d}/{y % 100:02d}", f"{mo}/{da}/{y % 100:02d}",
-           f"{mo:02d}-{da:02d}-{y}", f"{mo}-{da}-{y}", f"{y}-{mo:02d}-{da:02d}", f"{y}/{mo:02d}/{da:02d}",
-           f"{mo:02d}.{da:02d}.{y}"}
+    out = {
+        f"{mo:02d}/{da:02d}/{y}",
+        f"{mo}/{da}/{y}",
+        f"{mo:02d}/{da:02d}/{y % 100:02d}",
+        f"{mo}/{da}/{y % 100:02d}",
+        f"{mo:02d}-{da:02d}-{y}",
+        f"{mo}-{da}-{y}",
+        f"{y}-{mo:02d}-{da:02d}",
+        f"{y}/{mo:02d}/{da:02d}",
+        f"{mo:02d}.{da:02d}.{y}",
+    }
     for m in {mon, ab, ab + "."}:
         out |= {f"{m} {da}, {y}", f"{m} {da} {y}", f"{m} {da}{suf}, {y}", f"{da} {m} {y}", f"{m} {da:02d}, {y}"}
     return out
@@ -129,7 +195,7 @@ def street_variants(street: str) -> set[str]:
             if rep is None:
                 words.append(w)
             else:
-                words.append((rep.capitalize() if core[:1].isupper() else rep) + w[len(core):].replace(".", ""))
+                words.append((rep.capitalize() if core[:1].isupper() else rep) + w[len(core) :].replace(".", ""))
         return " ".join(words)
 
     out = {s}
@@ -171,8 +237,7 @@ class KnownPHIRecognizer(TideRecognizer):
     supported_entities = ("PATIENT", "ID", "PHONE", "DATE", "LOCATION", "EMAIL")
     _NAME_LABELS = frozenset({"PATIENT", "LOCATION"})
 
-    def __init__(self, rows: Iterable[Mapping[str, Any]] = (), *, score: float = 0.95,
-                 match_any_patient: bool = False):
+    def __init__(self, rows: Iterable[Mapping[str, Any]] = (), *, score: float = 0.95, match_any_patient: bool = False):
         self.score = float(score)
         self.match_any_patient = bool(match_any_patient)
         self._matcher = AhoMatcher()
@@ -195,7 +260,7 @@ class KnownPHIRecognizer(TideRecognizer):
         self._digest = digest.hexdigest()[:32]
 
     @classmethod
-    def from_rows(cls, rows: Iterable[Mapping[str, Any]], **options: Any) -> "KnownPHIRecognizer":
+    def from_rows(cls, rows: Iterable[Mapping[str, Any]], **options: Any) -> KnownPHIRecognizer:
         return cls(rows, **options)
 
     @property
@@ -216,8 +281,9 @@ class KnownPHIRecognizer(TideRecognizer):
     def table_info(self) -> dict[str, Any]:
         return {"n_rows": self._n_rows, "table_digest": self._digest}
 
-    def analyze_for_patient(self, text: str, patient_id: str | None,
-                            entities: Sequence[str] | None = None) -> list[RecognizerResult]:
+    def analyze_for_patient(
+        self, text: str, patient_id: str | None, entities: Sequence[str] | None = None
+    ) -> list[RecognizerResult]:
         """Matches of ``patient_id``'s variants in ``text`` (``None``: any patient's)."""
         wanted = set(entities) if entities else None
         out = []
@@ -232,15 +298,16 @@ class KnownPHIRecognizer(TideRecognizer):
             label = sorted(labels)[0] if len(labels) > 1 else next(iter(labels))
             if wanted is not None and label not in wanted:
                 continue
-            surface = text[m.start:m.end]
+            surface = text[m.start : m.end]
             letters = [c for c in surface if c.isalpha()]
             if label in self._NAME_LABELS and letters and not letters[0].isupper():
-                continue   # "will", "brown stool": names must be capitalised in the text
+                continue  # "will", "brown stool": names must be capitalised in the text
             out.append(RecognizerResult(label, m.start, m.end, self.score, {"recognizer_name": self.qualified_name}))
         return _longest_first(out)
 
-    def analyze(self, text: str, entities: Sequence[str] | None = None,
-                nlp_artifacts: Any = None) -> list[RecognizerResult]:
+    def analyze(
+        self, text: str, entities: Sequence[str] | None = None, nlp_artifacts: Any = None
+    ) -> list[RecognizerResult]:
         if not self.match_any_patient:
             return []
         return self.analyze_for_patient(text, None, entities)

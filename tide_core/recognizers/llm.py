@@ -14,13 +14,15 @@ Failures: 5xx, 429 and timeouts are retried with exponential backoff and end in
 (``ConfigError`` E251/E250, naming the URL).  Neither message includes note text or the response
 body, which may echo it.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Sequence
+from typing import Any
 
 from tide_core.errors import ConfigError, RecognitionError, TransientError
 from tide_core.recognizers import llm_prompt
@@ -36,21 +38,39 @@ class LLMRecognizer(TideRecognizer):
     name = "tide.llm"
     version = "1"
 
-    def __init__(self, base_url: str, model: str, *, api_key_env: str | None = None,
-                 labels: Sequence[str] | None = None, chunk_chars: int = 6000, chunk_overlap: int = 300,
-                 timeout_s: float = 120.0, max_retries: int = 3, backoff_s: float = 1.0,
-                 score: float = 0.85, max_tokens: int | None = None, json_mode: bool = False,
-                 max_workers: int = 4):
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key_env: str | None = None,
+        labels: Sequence[str] | None = None,
+        chunk_chars: int = 6000,
+        chunk_overlap: int = 300,
+        timeout_s: float = 120.0,
+        max_retries: int = 3,
+        backoff_s: float = 1.0,
+        score: float = 0.85,
+        max_tokens: int | None = None,
+        json_mode: bool = False,
+        max_workers: int = 4,
+    ):
         if not base_url or not model:
-            raise ConfigError("E254", "tide.llm needs base_url and model",
-                              hint='e.g. {"name": "tide.llm", "base_url": "http://127.0.0.1:8000", "model": "my-model"}')
+            raise ConfigError(
+                "E254",
+                "tide.llm needs base_url and model",
+                hint='e.g. {"name": "tide.llm", "base_url": "http://127.0.0.1:8000", "model": "my-model"}',
+            )
         labels = tuple(labels) if labels else LABELS
         for lab in labels:
             if lab not in LABELS:
                 raise ConfigError("E255", f"tide.llm: unknown label {lab!r}", hint=f"use one of {', '.join(LABELS)}")
         if chunk_chars < 200 or not 0 <= chunk_overlap < chunk_chars // 2:
-            raise ConfigError("E256", "tide.llm: need chunk_chars >= 200 and 0 <= chunk_overlap < chunk_chars/2",
-                              hint="e.g. chunk_chars=6000, chunk_overlap=300")
+            raise ConfigError(
+                "E256",
+                "tide.llm: need chunk_chars >= 200 and 0 <= chunk_overlap < chunk_chars/2",
+                hint="e.g. chunk_chars=6000, chunk_overlap=300",
+            )
         url = base_url.rstrip("/")
         if url.endswith("/v1"):
             url = url[:-3]
@@ -73,10 +93,18 @@ class LLMRecognizer(TideRecognizer):
 
     # ------------------------------------------------------------------ config
     def config(self) -> dict[str, Any]:
-        return {"model": self.model, "prompt_version": llm_prompt.PROMPT_VERSION,
-                "prompt": llm_prompt.labels_hash(self.labels), "labels": list(self.labels),
-                "chunk_chars": self.chunk_chars, "chunk_overlap": self.chunk_overlap, "temperature": 0.0,
-                "score": self.score, "json_mode": self.json_mode, "max_tokens": self.max_tokens}
+        return {
+            "model": self.model,
+            "prompt_version": llm_prompt.PROMPT_VERSION,
+            "prompt": llm_prompt.labels_hash(self.labels),
+            "labels": list(self.labels),
+            "chunk_chars": self.chunk_chars,
+            "chunk_overlap": self.chunk_overlap,
+            "temperature": 0.0,
+            "score": self.score,
+            "json_mode": self.json_mode,
+            "max_tokens": self.max_tokens,
+        }
 
     def load(self) -> None:
         if self._session is None:
@@ -95,8 +123,11 @@ class LLMRecognizer(TideRecognizer):
         if self.api_key_env:
             key = os.environ.get(self.api_key_env)
             if not key:
-                raise ConfigError("E257", f"tide.llm: environment variable {self.api_key_env} is not set",
-                                  hint="export the API key under that name, or drop api_key_env for a local server")
+                raise ConfigError(
+                    "E257",
+                    f"tide.llm: environment variable {self.api_key_env} is not set",
+                    hint="export the API key under that name, or drop api_key_env for a local server",
+                )
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
@@ -116,32 +147,48 @@ class LLMRecognizer(TideRecognizer):
             if attempt:
                 time.sleep(self.backoff_s * (2 ** (attempt - 1)))
             try:
-                resp = self._session.post(self.endpoint, data=json.dumps(body), headers=headers,  # type: ignore[union-attr]
-                                          timeout=self.timeout_s)
+                resp = self._session.post(
+                    self.endpoint,
+                    data=json.dumps(body),
+                    headers=headers,  # type: ignore[union-attr]
+                    timeout=self.timeout_s,
+                )
             except requests.exceptions.Timeout:
                 last = f"timeout after {self.timeout_s:g}s"
                 continue
             except requests.exceptions.ConnectionError as exc:
                 text = str(exc).lower()
                 if "refused" in text or "failed to establish" in text or "name or service" in text:
-                    raise ConfigError("E250", f"tide.llm: cannot connect to {self.endpoint}",
-                                      hint="start the OpenAI-compatible server or fix base_url") from None
+                    raise ConfigError(
+                        "E250",
+                        f"tide.llm: cannot connect to {self.endpoint}",
+                        hint="start the OpenAI-compatible server or fix base_url",
+                    ) from None
                 last = "connection dropped"
                 continue
             if resp.status_code >= 500 or resp.status_code == 429:
                 last = f"HTTP {resp.status_code}"
                 continue
             if resp.status_code >= 400:
-                raise ConfigError("E251", f"tide.llm: {self.endpoint} answered HTTP {resp.status_code}",
-                                  hint="check model name, API key and request options (401/403: key; 404: URL/model)")
+                raise ConfigError(
+                    "E251",
+                    f"tide.llm: {self.endpoint} answered HTTP {resp.status_code}",
+                    hint="check model name, API key and request options (401/403: key; 404: URL/model)",
+                )
             try:
                 payload = resp.json()
                 return payload["choices"][0]["message"]["content"] or ""
             except (ValueError, KeyError, IndexError, TypeError):
-                raise RecognitionError("E253", f"tide.llm: {self.endpoint} returned no chat completion message",
-                                       hint="the server must answer in the OpenAI chat.completion shape") from None
-        raise TransientError("E252", f"tide.llm: {self.endpoint} failed after {self.max_retries + 1} attempts ({last})",
-                             hint="the server is overloaded or down; the note can be retried later")
+                raise RecognitionError(
+                    "E253",
+                    f"tide.llm: {self.endpoint} returned no chat completion message",
+                    hint="the server must answer in the OpenAI chat.completion shape",
+                ) from None
+        raise TransientError(
+            "E252",
+            f"tide.llm: {self.endpoint} failed after {self.max_retries + 1} attempts ({last})",
+            hint="the server is overloaded or down; the note can be retried later",
+        )
 
     # ------------------------------------------------------------------ recognition
     def _strings_for(self, text: str, note_ref: str) -> dict[str, list[str]]:
@@ -152,15 +199,19 @@ class LLMRecognizer(TideRecognizer):
             content = self.complete(llm_prompt.build_messages(chunk, self.labels))
             answer = llm_prompt.parse_answer(content, self.labels)
             if answer is None:
-                raise RecognitionError("E253", f"tide.llm: unparseable answer for {note_ref} (chunk at offset {offset})",
-                                       hint="the model must answer with a JSON object {category: [strings]}")
+                raise RecognitionError(
+                    "E253",
+                    f"tide.llm: unparseable answer for {note_ref} (chunk at offset {offset})",
+                    hint="the model must answer with a JSON object {category: [strings]}",
+                )
             for label, strings in answer.items():
                 bucket = found.setdefault(label, [])
                 bucket += [s for s in strings if s not in bucket]
         return found
 
-    def analyze(self, text: str, entities: Sequence[str] | None = None,
-                nlp_artifacts: Any = None, note_ref: str = "text") -> list[RecognizerResult]:
+    def analyze(
+        self, text: str, entities: Sequence[str] | None = None, nlp_artifacts: Any = None, note_ref: str = "text"
+    ) -> list[RecognizerResult]:
         wanted = set(entities) if entities else None
         spans: list[Span] = []
         for label, strings in self._strings_for(text, note_ref).items():
@@ -169,8 +220,10 @@ class LLMRecognizer(TideRecognizer):
             for s in strings:
                 for start, end in llm_prompt.find_occurrences(text, s):
                     spans.append(Span("_", start, end, label, self.score, self.qualified_name))
-        return [RecognizerResult(s.label, s.start, s.end, s.score, {"recognizer_name": self.qualified_name})
-                for s in resolve_spans(spans, _POLICY)]
+        return [
+            RecognizerResult(s.label, s.start, s.end, s.score, {"recognizer_name": self.qualified_name})
+            for s in resolve_spans(spans, _POLICY)
+        ]
 
     def recognize(self, note: Note) -> list[Span]:
         results = self.analyze(note.text, None, note_ref=f"note {note.note_id}")

@@ -5,6 +5,7 @@ strings reliably and count characters badly.  Offsets are recovered afterwards b
 note for every occurrence of each string, tolerant of whitespace differences ("John\\nSmith" in
 the note, "John Smith" in the answer) and only on word boundaries.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,9 +19,11 @@ PROMPT_VERSION = "1"
 LABEL_DESCRIPTIONS: dict[str, str] = {
     "PATIENT": "names of the patient and of relatives or other private persons (no titles like Mr./Mrs.)",
     "DOCTOR": "names of clinicians and staff (no titles like Dr., no credentials like MD or RN)",
-    "DATE": "dates and date fragments: '03/04/2021', 'March 3rd', '3/4', a year alone; an attached time is part of the date",
+    "DATE": "dates and date fragments: '03/04/2021', 'March 3rd', '3/4', a year alone; "
+    "an attached time is part of the date",
     "AGE": "ages: the digits only ('67' in '67-year-old')",
-    "ID": "medical record numbers, account, SSN, licence and device numbers: the identifier characters only, not the prefix word",
+    "ID": "medical record numbers, account, SSN, licence and device numbers: "
+    "the identifier characters only, not the prefix word",
     "PHONE": "phone and fax numbers, including an attached extension",
     "EMAIL": "e-mail addresses",
     "URL": "web addresses and IP addresses",
@@ -49,8 +52,7 @@ def system_prompt(labels: Sequence[str]) -> str:
 
 def build_messages(note_text: str, labels: Sequence[str]) -> list[dict[str, str]]:
     """OpenAI chat messages for one chunk of a note."""
-    user = (f"Find the PHI in this note. Categories: {', '.join(labels)}.\n"
-            f"{NOTE_OPEN}\n{note_text}\n{NOTE_CLOSE}")
+    user = f"Find the PHI in this note. Categories: {', '.join(labels)}.\n{NOTE_OPEN}\n{note_text}\n{NOTE_CLOSE}"
     return [{"role": "system", "content": system_prompt(labels)}, {"role": "user", "content": user}]
 
 

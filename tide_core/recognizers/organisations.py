@@ -7,15 +7,18 @@ employment or schooling cue ("works at", "employed by", "Occupation: welder,", "
 "retired ... employee").  Medical facilities are HOSPITAL, not OTHER, and are left to the
 gazetteer and the model.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.spans import RecognizerResult
 
-_SUFFIXES = sorted("""
+_SUFFIXES = sorted(
+    """
 School|High School|Middle School|Elementary School|Academy|College|Community College|University|Institute|Seminary
 Company|Co|Co-op|Cooperative|Corp|Corporation|Inc|Incorporated|LLC|Ltd|Limited|Group|Holdings|Partners|Associates
 Bank|Bank and Trust|Credit Union|Trust|Insurance|Services|Solutions|Systems|Technologies|Industries
@@ -23,50 +26,70 @@ Logistics|Staffing|Mining|Freight|Freight Lines|Lines|Works|Steel Works|Manufact
 Motel|Hotel|Inn|Diner|Restaurant|Cafe|Bakery|Marina|Daycare|Church|Mall|Market|Grocery|Foods|Farms|Dairy
 Electric|Energy|Power|Furniture|Jewelers|Poultry|Parts|Auto Parts|Motors|Airlines|Railroad|Transit|Trucking
 Shipyard|Plant|Factory|Brewery|Winery|Salon|Studio|Agency|Department Store|Warehouse|Foundry
-""".replace("\n", "|").split("|"), key=lambda w: (-len(w), w))
+""".replace("\n", "|").split("|"),
+    key=lambda w: (-len(w), w),
+)
 _SUFFIXES = [s for s in _SUFFIXES if s]
 _ABBREV = frozenset({"Co", "Corp", "Inc", "Ltd"})
 
-_FUNCTION = (r"(?:AND|OR|WAS|IS|ARE|WERE|HE|SHE|THEY|THE|FOR|TO|AT|OF|IN|ON|WITH|BY|AS|HIS|HER|THEIR|"
-             r"PROVIDED|GIVEN|WORKS|WORKED|ENROLLED|ATTENDS|FROM|SHIFT|RETIRED|EMPLOYEE|JOB|LETTER|EXCUSE)")
-_WORD = (r"(?:[A-Z][a-z'\u2019]+(?:[A-Z][a-z]+)?(?:-[A-Z]?[a-z]+)?|"
-         rf"(?!{_FUNCTION}\b)[A-Z]{{2,}}(?:-[A-Z]{{2,}})?|St\.|&)")
+_FUNCTION = (
+    r"(?:AND|OR|WAS|IS|ARE|WERE|HE|SHE|THEY|THE|FOR|TO|AT|OF|IN|ON|WITH|BY|AS|HIS|HER|THEIR|"
+    r"PROVIDED|GIVEN|WORKS|WORKED|ENROLLED|ATTENDS|FROM|SHIFT|RETIRED|EMPLOYEE|JOB|LETTER|EXCUSE)"
+)
+_WORD = (
+    r"(?:[A-Z][a-z'\u2019]+(?:[A-Z][a-z]+)?(?:-[A-Z]?[a-z]+)?|"
+    rf"(?!{_FUNCTION}\b)[A-Z]{{2,}}(?:-[A-Z]{{2,}})?|St\.|&)"
+)
 _SP = r"[ \t]+"
 _LINK = rf"(?:{_SP}(?:of|and|the|&){_SP}|{_SP}|-)"
 _SUFFIX_ALT = "|".join(re.escape(s).replace(r"\ ", _SP) + (r"\.?" if s in _ABBREV else "") for s in _SUFFIXES)
 _SUFFIX_ALT_UPPER = "|".join(re.escape(s.upper()).replace(r"\ ", _SP) for s in _SUFFIXES)
-_SUFFIX_RE = re.compile(
-    rf"(?<![\w.])(?P<org>{_WORD}(?:{_LINK}{_WORD}){{0,4}}{_SP}(?:{_SUFFIX_ALT}))(?![\w-])")
+_SUFFIX_RE = re.compile(rf"(?<![\w.])(?P<org>{_WORD}(?:{_LINK}{_WORD}){{0,4}}{_SP}(?:{_SUFFIX_ALT}))(?![\w-])")
 _SUFFIX_UPPER = re.compile(
-    rf"(?<![\w.])(?P<org>(?!{_FUNCTION}\b)[A-Z]{{2,}}(?:(?:{_SP}|-)(?!{_FUNCTION}\b)[A-Z]{{2,}}){{0,3}}{_SP}(?:{_SUFFIX_ALT_UPPER}))(?![\w-])")
+    rf"(?<![\w.])(?P<org>(?!{_FUNCTION}\b)[A-Z]{{2,}}(?:(?:{_SP}|-)(?!{_FUNCTION}\b)[A-Z]{{2,}}){{0,3}}{_SP}(?:{_SUFFIX_ALT_UPPER}))(?![\w-])"
+)
 
-_CUES = (r"(?:a\s+)?shift\s+at|works\s+(?:at|for)|working\s+(?:at|for)|employed\s+(?:at|by)|employee\s+of|employer:?|"
-         r"job\s+at|retired\s+from|enrolled\s+at|attends|student\s+at|studies\s+at|graduated\s+from|"
-         r"volunteers?\s+(?:at|with)|work\s+excuse\s+for|letter\s+for|"
-         r"(?:occupation|job|works\s+as)\s*:?\s*(?:an?\s+)?[a-z]+(?:\s+[a-z]+)?\s*(?:,|at|for)")
+_CUES = (
+    r"(?:a\s+)?shift\s+at|works\s+(?:at|for)|working\s+(?:at|for)|employed\s+(?:at|by)|employee\s+of|employer:?|"
+    r"job\s+at|retired\s+from|enrolled\s+at|attends|student\s+at|studies\s+at|graduated\s+from|"
+    r"volunteers?\s+(?:at|with)|work\s+excuse\s+for|letter\s+for|"
+    r"(?:occupation|job|works\s+as)\s*:?\s*(?:an?\s+)?[a-z]+(?:\s+[a-z]+)?\s*(?:,|at|for)"
+)
 _CUE_RE = re.compile(rf"(?i:\b(?:{_CUES})){_SP}(?P<org>(?:the{_SP})?{_WORD}(?:{_LINK}{_WORD}){{0,5}})(?![A-Za-z])")
-_RETIRED_RE = re.compile(rf"(?i:\b(?:retired|former))[ \t]+(?P<org>{_WORD}(?:{_LINK}{_WORD}){{0,5}})[ \t]+(?i:employee|worker)\b")
-_LEADING = re.compile(r"^(?:(?:Retired|Former|Retd\.?|From|At|To|For|With|By|In|On|Shift|Admitted|Works?|"
-                      r"Employed|Job|Occupation|Attends|Enrolled|Letter|Excuse)[ \t]+)+", re.IGNORECASE)
+_RETIRED_RE = re.compile(
+    rf"(?i:\b(?:retired|former))[ \t]+(?P<org>{_WORD}(?:{_LINK}{_WORD}){{0,5}})[ \t]+(?i:employee|worker)\b"
+)
+_LEADING = re.compile(
+    r"^(?:(?:Retired|Former|Retd\.?|From|At|To|For|With|By|In|On|Shift|Admitted|Works?|"
+    r"Employed|Job|Occupation|Attends|Enrolled|Letter|Excuse)[ \t]+)+",
+    re.IGNORECASE,
+)
 
-_NOT_ORG = frozenset("""
+_NOT_ORG = frozenset(
+    """
 The A An This That He She They Patient Pt Mr Mrs Ms Dr His Her Their Our We I It Discharge Follow Return
 Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July
 August September October November December Hospital Clinic Medical Center Emergency
-""".split())
-_MEDICAL = re.compile(r"\b(?:Hospital|Clinic|Medical|Health|Surgery|Surgical|Cardiology|Oncology|Pediatrics|"
-                      r"Rehab|Rehabilitation|Hospice|Nursing|Urgent|Care|Physicians|Radiology|Imaging|Lab|"
-                      r"Laboratory|Pharmacy|Dental|Dialysis|Orthopedic|Orthopaedic|Eye|Heart|Cancer|Spine|Vision|Wellness|"
-                      r"Behavioral|Kidney|Neurology|Women's|Children's|Maternity|Psychiatric|Infirmary|"
-                      r"Sanatorium|Hospitalist|Pulmonary|Pediatric\w*|Neuro\w*|Cardi\w*|Derm\w*|Gastro\w*|Ortho\w*|"
-                      r"Urolog\w*|Oncolog\w*|Radiolog\w*|Obstetric\w*|Gyn\w*|OB|ENT|Allergy|Rheumatolog\w*|"
-                      r"Endocrin\w*|Psych\w*|Podiatry|Chiropractic|Therapy|Trauma|Family\s+Practice|"
-                      r"Internal\s+Medicine|Primary|Anesthesi\w*|Nephrolog\w*|Pulmonolog\w*|Vascular|Hearing)\b",
-                      re.IGNORECASE)
+""".split()
+)
+_MEDICAL = re.compile(
+    r"\b(?:Hospital|Clinic|Medical|Health|Surgery|Surgical|Cardiology|Oncology|Pediatrics|"
+    r"Rehab|Rehabilitation|Hospice|Nursing|Urgent|Care|Physicians|Radiology|Imaging|Lab|"
+    r"Laboratory|Pharmacy|Dental|Dialysis|Orthopedic|Orthopaedic|Eye|Heart|Cancer|Spine|Vision|Wellness|"
+    r"Behavioral|Kidney|Neurology|Women's|Children's|Maternity|Psychiatric|Infirmary|"
+    r"Sanatorium|Hospitalist|Pulmonary|Pediatric\w*|Neuro\w*|Cardi\w*|Derm\w*|Gastro\w*|Ortho\w*|"
+    r"Urolog\w*|Oncolog\w*|Radiolog\w*|Obstetric\w*|Gyn\w*|OB|ENT|Allergy|Rheumatolog\w*|"
+    r"Endocrin\w*|Psych\w*|Podiatry|Chiropractic|Therapy|Trauma|Family\s+Practice|"
+    r"Internal\s+Medicine|Primary|Anesthesi\w*|Nephrolog\w*|Pulmonolog\w*|Vascular|Hearing)\b",
+    re.IGNORECASE,
+)
 
 
-_FACILITY = re.compile(r"\b(?:Hospital|Clinic|Medical\s+Center|Health\s+Center|Infirmary|Hospice|Surgery\s+Center|"
-                       r"Nursing\s+Home|Rehabilitation\s+Center|Care\s+Center)\b", re.IGNORECASE)
+_FACILITY = re.compile(
+    r"\b(?:Hospital|Clinic|Medical\s+Center|Health\s+Center|Infirmary|Hospice|Surgery\s+Center|"
+    r"Nursing\s+Home|Rehabilitation\s+Center|Care\s+Center)\b",
+    re.IGNORECASE,
+)
 
 
 class OrganisationRecognizer(TideRecognizer):
@@ -98,20 +121,27 @@ class OrganisationRecognizer(TideRecognizer):
         # Billing" is an employer); without a cue any medical word does.
         if (_FACILITY if cue else _MEDICAL).search(text[start:end]) or end - start < 3:
             return None
-        if _MEDICAL.match(text[end:end + 30].lstrip(" \t")):       # "... University Medical Center"
+        if _MEDICAL.match(text[end : end + 30].lstrip(" \t")):  # "... University Medical Center"
             return None
         return start, end
 
-    def analyze(self, text: str, entities: Sequence[str] | None = None,
-                nlp_artifacts: Any = None) -> list[RecognizerResult]:
+    def analyze(
+        self, text: str, entities: Sequence[str] | None = None, nlp_artifacts: Any = None
+    ) -> list[RecognizerResult]:
         if entities and "OTHER" not in entities:
             return []
         found: dict[tuple[int, int], float] = {}
-        for rx, score, cue in ((_SUFFIX_RE, self.score_suffix, False), (_SUFFIX_UPPER, self.score_suffix, False),
-                               (_CUE_RE, self.score_cue, True), (_RETIRED_RE, self.score_cue, True)):
+        for rx, score, cue in (
+            (_SUFFIX_RE, self.score_suffix, False),
+            (_SUFFIX_UPPER, self.score_suffix, False),
+            (_CUE_RE, self.score_cue, True),
+            (_RETIRED_RE, self.score_cue, True),
+        ):
             for m in rx.finditer(text):
                 span = self._clean(text, m.start("org"), m.end("org"), cue)
                 if span:
                     found[span] = max(found.get(span, 0.0), score)
-        return [RecognizerResult("OTHER", a, b, s, {"recognizer_name": self.qualified_name})
-                for (a, b), s in sorted(found.items())]
+        return [
+            RecognizerResult("OTHER", a, b, s, {"recognizer_name": self.qualified_name})
+            for (a, b), s in sorted(found.items())
+        ]

@@ -12,12 +12,14 @@ A run is not a name when a word is an everyday English word (Zipf frequency >= 4
 ``wordfreq``: "Will Power", "May Day" are left to the model), a month or weekday, or a clinical
 head word ("Grace Hospital" is a facility).
 """
+
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 from tide_core.propagate import name_lexicon
 from tide_core.recognizers.base import TideRecognizer
@@ -26,33 +28,47 @@ from tide_core.spans import RecognizerResult
 #: A word this common in English is not taken as a surname on its own evidence.
 COMMON_ZIPF = 4.5
 _WORD = r"[A-Z][a-z'\u2019]+(?:-[A-Z][a-z'\u2019]+)?|[A-Z]['\u2019]?[A-Z]+(?:-[A-Z]+)?"
-_RUN = re.compile(rf"(?<![\w.'\u2019-])(?P<a>{_WORD})(?:[ \t]+(?P<mid>[A-Z]\.?|{_WORD}))?[ \t]+(?P<b>{_WORD})"
-                  rf"(?![\w'\u2019-])")
-_INVERTED = re.compile(rf"(?<![\w.'\u2019-])(?P<b>{_WORD}),[ \t]*(?P<a>{_WORD})(?:[ \t]+(?P<mid>[A-Z]\.?))?"
-                       rf"(?![\w'\u2019-])")
+_RUN = re.compile(
+    rf"(?<![\w.'\u2019-])(?P<a>{_WORD})(?:[ \t]+(?P<mid>[A-Z]\.?|{_WORD}))?[ \t]+(?P<b>{_WORD})"
+    rf"(?![\w'\u2019-])"
+)
+_INVERTED = re.compile(
+    rf"(?<![\w.'\u2019-])(?P<b>{_WORD}),[ \t]*(?P<a>{_WORD})(?:[ \t]+(?P<mid>[A-Z]\.?))?"
+    rf"(?![\w'\u2019-])"
+)
 _ANY = r"[A-Za-z][a-z'\u2019]+(?:-[A-Za-z][a-z'\u2019]+)?|[A-Z]{2,}(?:-[A-Z]+)?"
 #: Frames that make a single word a person's name in messages and letters: a chat speaker
 #: ("[10 AM] Anneliese: ok", "2/7 0750 - Tamsin > ..."), a greeting ("Hello Summer,"), a sign-off
 #: ("Best,\nTheodora", "-- Lorcan"), a labelled contact field ("Next of kin:\tNorbert").
 _FRAMES = (
     re.compile(rf"(?m)(?:^|\]|[0-9] -|[0-9]\)|^[-\u2014>*]+)[ \t]*(?P<n>{_ANY})[ \t]*(?::(?!\d)|>(?!=))"),
-    re.compile(rf"\b(?:Hi|Hello|Hey|Dear|Thanks|Thank you|Morning|Good morning|Good afternoon|Hiya|Yo|hi|hello|hey|"
-               rf"dear|thanks)[ \t]+(?P<n>{_ANY})(?=[ \t]*[,!.:\n])"),
-    re.compile(rf"(?:\b(?:Best|Regards|Best regards|Kind regards|Sincerely|Thanks|Thank you|Cheers|Love|Warmly|"
-               rf"Respectfully|Yours|XOXO|xo)[,!.]?[ \t]*\n+|(?m:^)[ \t]*(?:--|\u2014|-|~)[ \t]*)(?P<n>{_ANY})"
-               rf"(?=[ \t]*(?:,|\n|$))"),
-    re.compile(rf"\b(?i:emergency contact|contact|next of kin|nok|caller|called by|spoke with|from|to|cc|name|"
-               rf"sender|recipient|guardian|parent|spouse)[ \t]*[:=\t][ \t]*(?P<n>{_ANY})(?=[ \t]*(?:[,;<(\n+\d]|$))"),
+    re.compile(
+        rf"\b(?:Hi|Hello|Hey|Dear|Thanks|Thank you|Morning|Good morning|Good afternoon|Hiya|Yo|hi|hello|hey|"
+        rf"dear|thanks)[ \t]+(?P<n>{_ANY})(?=[ \t]*[,!.:\n])"
+    ),
+    re.compile(
+        rf"(?:\b(?:Best|Regards|Best regards|Kind regards|Sincerely|Thanks|Thank you|Cheers|Love|Warmly|"
+        rf"Respectfully|Yours|XOXO|xo)[,!.]?[ \t]*\n+|(?m:^)[ \t]*(?:--|\u2014|-|~)[ \t]*)(?P<n>{_ANY})"
+        rf"(?=[ \t]*(?:,|\n|$))"
+    ),
+    re.compile(
+        rf"\b(?i:emergency contact|contact|next of kin|nok|caller|called by|spoke with|from|to|cc|name|"
+        rf"sender|recipient|guardian|parent|spouse)[ \t]*[:=\t][ \t]*(?P<n>{_ANY})(?=[ \t]*(?:[,;<(\n+\d]|$))"
+    ),
 )
-_NOT_NAME = frozenset("""january february march april may june july august september october november december
+_NOT_NAME = frozenset(
+    """january february march april may june july august september october november december
 monday tuesday wednesday thursday friday saturday sunday hospital clinic center centre medical health street road
-avenue drive lane county school church university college department unit floor room bed disease syndrome""".split())
+avenue drive lane county school church university college department unit floor room bed disease syndrome""".split()
+)
 
 
 #: Words that fill the frames but are not names ("From: Pharmacy", "To: All", "Contact: none").
-_FRAME_STOP = frozenset("""all none n/a na unknown self patient pt team staff clinic pharmacy office home work
+_FRAME_STOP = frozenset(
+    """all none n/a na unknown self patient pt team staff clinic pharmacy office home work
 mom dad mother father wife husband son daughter me you us them him her everyone anyone someone nobody admin support
-billing scheduling nurse doctor dr provider front desk reception subject re fwd fw date time sent""".split())
+billing scheduling nurse doctor dr provider front desk reception subject re fwd fw date time sent""".split()
+)
 
 
 @lru_cache(maxsize=1)
@@ -84,8 +100,9 @@ class PersonNameRecognizer(TideRecognizer):
         name_lexicon()
         _zipf()
 
-    def analyze(self, text: str, entities: Sequence[str] | None = None,
-                nlp_artifacts: Any = None) -> list[RecognizerResult]:
+    def analyze(
+        self, text: str, entities: Sequence[str] | None = None, nlp_artifacts: Any = None
+    ) -> list[RecognizerResult]:
         if entities and "PATIENT" not in entities:
             return []
         given, surnames, _ = name_lexicon()
@@ -98,16 +115,18 @@ class PersonNameRecognizer(TideRecognizer):
             a, b = m.group("a"), m.group("b")
             if not self._is_name(a, b, m.group("mid"), given, surnames):
                 continue
-            out.append(RecognizerResult("PATIENT", m.start(), m.end(), self.score,
-                                        {"recognizer_name": self.qualified_name}))
+            out.append(
+                RecognizerResult("PATIENT", m.start(), m.end(), self.score, {"recognizer_name": self.qualified_name})
+            )
             taken = m.end()
         covered = [(r.start, r.end) for r in out]
         for i, frame in enumerate(_FRAMES):
             for m in frame.finditer(text):
                 s, e = m.span("n")
-                lexicon_only = i == len(_FRAMES) - 1     # labelled fields: known names only
-                if any(a < e and s < b for a, b in covered) or not self._single(m.group("n"), given, surnames,
-                                                                                lexicon_only):
+                lexicon_only = i == len(_FRAMES) - 1  # labelled fields: known names only
+                if any(a < e and s < b for a, b in covered) or not self._single(
+                    m.group("n"), given, surnames, lexicon_only
+                ):
                     continue
                 covered.append((s, e))
                 out.append(RecognizerResult("PATIENT", s, e, self.score, {"recognizer_name": self.qualified_name}))

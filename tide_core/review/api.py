@@ -13,6 +13,7 @@ Routes (note ids are URL path segments, percent-encoded):
 Every error is ``{"error": {"code", "message", "hint"}}`` with a 4xx status; messages name
 note ids and offsets, never text.
 """
+
 from __future__ import annotations
 
 import json
@@ -62,8 +63,14 @@ class ReviewAPI:
     def __init__(self, store: ReviewStore):
         self.store = store
 
-    def handle(self, method: str, path: str, query: Mapping[str, Sequence[str]],
-               body: bytes | None = None, content_type: str | None = None) -> Response:
+    def handle(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, Sequence[str]],
+        body: bytes | None = None,
+        content_type: str | None = None,
+    ) -> Response:
         try:
             return self._route(method, path, query, body, content_type)
         except ReviewError as exc:
@@ -72,8 +79,9 @@ class ReviewAPI:
             return error(_STATUS_BY_CODE.get(exc.code, 400), exc.code, exc.message, exc.hint)
         except Exception as exc:  # never echo an unexpected message: it might quote note text
             log.error("review API %s %s failed: %s", method, path.split("?")[0], type(exc).__name__)
-            return error(500, "E869", f"internal error ({type(exc).__name__})",
-                         "see the server log; rerun with -v for details")
+            return error(
+                500, "E869", f"internal error ({type(exc).__name__})", "see the server log; rerun with -v for details"
+            )
 
     # -- routing -------------------------------------------------------------------------
     def _route(self, method, path, query, body, content_type) -> Response:
@@ -103,8 +111,11 @@ class ReviewAPI:
             data = self._json_body(body, content_type)
             extra = set(data) - {"start", "end", "label"}
             if extra:
-                raise ReviewError("E864", f"unexpected field(s) {', '.join(sorted(extra))}",
-                                  hint='send only {"start", "end", "label"}')
+                raise ReviewError(
+                    "E864",
+                    f"unexpected field(s) {', '.join(sorted(extra))}",
+                    hint='send only {"start", "end", "label"}',
+                )
             for f in ("start", "end", "label"):
                 if f not in data:
                     raise ReviewError("E864", f"missing field {f!r}", hint='send {"start", "end", "label"}')
@@ -124,11 +135,16 @@ class ReviewAPI:
         if allow_empty and not body:
             return {}
         if (content_type or "").split(";")[0].strip().lower() != "application/json":
-            raise ReviewError("E866", "request body must be JSON", hint="send Content-Type: application/json",
-                              status=415)
+            raise ReviewError(
+                "E866", "request body must be JSON", hint="send Content-Type: application/json", status=415
+            )
         if body is None or len(body) > MAX_BODY:
-            raise ReviewError("E867", "request body missing or too large", hint=f"send at most {MAX_BODY} bytes",
-                              status=413 if body else 400)
+            raise ReviewError(
+                "E867",
+                "request body missing or too large",
+                hint=f"send at most {MAX_BODY} bytes",
+                status=413 if body else 400,
+            )
         try:
             data = json.loads(body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
@@ -139,5 +155,11 @@ class ReviewAPI:
 
     def _meta(self) -> dict:
         s = self.store
-        return {"study": s.study, "key": s.key, "keys": s.keys(), "labels": legend(),
-                "n_notes": s.n_notes, "n_quarantined": s.n_quarantined}
+        return {
+            "study": s.study,
+            "key": s.key,
+            "keys": s.keys(),
+            "labels": legend(),
+            "n_notes": s.n_notes,
+            "n_quarantined": s.n_quarantined,
+        }

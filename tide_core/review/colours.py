@@ -3,6 +3,7 @@
 Kept server-side so the legend, the API and the docs agree; light backgrounds keep dark text
 readable, and neighbouring labels in ``LABELS`` get clearly different hues.
 """
+
 from __future__ import annotations
 
 from tide_core.types import LABELS

@@ -13,6 +13,7 @@ The page shows PHI, so the server is built to stay on the reviewer's machine:
 - the access log has method, path without query and status only; the stdlib's default log
   lines (which quote the request line) are switched off.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -43,8 +44,10 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "no-referrer",
     "Cross-Origin-Resource-Policy": "same-origin",
-    "Content-Security-Policy": ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                                "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"),
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+    ),
 }
 
 
@@ -136,17 +139,21 @@ class ReviewHandler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         host = (self.headers.get("Host") or "").lower()
         if host and host not in self.server.allowed_hosts:
-            return self._json(error(403, "E870", "request for an unexpected host",
-                                    "open the page at the address `tide review` printed"))
+            return self._json(
+                error(
+                    403, "E870", "request for an unexpected host", "open the page at the address `tide review` printed"
+                )
+            )
         origin = self.headers.get("Origin")
         if method not in ("GET", "HEAD") and origin is not None and origin.lower() not in self.server.allowed_origins:
-            return self._json(error(403, "E871", "cross-origin request refused",
-                                    "use the review page served by this server"))
+            return self._json(
+                error(403, "E871", "cross-origin request refused", "use the review page served by this server")
+            )
         path = url.path
         if path in ("/", "/index.html") or path.startswith("/static/"):
             if method not in ("GET", "HEAD"):
                 return self._json(error(405, "E865", f"method {method} not allowed here", "use GET"))
-            name = "index.html" if path in ("/", "/index.html") else path[len("/static/"):]
+            name = "index.html" if path in ("/", "/index.html") else path[len("/static/") :]
             data = _static(name)
             if data is None:
                 return self._json(error(404, "E863", "no such file"))
@@ -160,11 +167,13 @@ class ReviewHandler(BaseHTTPRequestHandler):
                     length = -1
                 if length < 0 or length > MAX_BODY:
                     self.close_connection = True
-                    return self._json(error(413, "E867", "request body missing or too large",
-                                            f"send at most {MAX_BODY} bytes"))
+                    return self._json(
+                        error(413, "E867", "request body missing or too large", f"send at most {MAX_BODY} bytes")
+                    )
                 body = self.rfile.read(length) if length else b""
-            resp = self.server.api.handle("GET" if method == "HEAD" else method, path, parse_qs(url.query),
-                                          body, self.headers.get("Content-Type"))
+            resp = self.server.api.handle(
+                "GET" if method == "HEAD" else method, path, parse_qs(url.query), body, self.headers.get("Content-Type")
+            )
             return self._json(resp, head=method == "HEAD")
         return self._json(error(404, "E863", "no such page", "open / for the review page"))
 

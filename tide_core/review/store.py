@@ -10,6 +10,7 @@ Decisions are validated here (note known and recognized, offsets inside the text
 known, the rejected span exists) and written with ``SpanCache.add_review`` /
 ``undo_review``, so they are ordinary reviewer rows of ``tide_spans``.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -64,8 +65,15 @@ def _iso(value: Any) -> str | None:
 class ReviewStore:
     """Notes of one study plus span-cache reads and writes, behind one lock."""
 
-    def __init__(self, wh: Warehouse, study: str, key: str | None = None, *,
-                 config: TideConfig | None = None, notes_table: str | None = None):
+    def __init__(
+        self,
+        wh: Warehouse,
+        study: str,
+        key: str | None = None,
+        *,
+        config: TideConfig | None = None,
+        notes_table: str | None = None,
+    ):
         self.wh = wh
         self.study = study
         self.key = key or None
@@ -96,9 +104,12 @@ class ReviewStore:
     def note(self, note_id: str) -> Note:
         n = self._notes.get(note_id)
         if n is None:
-            raise ReviewError("E851", f"note {note_id!r} is not in study {self.study!r}",
-                              hint="pick a note from /api/notes (input rows that failed validation are not listed)",
-                              status=404)
+            raise ReviewError(
+                "E851",
+                f"note {note_id!r} is not in study {self.study!r}",
+                hint="pick a note from /api/notes (input rows that failed validation are not listed)",
+                status=404,
+            )
         return n
 
     def _span_rows(self, note_id: str | None = None) -> list[dict]:
@@ -121,15 +132,26 @@ class ReviewStore:
         """Cache entries of just these notes (a page, one note): no full-study read per request."""
         if not note_ids or not self.wh.table_exists(self.names.recognized_notes):
             return {}
-        rows = self.wh.read_table(self.names.recognized_notes,
-                                  where={"study": self.study, "note_id": list(note_ids)}).to_pylist()
-        return {r["note_id"]: CacheEntry(r["note_id"], r["patient_id"], r["text_sha256"], r["fingerprint"],
-                                         r["status"], r["error_code"], int(r["n_spans"] or 0)) for r in rows}
+        rows = self.wh.read_table(
+            self.names.recognized_notes, where={"study": self.study, "note_id": list(note_ids)}
+        ).to_pylist()
+        return {
+            r["note_id"]: CacheEntry(
+                r["note_id"],
+                r["patient_id"],
+                r["text_sha256"],
+                r["fingerprint"],
+                r["status"],
+                r["error_code"],
+                int(r["n_spans"] or 0),
+            )
+            for r in rows
+        }
 
     def list_notes(self, offset: int = 0, limit: int = 100, query: str = "") -> dict:
         with self._lock:
             ids = [nid for nid in self._notes if query.lower() in nid.lower()] if query else list(self._notes)
-            page = ids[offset:offset + limit]
+            page = ids[offset : offset + limit]
             entries = self._entries(page)
             review_counts: dict[str, int] = {}
             if page and self.wh.table_exists(self.names.spans):
@@ -142,9 +164,17 @@ class ReviewStore:
                 n = self._notes[nid]
                 e = entries.get(nid)
                 ok = e is not None and e.status == "ok"
-                out.append(NoteSummary(nid, n.metadata.get("note_type"), _iso(n.metadata.get("note_date")), ok,
-                                       bool(ok and e.text_sha256 != text_sha256(n.text)),
-                                       e.n_spans if e else 0, review_counts.get(nid, 0)).__dict__)
+                out.append(
+                    NoteSummary(
+                        nid,
+                        n.metadata.get("note_type"),
+                        _iso(n.metadata.get("note_date")),
+                        ok,
+                        bool(ok and e.text_sha256 != text_sha256(n.text)),
+                        e.n_spans if e else 0,
+                        review_counts.get(nid, 0),
+                    ).__dict__
+                )
             return {"total": len(ids), "offset": offset, "limit": limit, "notes": out}
 
     # -- one note --------------------------------------------------------------------------
@@ -175,53 +205,86 @@ class ReviewStore:
             spans.sort(key=lambda s: (s["start"], s["end"], s["label"], s["origin"]))
             recognition = None
             if entry is not None:
-                recognition = {"status": entry.status, "error_code": entry.error_code,
-                               "fingerprint": entry.fingerprint,
-                               "stale": entry.text_sha256 != text_sha256(note.text)}
+                recognition = {
+                    "status": entry.status,
+                    "error_code": entry.error_code,
+                    "fingerprint": entry.fingerprint,
+                    "stale": entry.text_sha256 != text_sha256(note.text),
+                }
             last_review = max((r["created_at"] for r in review if r["created_at"] is not None), default=None)
-            return {"note_id": note.note_id, "patient_id": note.patient_id, "text": note.text,
-                    "length": len(note.text),
-                    "metadata": {k: _iso(v) for k, v in note.metadata.items()},
-                    "recognition": recognition, "spans": spans,
-                    "deid": self._deid_view(note, key if key is not None else self.key, last_review)}
+            return {
+                "note_id": note.note_id,
+                "patient_id": note.patient_id,
+                "text": note.text,
+                "length": len(note.text),
+                "metadata": {k: _iso(v) for k, v in note.metadata.items()},
+                "recognition": recognition,
+                "spans": spans,
+                "deid": self._deid_view(note, key if key is not None else self.key, last_review),
+            }
 
     @staticmethod
     def _span_json(r: dict, note: Note, origin: str, status: str) -> dict:
         start, end = int(r["start"]), int(r["end"])
-        return {"start": start, "end": end, "label": r["label"], "score": float(r["score"] or 0.0),
-                "recognizer": r["recognizer"], "origin": origin, "status": status,
-                "in_text": 0 <= start < end <= len(note.text), "created_at": _iso(r["created_at"])}
+        return {
+            "start": start,
+            "end": end,
+            "label": r["label"],
+            "score": float(r["score"] or 0.0),
+            "recognizer": r["recognizer"],
+            "origin": origin,
+            "status": status,
+            "in_text": 0 <= start < end <= len(note.text),
+            "created_at": _iso(r["created_at"]),
+        }
 
     def _deid_view(self, note: Note, key: str | None, last_review) -> dict:
         if not key:
-            return {"status": "no_key", "key": None,
-                    "message": "no key chosen: start with --key K or pick a released key"}
+            return {
+                "status": "no_key",
+                "key": None,
+                "message": "no key chosen: start with --key K or pick a released key",
+            }
         base = {"key": key, "message": "not released under this key"}
         if not self.wh.table_exists(self.names.deid_notes):
             return {"status": "not_released", **base, "quarantine": self._quarantine(note.note_id, key)}
-        rows = self.wh.read_table(self.names.deid_notes, ["text", "note_ref", "released_at", "fingerprint"],
-                                  where={"study": self.study, "key": key, "note_id": note.note_id}).to_pylist()
+        rows = self.wh.read_table(
+            self.names.deid_notes,
+            ["text", "note_ref", "released_at", "fingerprint"],
+            where={"study": self.study, "key": key, "note_id": note.note_id},
+        ).to_pylist()
         if not rows:
             return {"status": "not_released", **base, "quarantine": self._quarantine(note.note_id, key)}
         row = rows[0]
         spans = []
         if self.wh.table_exists(self.names.released_spans):
-            spans = self.wh.read_table(self.names.released_spans,
-                                       ["start", "end", "out_start", "out_end", "label", "operator", "recognizer"],
-                                       where={"study": self.study, "key": key, "note_id": note.note_id}).to_pylist()
+            spans = self.wh.read_table(
+                self.names.released_spans,
+                ["start", "end", "out_start", "out_end", "label", "operator", "recognizer"],
+                where={"study": self.study, "key": key, "note_id": note.note_id},
+            ).to_pylist()
         spans.sort(key=lambda s: (s["out_start"], s["out_end"]))
         released_at = row["released_at"]
         outdated = bool(last_review is not None and released_at is not None and last_review > released_at)
-        return {"status": "released", "key": key, "text": row["text"], "note_ref": row["note_ref"],
-                "released_at": _iso(released_at), "outdated": outdated,
-                "spans": [{k: (int(v) if isinstance(v, int) else v) for k, v in s.items()} for s in spans]}
+        return {
+            "status": "released",
+            "key": key,
+            "text": row["text"],
+            "note_ref": row["note_ref"],
+            "released_at": _iso(released_at),
+            "outdated": outdated,
+            "spans": [{k: (int(v) if isinstance(v, int) else v) for k, v in s.items()} for s in spans],
+        }
 
     def _quarantine(self, note_id: str, key: str) -> list[dict]:
         """Codes and reasons (never text) of why the note was held back under ``key``."""
         if not self.wh.table_exists(self.names.quarantine):
             return []
-        rows = self.wh.read_table(self.names.quarantine, ["stage", "code", "reason"],
-                                  where={"study": self.study, "key": key, "note_id": note_id}).to_pylist()
+        rows = self.wh.read_table(
+            self.names.quarantine,
+            ["stage", "code", "reason"],
+            where={"study": self.study, "key": key, "note_id": note_id},
+        ).to_pylist()
         return rows
 
     # -- decisions -------------------------------------------------------------------------
@@ -229,24 +292,33 @@ class ReviewStore:
     def _check_fields(start: Any, end: Any, label: Any) -> None:
         for name, v in (("start", start), ("end", end)):
             if not isinstance(v, int) or isinstance(v, bool):
-                raise ReviewError("E852", f"{name} must be an integer character offset",
-                                  hint="send {\"start\": int, \"end\": int, \"label\": str}")
+                raise ReviewError(
+                    "E852",
+                    f"{name} must be an integer character offset",
+                    hint='send {"start": int, "end": int, "label": str}',
+                )
         if label not in LABELS:
             raise ReviewError("E854", f"unknown label {label!r}", hint=f"use one of {', '.join(LABELS)}")
 
     def _check_span(self, note: Note, start: Any, end: Any, label: Any) -> tuple[int, int, str]:
         self._check_fields(start, end, label)
         if not 0 <= start < end <= len(note.text):
-            raise ReviewError("E853", f"span [{start}, {end}) is not inside note {note.note_id!r} "
-                                      f"(length {len(note.text)})",
-                              hint="offsets are end-exclusive character offsets with 0 <= start < end <= length")
+            raise ReviewError(
+                "E853",
+                f"span [{start}, {end}) is not inside note {note.note_id!r} (length {len(note.text)})",
+                hint="offsets are end-exclusive character offsets with 0 <= start < end <= length",
+            )
         return start, end, label
 
     def _require_recognized(self, note: Note) -> None:
         e = self._entries([note.note_id]).get(note.note_id)
         if e is None or e.status != "ok" or e.text_sha256 != text_sha256(note.text):
-            raise ReviewError("E855", f"note {note.note_id!r} has no current recognition in study {self.study!r}",
-                              hint="run `tide run --stage recognize` for the study, then review", status=409)
+            raise ReviewError(
+                "E855",
+                f"note {note.note_id!r} has no current recognition in study {self.study!r}",
+                hint="run `tide run --stage recognize` for the study, then review",
+                status=409,
+            )
 
     def decide(self, note_id: str, decision: str, start: Any, end: Any, label: Any) -> dict:
         """Record ``reject`` (a recognizer span is wrong) or ``add`` (a missed span)."""
@@ -261,22 +333,39 @@ class ReviewStore:
             same = [r for r in rows if (r["start"], r["end"], r["label"]) == k]
             if decision == "reject":
                 if not any(r["origin"] != "reviewer" for r in same):
-                    raise ReviewError("E857", f"no recognizer span [{start}, {end}) {label} in note {note_id!r}",
-                                      hint="reject only spans listed for the note; undo a reviewer addition instead",
-                                      status=404)
+                    raise ReviewError(
+                        "E857",
+                        f"no recognizer span [{start}, {end}) {label} in note {note_id!r}",
+                        hint="reject only spans listed for the note; undo a reviewer addition instead",
+                        status=404,
+                    )
                 if any(r["origin"] == "reviewer" and r["decision"] == "reject" for r in same):
-                    raise ReviewError("E858", f"span [{start}, {end}) {label} of note {note_id!r} is already rejected",
-                                      hint="undo the decision to restore the span", status=409)
+                    raise ReviewError(
+                        "E858",
+                        f"span [{start}, {end}) {label} of note {note_id!r} is already rejected",
+                        hint="undo the decision to restore the span",
+                        status=409,
+                    )
             else:
                 if not note.text[start:end].strip():
-                    raise ReviewError("E859", f"span [{start}, {end}) of note {note_id!r} covers only whitespace",
-                                      hint="select the identifier's characters")
+                    raise ReviewError(
+                        "E859",
+                        f"span [{start}, {end}) of note {note_id!r} covers only whitespace",
+                        hint="select the identifier's characters",
+                    )
                 if any(r["origin"] == "reviewer" and r["decision"] == "add" for r in same):
-                    raise ReviewError("E860", f"span [{start}, {end}) {label} was already added to note {note_id!r}",
-                                      status=409)
+                    raise ReviewError(
+                        "E860", f"span [{start}, {end}) {label} was already added to note {note_id!r}", status=409
+                    )
             self.cache.add_review(self.study, note, start, end, label, decision)
-            return {"note_id": note_id, "decision": decision, "start": start, "end": end, "label": label,
-                    "recognizer": REVIEWER}
+            return {
+                "note_id": note_id,
+                "decision": decision,
+                "start": start,
+                "end": end,
+                "label": label,
+                "recognizer": REVIEWER,
+            }
 
     def undo(self, note_id: str, start: Any, end: Any, label: Any) -> dict:
         """Remove the reviewer decision(s) on exactly [start, end) with ``label``."""
@@ -284,10 +373,15 @@ class ReviewStore:
             self.note(note_id)
             self._check_fields(start, end, label)  # no inside-text check: a stale decision stays undoable
             k = (start, end, label)
-            has = any(r["origin"] == "reviewer" and (r["start"], r["end"], r["label"]) == k
-                      for r in self._span_rows(note_id))
+            has = any(
+                r["origin"] == "reviewer" and (r["start"], r["end"], r["label"]) == k for r in self._span_rows(note_id)
+            )
             n = self.cache.undo_review(self.study, note_id, start, end, label) if has else 0
             if n == 0:
-                raise ReviewError("E861", f"no reviewer decision on [{start}, {end}) {label} in note {note_id!r}",
-                                  hint="only reviewer rows (rejected or added spans) can be undone", status=404)
+                raise ReviewError(
+                    "E861",
+                    f"no reviewer decision on [{start}, {end}) {label} in note {note_id!r}",
+                    hint="only reviewer rows (rejected or added spans) can be undone",
+                    status=404,
+                )
             return {"note_id": note_id, "undone": n, "start": start, "end": end, "label": label}

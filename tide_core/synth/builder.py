@@ -5,6 +5,7 @@ characters it has just written.  Nothing is ever searched for afterwards, so a v
 occurs elsewhere in the text (a surname that is also a street name, a date inside a lab line)
 is only labelled where it was inserted as PHI.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -9,6 +9,7 @@ a consistent synthetic world; gold spans are recorded while the string is built.
   mentions are the demo site's own facilities (listed in gazetteer_demo.csv), the rest are
   outside facilities the gazetteer does not know.
 """
+
 from __future__ import annotations
 
 import random
@@ -27,15 +28,31 @@ Kind = Literal["demo", "train", "heldout"]
 SYNTH_VERSION = "tide.synth@1"
 
 NOTE_TYPE_WEIGHTS = {
-    "progress_note": 18, "discharge_summary": 10, "ed_note": 10, "radiology_report": 9,
-    "nursing_note": 9, "consult_note": 9, "telephone_encounter": 8, "lab_report": 8,
-    "referral_letter": 7, "operative_note": 6, "pathology_report": 6,
+    "progress_note": 18,
+    "discharge_summary": 10,
+    "ed_note": 10,
+    "radiology_report": 9,
+    "nursing_note": 9,
+    "consult_note": 9,
+    "telephone_encounter": 8,
+    "lab_report": 8,
+    "referral_letter": 7,
+    "operative_note": 6,
+    "pathology_report": 6,
 }
 #: (min, max) number of shared "extra" sections per note type.
 EXTRAS = {
-    "progress_note": (1, 3), "discharge_summary": (1, 3), "ed_note": (1, 2), "radiology_report": (0, 1),
-    "nursing_note": (0, 1), "consult_note": (1, 2), "telephone_encounter": (0, 1), "lab_report": (0, 0),
-    "referral_letter": (0, 1), "operative_note": (0, 1), "pathology_report": (0, 0),
+    "progress_note": (1, 3),
+    "discharge_summary": (1, 3),
+    "ed_note": (1, 2),
+    "radiology_report": (0, 1),
+    "nursing_note": (0, 1),
+    "consult_note": (1, 2),
+    "telephone_encounter": (0, 1),
+    "lab_report": (0, 0),
+    "referral_letter": (0, 1),
+    "operative_note": (0, 1),
+    "pathology_report": (0, 0),
 }
 
 
@@ -138,13 +155,21 @@ def generate(kind: Kind, n_notes: int, seed: int) -> DemoCorpus:
             text, raw_spans, negatives, tids = compose_note(ctx, index)
             note_id = f"{cfg.note_prefix}{len(notes) + 1:06d}"
             meta = {
-                "note_date": patient.note_dates[j].isoformat(), "note_type": nt,
-                "source": f"{SYNTH_VERSION}:{kind}", "site": cfg.site,
+                "note_date": patient.note_dates[j].isoformat(),
+                "note_type": nt,
+                "source": f"{SYNTH_VERSION}:{kind}",
+                "site": cfg.site,
             }
             spans = tuple(Span(note_id, s, e, lab, 1.0, GOLD_RECOGNIZER) for s, e, lab in raw_spans)
-            gmeta = dict(meta, templates=tids, families=list(cfg.families),
-                         facility=facility.name, facility_in_gazetteer=facility.pool == "site",
-                         hard_negatives=[[s, e, kd] for s, e, kd in negatives], patient=row)
+            gmeta = dict(
+                meta,
+                templates=tids,
+                families=list(cfg.families),
+                facility=facility.name,
+                facility_in_gazetteer=facility.pool == "site",
+                hard_negatives=[[s, e, kd] for s, e, kd in negatives],
+                patient=row,
+            )
             notes.append(Note(note_id, pid, text, meta))
             gold.append(GoldDoc(note_id, pid, text, spans, gmeta))
     return DemoCorpus(notes, patients, gold)

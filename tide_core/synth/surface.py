@@ -4,6 +4,7 @@ Each renderer returns ``list[Piece]`` so that a value written with non-PHI aroun
 ("Dr. " + name + ", MD", "MRN# " + id, "67" + "-year-old") carries its span on exactly the
 characters the annotation conventions of docs/architecture.md label.
 """
+
 from __future__ import annotations
 
 import random
@@ -12,8 +13,20 @@ from datetime import date
 from tide_core.synth.builder import Piece, lit, phi
 from tide_core.synth.world import Address, Clinician, Person
 
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-          "October", "November", "December")
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 MON = tuple(m[:3] for m in MONTHS)
 
 
@@ -26,11 +39,22 @@ def ordinal(n: int) -> str:
 def _full(d: date, k: int) -> str:
     m, dd, y = d.month, d.day, d.year
     return (
-        f"{m}/{dd}/{y}", f"{m:02d}/{dd:02d}/{y}", f"{m}/{dd}/{y % 100:02d}", d.isoformat(),
-        f"{m:02d}-{dd:02d}-{y}", f"{MONTHS[m - 1]} {dd}, {y}", f"{MON[m - 1]} {dd}, {y}",
-        f"{MON[m - 1]}. {dd}, {y}", f"{dd} {MONTHS[m - 1]} {y}", f"{dd:02d}-{MON[m - 1]}-{y}",
-        f"{MONTHS[m - 1]} {ordinal(dd)}, {y}", f"{y}/{m:02d}/{dd:02d}", f"{m:02d}.{dd:02d}.{y}",
-        f"{dd:02d}{MON[m - 1].upper()}{y}", f"{m:02d}/{dd:02d}/{y % 100:02d}", f"{m}-{dd}-{y % 100:02d}",
+        f"{m}/{dd}/{y}",
+        f"{m:02d}/{dd:02d}/{y}",
+        f"{m}/{dd}/{y % 100:02d}",
+        d.isoformat(),
+        f"{m:02d}-{dd:02d}-{y}",
+        f"{MONTHS[m - 1]} {dd}, {y}",
+        f"{MON[m - 1]} {dd}, {y}",
+        f"{MON[m - 1]}. {dd}, {y}",
+        f"{dd} {MONTHS[m - 1]} {y}",
+        f"{dd:02d}-{MON[m - 1]}-{y}",
+        f"{MONTHS[m - 1]} {ordinal(dd)}, {y}",
+        f"{y}/{m:02d}/{dd:02d}",
+        f"{m:02d}.{dd:02d}.{y}",
+        f"{dd:02d}{MON[m - 1].upper()}{y}",
+        f"{m:02d}/{dd:02d}/{y % 100:02d}",
+        f"{m}-{dd}-{y % 100:02d}",
     )[k]
 
 
@@ -41,13 +65,26 @@ _FULL_W = (10, 10, 5, 5, 3, 5, 3, 1, 2, 2, 1, 1, 1, 1, 3, 1)
 
 def _partial(d: date, k: int) -> str:
     m, dd = d.month, d.day
-    return (f"{m}/{dd}", f"{m:02d}/{dd:02d}", f"{MONTHS[m - 1]} {dd}", f"{MON[m - 1]} {dd}",
-            f"{MONTHS[m - 1]} {ordinal(dd)}", f"{ordinal(dd)} of {MONTHS[m - 1]}", f"{dd} {MON[m - 1]}")[k]
+    return (
+        f"{m}/{dd}",
+        f"{m:02d}/{dd:02d}",
+        f"{MONTHS[m - 1]} {dd}",
+        f"{MON[m - 1]} {dd}",
+        f"{MONTHS[m - 1]} {ordinal(dd)}",
+        f"{ordinal(dd)} of {MONTHS[m - 1]}",
+        f"{dd} {MON[m - 1]}",
+    )[k]
 
 
 def _month(d: date, k: int) -> str:
-    return (f"{MONTHS[d.month - 1]} {d.year}", f"{MON[d.month - 1]} {d.year}", f"{d.month:02d}/{d.year}",
-            f"{d.month}/{d.year}", f"{MON[d.month - 1]}-{d.year}", f"{MONTHS[d.month - 1]} of {d.year}")[k]
+    return (
+        f"{MONTHS[d.month - 1]} {d.year}",
+        f"{MON[d.month - 1]} {d.year}",
+        f"{d.month:02d}/{d.year}",
+        f"{d.month}/{d.year}",
+        f"{MON[d.month - 1]}-{d.year}",
+        f"{MONTHS[d.month - 1]} of {d.year}",
+    )[k]
 
 
 def _time(r: random.Random) -> str:
@@ -94,8 +131,9 @@ def range_pieces(a: date, b: date, r: random.Random) -> list[Piece]:
     same_year = a.year == b.year
     first = date_text(a, r.choice(("partial", "numeric")) if same_year and r.random() < 0.6 else "full", r)
     second = date_text(b, r.choice(("full", "numeric")), r)
-    joiner = r.choice((("from ", " to "), ("", " - "), ("", "-"), ("", " through "), ("between ", " and "),
-                       ("", " to "), ("", " – ")))
+    joiner = r.choice(
+        (("from ", " to "), ("", " - "), ("", "-"), ("", " through "), ("between ", " and "), ("", " to "), ("", " – "))
+    )
     return [lit(joiner[0]), phi(first, "DATE"), lit(joiner[1]), phi(second, "DATE")]
 
 
@@ -117,16 +155,25 @@ def patient_name(p: Person, form: str, r: random.Random, label: str = "PATIENT")
         form = r.choices(("title", "first", "last", "init", "full"), (5, 3, 1, 1, 2))[0]
     if form == "full":
         k = r.randrange(6)
-        text = (f"{p.first} {p.last}", f"{p.first} {mi}. {p.last}" if mi else f"{p.first} {p.last}",
-                f"{p.first} {p.middle} {p.last}" if p.middle else f"{p.first} {p.last}",
-                f"{p.first} {p.last}".upper(), f"{p.first[0]}. {p.last}", f"{p.first} {p.last}")[k]
+        text = (
+            f"{p.first} {p.last}",
+            f"{p.first} {mi}. {p.last}" if mi else f"{p.first} {p.last}",
+            f"{p.first} {p.middle} {p.last}" if p.middle else f"{p.first} {p.last}",
+            f"{p.first} {p.last}".upper(),
+            f"{p.first[0]}. {p.last}",
+            f"{p.first} {p.last}",
+        )[k]
         return [phi(text, label)]
     if form == "hdr":
         k = r.randrange(6)
-        text = (f"{p.last}, {p.first}".upper(), f"{p.last}, {p.first}",
-                f"{p.last}, {p.first} {mi}".upper().strip(), f"{p.last}, {p.first} {mi}.".strip(" .") +
-                ("." if mi else ""), f"{p.first} {mi} {p.last}" if mi else f"{p.first} {p.last}",
-                f"{p.last.upper()}, {p.first}")[k]
+        text = (
+            f"{p.last}, {p.first}".upper(),
+            f"{p.last}, {p.first}",
+            f"{p.last}, {p.first} {mi}".upper().strip(),
+            f"{p.last}, {p.first} {mi}.".strip(" .") + ("." if mi else ""),
+            f"{p.first} {mi} {p.last}" if mi else f"{p.first} {p.last}",
+            f"{p.last.upper()}, {p.first}",
+        )[k]
         return [phi(text, label)]
     if form == "title":
         title = p.title if r.random() < 0.85 or p.sex == "M" else "Mrs."
@@ -167,9 +214,14 @@ def clinician_name(c: Clinician, form: str, r: random.Random) -> list[Piece]:
         return [lit("Dr. "), phi(f"{p.first} {mi}. {p.last}" if mi else f"{p.first} {p.last}", "DOCTOR")]
     if form == "sig":
         k = r.randrange(6)
-        text = (f"{p.first} {p.last}", f"{p.first} {mi}. {p.last}" if mi else f"{p.first} {p.last}",
-                f"{p.last}, {p.first}", f"{p.first[0]}. {p.last}", f"{p.last}, {p.first}".upper(),
-                f"{p.first} {p.last}".upper())[k]
+        text = (
+            f"{p.first} {p.last}",
+            f"{p.first} {mi}. {p.last}" if mi else f"{p.first} {p.last}",
+            f"{p.last}, {p.first}",
+            f"{p.first[0]}. {p.last}",
+            f"{p.last}, {p.first}".upper(),
+            f"{p.first} {p.last}".upper(),
+        )[k]
         sep = r.choice((", ", " ", ", ")) if k not in (2, 4) else r.choice((", ", " "))
         return [phi(text, "DOCTOR"), lit(sep + cred)]
     if form == "plain":
@@ -187,16 +239,27 @@ def age_pieces(age: int, form: str, r: random.Random) -> list[Piece]:
     n = str(age)
     if form == "n":
         return [phi(n, "AGE")]
-    unit = r.choices(("-year-old", " year old", " yo", " y/o", "yo", " y.o.", "-yr-old", " yr old",
-                      "-year old", " YO"), (10, 3, 4, 4, 1, 2, 1, 1, 1, 1))[0]
+    unit = r.choices(
+        ("-year-old", " year old", " yo", " y/o", "yo", " y.o.", "-yr-old", " yr old", "-year old", " YO"),
+        (10, 3, 4, 4, 1, 2, 1, 1, 1, 1),
+    )[0]
     return [phi(n, "AGE"), lit(unit)]
 
 
 def phone_text(parts: tuple[str, str, str], r: random.Random, ext: bool | None = None) -> str:
     a, b, c = parts
     k = r.choices(range(9), (8, 8, 3, 2, 2, 2, 1, 1, 1))[0]
-    text = (f"({a}) {b}-{c}", f"{a}-{b}-{c}", f"{a}.{b}.{c}", f"{a} {b} {c}", f"{a}{b}{c}",
-            f"+1 {a}-{b}-{c}", f"1-{a}-{b}-{c}", f"+1 ({a}) {b}-{c}", f"({a}){b}-{c}")[k]
+    text = (
+        f"({a}) {b}-{c}",
+        f"{a}-{b}-{c}",
+        f"{a}.{b}.{c}",
+        f"{a} {b} {c}",
+        f"{a}{b}{c}",
+        f"+1 {a}-{b}-{c}",
+        f"1-{a}-{b}-{c}",
+        f"+1 ({a}) {b}-{c}",
+        f"({a}){b}-{c}",
+    )[k]
     if ext is None:
         ext = r.random() < 0.08
     if ext:

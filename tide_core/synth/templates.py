@@ -6,6 +6,7 @@ measures generalisation to note wording the model never saw.  The demo uses both
 
 A template is parsed once into literal chunks and slots; choices are resolved per use.
 """
+
 from __future__ import annotations
 
 import random
@@ -13,9 +14,19 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-NOTE_TYPES = ("discharge_summary", "progress_note", "radiology_report", "pathology_report", "ed_note",
-              "nursing_note", "referral_letter", "lab_report", "telephone_encounter", "operative_note",
-              "consult_note")
+NOTE_TYPES = (
+    "discharge_summary",
+    "progress_note",
+    "radiology_report",
+    "pathology_report",
+    "ed_note",
+    "nursing_note",
+    "referral_letter",
+    "lab_report",
+    "telephone_encounter",
+    "operative_note",
+    "consult_note",
+)
 SECTIONS = ("header", "body", "extra", "sign")
 FAMILIES = ("train", "heldout")
 
@@ -26,9 +37,9 @@ _CHOICE = re.compile(r"\[\[((?:(?!\]\]).)*)\]\]", re.S)
 @dataclass(frozen=True)
 class Template:
     template_id: str
-    family: str       # "train" | "heldout"
-    note_type: str    # one of NOTE_TYPES, or "any"
-    section: str      # header | body | extra | sign
+    family: str  # "train" | "heldout"
+    note_type: str  # one of NOTE_TYPES, or "any"
+    section: str  # header | body | extra | sign
     text: str
 
     def expand(self, r: random.Random) -> list[tuple[str, str | None]]:
@@ -45,7 +56,7 @@ def _split(text: str) -> list[tuple[str, str | None]]:
     pos = 0
     for m in _SLOT.finditer(text):
         if m.start() > pos:
-            out.append((text[pos:m.start()], None))
+            out.append((text[pos : m.start()], None))
         out.append(("{" + m.group(1), m.group(2) or ""))
         pos = m.end()
     if pos < len(text):
@@ -66,8 +77,7 @@ def _build(family: str, rows) -> list[Template]:
             raise ValueError(f"unknown note type {note_type!r}")
         if section not in SECTIONS:
             raise ValueError(f"unknown section {section!r}")
-        out.append(Template(f"{family}.{note_type}.{section}.{i:03d}", family, note_type, section,
-                            text.strip("\n")))
+        out.append(Template(f"{family}.{note_type}.{section}.{i:03d}", family, note_type, section, text.strip("\n")))
     return out
 
 

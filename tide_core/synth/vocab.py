@@ -5,6 +5,7 @@ Python's salted ``hash``), so the training corpus and the held-out corpus draw n
 cities, employers and outside facilities from different halves: the held-out benchmark then
 measures recognition of values the model never saw.  ``part="all"`` (the demo) uses everything.
 """
+
 from __future__ import annotations
 
 import csv
@@ -30,7 +31,8 @@ EPONYM_ROOTS = frozenset(
     "Huntington Down Turner Marfan Ehlers Danlos Hirschsprung Kawasaki Fallot Baker Dupuytren "
     "Quervain Osgood Schlatter Legg Calve Perthes Bankart Hill Sachs Schatzki Zenker Meckel Cobb "
     "Salter Harris Breslow Clark Bishop Braden Morse Richmond Ramsay Epworth Beck Karnofsky Killip "
-    "Fontaine Duke Rockall Blatchford Centor Lown Ganong Levine Mobitz Austin Flint Foley".split())
+    "Fontaine Duke Rockall Blatchford Centor Lown Ganong Levine Mobitz Austin Flint Foley".split()
+)
 
 
 def _stable_half(value: str) -> str:
@@ -59,24 +61,24 @@ def _rows(name: str) -> list[dict[str, str]]:
 @dataclass(frozen=True)
 class FirstName:
     name: str
-    sex: str      # "F" or "M"
+    sex: str  # "F" or "M"
     origin: str
 
 
 @dataclass(frozen=True)
 class City:
     city: str
-    state: str        # two-letter abbreviation
+    state: str  # two-letter abbreviation
     state_name: str
-    zip_low: int      # ZIP3 range of the state
+    zip_low: int  # ZIP3 range of the state
     zip_high: int
 
 
 @dataclass(frozen=True)
 class FacilityName:
     name: str
-    pool: str   # "site" (the demo site's own facilities, in the gazetteer) or "external"
-    kind: str   # "hospital" or "clinic"
+    pool: str  # "site" (the demo site's own facilities, in the gazetteer) or "external"
+    kind: str  # "hospital" or "clinic"
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,9 +99,9 @@ class Vocabulary:
     email_domains: tuple[str, ...]
     countries: tuple[str, ...]
     eponyms: tuple[str, ...]
-    eponyms_by_category: dict   # category (disease, sign, score, device, position, procedure) -> phrases
+    eponyms_by_category: dict  # category (disease, sign, score, device, position, procedure) -> phrases
     medications: tuple[tuple[str, str], ...]
-    states: tuple[tuple[str, str], ...]   # (abbr, full name)
+    states: tuple[tuple[str, str], ...]  # (abbr, full name)
 
 
 def _clean_name(name: str) -> bool:
@@ -115,9 +117,16 @@ def load_vocabulary(part: Part = "all") -> Vocabulary:
     firsts = [f for f in firsts if _clean_name(f.name)]
     lasts = [r["name"] for r in _rows("last_names.csv") if _clean_name(r["name"])]
     states = {r["abbr"]: r for r in _rows("states.csv")}
-    cities = [City(r["city"], r["state"], states[r["state"]]["name"],
-                   int(states[r["state"]]["zip3_low"]), int(states[r["state"]]["zip3_high"]))
-              for r in _rows("cities.csv")]
+    cities = [
+        City(
+            r["city"],
+            r["state"],
+            states[r["state"]]["name"],
+            int(states[r["state"]]["zip3_low"]),
+            int(states[r["state"]]["zip3_high"]),
+        )
+        for r in _rows("cities.csv")
+    ]
     facilities = [FacilityName(r["name"], r["pool"], r["kind"]) for r in _rows("hospitals.csv")]
     site = [f for f in facilities if f.pool == "site"]
     external = [f for f in facilities if f.pool == "external"]
@@ -138,8 +147,10 @@ def load_vocabulary(part: Part = "all") -> Vocabulary:
         email_domains=tuple(_lines("email_domains.txt")),
         countries=split(_lines("countries.txt"), part),
         eponyms=tuple(r["phrase"] for r in eponym_rows),
-        eponyms_by_category={c: tuple(r["phrase"] for r in eponym_rows if r["category"] == c)
-                             for c in dict.fromkeys(r["category"] for r in eponym_rows)},
+        eponyms_by_category={
+            c: tuple(r["phrase"] for r in eponym_rows if r["category"] == c)
+            for c in dict.fromkeys(r["category"] for r in eponym_rows)
+        },
         medications=tuple(meds),
         states=tuple((a, r["name"]) for a, r in states.items()),
     )

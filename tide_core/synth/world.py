@@ -5,6 +5,7 @@ notes fall on a plausible timeline.  The patients table (``Patient.row()``) has 
 source-schema columns of docs/architecture.md, so the known-PHI recognizer can be evaluated on
 the same patients the notes mention.
 """
+
 from __future__ import annotations
 
 import random
@@ -14,8 +15,20 @@ from datetime import date, timedelta
 
 from tide_core.synth.vocab import City, FacilityName, Vocabulary
 
-PATIENT_COLUMNS = ("patient_id", "first_name", "middle_name", "last_name", "dob", "mrn", "phone",
-                   "email", "street", "city", "state", "zip")
+PATIENT_COLUMNS = (
+    "patient_id",
+    "first_name",
+    "middle_name",
+    "last_name",
+    "dob",
+    "mrn",
+    "phone",
+    "email",
+    "street",
+    "city",
+    "state",
+    "zip",
+)
 
 _UNITS = ("Apt {n}{l}", "Apt {n}", "Unit {n}", "#{n}", "Apt. {n}{l}", "Suite {n}", "Unit {n}{l}")
 _PREDIR = ("N", "S", "E", "W", "North", "South", "East", "West")
@@ -36,7 +49,7 @@ class Person:
 @dataclass(frozen=True)
 class Clinician:
     person: Person
-    credential: str   # MD, DO, NP, PA-C, RN, LCSW, PharmD, RT ...
+    credential: str  # MD, DO, NP, PA-C, RN, LCSW, PharmD, RT ...
     email_user: str
 
 
@@ -99,7 +112,7 @@ class Patient:
     pcp: Clinician
     home: Facility
     note_dates: list[date] = field(default_factory=list)
-    extra: dict[str, str] = field(default_factory=dict)   # attributes fixed on first mention
+    extra: dict[str, str] = field(default_factory=dict)  # attributes fixed on first mention
 
     def age_on(self, d: date) -> int:
         return d.year - self.dob.year - ((d.month, d.day) < (self.dob.month, self.dob.day))
@@ -107,11 +120,18 @@ class Patient:
     def row(self) -> dict[str, str]:
         p = self.person
         return {
-            "patient_id": self.patient_id, "first_name": p.first, "middle_name": p.middle or "",
-            "last_name": p.last, "dob": self.dob.isoformat(), "mrn": self.mrn,
-            "phone": f"({self.phone[0]}) {self.phone[1]}-{self.phone[2]}", "email": self.email,
-            "street": self.address.street_line(), "city": self.address.city.city,
-            "state": self.address.city.state, "zip": self.address.zip5,
+            "patient_id": self.patient_id,
+            "first_name": p.first,
+            "middle_name": p.middle or "",
+            "last_name": p.last,
+            "dob": self.dob.isoformat(),
+            "mrn": self.mrn,
+            "phone": f"({self.phone[0]}) {self.phone[1]}-{self.phone[2]}",
+            "email": self.email,
+            "street": self.address.street_line(),
+            "city": self.address.city.city,
+            "state": self.address.city.state,
+            "zip": self.address.zip5,
         }
 
 
@@ -141,8 +161,11 @@ class World:
 
     def phone(self) -> tuple[str, str, str]:
         r = self.rng
-        return (f"{r.randint(2, 9)}{r.randint(0, 8)}{r.randint(0, 9)}",
-                f"{r.randint(2, 9)}{r.randint(0, 9)}{r.randint(0, 9)}", f"{r.randint(0, 9999):04d}")
+        return (
+            f"{r.randint(2, 9)}{r.randint(0, 8)}{r.randint(0, 9)}",
+            f"{r.randint(2, 9)}{r.randint(0, 9)}{r.randint(0, 9)}",
+            f"{r.randint(0, 9999):04d}",
+        )
 
     def last_name(self) -> str:
         r = self.rng
@@ -166,15 +189,21 @@ class World:
     def address(self, city: City | None = None) -> Address:
         r = self.rng
         city = city or r.choice(self.vocab.cities)
-        number = str(r.choice((r.randint(1, 99), r.randint(100, 999), r.randint(1000, 9999),
-                               r.randint(10000, 39999))))
+        number = str(r.choice((r.randint(1, 99), r.randint(100, 999), r.randint(1000, 9999), r.randint(10000, 39999))))
         unit = None
         if r.random() < 0.25:
             unit = r.choice(_UNITS).format(n=r.randint(1, 40), l=r.choice("ABCDEF"))
         zip3 = r.randint(city.zip_low, city.zip_high)
-        return Address(number, r.choice(_PREDIR) if r.random() < 0.15 else None, r.choice(self.vocab.streets),
-                       r.choice(self.vocab.suffixes), unit, city, f"{zip3:03d}{r.randint(1, 99):02d}",
-                       f"{r.randint(1, 9999):04d}")
+        return Address(
+            number,
+            r.choice(_PREDIR) if r.random() < 0.15 else None,
+            r.choice(self.vocab.streets),
+            r.choice(self.vocab.suffixes),
+            unit,
+            city,
+            f"{zip3:03d}{r.randint(1, 99):02d}",
+            f"{r.randint(1, 9999):04d}",
+        )
 
     def _facility(self, f: FacilityName) -> Facility:
         words = [w for w in re.split(r"[^A-Za-z]+", f.name.replace("'s", "")) if w]
@@ -187,15 +216,23 @@ class World:
         r = self.rng
         cred = credential or r.choice(("MD", "MD", "MD", "MD", "DO", "NP", "PA-C"))
         p = self.person()
-        user = r.choice((f"{_ascii(p.first[0])}{_ascii(p.last)}", f"{_ascii(p.first)}.{_ascii(p.last)}",
-                         f"{_ascii(p.last)}{_ascii(p.first[0])}"))
+        user = r.choice(
+            (
+                f"{_ascii(p.first[0])}{_ascii(p.last)}",
+                f"{_ascii(p.first)}.{_ascii(p.last)}",
+                f"{_ascii(p.last)}{_ascii(p.first[0])}",
+            )
+        )
         return Clinician(p, cred, user)
 
     def facility(self, kind: str | None = None) -> Facility:
         """A facility: from the site's own list with probability ``site_share``, else an outside one."""
         r = self.rng
-        pool = self.site_facilities if r.random() < self.site_share or not self.external_facilities \
+        pool = (
+            self.site_facilities
+            if r.random() < self.site_share or not self.external_facilities
             else self.external_facilities
+        )
         if kind is not None:
             pool = [f for f in pool if f.kind == kind] or pool
         return r.choice(pool)
@@ -228,21 +265,45 @@ class World:
         person = self.person()
         domain = r.choice(self.vocab.email_domains)
         fa, la = _ascii(person.first), _ascii(person.last)
-        email = r.choice((f"{fa}.{la}", f"{fa[0]}{la}", f"{fa}{la}{dob.year % 100:02d}",
-                          f"{la}.{fa}{r.randint(1, 99)}", f"{fa}_{la}")) + "@" + domain
+        email = (
+            r.choice(
+                (
+                    f"{fa}.{la}",
+                    f"{fa[0]}{la}",
+                    f"{fa}{la}{dob.year % 100:02d}",
+                    f"{la}.{fa}{r.randint(1, 99)}",
+                    f"{fa}_{la}",
+                )
+            )
+            + "@"
+            + domain
+        )
         rels: list[Relative] = []
         for _ in range(r.randint(1, 3)):
             rels.append(self._relative(person, age))
-        member = r.choice((f"{self.letters(3)}-{self.digits(2)}-{self.digits(4)}",
-                           f"{self.letters(1)}{self.digits(9)}", f"{self.letters(3)}{self.digits(9)}",
-                           f"{self.letters(2)}-{self.digits(2)}-{self.digits(4)}"))
+        member = r.choice(
+            (
+                f"{self.letters(3)}-{self.digits(2)}-{self.digits(4)}",
+                f"{self.letters(1)}{self.digits(9)}",
+                f"{self.letters(3)}{self.digits(9)}",
+                f"{self.letters(2)}-{self.digits(2)}-{self.digits(4)}",
+            )
+        )
         p = Patient(
-            patient_id=patient_id, person=person, dob=dob, mrn=self.mrn(), phone=self.phone(),
-            email=email, address=self.address(),
+            patient_id=patient_id,
+            person=person,
+            dob=dob,
+            mrn=self.mrn(),
+            phone=self.phone(),
+            email=email,
+            address=self.address(),
             ssn=f"{r.randint(100, 899)}-{r.randint(10, 99)}-{r.randint(1000, 9999)}",
-            member_id=member, employer=r.choice(self.vocab.employers) if 18 <= age < 75 else None,
-            school=r.choice(self.vocab.schools) if age < 23 else None, relatives=rels,
-            pcp=self.clinician("MD"), home=self.facility("hospital"),
+            member_id=member,
+            employer=r.choice(self.vocab.employers) if 18 <= age < 75 else None,
+            school=r.choice(self.vocab.schools) if age < 23 else None,
+            relatives=rels,
+            pcp=self.clinician("MD"),
+            home=self.facility("hospital"),
         )
         d = first_note
         for _ in range(n_notes):
@@ -255,13 +316,26 @@ class World:
         if age < 18:
             relation = r.choice(("mother", "father", "grandmother", "aunt", "guardian"))
         elif age > 70:
-            relation = r.choice(("wife" if pt.sex == "M" else "husband", "daughter", "son", "niece",
-                                 "granddaughter", "caregiver"))
+            relation = r.choice(
+                ("wife" if pt.sex == "M" else "husband", "daughter", "son", "niece", "granddaughter", "caregiver")
+            )
         else:
-            relation = r.choice(("wife" if pt.sex == "M" else "husband", "partner", "sister", "brother",
-                                 "mother", "daughter", "son", "friend"))
-        sex = "F" if relation in ("mother", "grandmother", "aunt", "wife", "daughter", "niece",
-                                  "granddaughter", "sister") else \
-            ("M" if relation in ("father", "husband", "son", "brother") else None)
+            relation = r.choice(
+                (
+                    "wife" if pt.sex == "M" else "husband",
+                    "partner",
+                    "sister",
+                    "brother",
+                    "mother",
+                    "daughter",
+                    "son",
+                    "friend",
+                )
+            )
+        sex = (
+            "F"
+            if relation in ("mother", "grandmother", "aunt", "wife", "daughter", "niece", "granddaughter", "sister")
+            else ("M" if relation in ("father", "husband", "son", "brother") else None)
+        )
         same_last = relation not in ("friend", "caregiver", "guardian") and r.random() < 0.7
         return Relative(self.person(sex, pt.last if same_last else None), relation, self.phone())

@@ -5,14 +5,23 @@ they live; retraining, swapping the tokenizer or editing the label map gives a n
 span cache never serves spans produced by another model.  Files that cannot change outputs
 (README, training reports) are left out.
 """
+
 from __future__ import annotations
 
 import hashlib
 import os
 from pathlib import Path
 
-_OUTPUT_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt",
-                 "special_tokens_map.json", "merges.txt", "spm.model", "sentencepiece.bpe.model")
+_OUTPUT_FILES = (
+    "config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.txt",
+    "special_tokens_map.json",
+    "merges.txt",
+    "spm.model",
+    "sentencepiece.bpe.model",
+)
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt")
 _cache: dict[tuple, str] = {}
 

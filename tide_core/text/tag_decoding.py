@@ -9,6 +9,7 @@ Word rule: a sub-token that continues a letter run or a digit run of the same wo
 convention of WordPiece classifiers), so a span never ends inside a name or a number; a switch
 between digits and letters ("67" + "##yo") is left to the model.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -60,8 +61,14 @@ def detect_scheme(raw_labels: Sequence[str]) -> Scheme:
     return "BIO" if any(parse_tag(r)[0] == "B" for r in raw_labels) else "IO"
 
 
-def decode(tags: Sequence[TagInfo], probs: Sequence[float], offsets: Sequence[tuple[int, int]],
-           word_ids: Sequence[int], text: str, scheme: Scheme = "BIO") -> list[DecodedSpan]:
+def decode(
+    tags: Sequence[TagInfo],
+    probs: Sequence[float],
+    offsets: Sequence[tuple[int, int]],
+    word_ids: Sequence[int],
+    text: str,
+    scheme: Scheme = "BIO",
+) -> list[DecodedSpan]:
     """Decode aligned per-token tags into character spans in ``text``.
 
     ``scheme="BIO"``: a span starts at B-X, or at I-X that does not continue an X span
@@ -114,8 +121,13 @@ def decode(tags: Sequence[TagInfo], probs: Sequence[float], offsets: Sequence[tu
         glued = cur_label is not None and a == cur_end
         # I-Y right after an open X span (only whitespace between) is the same entity with a
         # wavering label: continue it and let the tokens vote on the label.
-        inside = (scheme == "BIO" and tag.prefix == "I" and cur_label is not None
-                  and text[cur_end:a].strip() == "" and a - cur_end <= 1)
+        inside = (
+            scheme == "BIO"
+            and tag.prefix == "I"
+            and cur_label is not None
+            and text[cur_end:a].strip() == ""
+            and a - cur_end <= 1
+        )
         if inside or glued:
             starts_new = False
         else:

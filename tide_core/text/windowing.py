@@ -18,6 +18,7 @@ Why it is done this way:
 * Offsets are character offsets into the original note text (end-exclusive), so stitched
   predictions map straight back to spans in the note; no text normalisation is involved.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -91,17 +92,23 @@ def special_tokens_of(tokenizer: Any) -> SpecialTokens:
     full = tokenizer("a", add_special_tokens=True)["input_ids"]
     n = len(plain)
     for i in range(len(full) - n + 1):
-        if list(full[i:i + n]) == list(plain):
-            return SpecialTokens(tuple(full[:i]), tuple(full[i + n:]))
-    raise ConfigError("E351", "cannot determine the tokenizer's special tokens",
-                      hint="use a Hugging Face fast tokenizer (tokenizer.json) with the model")
+        if list(full[i : i + n]) == list(plain):
+            return SpecialTokens(tuple(full[:i]), tuple(full[i + n :]))
+    raise ConfigError(
+        "E351",
+        "cannot determine the tokenizer's special tokens",
+        hint="use a Hugging Face fast tokenizer (tokenizer.json) with the model",
+    )
 
 
 def tokenize_note(tokenizer: Any, note_id: str, text: str) -> TokenizedNote:
     """Tokenize ``text`` once with offsets.  Requires a fast tokenizer."""
     if not getattr(tokenizer, "is_fast", False):
-        raise ConfigError("E352", "the model's tokenizer is not a fast tokenizer; offsets are unavailable",
-                          hint="save the tokenizer with tokenizer.json (PreTrainedTokenizerFast)")
+        raise ConfigError(
+            "E352",
+            "the model's tokenizer is not a fast tokenizer; offsets are unavailable",
+            hint="save the tokenizer with tokenizer.json (PreTrainedTokenizerFast)",
+        )
     enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
     ids = list(enc["input_ids"])
     offsets = [(int(a), int(b)) for a, b in enc["offset_mapping"]]
@@ -134,7 +141,7 @@ def core_bounds(starts: Sequence[int], n_tokens: int, content: int) -> list[tupl
         lo = 0 if k == 0 else bounds[-1][1]
         if k + 1 < len(starts):
             nxt = starts[k + 1]
-            shared_end = s + content          # first token the next window has but this one lacks
+            shared_end = s + content  # first token the next window has but this one lacks
             hi = nxt + (shared_end - nxt) // 2
         else:
             hi = n_tokens
@@ -146,16 +153,23 @@ def check_window_settings(window: int, overlap: int, n_special: int) -> int:
     """Validate settings and return the content-token budget per window."""
     content = window - n_special
     if content < 2:
-        raise ConfigError("E353", f"window={window} leaves no room for text after {n_special} special tokens",
-                          hint="use a window of at least 8 tokens (512 for BERT-style models)")
+        raise ConfigError(
+            "E353",
+            f"window={window} leaves no room for text after {n_special} special tokens",
+            hint="use a window of at least 8 tokens (512 for BERT-style models)",
+        )
     if overlap < 0 or overlap >= content:
-        raise ConfigError("E354", f"overlap={overlap} must be >= 0 and smaller than the window's "
-                                  f"{content} content tokens", hint="the default is overlap=40 with window=512")
+        raise ConfigError(
+            "E354",
+            f"overlap={overlap} must be >= 0 and smaller than the window's {content} content tokens",
+            hint="the default is overlap=40 with window=512",
+        )
     return content
 
 
-def windows_from_tokens(tok: TokenizedNote, special: SpecialTokens, window: int = 512,
-                        overlap: int = 40) -> list[Window]:
+def windows_from_tokens(
+    tok: TokenizedNote, special: SpecialTokens, window: int = 512, overlap: int = 40
+) -> list[Window]:
     """Cut a tokenized note into windows (pure; no tokenizer needed)."""
     content = check_window_settings(window, overlap, special.count)
     n = len(tok.input_ids)
@@ -169,14 +183,26 @@ def windows_from_tokens(tok: TokenizedNote, special: SpecialTokens, window: int 
         ids = pre + tok.input_ids[s:e] + suf
         offs = [SPECIAL_OFFSET] * np_ + tok.offsets[s:e] + [SPECIAL_OFFSET] * len(suf)
         words = [-1] * np_ + tok.word_ids[s:e] + [-1] * len(suf)
-        out.append(Window(note_id=tok.note_id, index=k, input_ids=ids, offsets=offs,
-                          core_start=np_ + (lo - s), core_end=np_ + (hi - s), token_start=s,
-                          n_prefix=np_, word_ids=words, n_windows=len(starts)))
+        out.append(
+            Window(
+                note_id=tok.note_id,
+                index=k,
+                input_ids=ids,
+                offsets=offs,
+                core_start=np_ + (lo - s),
+                core_end=np_ + (hi - s),
+                token_start=s,
+                n_prefix=np_,
+                word_ids=words,
+                n_windows=len(starts),
+            )
+        )
     return out
 
 
-def make_windows(tokenizer: Any, note_id: str, text: str, window: int = 512, overlap: int = 40,
-                 special: SpecialTokens | None = None) -> list[Window]:
+def make_windows(
+    tokenizer: Any, note_id: str, text: str, window: int = 512, overlap: int = 40, special: SpecialTokens | None = None
+) -> list[Window]:
     """Tokenize ``text`` once and cut it into windows of at most ``window`` tokens."""
     special = special or special_tokens_of(tokenizer)
     return windows_from_tokens(tokenize_note(tokenizer, note_id, text), special, window, overlap)
@@ -192,7 +218,7 @@ def stitch(windows: Sequence[Window], per_window: Sequence[Sequence[Any]]) -> li
     out: list[Any] = []
     for i in order:
         w = windows[i]
-        out.extend(per_window[i][w.core_start:w.core_end])
+        out.extend(per_window[i][w.core_start : w.core_end])
     return out
 
 
@@ -201,6 +227,12 @@ def stitched_offsets(windows: Sequence[Window]) -> list[tuple[int, int]]:
 
 
 def stitched_word_ids(windows: Sequence[Window]) -> list[int]:
-    return stitch(windows, [w.word_ids if w.word_ids is not None else
-                            list(range(w.token_start - w.n_prefix, w.token_start - w.n_prefix + len(w)))
-                            for w in windows])
+    return stitch(
+        windows,
+        [
+            w.word_ids
+            if w.word_ids is not None
+            else list(range(w.token_start - w.n_prefix, w.token_start - w.n_prefix + len(w)))
+            for w in windows
+        ],
+    )

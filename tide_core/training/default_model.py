@@ -10,6 +10,7 @@ projected finish time is issued and training carries on.  There is no wall-clock
 asked for (``max_seconds`` / ``--max-minutes``), in which case the model card says it stopped early.
 The numbers behind the choice are in docs/model.md.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,11 +22,12 @@ from tide_core.training.trainer import TrainConfig, TrainResult, train_token_cla
 
 #: The corpus of the default recipe: a description that is passed through to the model card and
 #: that :func:`build_corpus` turns into documents.  ``source`` names the generator.
-DEFAULT_CORPUS: dict[str, Any] = {"source": "tide_core.synth.compose.generate_mixed_training_corpus",
-                                  "compositional_share": 0.5}
+DEFAULT_CORPUS: dict[str, Any] = {
+    "source": "tide_core.synth.compose.generate_mixed_training_corpus",
+    "compositional_share": 0.5,
+}
 #: Corpus sources :func:`build_corpus` knows.
-CORPUS_SOURCES = ("tide_core.synth.compose.generate_mixed_training_corpus",
-                  "tide_core.synth.generate_training_corpus")
+CORPUS_SOURCES = ("tide_core.synth.compose.generate_mixed_training_corpus", "tide_core.synth.generate_training_corpus")
 
 
 @dataclass(frozen=True)
@@ -33,9 +35,20 @@ class DefaultRecipe:
     n_notes: int = 5000
     corpus_seed: int = 2026
     corpus: dict = field(default_factory=lambda: dict(DEFAULT_CORPUS))
-    config: TrainConfig = field(default_factory=lambda: TrainConfig(
-        window=256, overlap=32, batch_size=16, lr=2e-4, epochs=1.0, max_seconds=None,
-        expected_seconds=15 * 60, seed=13, num_threads=None, dev_fraction=0.04))
+    config: TrainConfig = field(
+        default_factory=lambda: TrainConfig(
+            window=256,
+            overlap=32,
+            batch_size=16,
+            lr=2e-4,
+            epochs=1.0,
+            max_seconds=None,
+            expected_seconds=15 * 60,
+            seed=13,
+            num_threads=None,
+            dev_fraction=0.04,
+        )
+    )
 
     def corpus_description(self) -> dict[str, Any]:
         """The corpus as recorded in the model card (with generator versions)."""
@@ -43,9 +56,14 @@ class DefaultRecipe:
         from tide_core.synth.compose import SOURCE as COMPOSE_VERSION
         from tide_core.synth.corpus import SYNTH_VERSION
 
-        return {**self.corpus, "n_notes": self.n_notes, "seed": self.corpus_seed,
-                "generator_version": SYNTH_VERSION, "compose_version": COMPOSE_VERSION,
-                "tide_version": tide_core.__version__}
+        return {
+            **self.corpus,
+            "n_notes": self.n_notes,
+            "seed": self.corpus_seed,
+            "generator_version": SYNTH_VERSION,
+            "compose_version": COMPOSE_VERSION,
+            "tide_version": tide_core.__version__,
+        }
 
     def describe(self) -> dict[str, Any]:
         """Every field of the recipe (JSON-friendly), for the model card."""
@@ -64,20 +82,31 @@ def build_corpus(recipe: DefaultRecipe) -> list:
     if source == "tide_core.synth.compose.generate_mixed_training_corpus":
         from tide_core.synth.compose import generate_mixed_training_corpus
 
-        return generate_mixed_training_corpus(recipe.n_notes, seed=recipe.corpus_seed,
-                                              compositional_share=float(recipe.corpus.get("compositional_share", 0.5)))
+        return generate_mixed_training_corpus(
+            recipe.n_notes,
+            seed=recipe.corpus_seed,
+            compositional_share=float(recipe.corpus.get("compositional_share", 0.5)),
+        )
     if source == "tide_core.synth.generate_training_corpus":
         from tide_core.synth import generate_training_corpus
 
         return generate_training_corpus(recipe.n_notes, seed=recipe.corpus_seed)
     from tide_core.errors import ConfigError
 
-    raise ConfigError("E339", f"unknown corpus source {source!r} in the default recipe",
-                      hint=f"use one of {', '.join(CORPUS_SOURCES)}")
+    raise ConfigError(
+        "E339",
+        f"unknown corpus source {source!r} in the default recipe",
+        hint=f"use one of {', '.join(CORPUS_SOURCES)}",
+    )
 
 
-def train_default_model(output_dir: str | os.PathLike, recipe: DefaultRecipe = DEFAULT_RECIPE,
-                        progress: bool = True, n_notes: int | None = None, **overrides) -> TrainResult:
+def train_default_model(
+    output_dir: str | os.PathLike,
+    recipe: DefaultRecipe = DEFAULT_RECIPE,
+    progress: bool = True,
+    n_notes: int | None = None,
+    **overrides,
+) -> TrainResult:
     """Generate the training corpus and train the default model into ``output_dir``.
 
     ``overrides`` replace TrainConfig fields of the recipe (e.g. ``num_threads``, ``max_seconds``);
@@ -89,5 +118,6 @@ def train_default_model(output_dir: str | os.PathLike, recipe: DefaultRecipe = D
         recipe = replace(recipe, config=replace(recipe.config, **overrides))
     cfg = replace(recipe.config, progress=progress)
     docs = build_corpus(recipe)
-    return train_token_classifier(docs, Path(output_dir), cfg, corpus=recipe.corpus_description(),
-                                  recipe=recipe.describe())
+    return train_token_classifier(
+        docs, Path(output_dir), cfg, corpus=recipe.corpus_description(), recipe=recipe.describe()
+    )

