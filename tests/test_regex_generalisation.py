@@ -224,3 +224,26 @@ def test_age_rules_differ_in_one_property():
     assert found("happy 54th day", "AGE") == []
     assert found("Age -- 73", "AGE") == ["73"]
     assert found("Age --- 73", "AGE") == []  # a rule line, not a label separator
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("IN A SPLIT-LEVEL HOUSE OFF 5286 WHIPPOORWILL LN APT 11C IN NEW SPRINGVILLE.", "5286 WHIPPOORWILL LN APT 11C"),
+        ("in a split-level house off 2538 whippoorwill boulevard in trussville.", "2538 whippoorwill boulevard"),
+        ("sent to larchmont apothecary on 1054 s. chestnut st.. call me", "1054 s. chestnut st."),
+        ("SENT TO BELOIT DRUG ON 8595 STONEWALL AVENUE.  MY", "8595 STONEWALL AVENUE"),
+    ],
+)
+def test_street_lines_in_capitals_or_lower_case(text, expected):
+    from tide_core.recognizers.registry import create
+
+    got = [text[r.start : r.end] for r in create({"name": "tide.regex"}).analyze(text) if r.entity_type == "LOCATION"]
+    assert got == [expected]
+
+
+@pytest.mark.parametrize("text", ["walked 3 blocks down the street today", "LIVES 2 DOORS DOWN THE STREET"])
+def test_distances_are_not_street_lines(text):
+    from tide_core.recognizers.registry import create
+
+    assert [r for r in create({"name": "tide.regex"}).analyze(text) if r.entity_type == "LOCATION"] == []

@@ -142,6 +142,18 @@ STREET_SUFFIX = (
     r"Crescent|Plaza|Run|Pass|Ridge)\b"
 )
 
+_STREET_SUFFIX_UPPER = (
+    r"(?:STREET|ST|AVENUE|AVE|ROAD|RD|BOULEVARD|BLVD|DRIVE|DR|LANE|LN|COURT|CT|WAY|PLACE|PL|TERRACE|TER|CIRCLE|"
+    r"CIR|PARKWAY|PKWY|HIGHWAY|HWY|TRAIL|TRL|SQUARE|SQ|LOOP|PIKE|ALLEY|CRESCENT|PLAZA)\b"
+)
+
+#: Words that sit between a number and a street word in running text but never in a street name
+#: ("3 blocks down the street", "walked 2 laps around the unit").
+_NOT_STREET_WORD = (
+    r"(?:the|a|an|of|to|down|up|on|in|at|and|or|from|for|with|by|across|around|along|near|past|over|off|into|"
+    r"block|blocks|mile|miles|times|minutes|hours|days|weeks|laps|steps|feet|yards|houses|doors|floors|cars|lanes)"
+)
+
 #: Capitalised words that follow or precede names but are not names.
 _NOT_NAME = (
     "The", "A", "An", "And", "Or", "On", "At", "In", "Of", "For", "To", "By", "With", "From", "Per",
@@ -480,6 +492,18 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                + r"(?:\s(?:N|S|E|W|NE|NW|SE|SW)\b)?"
                r"(?:\.?,?\s(?:Apt|Apartment|Suite|Ste|Unit|Fl|Floor|Bldg|Building|Rm|#|APT|SUITE|UNIT)\.?\s?#?\s?[A-Za-z0-9-]*\d[A-Za-z0-9-]*)?)",
                "LOCATION", 0.85),
+    # street lines written in capitals or without capitals ("5286 WHIPPOORWILL LN APT 11C", "1054 s. chestnut st.")
+    PhiPattern("street_address_upper",
+               r"(?<![\w.,/-])(?P<phi>\d{1,6}[A-Z]?\s(?:(?:N|S|E|W|NE|NW|SE|SW|NORTH|SOUTH|EAST|WEST)\.?\s)?"
+               r"(?:(?!" + _NOT_STREET_WORD.upper() + r"\s)[A-Z]{2,}\s){1,3}" + _STREET_SUFFIX_UPPER
+               + r"(?:(?<=ST|RD|DR|LN|CT|PL)\.|(?<=AVE|TER|CIR|TRL)\.|(?<=BLVD|PKWY)\.)?"
+               r"(?:,?\s(?:APT|APARTMENT|SUITE|STE|UNIT|#)\.?\s?#?\s?[A-Z0-9-]*\d[A-Z0-9-]*)?)(?![\w])",
+               "LOCATION", 0.85),
+    PhiPattern("street_address_lower",
+               r"(?<![\w.,/-])(?P<phi>\d{1,6}[a-z]?\s(?:(?:n|s|e|w|ne|nw|se|sw|north|south|east|west)\.?\s)?"
+               r"(?:(?!" + _NOT_STREET_WORD + r"\s)[a-z]{2,}\s){1,3}" + _STREET_SUFFIX_UPPER.lower() + r"(?:(?<=st|rd|dr|ln|ct|pl)\.|(?<=ave|ter|cir|trl)\.|(?<=blvd|pkwy)\.)?"
+               r"(?:,?\s(?:apt|apartment|suite|ste|unit|#)\.?\s?#?\s?[a-z0-9-]*\d[a-z0-9-]*)?)(?![\w])",
+               "LOCATION", 0.8),
     PhiPattern("po_box", r"\b(?P<phi>(?i:P\.?\s?O\.?\s+Box|Post\s+Office\s+Box)\s+\d{1,6})\b", "LOCATION", 0.85),
     PhiPattern("apartment", r"(?<![\w])(?P<phi>(?:Apt|Apartment|Suite|Ste)\.?\s*#?\s*\d+[A-Za-z]?)(?![\w])", "LOCATION", 0.6),
     # ------------------------------------------------------------------ names (weak signal)
