@@ -210,3 +210,29 @@ def test_person_names_without_titles(text, expected):
 )
 def test_person_name_negatives(text):
     assert _found(NAMES, text) == []
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Plan: SW to follow. Gintaras (MSW), pager 4471", [("Gintaras", "DOCTOR")]),
+        ("spoke with tamsin falkenrath, md; ok to dispense", [("tamsin falkenrath", "DOCTOR")]),
+        ("THANKS FOR THE MESSAGE. DR WOODHOUSE REVIEWED YOUR BNP", [("WOODHOUSE", "DOCTOR")]),
+        ("lcsw c. thibodeau | ext. 5", [("c. thibodeau", "DOCTOR")]),
+        ("hi wendell cormier,\nthanks", [("wendell cormier", "PATIENT")]),
+    ],
+)
+def test_clinicians_by_credential_or_role_and_lower_case_names(text, expected):
+    assert [(text[r.start : r.end], r.entity_type) for r in NAMES.analyze(text)] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Nursing notified. RN to follow. Dr. on call aware.",
+        "Family at bedside, MD aware",
+        "will smith and grace lee",
+    ],
+)
+def test_role_words_without_a_name(text):
+    assert NAMES.analyze(text) == []

@@ -56,6 +56,28 @@ _FRAMES = (
         rf"sender|recipient|guardian|parent|spouse)[ \t]*[:=\t][ \t]*(?P<n>{_ANY})(?=[ \t]*(?:[,;<(\n+\d]|$))"
     ),
 )
+_CRED = (
+    r"(?:m\.?d\.?|d\.?o\.?|rn|np|pa-c|pa|cnp|aprn|crna|dnp|pharmd|phd|msw|lcsw|licsw|dpt|pt|ot|cnm|fnp|"
+    r"mbbs|rt|lpn|cna|crnp|rd|rph|rrt|bsn|slp|ma|scribe)"
+)
+_ROLE = (
+    r"(?:dr|doctor|lpn|cna|lcsw|licsw|msw|rn|np|sw|pt|ot|rd|slp|chaplain|nurse|pharmacist|therapist|"
+    r"social\s+worker|case\s+manager|resident|attending|fellow|intern|hospitalist|surgeon|physician|provider|"
+    r"midwife|dietitian|médico\s+tratante|medico\s+tratante|m[ée]decin|arzt|ärztin)"
+)
+_PERSON = r"[A-Za-z][a-z'\u2019]+(?:-[A-Za-z][a-z'\u2019]+)?|[A-Z]{2,}(?:-[A-Z]+)?|[A-Za-z]\."
+#: Clinician frames in any casing: "Gintaras (MSW)", "tamsin falkenrath, md", "LPN I. Kaczmarek",
+#: "dr giordano", "DR WOODHOUSE", "médico tratante\tdr. kwame j. wojcik".
+_CLINICIAN_FRAMES = (
+    re.compile(
+        rf"(?<![\w.])(?P<n>(?:{_PERSON})(?:[ \t]+(?:{_PERSON})){{0,2}})(?:,[ \t]*|[ \t]*\([ \t]*)"
+        rf"(?i:{_CRED})(?![\w-])"
+    ),
+    re.compile(
+        rf"(?<![\w])(?i:{_ROLE})\.?[ \t:\-]+(?:(?i:dr)\.?[ \t]+)?(?P<n>(?:{_PERSON})(?:[ \t]+(?:{_PERSON})){{0,2}})"
+    ),
+)
+_LOWER_WORD = re.compile(r"(?<![\w'\u2019-])[a-z][a-z'\u2019]+(?:-[a-z]+)?(?![\w'\u2019-])")
 _NOT_NAME = frozenset(
     """january february march april may june july august september october november december
 monday tuesday wednesday thursday friday saturday sunday hospital clinic center centre medical health street road
@@ -71,11 +93,25 @@ billing scheduling nurse doctor dr provider front desk reception subject re fwd 
 )
 
 
+#: Words after a role word that are not a name ("nurse notified", "RN to follow", "Dr. on call").
+_CLINICIAN_STOP = frozenset(
+    """notified aware called to at on in with and or the a an of for by was is will has had
+note notes visit visited saw sees said says reports reported states stated following follow here there today
+daily weekly recommends recommended agrees agreed team service consult consulted cleared""".split()
+)
+
+
 @lru_cache(maxsize=1)
 def _zipf() -> dict[str, float]:
     import wordfreq
 
     return wordfreq.get_frequency_dict("en")
+
+
+def _rare(word: str) -> bool:
+    """Rare in English (Zipf < 3): "Falkenrath" yes, "reviewed" no."""
+    f = _zipf().get(word.casefold(), 0.0)
+    return f == 0 or math.log10(f) + 9 < 3.0
 
 
 def _common(word: str) -> bool:
@@ -88,7 +124,7 @@ class PersonNameRecognizer(TideRecognizer):
 
     name = "tide.names"
     version = "1"
-    supported_entities = ("PATIENT",)
+    supported_entities = ("PATIENT", "DOCTOR")
 
     def __init__(self, score: float = 0.6):
         self.score = float(score)
@@ -103,7 +139,7 @@ class PersonNameRecognizer(TideRecognizer):
     def analyze(
         self, text: str, entities: Sequence[str] | None = None, nlp_artifacts: Any = None
     ) -> list[RecognizerResult]:
-        if entities and "PATIENT" not in entities:
+        if entities and not {"PATIENT", "DOCTOR"} & set(entities):
             return []
         given, surnames, _ = name_lexicon()
         out: list[RecognizerResult] = []
@@ -120,6 +156,21 @@ class PersonNameRecognizer(TideRecognizer):
             )
             taken = m.end()
         covered = [(r.start, r.end) for r in out]
+        # lower-case text (portal messages): "wendell cormier" when both words are known names
+        words = list(_LOWER_WORD.finditer(text))
+        for w1, w2 in zip(words, words[1:], strict=False):
+            gap = text[w1.end() : w2.start()]
+            if not gap or gap.strip(" \t"):
+                continue
+            a, b = w1.group(0), w2.group(0)
+            if a in given and b in surnames and not _common(a) and not _common(b):
+                if not any(x < w2.end() and w1.start() < y for x, y in covered):
+                    covered.append((w1.start(), w2.end()))
+                    out.append(
+                        RecognizerResult(
+                            "PATIENT", w1.start(), w2.end(), self.score, {"recognizer_name": self.qualified_name}
+                        )
+                    )
         for i, frame in enumerate(_FRAMES):
             for m in frame.finditer(text):
                 s, e = m.span("n")
@@ -130,7 +181,44 @@ class PersonNameRecognizer(TideRecognizer):
                     continue
                 covered.append((s, e))
                 out.append(RecognizerResult("PATIENT", s, e, self.score, {"recognizer_name": self.qualified_name}))
+        for i, frame in enumerate(_CLINICIAN_FRAMES):
+            for m in frame.finditer(text):
+                s, e = self._clinician(m, given, surnames, from_right=i == 0)
+                if e <= s or any(a < e and s < b for a, b in covered):
+                    continue
+                covered.append((s, e))
+                out.append(RecognizerResult("DOCTOR", s, e, self.score, {"recognizer_name": self.qualified_name}))
         return sorted(out, key=lambda r: r.start)
+
+    @staticmethod
+    def _clinician(m: re.Match, given: frozenset[str], surnames: frozenset[str], from_right: bool) -> tuple[int, int]:
+        """The name words of a clinician frame: the run of name-like words next to the credential
+        (``from_right``) or the role word; (0, 0) when there is none."""
+        words = list(re.finditer(r"\S+", m.group("n")))
+        if from_right:
+            words.reverse()
+        keep = []
+        for w in words:
+            tok = w.group(0)
+            f = tok.casefold().rstrip(".")
+            if len(f) == 1 and tok.endswith("."):  # an initial
+                keep.append(w)
+                continue
+            if f in _NOT_NAME or f in _FRAME_STOP or f in _CLINICIAN_STOP:
+                break
+            if not (f in given or f in surnames or _rare(tok)):
+                break
+            keep.append(w)
+        if from_right:
+            keep.reverse()
+        while keep and len(keep[-1].group(0).rstrip(".")) == 1:
+            keep.pop()  # a trailing initial is not a name
+        while keep and len(keep[0].group(0).rstrip(".")) == 1 and from_right and len(keep) == 1:
+            keep.pop()
+        if not keep:
+            return 0, 0
+        base = m.start("n")
+        return base + keep[0].start(), base + keep[-1].end()
 
     @staticmethod
     def _single(word: str, given: frozenset[str], surnames: frozenset[str], lexicon_only: bool) -> bool:
