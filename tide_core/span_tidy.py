@@ -4,7 +4,8 @@ Model spans sometimes run across a blank line ("Palmer\\n\\nSurrogate"), join tw
 ("Parker and MASON, AMANDA") or carry list punctuation ("-- WARD, YURI").  Under the annotation
 conventions no span crosses a newline and each person is a span of its own, so spans are split
 at newlines (all labels) and at " and " / " & " / " / " (people), trimmed of punctuation that is
-never part of a value, and dropped when no letter or digit is left.
+never part of a value, and dropped when no letter or digit is left (for people: no letter, since
+a name without letters cannot be replaced by a name surrogate and would quarantine the note).
 
 The step is ``tide.tidy@VERSION``; :data:`STEP` exposes it (``qualified_name``, ``config()``) to
 the recognition fingerprint, so cached spans are recomputed when these rules change.  Bump
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 from tide_core.spans import Span
 
 NAME = "tide.tidy"
-VERSION = "1"
+VERSION = "2"
 
 PERSON = frozenset({"PATIENT", "DOCTOR"})
 _PERSON_SPLIT = re.compile(r"\s+(?:and|AND|&)\s+|\s*/\s*")
@@ -62,6 +63,7 @@ class TidyStep:
             "lead": _LEAD,
             "trail": _TRAIL,
             "keeps_lead": sorted(_KEEPS_LEAD),
+            "person_needs_letter": True,
         }
 
     def __repr__(self) -> str:
@@ -80,6 +82,7 @@ def tidy_spans(text: str, spans: Sequence[Span]) -> list[Span]:
                 a += 1
             while b > a and (text[b - 1].isspace() or text[b - 1] in _TRAIL):
                 b -= 1
-            if b > a and any(ch.isalnum() for ch in text[a:b]):
+            keep = str.isalpha if s.label in PERSON else str.isalnum
+            if b > a and any(keep(ch) for ch in text[a:b]):
                 out.append(s if (a, b) == (s.start, s.end) else Span(s.note_id, a, b, s.label, s.score, s.recognizer))
     return out

@@ -29,11 +29,11 @@ from tide_core.spans import RecognizerResult
 COMMON_ZIPF = 4.5
 _WORD = r"[A-Z][a-z'\u2019]+(?:-[A-Z][a-z'\u2019]+)?|[A-Z]['\u2019]?[A-Z]+(?:-[A-Z]+)?"
 _RUN = re.compile(
-    rf"(?<![\w.'\u2019-])(?P<a>{_WORD})(?:[ \t]+(?P<mid>[A-Z]\.?|{_WORD}))?[ \t]+(?P<b>{_WORD})"
+    rf"(?<![\w.'\u2019-])(?P<a>{_WORD})(?: {{1,2}}(?P<mid>[A-Z]\.?|{_WORD}))? {{1,2}}(?P<b>{_WORD})"
     rf"(?![\w'\u2019-])"
 )
 _INVERTED = re.compile(
-    rf"(?<![\w.'\u2019-])(?P<b>{_WORD}),[ \t]*(?P<a>{_WORD})(?:[ \t]+(?P<mid>[A-Z]\.?))?"
+    rf"(?<![\w.'\u2019-])(?P<b>{_WORD}), {{0,2}}(?P<a>{_WORD})(?: {{1,2}}(?P<mid>[A-Z]\.?))?"
     rf"(?![\w'\u2019-])"
 )
 _ANY = r"[A-Za-z][a-z'\u2019]+(?:-[A-Za-z][a-z'\u2019]+)?|[A-Z]{2,}(?:-[A-Z]+)?"
@@ -108,6 +108,19 @@ def _zipf() -> dict[str, float]:
     return wordfreq.get_frequency_dict("en")
 
 
+def _is_place(surface: str) -> bool:
+    """A real place name ("Coral Gables", "Indiana"): left to the place recognizer."""
+    from tide_core.recognizers.places import _fold, load_place_names
+
+    return _fold(surface).lower() in load_place_names().tiers or surface.casefold() in _US_STATES
+
+
+_US_STATES = frozenset("""alabama alaska arizona arkansas california colorado connecticut delaware florida georgia hawaii
+idaho illinois indiana iowa kansas kentucky louisiana maine maryland massachusetts michigan minnesota mississippi
+missouri montana nebraska nevada ohio oklahoma oregon pennsylvania tennessee texas utah vermont virginia washington
+wisconsin wyoming""".split())
+
+
 def _rare(word: str) -> bool:
     """Rare in English (Zipf < 3): "Falkenrath" yes, "reviewed" no."""
     f = _zipf().get(word.casefold(), 0.0)
@@ -149,7 +162,7 @@ class PersonNameRecognizer(TideRecognizer):
             if m.start() < taken:
                 continue
             a, b = m.group("a"), m.group("b")
-            if not self._is_name(a, b, m.group("mid"), given, surnames):
+            if not self._is_name(a, b, m.group("mid"), given, surnames, m.re is _INVERTED) or _is_place(m.group(0)):
                 continue
             out.append(
                 RecognizerResult("PATIENT", m.start(), m.end(), self.score, {"recognizer_name": self.qualified_name})
@@ -234,10 +247,13 @@ class PersonNameRecognizer(TideRecognizer):
         return _zipf().get(f, 0.0) < 1e-7
 
     @staticmethod
-    def _is_name(a: str, b: str, mid: str | None, given: frozenset[str], surnames: frozenset[str]) -> bool:
+    def _is_name(a: str, b: str, mid: str | None, given: frozenset[str], surnames: frozenset[str],
+                 inverted: bool = False) -> bool:
         fa, fb = a.casefold(), b.casefold()
         if fa not in given or fa in _NOT_NAME or fb in _NOT_NAME:
             return False
+        if inverted and (_is_place(a) or not (fb in surnames or _rare(b))):
+            return False             # "Logansport, Indiana" is a town and a state, not "Surname, Given"
         if mid and len(mid.rstrip(".")) > 1 and (mid.casefold() in _NOT_NAME or _common(mid)):
             return False
         if _common(a) and _common(b):

@@ -32,7 +32,7 @@ CORPUS_SOURCES = ("tide_core.synth.compose.generate_mixed_training_corpus", "tid
 
 @dataclass(frozen=True)
 class DefaultRecipe:
-    n_notes: int = 5000
+    n_notes: int = 3200
     corpus_seed: int = 2026
     corpus: dict = field(default_factory=lambda: dict(DEFAULT_CORPUS))
     config: TrainConfig = field(
