@@ -93,6 +93,6 @@ def test_tidy_drops_person_spans_without_letters_but_keeps_numeric_values():
     from tide_core.span_tidy import tidy_spans
 
     text = "Signed 33709. MRN 33709."
-    person = Span("n", 7, 13, "DOCTOR", 0.9, "m@1")      # "33709." as a name: no surrogate possible
-    ident = Span("n", 18, 23, "ID", 0.9, "m@1")          # the same digits as an identifier stay
+    person = Span("n", 7, 13, "DOCTOR", 0.9, "m@1")  # "33709." as a name: no surrogate possible
+    ident = Span("n", 18, 23, "ID", 0.9, "m@1")  # the same digits as an identifier stay
     assert tidy_spans(text, [person, ident]) == [ident]

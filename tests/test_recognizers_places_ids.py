@@ -238,7 +238,13 @@ def test_role_words_without_a_name(text):
     assert NAMES.analyze(text) == []
 
 
-@pytest.mark.parametrize("text", ["the year in Logansport, Indiana and fly", "73 School St.\nGlendale,  Arizona  75865",
-                                  "He moved here from Coral Gables in 2012"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the year in Logansport, Indiana and fly",
+        "73 School St.\nGlendale,  Arizona  75865",
+        "He moved here from Coral Gables in 2012",
+    ],
+)
 def test_town_state_pairs_and_places_are_not_people(text):
     assert NAMES.analyze(text) == []

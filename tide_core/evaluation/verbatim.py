@@ -2,15 +2,16 @@
 
 Span recall says whether a prediction lined up with a gold span; what a reader of the release
 sees is the text after the anonymizer ran on the predictions.  :func:`surviving_surfaces`
-anonymizes every document with the predicted spans (one fixed benchmark key) and counts the
+anonymizes every document with the predicted spans (one benchmark key) and counts the
 gold surfaces that survive: a gold span no predicted span touches (its text is released where
 it stood), or a surface of four or more characters that still occurs, as a whole word, anywhere
 in that document's released text (a surrogate or a missed second mention can carry it).
 Shorter surfaces (ages, initials) and bare four-digit numbers (years) are only counted where
 they stood: "93" would otherwise be found in every "SpO2 93%", and a year inside another,
-correctly shifted date of the same year is not a leak of that year's mention.  Two exemptions follow the release rules rather than the recognizers: ages of
-89 or less are kept on purpose (HIPAA Safe Harbor aggregates only ages over 89), so gold AGE
-spans whose value is <= 89 are not counted; and professions are not PHI, so they are not gold.
+correctly shifted date of the same year is not a leak of that year's mention.  Two exemptions
+follow the release rules rather than the recognizers: ages of 89 or less are kept on purpose
+(HIPAA Safe Harbor aggregates only ages over 89), so gold AGE spans whose value is <= 89 are not
+counted; and professions are not PHI, so they are not gold.
 
 A document the anonymizer refuses (a coded ``AnonymizationError``: the engine quarantines it)
 releases nothing; it is counted in ``quarantined`` and none of its surfaces survive.
@@ -91,7 +92,8 @@ def surviving_surfaces(
             if not released:
                 continue
             untouched = not any(p.start < s.end and s.start < p.end for p in pred)
-            elsewhere = (len(surface) >= 5 or not surface.isdigit()) and len(surface) >= 4 and re.search(r"(?<!\w)" + re.escape(surface) + r"(?!\w)", released)
+            searchable = len(surface) >= 5 or (len(surface) == 4 and not surface.isdigit())
+            elsewhere = searchable and re.search(r"(?<!\w)" + re.escape(surface) + r"(?!\w)", released)
             if untouched or elsewhere:
                 res.n_verbatim[s.label] = res.n_verbatim.get(s.label, 0) + 1
     return res

@@ -115,10 +115,12 @@ def _is_place(surface: str) -> bool:
     return _fold(surface).lower() in load_place_names().tiers or surface.casefold() in _US_STATES
 
 
-_US_STATES = frozenset("""alabama alaska arizona arkansas california colorado connecticut delaware florida georgia hawaii
-idaho illinois indiana iowa kansas kentucky louisiana maine maryland massachusetts michigan minnesota mississippi
+_US_STATES = frozenset(
+    """alabama alaska arizona arkansas california colorado connecticut delaware florida georgia
+hawaii idaho illinois indiana iowa kansas kentucky louisiana maine maryland massachusetts michigan minnesota mississippi
 missouri montana nebraska nevada ohio oklahoma oregon pennsylvania tennessee texas utah vermont virginia washington
-wisconsin wyoming""".split())
+wisconsin wyoming""".split()
+)
 
 
 def _rare(word: str) -> bool:
@@ -247,13 +249,14 @@ class PersonNameRecognizer(TideRecognizer):
         return _zipf().get(f, 0.0) < 1e-7
 
     @staticmethod
-    def _is_name(a: str, b: str, mid: str | None, given: frozenset[str], surnames: frozenset[str],
-                 inverted: bool = False) -> bool:
+    def _is_name(
+        a: str, b: str, mid: str | None, given: frozenset[str], surnames: frozenset[str], inverted: bool = False
+    ) -> bool:
         fa, fb = a.casefold(), b.casefold()
         if fa not in given or fa in _NOT_NAME or fb in _NOT_NAME:
             return False
         if inverted and (_is_place(a) or not (fb in surnames or _rare(b))):
-            return False             # "Logansport, Indiana" is a town and a state, not "Surname, Given"
+            return False  # "Logansport, Indiana" is a town and a state, not "Surname, Given"
         if mid and len(mid.rstrip(".")) > 1 and (mid.casefold() in _NOT_NAME or _common(mid)):
             return False
         if _common(a) and _common(b):
