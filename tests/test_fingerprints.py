@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pyarrow as pa
 import pytest
 
-from tide_core import propagate, span_tidy
+from tide_core import person_roles, propagate, span_tidy
 from tide_core.cli.cmd_demo import load_demo
 from tide_core.config import TideConfig, rules_specs
 from tide_core.engine.recognition import note_steps, recognition_fingerprint
@@ -106,12 +106,12 @@ def test_helper_is_canonical_16_hex():
 
 def test_every_step_after_the_recognizers_is_a_versioned_step():
     steps = note_steps()
-    assert [s.qualified_name for s in steps] == ["tide.tidy@1", "tide.resolve@1", "tide.propagate@1"]
+    assert [s.qualified_name for s in steps] == ["tide.tidy@2", "tide.resolve@1", "tide.roles@1", "tide.propagate@1"]
     for s in steps:
         assert isinstance(s, Step)
         assert HEX16.fullmatch(step_fingerprint(s))
     assert note_steps({"min_score": {"ID": 0.5}})[1] == ResolutionPolicy(min_score={"ID": 0.5})
-    assert note_steps()[2] is propagate.DEFAULT_POLICY
+    assert note_steps()[3] is propagate.DEFAULT_POLICY
 
 
 def test_recognizer_fingerprint_is_its_step_fingerprint(study):
@@ -172,7 +172,7 @@ def test_resolution_version_changes_the_fingerprint(study, monkeypatch):
 @pytest.mark.parametrize(
     "change",
     [
-        ("VERSION", "2"),
+        ("VERSION", "3"),
         ("_TRAIL", span_tidy._TRAIL + "."),
         ("_LEAD", span_tidy._LEAD.replace(":", "")),
         ("_KEEPS_LEAD", span_tidy._KEEPS_LEAD | {"ID"}),
@@ -199,6 +199,17 @@ def test_tidy_changes_the_fingerprint_and_miss_the_cache(study, monkeypatch, cha
 def test_propagation_changes_the_fingerprint_and_miss_the_cache(study, monkeypatch, change):
     _baseline(study)
     monkeypatch.setattr(propagate, *change)
+    _assert_recomputed(study)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [("VERSION", "2"), ("_STAFF_AFTER", re.compile(r"^,\s*MD\b")), ("_PRIVATE_BEFORE", re.compile(r"\bMr\.?\s*$"))],
+    ids=lambda c: c[0],
+)
+def test_roles_change_the_fingerprint_and_miss_the_cache(study, monkeypatch, change):
+    _baseline(study)
+    monkeypatch.setattr(person_roles, *change)
     _assert_recomputed(study)
 
 

@@ -96,3 +96,13 @@ def test_tidy_drops_person_spans_without_letters_but_keeps_numeric_values():
     person = Span("n", 7, 13, "DOCTOR", 0.9, "m@1")  # "33709." as a name: no surrogate possible
     ident = Span("n", 18, 23, "ID", 0.9, "m@1")  # the same digits as an identifier stay
     assert tidy_spans(text, [person, ident]) == [ident]
+
+
+def test_tidy_trims_ages_to_digits_and_drops_phone_stubs():
+    from tide_core.span_tidy import tidy_spans
+
+    text = "Mr. Rosenthal, 39M, call +1\n402 636 1003"
+    age = Span("n", 15, 18, "AGE", 0.9, "m@1")
+    phone = Span("n", 25, 40, "PHONE", 0.9, "m@1")
+    got = [(text[s.start : s.end], s.label) for s in tidy_spans(text, [age, phone])]
+    assert got == [("39", "AGE"), ("402 636 1003", "PHONE")]

@@ -247,3 +247,15 @@ def test_distances_are_not_street_lines(text):
     from tide_core.recognizers.registry import create
 
     assert [r for r in create({"name": "tide.regex"}).analyze(text) if r.entity_type == "LOCATION"] == []
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Fax 2727451019\nportal.lachancewing.co.uk/portal\n", ["portal.lachancewing.co.uk/portal"]),
+        ("see www.example.de now", ["www.example.de"]),
+        ("Na 140; pt.in bed; e.g. at 5 p.m.", []),  # English words after a dot are not top-level domains
+    ],
+)
+def test_country_domains(text, expected):
+    assert [text[r.start : r.end] for r in REC.analyze(text) if r.entity_type == "URL"] == expected

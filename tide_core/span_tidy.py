@@ -6,6 +6,8 @@ conventions no span crosses a newline and each person is a span of its own, so s
 at newlines (all labels) and at " and " / " & " / " / " (people), trimmed of punctuation that is
 never part of a value, and dropped when no letter or digit is left (for people: no letter, since
 a name without letters cannot be replaced by a name surrogate and would quarantine the note).
+AGE spans are trimmed to their digits ("39M" -> "39") and a PHONE piece with fewer than three
+digits (the "+1" a line break left behind) is dropped, for the same reason.
 
 The step is ``tide.tidy@VERSION``; :data:`STEP` exposes it (``qualified_name``, ``config()``) to
 the recognition fingerprint, so cached spans are recomputed when these rules change.  Bump
@@ -64,6 +66,8 @@ class TidyStep:
             "trail": _TRAIL,
             "keeps_lead": sorted(_KEEPS_LEAD),
             "person_needs_letter": True,
+            "age_digits_only": True,
+            "phone_min_digits": 3,
         }
 
     def __repr__(self) -> str:
@@ -82,6 +86,13 @@ def tidy_spans(text: str, spans: Sequence[Span]) -> list[Span]:
                 a += 1
             while b > a and (text[b - 1].isspace() or text[b - 1] in _TRAIL):
                 b -= 1
+            if s.label == "AGE":  # "39M", "67yo": the age is the digits (annotation convention)
+                while a < b and not text[a].isdigit():
+                    a += 1
+                while b > a and not text[b - 1].isdigit():
+                    b -= 1
+            if s.label == "PHONE" and sum(ch.isdigit() for ch in text[a:b]) < 3:
+                continue  # "+1" left on the line above a wrapped number: not a phone number by itself
             keep = str.isalpha if s.label in PERSON else str.isalnum
             if b > a and any(keep(ch) for ch in text[a:b]):
                 out.append(s if (a, b) == (s.start, s.end) else Span(s.note_id, a, b, s.label, s.score, s.recognizer))

@@ -257,15 +257,17 @@ def finish_note(
     """
     if failure is not None:
         return [], NoteRecognition(note_id, "failed", 0, failure.code, failure.error)
+    from tide_core.person_roles import assign_roles
     from tide_core.propagate import propagate_spans
     from tide_core.resolve import resolve_spans
     from tide_core.span_tidy import tidy_spans
 
-    _, resolution, propagation = note_steps(policy)  # the steps recognition_fingerprint covers
+    _, resolution, _, propagation = note_steps(policy)  # the steps recognition_fingerprint covers
     if text is not None:  # split at line breaks, trim list punctuation, drop spans with no letter or digit
         spans = tidy_spans(text, spans)
     resolved = resolve_spans(spans, resolution)
     if text is not None:
+        resolved = assign_roles(text, resolved)  # PATIENT/DOCTOR from evidence pooled per person
         resolved = propagate_spans(text, resolved, propagation)
     return resolved, NoteRecognition(note_id, "ok", len(resolved))
 
@@ -335,22 +337,23 @@ def _check_unique(notes: Sequence[Note]) -> None:
         seen.add(n.note_id)
 
 
-def note_steps(policy: Any = None) -> tuple[Any, Any, Any]:
+def note_steps(policy: Any = None) -> tuple[Any, Any, Any, Any]:
     """The output-changing steps after the recognizers, in the order :func:`finish_note` runs
-    them: span tidying, resolution under ``policy`` (``None`` is ``ResolutionPolicy()``), within-note
-    propagation.  Each is a ``tide_core.fingerprint.Step``."""
-    from tide_core import propagate, span_tidy
+    them: span tidying, resolution under ``policy`` (``None`` is ``ResolutionPolicy()``), person
+    roles, within-note propagation.  Each is a ``tide_core.fingerprint.Step``."""
+    from tide_core import person_roles, propagate, span_tidy
     from tide_core.resolve import ResolutionPolicy
 
     policy = as_policy(policy)
-    return span_tidy.STEP, (ResolutionPolicy() if policy is None else policy), propagate.DEFAULT_POLICY
+    resolution = ResolutionPolicy() if policy is None else policy
+    return span_tidy.STEP, resolution, person_roles.STEP, propagate.DEFAULT_POLICY
 
 
 def recognition_fingerprint(recognizers: Sequence[Any], policy: Any = None) -> str:
     """16 hex digits over everything that decides recognition output, through one helper
     (``tide_core.fingerprint``): every recognizer's ``fingerprint()`` (its ``name@version`` and
     ``config()``) in order, then the fingerprints of :func:`note_steps` (``tide.tidy``,
-    ``tide.resolve`` with the policy's ``config()``, ``tide.propagate``) in order.
+    ``tide.resolve`` with the policy's ``config()``, ``tide.roles``, ``tide.propagate``) in order.
 
     It never depends on batch sizes, worker counts or the executor, so local and Ray runs share
     cache entries.  A new output-changing step must be added to :func:`note_steps`.

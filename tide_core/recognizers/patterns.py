@@ -403,7 +403,9 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,})(?![\w@])", "EMAIL", 0.95),
     PhiPattern("url_scheme", r"(?P<phi>(?i:https?|ftp)://[^\s<>\"'()\[\]]+|(?<![\w.@])(?i:www)\.[^\s<>\"'()\[\]]+)",
                "URL", 0.9, trim=".,;:!?"),
-    PhiPattern("url_domain", r"(?<![\w.@/-])(?P<phi>[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*\.(?i:com|org|net|edu|gov|io|us|info|health|care)"
+    PhiPattern("url_domain", r"(?<![\w.@/-])(?P<phi>[A-Za-z0-9][A-Za-z0-9-]*(?:\.[A-Za-z0-9-]+)*\.(?i:com|org|net|edu|gov|io|us|info|health|care|"
+               r"co\.uk|org\.uk|nhs\.uk|ac\.uk|com\.au|org\.au|co\.nz|co\.in|com\.br|com\.mx|co\.jp|co\.za|"
+               r"uk|ca|au|de|fr|nl|ie|nz|ch|se|dk|fi|pl|mx|br|jp|za|eu|biz|app|online|site|clinic)"
                r"(?:/[^\s<>\"'()]*)?)(?![\w@])", "URL", 0.7, trim=".,;:!?"),
     PhiPattern("ipv4", r"(?<![\d.])(?P<phi>(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})"
                r"(?![\d]|\.\d)", "URL", 0.85),
