@@ -42,6 +42,7 @@ RECOGNIZER_OPTIONS = {
     "tide.org_heads": {"max_words": 4},
     "tide.gazetteer": {"score": 0.91},
     "tide.known_phi": {"score": 0.96},
+    "tide.names": {"score": 0.61},
 }
 RULES = [s["name"] for s in rules_specs()]
 
