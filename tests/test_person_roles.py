@@ -31,12 +31,13 @@ def test_a_relation_word_makes_a_private_person():
 
 
 def test_no_evidence_keeps_the_recognizer_label_in_a_clinical_note():
-    text = "Discharge plan reviewed. Follow up with Noor Falkenrath in 2 weeks."
+    text = "Discharge plan reviewed with Dr. Ames. Follow up with Noor Falkenrath in 2 weeks."
     assert _labels(text, _spans(text, ("Noor Falkenrath", "DOCTOR"))) == [("Noor Falkenrath", "DOCTOR")]
 
 
 def test_a_message_between_private_persons_has_no_clinician_without_evidence():
-    text = "hey, the package came today.\nBest,\nTheodora"
+    # no clinician is named anywhere: a DOCTOR label without evidence becomes PATIENT
+    text = "the package came today, see you at the discharge plan meeting.\n\nTheodora"
     assert _labels(text, _spans(text, ("Theodora", "DOCTOR"))) == [("Theodora", "PATIENT")]
 
 
@@ -44,3 +45,9 @@ def test_conflicting_evidence_keeps_the_label_and_other_labels_are_untouched():
     text = "Mr. Okafor called Dr. Okafor about MRN 12345678."
     spans = _spans(text, ("Okafor", "PATIENT"), ("Okafor", "DOCTOR"), ("12345678", "ID"))
     assert _labels(text, spans) == [("Okafor", "PATIENT"), ("Okafor", "DOCTOR"), ("12345678", "ID")]
+
+
+def test_two_people_sharing_a_surname_are_not_pooled():
+    text = "Her sister Anna Okafor called.\nSigned: Ben Okafor, MD\ncc: Anna Okafor"
+    spans = _spans(text, ("Anna Okafor", "DOCTOR"), ("Ben Okafor", "DOCTOR"), ("Anna Okafor", "DOCTOR"))
+    assert [lab for _, lab in _labels(text, spans)] == ["PATIENT", "DOCTOR", "PATIENT"]

@@ -106,3 +106,13 @@ def test_tidy_trims_ages_to_digits_and_drops_phone_stubs():
     phone = Span("n", 25, 40, "PHONE", 0.9, "m@1")
     got = [(text[s.start : s.end], s.label) for s in tidy_spans(text, [age, phone])]
     assert got == [("39", "AGE"), ("402 636 1003", "PHONE")]
+
+
+def test_tidy_trims_credentials_off_names():
+    from tide_core.span_tidy import tidy_spans
+
+    text = "| 98.6F | Hamish RN |\nBest,\nYusuf Schoenberg MB ChB MRCP\n"
+    a = text.index("Hamish")
+    b = text.index("Yusuf")
+    spans = [Span("n", a, a + 9, "PATIENT", 0.9, "m@1"), Span("n", b, b + 29, "PATIENT", 0.9, "m@1")]
+    assert [text[s.start:s.end] for s in tidy_spans(text, spans)] == ["Hamish", "Yusuf Schoenberg"]

@@ -248,3 +248,12 @@ def test_role_words_without_a_name(text):
 )
 def test_town_state_pairs_and_places_are_not_people(text):
     assert NAMES.analyze(text) == []
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("was in her usual state of health until 9/18", []),                    # "state of" is no organisation
+    ("outside Iron County. Works nights at Northway Software", ["Northway Software"]),   # a sentence ended
+    ("Pastor Tariq Fontaine of St. Jude Parish may help", ["St. Jude Parish"]),          # a person before "of"
+])
+def test_organisation_heads_stop_at_sentences_and_people(text, expected):
+    assert _found(ORG, text) == expected

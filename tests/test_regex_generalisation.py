@@ -105,12 +105,13 @@ def test_lower_case_ambiguous_months_need_a_date_signal():
 
 
 def test_weekday_and_time_make_month_day_a_date():
-    assert found("came back Wed 6/22.", "DATE") == ["Wed 6/22"]
-    assert found("came back 6/22.", "DATE") == []  # no weekday, no context
-    assert found("| 2/18 4:15 PM |", "DATE") == ["2/18 4:15 PM"]
-    assert found("| 2/18 |", "DATE") == []  # no time
-    assert found("| 2/18 1650 |", "DATE") == ["2/18 1650"]
-    assert found("| 2/18 1675 |", "DATE") == []  # not a clock time
+    # (a day of 13 or more is a date on its own: date_month_late_day; these use small days)
+    assert found("came back Wed 6/10.", "DATE") == ["Wed 6/10"]
+    assert found("came back 6/10.", "DATE") == []  # no weekday, no context
+    assert found("| 2/8 4:15 PM |", "DATE") == ["2/8 4:15 PM"]
+    assert found("| 2/8 |", "DATE") == []  # no time
+    assert found("| 2/8 1650 |", "DATE") == ["2/8 1650"]
+    assert found("| 2/8 1675 |", "DATE") == []  # not a clock time
 
 
 def test_full_month_name_takes_no_sentence_period():
@@ -259,3 +260,13 @@ def test_distances_are_not_street_lines(text):
 )
 def test_country_domains(text, expected):
     assert [text[r.start : r.end] for r in REC.analyze(text) if r.entity_type == "URL"] == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("pneumococcal 2022; COVID booster 09/18.", ["2022", "09/18"]),       # a day of 13+ needs no context
+    ("Second attempt 9/18 - spoke with her husband", ["9/18"]),
+    ("Stay: 4/14/2027-4/21/27 on 3 North", ["4/14/2027", "4/21/27"]),     # both ends of a hyphenated range
+    ("pain 4/10, strength 5/5, 2/6 murmur, 3/4 tab, MoCA 26/30, BP 120/80", []),   # scores and fractions
+])
+def test_bare_month_day_and_ranges(text, expected):
+    assert [text[r.start:r.end] for r in REC.analyze(text) if r.entity_type == "DATE"] == expected

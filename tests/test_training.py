@@ -256,7 +256,8 @@ def test_default_recipe_is_machine_independent():
     cfg = DEFAULT_RECIPE.config
     assert cfg.max_seconds is None and cfg.num_threads is None and cfg.expected_seconds
     d = DEFAULT_RECIPE.describe()
-    assert d["corpus"]["source"] == "tide_core.synth.generate_training_corpus"
+    assert d["corpus"]["source"] == "tide_core.synth.compose.generate_mixed_training_corpus"
+    assert d["corpus"]["compositional_share"] == 0.5 and d["corpus"]["compose_version"]
     assert d["corpus"]["n_notes"] == DEFAULT_RECIPE.n_notes and d["corpus"]["seed"] == DEFAULT_RECIPE.corpus_seed
     assert d["corpus"]["generator_version"] and d["config"]["max_seconds"] is None
     json.dumps(d)
@@ -295,7 +296,8 @@ def test_num_threads_none_uses_affinity_and_card_is_reproducible(tmp_path, monke
     assert card["settings"]["num_threads"] is None and card["settings"]["max_steps"] == 3
     assert card["recipe"]["n_notes"] == 12 and card["recipe"]["corpus_seed"] == DEFAULT_RECIPE.corpus_seed
     assert card["recipe"]["corpus"] == card["corpus"]
-    assert card["corpus"]["source"] == "tide_core.synth.generate_training_corpus" and card["corpus"]["n_notes"] == 12
+    assert card["corpus"]["source"] == "tide_core.synth.compose.generate_mixed_training_corpus"
+    assert card["corpus"]["n_notes"] == 12
     assert card["corpus"]["generator_version"]
     assert card["base_model"]["kind"] == "random-init" and card["base_model"]["tokenizer_version"]
     assert card["training"]["steps"] == card["training"]["planned_steps"] == 3

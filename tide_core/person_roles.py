@@ -12,8 +12,8 @@ resolution each person span is relabelled from evidence next to its mentions in 
 - private-person evidence: "Mr./Mrs./Ms." or a relation word right before a mention ("wife",
   "son", "neighbour", "my", "patient").
 
-Evidence is pooled per person over the note (a person is the set of mentions sharing a name
-token). A person with staff evidence and none of the other kind is DOCTOR; one with only private
+Evidence is pooled per person over the note (a person is the set of mentions of one name; a
+one-word mention joins the longer name it is part of when only one name in the note contains it). A person with staff evidence and none of the other kind is DOCTOR; one with only private
 evidence is PATIENT; a person with no evidence at all keeps the label the recognizers gave, except
 that a DOCTOR label needs *some* staff evidence in a note that has no clinical staff words at all
 (a message or letter between private persons).  Only the label changes, never the offsets.
@@ -37,7 +37,7 @@ _STAFF_BEFORE = re.compile(
     r"clinician|nurse|rn|lpn|cna|np|pa|md|pcp|therapist|pharmacist|social\s+worker|sw|lcsw|licsw|msw|chaplain|"
     r"case\s+manager|dietitian|midwife|radiologist|pathologist|anesthesiologist|consultant|consulting|referring|"
     r"ordering|signed(?:\s+out)?\s+by|signed|dictated\s+by|authored\s+by|reviewed\s+by|ordered\s+by|"
-    r"referred\s+(?:by|to)|seen\s+by|cc|m[ée]dico(?:\s+tratante)?|m[ée]decin|arzt)\.?)[\s:=\-|]*$"
+    r"referred\s+(?:by|to)|seen\s+by|m[ée]dico(?:\s+tratante)?|m[ée]decin|arzt)\.?)[\s:=\-|]*$"
 )
 _STAFF_AFTER = re.compile(
     r"^(?:,\s*|\s*\(\s*|\s+)(?i:m\.?d\.?|d\.?o\.?|rn|np|pa-c|pa|cnp|aprn|crna|dnp|pharmd|msw|lcsw|licsw|dpt|"
@@ -47,12 +47,13 @@ _PRIVATE_BEFORE = re.compile(
     r"(?i:\b(?:mr|mrs|ms|miss|mx|wife|husband|son|daughter|mother|father|mom|dad|brother|sister|spouse|partner|"
     r"friend|neighbou?r|roommate|coworker|co-worker|colleague|boyfriend|girlfriend|fianc[ée]e?|niece|nephew|aunt|"
     r"uncle|cousin|grand(?:mother|father|son|daughter)|guardian|caregiver|landlord|patient|pt|my|customer|"
-    r"passenger|member|client)\.?)[\s:,=\-]*$"
+    r"passenger|member|client|pastor|reverend|rev|regarding|re|this\s+is|from|hi|hello|hey|dear|thanks|"
+    r"best|cheers|regards|love)\.?)[\s:,=\-!]*$"
 )
-#: Words that show clinical staff take part in the note at all.
+#: A clinician is named somewhere in the note (a title or credential next to a capitalised word).
 _CLINICAL_NOTE = re.compile(
-    r"(?i:\b(?:dr\.?|md|rn|np|attending|resident|nurse|physician|provider|clinic|hospital|discharge|admission|"
-    r"assessment|plan|diagnosis|signed|dictated|pager|consult)\b)"
+    r"\b(?:Dr|DR|Doctor)\.?\s+[A-Z]|[A-Za-z],?\s+(?:MD|M\.D\.|DO|RN|NP|PA-C|LCSW|LICSW|MSW|PharmD)\b|"
+    r"(?i:\b(?:attending|physician|nurse|resident|provider|clinician)\b)"
 )
 _TOKEN = re.compile(r"[^\W\d_]{3,}")
 
@@ -103,14 +104,24 @@ def assign_roles(text: str, spans: Sequence[Span]) -> list[Span]:
             i = parent[i]
         return i
 
-    owner: dict[str, int] = {}
+    # a person: mentions with the same name (case-insensitive); a one-word mention ("Okafor") joins
+    # the longer name it is part of when exactly one name in the note contains it
+    by_name: dict[str, int] = {}
+    words: dict[int, list[str]] = {}
     for i in people:
-        for tok in _TOKEN.findall(text[spans[i].start : spans[i].end]):
-            key = tok.casefold()
-            if key in owner:
-                parent[find(i)] = find(owner[key])
-            else:
-                owner[key] = i
+        toks = [t.casefold() for t in _TOKEN.findall(text[spans[i].start : spans[i].end])]
+        words[i] = toks
+        key = " ".join(toks)
+        if key in by_name:
+            parent[find(i)] = find(by_name[key])
+        else:
+            by_name[key] = i
+    for i in people:
+        if len(words[i]) != 1:
+            continue
+        holders = {find(j) for j in people if len(words[j]) > 1 and words[i][0] in words[j]}
+        if len(holders) == 1:
+            parent[find(i)] = holders.pop()
     staff: dict[int, bool] = {}
     private: dict[int, bool] = {}
     for i in people:

@@ -31,6 +31,12 @@ _TRAIL = ",;:([{<|-\u2013\u2014"
 _KEEPS_LEAD = frozenset({"PHONE", "URL"})  # "(617) ...", "+1 ..." and similar stay whole
 
 
+#: Credentials a model sometimes takes into a name ("Hamish RN", "Yusuf Schoenberg MB ChB"): trimmed
+#: off, so the name is the span and the credential stays as evidence of the person's role.
+_CREDENTIAL_TAIL = re.compile(
+    r"(?:,?\s+(?:M\.?D\.?|D\.?O\.?|RN|LPN|CNA|NP|PA-C|PA|APRN|CRNA|DNP|PharmD|PhD|MSW|LCSW|LICSW|DPT|CNM|FNP|"
+    r"FACS|FACP|MBBS|MB|ChB|MRCP|FRCP|BSN|RD|RPh|RRT|SLP|OT|PT))+$"
+)
 _LINE_SPLIT = re.compile(r"\n")
 _PERSON_LINE_SPLIT = re.compile(r"\n|" + _PERSON_SPLIT.pattern)
 
@@ -68,6 +74,7 @@ class TidyStep:
             "person_needs_letter": True,
             "age_digits_only": True,
             "phone_min_digits": 3,
+            "credential_tail": _CREDENTIAL_TAIL.pattern,
         }
 
     def __repr__(self) -> str:
@@ -86,6 +93,10 @@ def tidy_spans(text: str, spans: Sequence[Span]) -> list[Span]:
                 a += 1
             while b > a and (text[b - 1].isspace() or text[b - 1] in _TRAIL):
                 b -= 1
+            if s.label in PERSON:
+                tail = _CREDENTIAL_TAIL.search(text, a, b)
+                if tail and tail.start() > a:
+                    b = tail.start()
             if s.label == "AGE":  # "39M", "67yo": the age is the digits (annotation convention)
                 while a < b and not text[a].isdigit():
                     a += 1

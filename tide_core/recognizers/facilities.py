@@ -40,7 +40,7 @@ medical office|health services|wellness center|treatment center|recovery center|
 #: Head words only trusted in title case or capitals ("the drug", "a wing" are everyday words).
 _TAIL_HEADS_CASED = "drug|drugs|wing|campus"
 #: Head words that start a facility name (other languages, and a few English forms).
-_LEAD_HEADS = """hospital general|hospital universitario|hospital regional|hospital civil|hospital de|hospital|
+_LEAD_HEADS = """hospital general|hospital universitario|hospital regional|hospital civil|hospital de|
 hôpital|hopital|hôpital général|centre hospitalier|clinique|clínica|clinica|ospedale|policlinico|presidio ospedaliero|
 klinikum|krankenhaus|universitätsklinikum|medisch centrum|ziekenhuis|centro médico|centro medico|centro de salud|
 sanatorio|szpital|spital|sjukhus|sykehus|hospice of|clinic of""".replace("\n", "")
@@ -79,6 +79,8 @@ DEPARTMENT OF PATIENT NAME DATE PLAN ASSESSMENT IMPRESSION FINDINGS ADDENDUM FOL
 IN AND THE FOR VIA""".split()
 )
 
+_CONNECTORS = _LINKS - {"st", "st.", "saint"}
+_ABBREVIATIONS = frozenset("st. mt. ft. dr. jr. sr. co. corp. inc. ltd. bros. n. s. e. w.".split())
 _TOKEN = r"[^\W\d_][\w'\u2019.\-]*|\d{1,3}[A-Za-z]?|&"
 _TOKEN_RE = re.compile(_TOKEN)
 
@@ -174,7 +176,12 @@ class HeadWordRecognizer(TideRecognizer):
             gap = chunk[t.end() : end_of_next]
             if gap.strip(" \t") not in ("",) or len(name) >= self.max_words:
                 break
-            if not _name_token_ok(t.group(0), case):
+            tok = t.group(0)
+            if tok.endswith(".") and tok.lower() not in _ABBREVIATIONS:
+                break  # a sentence ended: "Iron County. Works nights at ..."
+            if tok.lower() == "of" and sum(x.group(0).lower() not in _CONNECTORS for x in name) >= 2:
+                break  # "Tariq Fontaine of St. Jude Parish": the name is what follows "of"
+            if not _name_token_ok(tok, case):
                 break
             name.insert(0, t)
             end_of_next = t.start()
@@ -232,14 +239,14 @@ class FacilityRecognizer(HeadWordRecognizer):
     """Facility names (label HOSPITAL): "Millstone Valley Hospital", "Klinikum Schwabing"."""
 
     name = "tide.facilities"
-    version = "1"
+    version = "2"
     label = "HOSPITAL"
 
 
 #: Head words that end an employer, school, congregation or other organisation's name.
 _ORG_TAIL_HEADS = """software|systems|technologies|solutions|industries|manufacturing|construction|contractors|
-roofing|plumbing|electric|trucking|logistics|freight|staffing|paper mill|mill|mills|steel works|works|tool & die|
-tool and die|foundry|shipyard|factory|plant|brewery|winery|dairy|dairy farm|farm|farms|orchards|ranch|foods|
+roofing|plumbing|electric|trucking|logistics|freight|staffing|paper mill|mill|mills|steel works|tool & die|
+tool and die|foundry|shipyard|factory|brewery|winery|dairy|dairy farm|farm|farms|orchards|ranch|foods|
 grocery|market|supermarket|bakery|diner|restaurant|cafe|café|motel|hotel|inn|casino|salon|studio|agency|
 insurance|bank|credit union|bank and trust|company|co.|corp.|corporation|inc.|incorporated|llc|ltd|group|holdings|
 partners|associates|school|high school|middle school|elementary school|elementary|academy|college|
@@ -248,14 +255,14 @@ synagogue|fellowship|bible fellowship|ministries|ministry|congregation|islamic c
 community center|fire department|police department|sheriff's office|department of corrections|library|
 ymca|ywca|club|lodge|union|local|warehouse|distribution center|airlines|railroad|transit|motors|auto parts|
 auto body|landscaping|cleaning services|home care agency|temp agency""".replace("\n", "")
-_ORG_LEAD_HEADS = "temple|church of|university of|college of|bank of|city of|county of|state of|department of"
+_ORG_LEAD_HEADS = "temple|church of|university of|college of|bank of"
 
 
 class OrganisationHeadRecognizer(HeadWordRecognizer):
     """Employers, schools, congregations (label OTHER) by head word, in any casing."""
 
     name = "tide.org_heads"
-    version = "1"
+    version = "2"
     label = "OTHER"
     tail_re = re.compile(r"(?<![\w'])(?P<head>" + _heads_re(_ORG_TAIL_HEADS) + r")(?![\w])", re.IGNORECASE)
     tail_cased_re = None

@@ -34,7 +34,8 @@ _ABBREV = frozenset({"Co", "Corp", "Inc", "Ltd"})
 
 _FUNCTION = (
     r"(?:AND|OR|WAS|IS|ARE|WERE|HE|SHE|THEY|THE|FOR|TO|AT|OF|IN|ON|WITH|BY|AS|HIS|HER|THEIR|"
-    r"PROVIDED|GIVEN|WORKS|WORKED|ENROLLED|ATTENDS|FROM|SHIFT|RETIRED|EMPLOYEE|JOB|LETTER|EXCUSE)"
+    r"PROVIDED|GIVEN|WORKS|WORKED|ENROLLED|ATTENDS|FROM|SHIFT|RETIRED|EMPLOYEE|JOB|LETTER|EXCUSE|"
+    r"MY|YOUR|OUR|ITS|NEW|NO|ANY|TRAVEL|UNIT)"
 )
 _WORD = (
     r"(?:[A-Z][a-z'\u2019]+(?:[A-Z][a-z]+)?(?:-[A-Z]?[a-z]+)?|"
@@ -94,7 +95,7 @@ _FACILITY = re.compile(
 
 class OrganisationRecognizer(TideRecognizer):
     name = "tide.org"
-    version = "1"
+    version = "2"
     supported_entities = ("OTHER",)
 
     def __init__(self, score_suffix: float = 0.7, score_cue: float = 0.75):

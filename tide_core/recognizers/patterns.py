@@ -362,6 +362,15 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     PhiPattern("date_month_day_numeric", NL + r"(?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + ")" + NR, "DATE", 0.5,
                context=DATE_CONTEXT, context_score=0.8, requires_context=True, chain=True, window=20, validator="month_day",
                exclude_after=_RATIO_AFTER, exclude_before=_SCORE_BEFORE),
+    # m/d with no context word when the day cannot be a score's denominator ("COVID booster 09/18")
+    PhiPattern("date_month_late_day", NL + r"(?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + ")" + NR, "DATE", 0.55,
+               validator="month_late_day", exclude_after=_RATIO_AFTER, exclude_before=_SCORE_BEFORE),
+    # the first date of a range written with a hyphen (NR refuses a digit after "-")
+    PhiPattern("date_range_first", NL + r"(?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + r"/(?:" + YEAR4 + r"|\d{2}))"
+               r"(?=-\d{1,2}/\d)", "DATE", 0.8, validator="date_mdy"),
+    # the second date of a range written with a hyphen ("4/14/2027-4/21/27")
+    PhiPattern("date_range_second", r"(?<=\d-)(?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + r"/(?:" + YEAR4 + r"|\d{2}))" + NR,
+               "DATE", 0.8, validator="date_mdy"),
     PhiPattern("date_year_in_context",
                r"\b(?i:in|since|during|until|till|circa|ca\.|year|early|late|mid-?|summer|winter|spring|fall|given|dx|"
                r"tdap|influenza|flu|tetanus|pneumococcal|booster|vaccine|vaccinated|shingrix|zoster|covid|"

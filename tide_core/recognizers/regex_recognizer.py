@@ -89,6 +89,13 @@ def _valid_month_day(m: re.Match, s: int, e: int, text: str) -> bool:
     return md is not None and _day_fits(int(md.group(1)), int(md.group(2)))
 
 
+def _valid_month_late_day(m: re.Match, s: int, e: int, text: str) -> bool:
+    """m/d with a day of 13 or more: no score, fraction or ratio is written that way ("4/10 pain",
+    "5/5 strength", "2/6 murmur" all have small second numbers)."""
+    md = re.search(r"(\d{1,2})/(\d{1,2})", text[s:e])
+    return md is not None and int(md.group(2)) >= 13 and _day_fits(int(md.group(1)), int(md.group(2)))
+
+
 def _valid_id_token(m: re.Match, s: int, e: int, text: str) -> bool:
     token = text[s:e]
     if sum(c.isdigit() for c in token) < 2:
@@ -178,6 +185,7 @@ VALIDATORS: dict[str, Callable[[re.Match, int, int, str], bool]] = {
     "age": _valid_age,
     "state_name": _valid_state_name,
     "month_day": _valid_month_day,
+    "month_late_day": _valid_month_late_day,
     "initials": _valid_initials,
     "two_tokens": _valid_two_tokens,
     "city_not_after_name": _valid_city_not_after_name,
