@@ -115,4 +115,4 @@ def test_tidy_trims_credentials_off_names():
     a = text.index("Hamish")
     b = text.index("Yusuf")
     spans = [Span("n", a, a + 9, "PATIENT", 0.9, "m@1"), Span("n", b, b + 29, "PATIENT", 0.9, "m@1")]
-    assert [text[s.start:s.end] for s in tidy_spans(text, spans)] == ["Hamish", "Yusuf Schoenberg"]
+    assert [text[s.start : s.end] for s in tidy_spans(text, spans)] == ["Hamish", "Yusuf Schoenberg"]

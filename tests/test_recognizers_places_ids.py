@@ -250,10 +250,30 @@ def test_town_state_pairs_and_places_are_not_people(text):
     assert NAMES.analyze(text) == []
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("was in her usual state of health until 9/18", []),                    # "state of" is no organisation
-    ("outside Iron County. Works nights at Northway Software", ["Northway Software"]),   # a sentence ended
-    ("Pastor Tariq Fontaine of St. Jude Parish may help", ["St. Jude Parish"]),          # a person before "of"
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("was in her usual state of health until 9/18", []),  # "state of" is no organisation
+        ("outside Iron County. Works nights at Northway Software", ["Northway Software"]),  # a sentence ended
+        ("Pastor Tariq Fontaine of St. Jude Parish may help", ["St. Jude Parish"]),  # a person before "of"
+    ],
+)
 def test_organisation_heads_stop_at_sentences_and_people(text, expected):
     assert _found(ORG, text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Freeman Foods. I'm Seraphina, aged 82, originally", ["Seraphina"]),  # self-introduction
+        ("blocked at 5:21 am.\nHandled by Chloe (Tier 2)\n", ["Chloe"]),  # support agent
+        ("[2024-01-14 15:15] SERAPHINA: SHE TURNS 35", ["SERAPHINA"]),  # a speaker in capitals
+    ],
+)
+def test_message_frames_for_single_names(text, expected):
+    assert _found(NAMES, text) == expected
+
+
+@pytest.mark.parametrize("text", ["went to Boston, then home", "I'm sorry, I am tired. It's fine."])
+def test_message_frames_do_not_take_places_or_words(text):
+    assert _found(NAMES, text) == []

@@ -262,11 +262,14 @@ def test_country_domains(text, expected):
     assert [text[r.start : r.end] for r in REC.analyze(text) if r.entity_type == "URL"] == expected
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("pneumococcal 2022; COVID booster 09/18.", ["2022", "09/18"]),       # a day of 13+ needs no context
-    ("Second attempt 9/18 - spoke with her husband", ["9/18"]),
-    ("Stay: 4/14/2027-4/21/27 on 3 North", ["4/14/2027", "4/21/27"]),     # both ends of a hyphenated range
-    ("pain 4/10, strength 5/5, 2/6 murmur, 3/4 tab, MoCA 26/30, BP 120/80", []),   # scores and fractions
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("pneumococcal 2022; COVID booster 09/18.", ["2022", "09/18"]),  # a day of 13+ needs no context
+        ("Second attempt 9/18 - spoke with her husband", ["9/18"]),
+        ("Stay: 4/14/2027-4/21/27 on 3 North", ["4/14/2027", "4/21/27"]),  # both ends of a hyphenated range
+        ("pain 4/10, strength 5/5, 2/6 murmur, 3/4 tab, MoCA 26/30, BP 120/80", []),  # scores and fractions
+    ],
+)
 def test_bare_month_day_and_ranges(text, expected):
-    assert [text[r.start:r.end] for r in REC.analyze(text) if r.entity_type == "DATE"] == expected
+    assert [text[r.start : r.end] for r in REC.analyze(text) if r.entity_type == "DATE"] == expected

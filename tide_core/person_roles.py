@@ -13,10 +13,11 @@ resolution each person span is relabelled from evidence next to its mentions in 
   "son", "neighbour", "my", "patient").
 
 Evidence is pooled per person over the note (a person is the set of mentions of one name; a
-one-word mention joins the longer name it is part of when only one name in the note contains it). A person with staff evidence and none of the other kind is DOCTOR; one with only private
-evidence is PATIENT; a person with no evidence at all keeps the label the recognizers gave, except
-that a DOCTOR label needs *some* staff evidence in a note that has no clinical staff words at all
-(a message or letter between private persons).  Only the label changes, never the offsets.
+one-word mention joins the longer name it is part of when only one name in the note contains it).
+A person with staff evidence and none of the other kind is DOCTOR; one with only private evidence
+is PATIENT; a person with no evidence at all keeps the label the recognizers gave, except that a
+DOCTOR label becomes PATIENT in a note that names no clinician at all (no "Dr. X", no "X, MD", no
+role word: a message or letter between private persons).  Only the label changes, never offsets.
 
 The step is ``tide.roles@VERSION`` (:data:`STEP`), part of the recognition fingerprint.
 """

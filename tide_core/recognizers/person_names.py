@@ -51,11 +51,17 @@ _FRAMES = (
         rf"Respectfully|Yours|XOXO|xo)[,!.]?[ \t]*\n+|(?m:^)[ \t]*(?:--|\u2014|-|~)[ \t]*)(?P<n>{_ANY})"
         rf"(?=[ \t]*(?:,|\n|$))"
     ),
+    # self-introductions: "I'm Seraphina, aged 82", "this is Dmitri", "my name is Ana"
+    re.compile(rf"\b(?i:i'm|i\u2019m|i am|this is|my name is|my name's|it's)[ \t]+(?P<n>{_ANY})(?=[ \t]*[,.!;:\n(]|$)"),
     re.compile(
         rf"\b(?i:emergency contact|contact|next of kin|nok|caller|called by|spoke with|from|to|cc|name|"
-        rf"sender|recipient|guardian|parent|spouse)[ \t]*[:=\t][ \t]*(?P<n>{_ANY})(?=[ \t]*(?:[,;<(\n+\d]|$))"
+        rf"sender|recipient|guardian|parent|spouse|agent|passenger|customer|rep|"
+        rf"representative)[ \t]*(?:[:=\t]|--?|\u2014)[ \t]*(?P<n>{_ANY})(?=[ \t]*(?:[,;<(\n+\d]|$))"
     ),
+    re.compile(rf"\b(?i:handled by|assigned to|answered by|taken by)[ \t]+(?P<n>{_ANY})(?=[ \t]*(?:[,;<(\n.]|$))"),
 )
+#: Frames from this index on are labelled fields: only known names count there.
+_LEXICON_FRAMES_FROM = 4
 _CRED = (
     r"(?:m\.?d\.?|d\.?o\.?|rn|np|pa-c|pa|cnp|aprn|crna|dnp|pharmd|phd|msw|lcsw|licsw|dpt|pt|ot|cnm|fnp|"
     r"mbbs|rt|lpn|cna|crnp|rd|rph|rrt|bsn|slp|ma|scribe)"
@@ -189,9 +195,9 @@ class PersonNameRecognizer(TideRecognizer):
         for i, frame in enumerate(_FRAMES):
             for m in frame.finditer(text):
                 s, e = m.span("n")
-                lexicon_only = i == len(_FRAMES) - 1  # labelled fields: known names only
+                lexicon_only = i >= _LEXICON_FRAMES_FROM  # labelled fields: known names only
                 if any(a < e and s < b for a, b in covered) or not self._single(
-                    m.group("n"), given, surnames, lexicon_only
+                    m.group("n"), given, surnames, lexicon_only, speaker=i == 0
                 ):
                     continue
                 covered.append((s, e))
@@ -236,15 +242,19 @@ class PersonNameRecognizer(TideRecognizer):
         return base + keep[0].start(), base + keep[-1].end()
 
     @staticmethod
-    def _single(word: str, given: frozenset[str], surnames: frozenset[str], lexicon_only: bool) -> bool:
-        """One word in a name frame: a known name, or (not in labelled fields) a title-case word
-        English text almost never uses (Zipf < 2: "Kasimir" yes, "Dispo" or "HPI" no)."""
+    def _single(
+        word: str, given: frozenset[str], surnames: frozenset[str], lexicon_only: bool, speaker: bool = False
+    ) -> bool:
+        """One word in a name frame: a known name, or (not in labelled fields) a title-case or
+        capitalised word English text almost never uses (Zipf < 2: "Kasimir" yes, "Dispo" or "HPI"
+        no). A chat speaker may be a name that is also a month ("may: omw")."""
         f = word.casefold()
-        if f in _NOT_NAME or f in _FRAME_STOP:
+        if (f in _NOT_NAME and not (speaker and f in given)) or f in _FRAME_STOP:
             return False
         if f in given or f in surnames:
             return True
-        if lexicon_only or not (word[:1].isupper() and word[1:].islower()):
+        cased = word[:1].isupper() and (word[1:].islower() or (word.isupper() and len(word) > 3))
+        if lexicon_only or not cased:
             return False
         return _zipf().get(f, 0.0) < 1e-7
 
