@@ -273,3 +273,9 @@ def test_country_domains(text, expected):
 )
 def test_bare_month_day_and_ranges(text, expected):
     assert [text[r.start : r.end] for r in REC.analyze(text) if r.entity_type == "DATE"] == expected
+
+
+def test_bare_ten_digit_north_american_numbers_are_phones_unless_labelled():
+    assert found("reach me at k@quincy.com or 3646756317.", "PHONE") == ["3646756317"]
+    assert found("MRN: 0079449392", "PHONE") == []  # starts with 0: no area code
+    assert found("Acct 2962935511 billed", "ID") == ["2962935511"]  # a cue word makes it an identifier

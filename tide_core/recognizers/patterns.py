@@ -405,6 +405,9 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                exclude_before=_ID_BEFORE),
     PhiPattern("phone_local_ext", r"(?<![\w\-/.])(?P<phi>\d{3}-\d{4},?\s?(?i:x|ext|extension)\.?\s?\d{1,6})(?![\w]|-\d)",
                "PHONE", 0.75, context=PHONE_CONTEXT, context_score=0.9),
+    # a bare ten-digit North American number (area code and exchange start with 2-9): a phone even
+    # with no context word ("... or 3646756317."); a cue word before it ("Acct") makes the ID pattern win
+    PhiPattern("phone_nanp_bare", r"(?<![\w+.\-/])(?P<phi>[2-9]\d{2}[2-9]\d{6})(?![\w]|[.\-/]\d)", "PHONE", 0.5),
     PhiPattern("phone_local", r"(?<![\w\-/.])(?P<phi>\d{3}-\d{4}(?:\s?(?i:x|ext)\.?\s?\d{1,6})?)(?![\w]|-\d)", "PHONE", 0.4,
                context=PHONE_CONTEXT, context_score=0.8, requires_context=True, window=25),
     # ------------------------------------------------------------------ EMAIL / URL / IP

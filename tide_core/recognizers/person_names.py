@@ -49,7 +49,7 @@ _FRAMES = (
     re.compile(
         rf"(?:\b(?:Best|Regards|Best regards|Kind regards|Sincerely|Thanks|Thank you|Cheers|Love|Warmly|"
         rf"Respectfully|Yours|XOXO|xo)[,!.]?[ \t]*\n+|(?m:^)[ \t]*(?:--|\u2014|-|~)[ \t]*)(?P<n>{_ANY})"
-        rf"(?=[ \t]*(?:,|\n|$))"
+        rf"(?=[ \t]*(?:,|\(|\n|$))"
     ),
     # self-introductions: "I'm Seraphina, aged 82", "this is Dmitri", "my name is Ana"
     re.compile(rf"\b(?i:i'm|i\u2019m|i am|this is|my name is|my name's|it's)[ \t]+(?P<n>{_ANY})(?=[ \t]*[,.!;:\n(]|$)"),
