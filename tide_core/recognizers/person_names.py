@@ -18,12 +18,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 from tide_core.propagate import name_lexicon
 from tide_core.recognizers.base import TideRecognizer
+from tide_core.recognizers.patterns import STATE_NAMES
 from tide_core.spans import RecognizerResult
+from tide_core.text.word_frequency import english_frequencies
 
 #: A word this common in English is not taken as a surname on its own evidence.
 COMMON_ZIPF = 4.5
@@ -107,11 +108,7 @@ daily weekly recommends recommended agrees agreed team service consult consulted
 )
 
 
-@lru_cache(maxsize=1)
-def _zipf() -> dict[str, float]:
-    import wordfreq
-
-    return wordfreq.get_frequency_dict("en")
+_zipf = english_frequencies
 
 
 def _is_place(surface: str) -> bool:
@@ -121,12 +118,7 @@ def _is_place(surface: str) -> bool:
     return _fold(surface).lower() in load_place_names().tiers or surface.casefold() in _US_STATES
 
 
-_US_STATES = frozenset(
-    """alabama alaska arizona arkansas california colorado connecticut delaware florida georgia
-hawaii idaho illinois indiana iowa kansas kentucky louisiana maine maryland massachusetts michigan minnesota mississippi
-missouri montana nebraska nevada ohio oklahoma oregon pennsylvania tennessee texas utah vermont virginia washington
-wisconsin wyoming""".split()
-)
+_US_STATES = frozenset(name.casefold() for name in STATE_NAMES)
 
 
 def _rare(word: str) -> bool:

@@ -41,6 +41,7 @@ from tide_core.errors import ConfigError
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.recognizers.gazetteer import AhoMatcher
 from tide_core.spans import RecognizerResult
+from tide_core.text.word_frequency import english_frequencies
 
 Tier = Literal["distinctive", "ambiguous", "never"]
 
@@ -87,12 +88,6 @@ class PlaceNames:
 
     tiers: dict[str, Tier]
     digest: str
-
-
-def _zipf_table() -> dict[str, float]:
-    import wordfreq
-
-    return wordfreq.get_frequency_dict("en")
 
 
 def _name_tokens() -> frozenset[str]:
@@ -176,7 +171,7 @@ def load_place_names() -> PlaceNames:
             names.add(row["name"])
             if row.get("admin1"):
                 names.add(row["admin1"])
-    freq = _zipf_table()
+    freq = english_frequencies()
     people = _name_tokens()
     tiers: dict[str, Tier] = {}
     for n in names:
