@@ -143,6 +143,17 @@ def test_emails_are_valid_and_shape_preserving():
     assert e.value.code == "E451"
 
 
+def test_accented_email_local_parts_get_an_ascii_surrogate():
+    out = surrogate_email(KA, "wendellgarzón35@riverbend-isp.net")
+    local, _ = out.split("@")
+    assert local.isascii() and "garz" not in local.lower() and re.fullmatch(r"[a-z']+\d{2}", local)
+    # the accent is the one difference: folded first, so both spellings share a surrogate
+    assert out == surrogate_email(KA, "wendellgarzon35@riverbend-isp.net")
+    with pytest.raises(AnonymizationError) as e:  # a letter with no ASCII base still quarantines
+        surrogate_email(KA, "王伟@example.org")
+    assert e.value.code == "E452"
+
+
 def test_urls_and_ips():
     out, op = surrogate_url(KA, "https://www.stanford.edu/patients/jsmith?id=123")
     assert op == "url.surrogate" and out.startswith("https://www.") and ".edu/" in out

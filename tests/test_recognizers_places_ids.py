@@ -193,6 +193,16 @@ def test_organisation_heads_need_a_specific_name(text):
         ("Hello Summer,\nFlight lands at 6", ["Summer"]),  # greeting
         ("Thanks again.\n\nBest,\nTheodora\n", ["Theodora"]),  # sign-off
         ("Next of kin:\tNorbert +1-977-599-7201", ["Norbert"]),  # labelled field
+        # strong frames take any word, everyday English or a month included
+        ("[9:35 pm] Mirela > omw\n[03:54] Peregrine: ok\n", ["Mirela", "Peregrine"]),
+        ("2017-02-11 06:12 - May: landing at 6", ["May"]),
+        ("mark > link: http://x.org\nbo: send it\n", ["mark", "bo"]),  # a chat log: bare speakers too
+        ("TO -- w@x.co.uk\n\nHi Will,\nCan you send it", ["Will"]),
+        ("From - Bo E. Tremblay <tremblayb@fastmail.fm>\nSubject", ["Bo E. Tremblay"]),
+        ("FROM\tOksana <o.moreau2@gmx.de>\n", ["Oksana"]),
+        ("were blocked at 11:54 pm.\n-- Dmitri (Tier 2)\n", ["Dmitri"]),
+        ("See you then.\n\nCheers\nOksana Moreau\nRidgeline Inc.", ["Oksana Moreau"]),
+        ("Contact Ignatius at ignatius_holmqvist@gmail.com", ["Ignatius"]),  # the address names him
     ],
 )
 def test_person_names_without_titles(text, expected):
@@ -206,6 +216,9 @@ def test_person_names_without_titles(text, expected):
         "Grace Hospital admitted her",  # facility head word
         "HPI: cough\nPlan: continue\nAssessment: stable",  # section headers are not chat speakers
         "Subject: refill\nFrom: Pharmacy",
+        "Hi all,\nHello there!",  # greeting fillers
+        "plan: continue\nfollow: in 2 weeks\n",  # lower-case headers with no timestamped or '>' speaker
+        "Contact Ignatius at the front desk",  # no address with the name in it
     ],
 )
 def test_person_name_negatives(text):
@@ -277,3 +290,9 @@ def test_message_frames_for_single_names(text, expected):
 @pytest.mark.parametrize("text", ["went to Boston, then home", "I'm sorry, I am tired. It's fine."])
 def test_message_frames_do_not_take_places_or_words(text):
     assert _found(NAMES, text) == []
+
+
+def test_bare_speakers_need_a_chat_log():
+    # the same two lines; a '>' speaker line is the one property that makes the note a chat log
+    assert _found(NAMES, "bo: send it\nmay: ok\n") == []
+    assert _found(NAMES, "mark > hi\nbo: send it\nmay: ok\n") == ["mark", "bo", "may"]

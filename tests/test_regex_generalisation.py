@@ -152,7 +152,9 @@ def test_phones(text, expected):
         "Lab ref 02 7623 0792 pending",  # national number without phone context
         "my account # is 052 3176 262",  # an account number in phone-ish groups
         "Card 0012 3456 7890 1234",  # 4-4-4-4 with a leading 00: not a phone
-        "Stock 673-2815 sent",  # a local number without context or extension
+        "give 500-1000 mL over the shift",  # a dose range: units after it
+        "platelets 250-1000 today",  # a round range: exchange ends in 0 and the number in 00
+        "Stock 173-2815 sent",  # an exchange cannot start with 1
     ],
 )
 def test_phone_lookalikes(text):
@@ -279,3 +281,73 @@ def test_bare_ten_digit_north_american_numbers_are_phones_unless_labelled():
     assert found("reach me at k@quincy.com or 3646756317.", "PHONE") == ["3646756317"]
     assert found("MRN: 0079449392", "PHONE") == []  # starts with 0: no area code
     assert found("Acct 2962935511 billed", "ID") == ["2962935511"]  # a cue word makes it an identifier
+
+
+def test_bare_seven_digit_local_numbers_are_phones():
+    assert found("Vasquez Realty | 738-7912", "PHONE") == ["738-7912"]
+    assert found("at bwojcik@x.io or 549-9524. She", "PHONE") == ["549-9524"]
+    # one property differs from the range above: the number is not round
+    assert found("platelets 250-1017 today", "PHONE") == ["250-1017"]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("SSN (LAST 4): 4166\nSIGNED", ["4166"]),
+        ("Ssn (Last 4) - 3789\n", ["3789"]),
+        ("SSN (last 4)\t6068\nEmployer", ["6068"]),
+        ("last four of SSN: 0947", ["0947"]),
+        ("Replacement shipped; tracking 329 43 7585. Customer", ["329 43 7585"]),
+        ("TRACKING NUMBER: 1Z999AA10123456784", ["1Z999AA10123456784"]),
+    ],
+)
+def test_last_four_and_tracking_numbers(text, expected):
+    assert found(text, "ID") == expected
+
+
+def test_last_four_needs_the_ssn_cue():
+    # same frame, the cue word differs: "last 4" of something else is not an identifier here
+    assert found("SSN (last 4): 4166", "ID") == ["4166"]
+    assert found("BMP (last 4): 4166", "ID") == []
+
+
+def test_tracking_number_needs_a_digit():
+    assert found("tracking SHIPPED TODAY", "ID") == []
+
+
+def test_rural_route_addresses():
+    assert found("we run a small bakery on RR 5 Box 410.", "LOCATION") == ["RR 5 Box 410"]
+    assert found("grabbing coffee near rr 8 box 81, want anything?", "LOCATION") == ["rr 8 box 81"]
+    assert found("RR 18, HR 92, BP 120/80", "LOCATION") == []  # a respiratory rate: no "Box"
+
+
+def test_emails_with_accented_local_parts():
+    assert found("E-mail\trgarzón@comcast.net    Company", "EMAIL") == ["rgarzón@comcast.net"]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Patient seen and discussed with resident TA. I agree", ["TA"]),
+        ("MD; first assist AC. Anesthetist KB.\nNarrative", ["AC", "KB"]),
+        ("Charge nurse Bruce Woods RN aware. -- CW\n\nAttestation", ["Bruce Woods", "CW"]),
+        ("Will sign off; re-consult via 4-5287.", []),
+    ],
+)
+def test_clinician_initials(text, expected):
+    assert found(text, "DOCTOR") == expected
+
+
+def test_sign_off_initials_need_a_sentence_before_them():
+    assert found("aware. -- CW\n", "DOCTOR") == ["CW"]
+    assert found("Labs:\n-- CBC\n-- XY\n", "DOCTOR") == []  # a list item, not a sign-off
+
+
+def test_extensions_after_via():
+    assert found("Will sign off; re-consult via 4-5287.", "PHONE") == ["4-5287"]
+    assert found("re-consult via 97657.", "PHONE") == ["97657"]
+
+
+def test_month_day_before_a_dated_range_end():
+    assert found("Stay: 09/11-09/18/20 on OR 2", "DATE") == ["09/11", "09/18/20"]
+    assert found("COVID booster 8/2.", "DATE") == ["8/2"]

@@ -5,10 +5,10 @@
   extensions).  A ``+CC`` country code or the leading ``1`` of an 11-digit NANP number is kept,
   and a NANP number keeps a valid shape (area code and exchange start with 2-9).  The tweak
   depends on the digit count only, so ``(650) 555-1234`` and ``650.555.1234`` get the same digits;
-* e-mail: the local part keeps its shape (name words become name surrogates, other letters and
-  digits are FPE-permuted, ``.``/``_``/``-``/``+`` kept); the domain's labels become keyed
-  surrogate words, the top-level domain is kept; well-known public mail providers are kept (they
-  identify nobody);
+* e-mail: the local part keeps its shape (accented letters are folded to ASCII first; name words
+  become name surrogates, other letters and digits are FPE-permuted, ``.``/``_``/``-``/``+``
+  kept); the domain's labels become keyed surrogate words, the top-level domain is kept;
+  well-known public mail providers are kept (they identify nobody);
 * URL: scheme, ``www.``, port, TLD and punctuation kept; host labels as for e-mail; path, query and
   fragment letters/digits FPE-permuted run by run (common web words such as ``html`` kept);
 * IPv4: a keyed derangement of the 2^32 addresses; IPv6: hex digits FPE-permuted, colons kept.
@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from tide_core.anonymize.identifiers import DIGITS, HEX_LOWER, HEX_UPPER, char_alphabet, permute_payload
 from tide_core.anonymize.keys import KeyRing
@@ -118,7 +119,14 @@ def surrogate_domain(keyring: KeyRing, domain: str) -> str:
     return ".".join(out + [labels[-1]])
 
 
+def _ascii_fold(text: str) -> str:
+    """Accented Latin letters to their base letter ("garzón" -> "garzon"); other characters kept."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).replace("ß", "ss")
+
+
 def _local_part(keyring: KeyRing, local: str) -> str:
+    local = _ascii_fold(local)  # the surrogate is ASCII; a letter it cannot fold quarantines the note
     out = []
     for piece in re.split(r"([^A-Za-z0-9]+)", local):
         if not piece or not piece[0].isalnum():

@@ -219,7 +219,7 @@ DATE_CONTEXT = ("date", "dated", "on", "since", "dob", "born", "admitted", "admi
                 "expires", "expired", "expected", "pending", "follow up", "f/u", "return", "returns", "onset", "reported", "resulted", "signed", "day",
                 # header labels and phrases that introduce a date in forms and messages
                 "admit", "adm", "sent", "rec'd", "recd", "sign-out", "signout", "d/c", "reply", "set for", "planned for",
-                "birthday", "turns", "dx")
+                "birthday", "turns", "dx", "booster", "vaccine", "vaccinated", "immunized", "attempt")
 PHONE_CONTEXT = ("phone", "tel", "telephone", "cell", "mobile", "call", "called", "pager", "page",
                  "fax", "contact", "reach", "reached", "reachable", "ph", "number", "home", "work", "office", "#",
                  "questions", "at", "via", "tel.", "phone:", "callback", "voicemail", "line", "kin", "text", "sms", "whatsapp", "sent to",
@@ -368,6 +368,8 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     # the first date of a range written with a hyphen (NR refuses a digit after "-")
     PhiPattern("date_range_first", NL + r"(?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + r"/(?:" + YEAR4 + r"|\d{2}))"
                r"(?=-\d{1,2}/\d)", "DATE", 0.8, validator="date_mdy"),
+    PhiPattern("date_range_first_short", NL + r"(?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + r")(?=-" + NUM_MONTH + r"/"
+               + NUM_DAY + r"/(?:" + YEAR4 + r"|\d{2})(?![\w/]))", "DATE", 0.8, validator="month_day"),
     # the second date of a range written with a hyphen ("4/14/2027-4/21/27")
     PhiPattern("date_range_second", r"(?<=\d-)(?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + r"/(?:" + YEAR4 + r"|\d{2}))" + NR,
                "DATE", 0.8, validator="date_mdy"),
@@ -389,7 +391,7 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                "PHONE", 0.8, context=PHONE_CONTEXT, context_score=0.95),
     PhiPattern("phone_pager", r"\b(?i:pager|beeper|bleep|page|pgr)\s*(?:#|(?i:no\.?|number))?\s*:?\s*(?P<phi>\d-\d{4}|\d{4,7})(?![\w-])",
                "PHONE", 0.8),
-    PhiPattern("phone_extension_call", r"\b(?i:page|call|paging|pager|reach(?:ed)?|dial)(?: (?i:me|us|with|at|on|questions|the|team|back)){0,3}"
+    PhiPattern("phone_extension_call", r"\b(?i:page|call|paging|pager|reach(?:ed)?|dial|via|ext|extension|x)(?: (?i:me|us|with|at|on|questions|the|team|back)){0,3}"
                r" \(?(?P<phi>\d-\d{4}|\d{5})(?![\w-])", "PHONE", 0.65),
     PhiPattern("phone_plain_digits", r"(?<![\w+])(?P<phi>(?:\+?1)?\d{10})(?!\w)", "PHONE", 0.4,
                context=PHONE_CONTEXT, context_score=0.85, requires_context=True, window=25),
@@ -408,10 +410,14 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     # a bare ten-digit North American number (area code and exchange start with 2-9): a phone even
     # with no context word ("... or 3646756317."); a cue word before it ("Acct") makes the ID pattern win
     PhiPattern("phone_nanp_bare", r"(?<![\w+.\-/])(?P<phi>[2-9]\d{2}[2-9]\d{6})(?![\w]|[.\-/]\d)", "PHONE", 0.5),
+    # a bare seven-digit local number ("Vasquez Realty | 738-7912"): exchange starts with 2-9; dose
+    # ranges ("500-1000 mg") are refused by the units after them and by the round-number validator
+    PhiPattern("phone_local_bare", r"(?<![\w\-/.$])(?P<phi>[2-9]\d{2}-\d{4})(?![\w]|[-/]\d|\.\d)", "PHONE", 0.5,
+               validator="local_phone", exclude_after=_UNIT_AFTER, exclude_before=_SCORE_BEFORE),
     PhiPattern("phone_local", r"(?<![\w\-/.])(?P<phi>\d{3}-\d{4}(?:\s?(?i:x|ext)\.?\s?\d{1,6})?)(?![\w]|-\d)", "PHONE", 0.4,
                context=PHONE_CONTEXT, context_score=0.8, requires_context=True, window=25),
     # ------------------------------------------------------------------ EMAIL / URL / IP
-    PhiPattern("email", r"(?<![\w.+-])(?P<phi>[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+    PhiPattern("email", r"(?<![\w.+-])(?P<phi>[^\W_][\w.%+-]*@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
                r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,})(?![\w@])", "EMAIL", 0.95),
     PhiPattern("url_scheme", r"(?P<phi>(?i:https?|ftp)://[^\s<>\"'()\[\]]+|(?<![\w.@])(?i:www)\.[^\s<>\"'()\[\]]+)",
                "URL", 0.9, trim=".,;:!?"),
@@ -426,6 +432,15 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                context=("ssn", "social", "security"), context_score=1.0, validator="ssn"),
     PhiPattern("ssn_spaced", NL + r"(?P<phi>\d{3} \d{2} \d{4})" + NR, "ID", 0.5,
                context=("ssn", "social", "security"), context_score=0.9, requires_context=True, window=25),
+    # the last four digits of an SSN: "SSN (last 4): 4166", "last four of SSN 0947"
+    PhiPattern("ssn_last_four", r"\b(?i:ssn|social\s+security(?:\s+(?:number|no\.?|#))?)\s*\(?\s*(?i:last\s*(?:4|four)"
+               r"(?:\s+digits)?)\s*\)?\s*(?:[:=#\t\-\u2013\u2014]+\s*|\s+)(?P<phi>\d{4})(?![\w-])|\b(?i:last\s*(?:4|four)"
+               r"(?:\s+digits)?\s+(?:of\s+(?:the\s+)?)?(?:ssn|social))[\w ]{0,16}?[:=#\s\-]*(?P<phi2>\d{4})(?![\w-])",
+               "ID", 0.9, groups=(("phi", "ID"), ("phi2", "ID"))),
+    # shipment numbers, often in digit groups: "tracking 329 43 7585", "Waybill: 1Z 999 AA1 01"
+    PhiPattern("id_tracking", r"\b(?i:tracking|waybill|consignment|shipment)(?:\s+(?i:number|no\.?|num|#|id|code))?"
+               r"\s*[:#=\-]?\s*(?P<phi>(?=[A-Z0-9 ]{6})[A-Z0-9]*\d[A-Z0-9]*(?:[ -][A-Z0-9]*\d[A-Z0-9]*){0,5})(?![\w-])",
+               "ID", 0.85),
     PhiPattern("id_prefixed",
                r"\b(?i:MRN|MR|Med(?:ical)?\s+Rec(?:ord)?(?:\s+(?:Number|No))?|Record\s+(?:Number|No)|Acct|Account(?:\s+(?:Number|No))?"
                r"|Patient\s+ID|Pt\.?\s+ID|Member\s+ID|Subscriber\s+ID|Policy(?:\s+(?:Number|No))?|Insurance\s+ID|Claim(?:\s+(?:Number|No))?"
@@ -518,6 +533,9 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                r"(?:(?!" + _NOT_STREET_WORD + r"\s)[a-z]{2,}\s){1,3}" + _STREET_SUFFIX_UPPER.lower() + r"(?:(?<=st|rd|dr|ln|ct|pl)\.|(?<=ave|ter|cir|trl)\.|(?<=blvd|pkwy)\.)?"
                r"(?:,?\s(?:apt|apartment|suite|ste|unit|#)\.?\s?#?\s?[a-z0-9-]*\d[a-z0-9-]*)?)(?![\w])",
                "LOCATION", 0.8),
+    # rural-route and highway-contract addresses: "RR 5 Box 410", "Rural Route 2, Box 17"
+    PhiPattern("rural_route", r"\b(?P<phi>(?i:RR|R\.R\.|Rural\s+Route|HC|Highway\s+Contract|Star\s+Route)\s*#?\s*\d{1,4},?"
+               r"\s+(?i:Box)\s*#?\s*\d{1,6})\b", "LOCATION", 0.85),
     PhiPattern("po_box", r"\b(?P<phi>(?i:P\.?\s?O\.?\s+Box|Post\s+Office\s+Box)\s+\d{1,6})\b", "LOCATION", 0.85),
     PhiPattern("apartment", r"(?<![\w])(?P<phi>(?:Apt|Apartment|Suite|Ste)\.?\s*#?\s*\d+[A-Za-z]?)(?![\w])", "LOCATION", 0.6),
     # ------------------------------------------------------------------ names (weak signal)
@@ -536,7 +554,11 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                r"[Ss]ocial worker|SW|[Cc]ase manager|[Cc]haplain|[Dd]ietitian|[Mm]idwife|[Pp]rovider|[Pp]hysician|[Cc]olleague)"
                r"(?:,| {1,2}(?:with|by)?)? ?(?:(?:Dr|DR)\.? )?(?P<phi>" + NAME_PLAIN + ")", "DOCTOR", 0.6),
     PhiPattern("doctor_role_initials",
-               r"\b(?:[Rr]esident|[Aa]ttending|[Ff]ellow|RN|NP|[Nn]urse|[Ss]cribe|[Tt]ech)\s+(?P<phi>[A-Z]{2,3})(?![\w.])",
+               r"\b(?:[Rr]esident|[Aa]ttending|[Ff]ellow|RN|NP|[Nn]urse|[Ss]cribe|[Tt]ech|[Aa]ssist(?:ant)?|[Aa]nesthetist|"
+               r"ANESTHETIST|ASSIST|[Ss]urgeon|CRNA|[Pp]roceduralist|[Ii]ntern)\s+(?P<phi>[A-Z]{2,3})(?![\w]|\.\w)",
+               "DOCTOR", 0.5, validator="initials"),
+    # initials signing off a sentence at the end of a line: "Charge nurse aware. -- CW"
+    PhiPattern("doctor_signoff_initials", r"(?<=[.!)] )--?[ \t]?(?P<phi>[A-Z]{2,3})(?=[ \t]*(?:\n|$))",
                "DOCTOR", 0.5, validator="initials"),
     PhiPattern("doctor_by", r"\b(?i:seen|evaluated|examined|signed|dictated|discussed\s+with|referred\s+by|referred\s+to|"
                r"authored|verified|reviewed|requested|performed|interpreted|ordered|anesthesia)"

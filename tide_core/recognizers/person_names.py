@@ -8,6 +8,15 @@ lists over 16 locales) and whose last word is a known surname or a word rare in 
 the inverted form "Surname, Given".  Titles mark clinicians elsewhere (the regex layer's
 "Dr." patterns win ties as DOCTOR); this recognizer is the title-free fallback.
 
+Single words are names in frames that say so: a chat speaker, a greeting, a sign-off, a labelled
+contact field, a self-introduction.  Strong frames (version 2) take a word whatever it is, an
+everyday word or a month included, because the frame itself says "person": a speaker after a
+timestamp ("[03:54] Peregrine: ok", "2017-02-11 06:12 - May: hi"), a bare speaker in a note
+that reads as a chat log, "Hi Will,", a valediction line, a dash sign-off near the end, an e-mail
+display name ("Bo E. Tremblay <b@x.org>"), a relation noun before a capitalised word ("his
+daughter May"), and a capitalised word that is also a word of an e-mail address in the same
+note ("Contact Ignatius at ignatius_h@x.com").
+
 A run is not a name when a word is an everyday English word (Zipf frequency >= 4.5 by
 ``wordfreq``: "Will Power", "May Day" are left to the model), a month or weekday, or a clinical
 head word ("Grace Hospital" is a facility).
@@ -136,7 +145,7 @@ class PersonNameRecognizer(TideRecognizer):
     """Title-free person names by a known given name (label PATIENT)."""
 
     name = "tide.names"
-    version = "1"
+    version = "2"
     supported_entities = ("PATIENT", "DOCTOR")
 
     def __init__(self, score: float = 0.6):
@@ -194,6 +203,11 @@ class PersonNameRecognizer(TideRecognizer):
                     continue
                 covered.append((s, e))
                 out.append(RecognizerResult("PATIENT", s, e, self.score, {"recognizer_name": self.qualified_name}))
+        for s, e in _strong_frame_names(text, given, surnames):
+            if any(a < e and s < b for a, b in covered):
+                continue
+            covered.append((s, e))
+            out.append(RecognizerResult("PATIENT", s, e, self.score, {"recognizer_name": self.qualified_name}))
         for i, frame in enumerate(_CLINICIAN_FRAMES):
             for m in frame.finditer(text):
                 s, e = self._clinician(m, given, surnames, from_right=i == 0)
@@ -264,3 +278,133 @@ class PersonNameRecognizer(TideRecognizer):
         if _common(a) and _common(b):
             return False
         return fb in surnames or fb in given or not _common(b)
+
+
+# ---------------------------------------------------------------------------------------------
+# Strong frames: positions where a word is a person's name whatever the word is ("Hi Will,",
+# "[03:54] Peregrine: ok", "Bo E. Tremblay <b@x.org>", "Contact Ignatius at ignatius_h@x.com").
+# Here even an everyday English word or a month is taken ("may: omw"); only the frame fillers
+# below are not names ("Hi all,", "[09:12] System: ...").
+
+_STRONG_STOP = _FRAME_STOP | frozenset(
+    """there again both folks guys gang friends friend sir madam maam ma'am doc doctor everybody yall y'all
+sweetie honey dear love buddy mate team all system bot auto automated notification reminder link note notes
+update edit ps fyi http https www mailto subject info noreply no-reply donotreply customer service services
+care and or the a an of in on at for with your our my his her their this that these those it we i""".split()
+)
+#: A chat speaker after a timestamp or bracket: "[03:54] Peregrine: ok", "2017-02-11 06:12 - May: hi".
+_TIMED_SPEAKER = re.compile(
+    rf"(?m)^[ \t]*(?:\[[^\]\n]{{1,30}}\]|\(?[0-9][0-9:/.\-T ]{{2,24}}(?:[ \t]?[AaPp]\.?[Mm]\.?)?\)?"
+    rf"[ \t]*[-\u2013\u2014|])"
+    rf"[ \t]*(?P<n>{_ANY})[ \t]*(?::(?!\d)|>(?!=))"
+)
+#: A speaker with no timestamp: "bo: send it", "mark > link". Taken only in a note that reads as a
+#: chat log (two or more speaker lines with a timestamp or a ">").
+_BARE_SPEAKER = re.compile(rf"(?m)^[ \t]*(?P<n>{_ANY})[ \t]*(?P<sep>:(?![\d/])|>(?!=))[ \t]")
+_GREETING = re.compile(
+    rf"(?m)(?:^|(?<=[.!?][ \t]))[ \t]*(?:Hi|Hello|Hey|Dear|Hiya|Howdy|Morning|Good morning|Good afternoon|"
+    rf"Good evening|HI|HELLO|HEY|DEAR)[ \t,]+(?P<n>(?:{_WORD})(?:[ \t]+(?:{_WORD})){{0,2}})(?=[ \t]*[,!:\n])"
+)
+_VALEDICTION = re.compile(
+    rf"\b(?:Best|Regards|Best regards|Kind regards|Warm regards|Sincerely|Thanks|Thank you|Cheers|Love|Warmly|"
+    rf"Respectfully|Yours|Yours truly|Take care|Talk soon|XOXO|xo|BEST|REGARDS|THANKS|CHEERS|SINCERELY)[,!.]?[ \t]*\n+"
+    rf"[ \t]*(?P<n>(?:{_WORD})(?:[ \t]+(?:[A-Z]\.|{_WORD})){{0,2}})(?=[ \t]*(?:,|\(|\n|$))"
+)
+#: A sign-off dash on one of the last lines: "-- Dmitri (Tier 2)", "\u2014 Will".
+_DASH_SIGNOFF = re.compile(
+    rf"(?m)^[ \t]*(?:--|\u2014|\u2013|~)[ \t]*(?P<n>(?:{_WORD})(?:[ \t]+(?:[A-Z]\.|{_WORD})){{0,2}})"
+    rf"(?=[ \t]*(?:,|\(|$))"
+)
+#: An e-mail display name: "Bo E. Tremblay <tremblayb@fastmail.fm>", "FROM\tOksana <o.m@gmx.de>".
+_DISPLAY_NAME = re.compile(
+    rf"(?<![\w.'\u2019-])(?P<n>(?:{_WORD})(?:[ \t]+(?:[A-Z]\.|{_WORD})){{0,3}})[ \t]*<[^<>@\s]+@"
+)
+#: A relation or role noun before a capitalised word: "his daughter May", "coworker Bill", "Pastor Kwame".
+_RELATION = re.compile(
+    r"\b(?i:wife|husband|spouse|partner|son|daughter|mother|father|mom|dad|mum|brother|sister|twin|sibling|"
+    r"grandmother|grandfather|grandson|granddaughter|grandma|grandpa|niece|nephew|aunt|uncle|cousin|"
+    r"stepdaughter|stepson|stepmother|stepfather|fianc[ée]e?|boyfriend|girlfriend|friend|neighbou?r|roommate|"
+    r"coworker|co-worker|colleague|boss|landlord|landlady|caregiver|guardian|pastor|reverend|rabbi|imam)"
+    rf"[ \t,]{{1,2}}(?P<n>(?:{_WORD})(?:[ \t]+(?:{_WORD})){{0,2}})"
+)
+_WEEKDAY_WORDS = frozenset("monday tuesday wednesday thursday friday saturday sunday today tonight tomorrow".split())
+_EMAIL = re.compile(r"(?<![\w.+-])(?P<local>[^\W_][\w.%+-]*)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+_CAP_WORD = re.compile(r"(?<![\w@.'\u2019-])(?:[A-Z][a-z'\u2019]+|[A-Z]{2,})(?![\w@'\u2019-])")
+_HEADER_LEAD = frozenset("from to cc bcc reply-to sender attn re fw fwd".split())
+
+
+def _strong_word(word: str) -> bool:
+    f = word.casefold().rstrip(".")
+    return bool(f) and f not in _STRONG_STOP and not f.isdigit()
+
+
+def _name_run(text: str, m: re.Match, given: frozenset[str], surnames: frozenset[str]) -> tuple[int, int] | None:
+    """The name words of a multi-word strong frame, leading header words dropped ("FROM Oksana")."""
+    words = list(re.finditer(r"\S+", m.group("n")))
+    while words and words[0].group(0).casefold().rstrip(":") in _HEADER_LEAD:
+        words.pop(0)
+    if not words or not all(_strong_word(w.group(0)) for w in words if len(w.group(0).rstrip(".")) > 1):
+        return None
+    if all(w.group(0).casefold() in _NOT_NAME and w.group(0).casefold() not in given for w in words):
+        return None
+    base = m.start("n")
+    return base + words[0].start(), base + words[-1].end()
+
+
+def _strong_frame_names(text: str, given: frozenset[str], surnames: frozenset[str]) -> list[tuple[int, int]]:
+    """Offsets of names in strong frames (see above), in text order, overlapping ones dropped."""
+    found: list[tuple[int, int]] = []
+    timed = list(_TIMED_SPEAKER.finditer(text))
+    bare = list(_BARE_SPEAKER.finditer(text))
+    cued = len(timed) + sum(1 for m in bare if m.group("sep") == ">")
+    chat = cued >= 1 and cued + sum(1 for m in bare if m.group("sep") == ":") >= 2
+    speakers = {m.group("n").casefold() for m in timed}
+    speakers |= {m.group("n").casefold() for m in bare if m.group("sep") == ">"}
+    for m in timed:
+        if _strong_word(m.group("n")):
+            found.append(m.span("n"))
+    for m in bare:
+        w = m.group("n")
+        if not _strong_word(w):
+            continue
+        if m.group("sep") == ">" and chat or chat and (w.casefold() in speakers or len(w) <= 12 and w[:1].islower()):
+            found.append(m.span("n"))
+    for rx in (_GREETING, _VALEDICTION, _DISPLAY_NAME):
+        for m in rx.finditer(text):
+            span = _name_run(text, m, given, surnames)
+            if span:
+                found.append(span)
+    for m in _RELATION.finditer(text):
+        words = list(re.finditer(r"\S+", m.group("n")))
+        keep = []
+        for w in words:  # the name words: stop at the first filler ("his son May flew" keeps "May")
+            f = w.group(0).casefold()
+            if not _strong_word(f) or f in _WEEKDAY_WORDS or f in _NOT_NAME and f not in given and keep:
+                break
+            if keep and _common(f) and f not in given and f not in surnames:
+                break
+            keep.append(w)
+        if keep and keep[0].group(0).casefold() not in _WEEKDAY_WORDS:
+            found.append((m.start("n") + keep[0].start(), m.start("n") + keep[-1].end()))
+    tail = len(text.rstrip()) - 400  # a dash sign-off is near the end of a message
+    for m in _DASH_SIGNOFF.finditer(text):
+        if m.start() >= tail:
+            span = _name_run(text, m, given, surnames)
+            if span:
+                found.append(span)
+    # a capitalised word that is also a word of an e-mail address's local part in the same note
+    chunks = set()
+    for m in _EMAIL.finditer(text):
+        chunks.update(c.casefold() for c in re.findall(r"[^\W\d_]{3,}", m.group("local")))
+    if chunks:
+        for m in _CAP_WORD.finditer(text):
+            f = m.group(0).casefold()
+            if f in chunks and _strong_word(f) and (f in given or f in surnames or not _common(f)):
+                found.append(m.span())
+    found.sort(key=lambda x: (x[0], -x[1]))
+    out: list[tuple[int, int]] = []
+    for s, e in found:
+        if out and s < out[-1][1]:
+            continue
+        out.append((s, e))
+    return out

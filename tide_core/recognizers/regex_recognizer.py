@@ -119,6 +119,12 @@ def _valid_initials(m: re.Match, s: int, e: int, text: str) -> bool:
     return text[s:e] not in _COMMON_UPPER
 
 
+def _valid_local_phone(m: re.Match, s: int, e: int, text: str) -> bool:
+    """A seven-digit number, not a round range such as "250-1000"."""
+    head, tail = text[s:e].split("-")
+    return not (head.endswith("0") and tail.endswith("00"))
+
+
 def _valid_two_tokens(m: re.Match, s: int, e: int, text: str) -> bool:
     value = text[s:e]
     return "," in value or len(value.split()) >= 2
@@ -187,6 +193,7 @@ VALIDATORS: dict[str, Callable[[re.Match, int, int, str], bool]] = {
     "month_day": _valid_month_day,
     "month_late_day": _valid_month_late_day,
     "initials": _valid_initials,
+    "local_phone": _valid_local_phone,
     "two_tokens": _valid_two_tokens,
     "city_not_after_name": _valid_city_not_after_name,
     "specific_facility": _valid_specific_facility,
@@ -242,7 +249,7 @@ class RegexRecognizer(TideRecognizer):
     """
 
     name = "tide.regex"
-    version = "2"
+    version = "3"
 
     def __init__(
         self,
