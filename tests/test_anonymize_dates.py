@@ -113,11 +113,11 @@ def test_partial_dates_follow_the_precision_rule():
     assert shift_date(KA, pid, "March 2021") == f"{MONTHS[m - 1]} {y}"
     assert shift_date(KA, pid, "03/2021") == f"{m:02d}/{y}"
     assert shift_date(KA, pid, "2021-03") == f"{y}-{m:02d}"
-    # year alone: one year in the offset's direction; never unchanged
-    assert shift_date(KA, pid, "2019") == "2018"
-    assert shift_date(KA, pid, "'19") == "'18"
+    # year alone: generalised to its decade, whatever the patient or key (tests/test_partial_dates.py)
+    assert shift_date(KA, pid, "2019") == "2010s"
+    assert shift_date(KA, pid, "'19") == "'10s"
     pos, _ = _patient_with(1)
-    assert shift_date(KA, pos, "2019") == "2020"
+    assert shift_date(KA, pos, "2019") == shift_date(KB, pos, "2019") == "2010s"
 
 
 @pytest.mark.parametrize(
@@ -165,3 +165,16 @@ def test_note_date_shift_matches_span_shift():
     assert shift_note_date(KA, pid, "2021-03-04") == shift_date(KA, pid, "2021-03-04")
     with pytest.raises(AnonymizationError):
         shift_note_date(KA, pid, "not a date")
+
+
+def test_two_digit_years_that_cross_the_century_window_are_written_in_full():
+    d = date(2068, 12, 20)  # "68" reads as 2068; a forward shift lands in 2069, which "69" would read as 1969
+    crossing = [p for p in (f"p{i}" for i in range(400)) if (d + timedelta(days=date_offset_days(KA, p))).year == 2069]
+    staying = [p for p in (f"p{i}" for i in range(400)) if (d + timedelta(days=date_offset_days(KA, p))).year == 2068]
+    assert crossing and staying
+    for pid in crossing[:20] + staying[:20]:
+        out = shift_date(KA, pid, d.strftime("%m/%d/%y"))
+        parsed = parse_date(out)
+        shifted = date(parsed.year, parsed.month, parsed.day)
+        assert shifted - d == timedelta(days=date_offset_days(KA, pid))  # the interval survives the re-read
+        assert len(out.split("/")[-1]) == (4 if pid in crossing else 2)  # full year only where needed

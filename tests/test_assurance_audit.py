@@ -200,9 +200,32 @@ def test_audit_cli(tmp_path, capsys):
 
 
 def test_audit_record_and_gate_cli(tmp_path, capsys):
+    import pyarrow as pa
+
+    from tide_core.cache.tables import DEID_NOTES
     from tide_core.cli.main import main
+    from tide_core.io.open import open_warehouse
 
     wh = f"duckdb:{tmp_path / 'wh.duckdb'}"
+    # a release of 300 patients in bucket A|epic|progress: an audit may review at most that many
+    rows = [
+        {
+            "study": "s",
+            "key": "k",
+            "note_id": f"n{i}",
+            "note_ref": f"N{i}",
+            "patient_ref": f"P{i}",
+            "text": "x",
+            "site": "A",
+            "source": "epic",
+            "note_type": "progress",
+        }
+        for i in range(300)
+    ]
+    w = open_warehouse(wh)
+    table = pa.Table.from_pylist([{c: r.get(c) for c in DEID_NOTES.names} for r in rows], schema=DEID_NOTES)
+    w.replace_table("tide_deid_notes", table)
+    w.close()
     assert main(["audit", "gate", "--warehouse", wh, "--study", "s", "--key", "k"]) == 1
     assert "no audit records" in capsys.readouterr().out
     assert (

@@ -146,7 +146,7 @@ def _deid(study: str, key: str, n: int, text: str = "ok") -> pa.Table:
             "note_type": "progress",
             "source": "s",
             "site": "x",
-            "anonymizer": "tide.anonymizer@1",
+            "anonymizer": "tide.anonymizer@2",
             "fingerprint": "fp",
             "released_at": NOW,
         }
@@ -353,6 +353,8 @@ def test_sql_ddl_matches_arrow_schemas_and_queries_run(emulator):
             "spans_by_label": "{}",
             "gate_passed": passed,
             "decided_at": NOW,
+            "status": "published" if passed else "awaiting_audit",
+            "released_at": NOW,  # the stamp of the verified rows (_deid writes released_at=NOW)
         }
         wh.replace_partition(
             "tide_releases", pa.Table.from_pylist([row], schema=RELEASES), {"study": study, "key": key}

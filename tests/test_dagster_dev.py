@@ -32,6 +32,12 @@ def _get(url: str, data: bytes | None = None, timeout: float = 5.0) -> tuple[int
         return resp.status, resp.read()
 
 
+def _port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(2)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 def test_definitions_load_through_dagster_cli(tmp_path):
     """`dagster definitions validate` loads the workspace the way the daemon and webserver do."""
     exe = shutil.which("dagster", path=str(Path(sys.executable).parent))
@@ -114,4 +120,8 @@ def test_dagster_dev_serves_ui_and_graphql(tmp_path):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(10)
         log.close()
-    assert proc.returncode is not None
+    # stopping `dagster dev` stops everything it started: nothing serves the port any more
+    deadline = time.time() + 30
+    while _port_open(port) and time.time() < deadline:
+        time.sleep(0.5)
+    assert not _port_open(port), "the Dagster webserver outlived `dagster dev`"

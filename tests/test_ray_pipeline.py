@@ -316,19 +316,32 @@ def test_model_stages_match_local(ray_session, corpus, tiny_model):
     assert any(s.recognizer.startswith("tide.hf@") for s in got.all_spans())  # the model contributed spans
 
 
-def test_anonymization_fans_out(ray_session, corpus):
-    from tide_core.anonymize.engine import Anonymizer
+def test_anonymization_fans_out_through_the_one_anonymization_path(ray_session, corpus):
+    """Ray workers run ``anonymize_notes``: same releases, same span resolution, same E405 check."""
     from tide_core.anonymize.keys import keyring_for_tests
+    from tide_core.engine.anonymization import ReleasedNote, anonymize_notes
     from tide_core.execution.ray_pipeline import RayAnonymization
+    from tide_core.spans import Quarantined, Span
 
     notes, specs = corpus
     notes = notes[:12]
-    spans = local(notes, specs).spans
+    spans = dict(local(notes, specs).spans)
+    # a note whose only span is already a mask: the replacement equals the original -> E405
+    masked = Note("masked", "p0", "[DATE] follow-up.")
+    spans["masked"] = [Span("masked", 0, 6, "DATE", 0.9, "test@1")]
+    # overlapping cached spans (recognizer + reviewer) are resolved first, as in process
+    first = notes[0]
+    s0 = spans[first.note_id][0]
+    spans[first.note_id] = [*spans[first.note_id], Span(first.note_id, s0.start, s0.end - 1, s0.label, 0.5, "r@1")]
+    todo = [*notes, masked]
     keyring = keyring_for_tests("study-a", "k1", "seed")
-    got = RayAnonymization(cfg()).run(notes, spans, keyring)
-    want = [Anonymizer(keyring).anonymize(n, spans[n.note_id]) for n in notes]
-    assert got == want
-    assert all(PATIENTS[0]["last_name"] not in a.text for a in got)
+    got = RayAnonymization(cfg()).run(todo, spans, keyring)
+    want = anonymize_notes(todo, spans, keyring)
+    assert [g.note.note_id if isinstance(g, ReleasedNote) else g.note_id for g in got] == [n.note_id for n in todo]
+    assert [g for g in got if isinstance(g, ReleasedNote)] == want.released
+    assert [g for g in got if isinstance(g, Quarantined)] == want.quarantined
+    assert [(q.note_id, q.code) for q in want.quarantined] == [("masked", "E405")]
+    assert isinstance(got[0], ReleasedNote) and all(PATIENTS[0]["last_name"] not in r.note.text for r in want.released)
 
 
 def test_runner_with_the_ray_executor_fills_the_same_cache(ray_session, tmp_path):

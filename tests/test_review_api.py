@@ -105,7 +105,7 @@ def populate(path) -> Populated:
                         "patient_ref": "pref-1",
                         "text": out,
                         "note_date": "2021-03-09",
-                        "anonymizer": "tide.anonymizer@1",
+                        "anonymizer": "tide.anonymizer@2",
                         "fingerprint": "fp-test",
                         "released_at": now,
                     }
@@ -161,11 +161,14 @@ def populate(path) -> Populated:
 @dataclass
 class Client:
     base: str
+    token: str | None = None  # sent as "Authorization: Bearer TOKEN" (every request needs it)
 
     def request(self, method: str, path: str, body=None, headers=None, raw: bytes | None = None):
         u = urllib.parse.urlsplit(self.base)
         con = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
         hdrs = dict(headers or {})
+        if self.token is not None:
+            hdrs.setdefault("Authorization", f"Bearer {self.token}")
         data = raw
         if body is not None:
             data = json.dumps(body).encode()
@@ -193,7 +196,7 @@ def served(tmp_path):
     store = ReviewStore(wh, STUDY, KEY)
     running = start_in_thread(ReviewAPI(store), "127.0.0.1", 0)
     try:
-        yield pop, Client(running.url.rstrip("/")), wh
+        yield pop, Client(running.url.rstrip("/"), running.token), wh
     finally:
         running.stop()
         wh.close()
@@ -434,10 +437,12 @@ def test_cli_serves_the_study(tmp_path):
     )
     try:
         line = proc.stdout.readline()
-        m = re.search(r"open (http://127\.0\.0\.1:\d+)/", line)
+        m = re.search(r"open (http://127\.0\.0\.1:\d+)/\?token=([A-Za-z0-9_-]{40,})\s", line)
         assert m, line
         assert "4 note(s)" in line
-        c = Client(m.group(1))
+        status, body = Client(m.group(1)).get("/api/meta")
+        assert status == 401 and body["error"]["code"] == "E875"  # the printed token is required
+        c = Client(m.group(1), m.group(2))
         status, meta = c.get("/api/meta")
         assert status == 200 and meta["study"] == STUDY
         status, v = c.get("/api/notes/n1")
@@ -447,6 +452,7 @@ def test_cli_serves_the_study(tmp_path):
         out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0
     assert "GET /api/notes/n1 200" in err and "Adams" not in err and "Mary" not in err
+    assert m.group(2) not in err  # the token is printed once, to stdout, never logged
 
 
 def test_stale_note_after_text_change_and_reload(served):

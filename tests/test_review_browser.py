@@ -65,7 +65,7 @@ def browser_page(tmp_path):
     sync_playwright, exe = _require_browser()
     pop = fx.populate(tmp_path / "wh.duckdb")
     wh = open_warehouse(f"duckdb:{pop.path}")
-    running = start_in_thread(ReviewAPI(ReviewStore(wh, fx.STUDY, fx.KEY)), "127.0.0.1", 0)
+    running = start_in_thread(ReviewAPI(ReviewStore(wh, fx.STUDY, fx.KEY, reviewer="alice")), "127.0.0.1", 0)
     problems: list[str] = []
     try:
         with sync_playwright() as p:
@@ -77,7 +77,7 @@ def browser_page(tmp_path):
                     "console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None
                 )
                 page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url}"))
-                yield page, running.url, pop, wh, problems
+                yield page, running, pop, wh, problems
             finally:
                 browser.close()
     finally:
@@ -113,9 +113,20 @@ def _select_in_original(page, word: str, occurrence: int = 0) -> None:
 def test_page_renders_highlights_and_records_decisions(browser_page, tmp_path):
     from playwright.sync_api import expect
 
-    page, url, pop, wh, problems = browser_page
+    page, running, pop, wh, problems = browser_page
     cache = SpanCache(wh)
-    page.goto(url)
+    # without the token the server serves nothing, not even the page
+    resp = page.goto(running.url)
+    assert resp.status == 401 and "E875" in page.content() and "Adams" not in page.content()
+    page.wait_for_timeout(200)
+    problems.clear()  # the refused load logs console errors: expected here, and only here
+    # the tokenised URL `tide review` prints: the token moves into an HttpOnly, SameSite=Strict
+    # cookie and out of the address bar; the page's API calls then carry the cookie
+    page.goto(running.login_url)
+    assert page.url == running.url
+    (cookie,) = page.context.cookies()
+    assert cookie["value"] == running.token and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    assert page.evaluate("document.cookie") == ""  # scripts cannot read it
     page.wait_for_selector("#orig-text mark.tide-span")
     page.wait_for_selector("#deid-text mark.tide-span")
 
@@ -147,8 +158,8 @@ def test_page_renders_highlights_and_records_decisions(browser_page, tmp_path):
     page.click('#span-table tr[data-label="DOCTOR"] button.act-reject')
     page.wait_for_selector('#span-table tr[data-label="DOCTOR"][data-status="rejected"]')
     assert adams not in cache.spans(fx.STUDY, ["n1"])["n1"]
-    assert [(r["decision"], r["start"], r["end"]) for r in cache.review_rows(fx.STUDY, "n1")] == [
-        ("reject", adams.start, adams.end)
+    assert [(r["decision"], r["start"], r["end"], r["reviewer"]) for r in cache.review_rows(fx.STUDY, "n1")] == [
+        ("reject", adams.start, adams.end, "alice")
     ]
     assert page.get_attribute('#orig-text mark[data-label="DOCTOR"]', "data-status") == "rejected"
     assert "re-run anonymization" in page.inner_text("#deid-status")

@@ -386,7 +386,8 @@ def test_cli_register_run(tmp_path):
 
 
 def test_cli_main(tmp_path, capsys):
-    main = pytest.importorskip("tide_core.cli.main")
+    from tide_core.cli import main
+
     assert main.main(["synth", "--out", str(tmp_path / "t"), "--kind", "train", "--n", "25", "--seed", "1"]) == 0
     _check_cli_output(tmp_path / "t", 25)
     assert main.main(["synth", "--out", str(tmp_path / "x"), "--kind", "demo", "--n", "0"]) == 2

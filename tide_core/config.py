@@ -57,6 +57,8 @@ class TideConfig:
     batch_size: int = 64
     max_note_chars: int = 2_000_000
     on_unparseable_date: str = "mask"
+    #: values of note_type/source/site released as they are; others are withheld (empty: label shapes)
+    metadata_allowlist: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
@@ -106,6 +108,8 @@ class TideConfig:
         if tables is not None:
             data["tables"] = TableNames(**tables)
         data["recognizers"] = tuple(data.get("recognizers", ()))
+        if "metadata_allowlist" in data:
+            data["metadata_allowlist"] = tuple(str(v) for v in data["metadata_allowlist"])
         data.update(overrides)
         try:
             return cls(**data)

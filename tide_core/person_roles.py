@@ -82,10 +82,13 @@ STEP = RoleStep()
 
 
 def _evidence(text: str, s: Span) -> tuple[bool, bool]:
-    line_start = text.rfind("\n", 0, s.start) + 1
-    before = text[max(line_start, s.start - 40) : s.start]
-    line_end = text.find("\n", s.end)
-    after = text[s.end : min(s.end + 20, line_end if line_end >= 0 else len(text))]
+    # the 40 characters before and 20 after the mention, within its line (searches are bounded to
+    # those windows, so a note with few line breaks stays linear)
+    lo = max(0, s.start - 40)
+    nl = text.rfind("\n", lo, s.start)
+    before = text[nl + 1 if nl >= 0 else lo : s.start]
+    nl = text.find("\n", s.end, s.end + 20)
+    after = text[s.end : nl if nl >= 0 else min(s.end + 20, len(text))]
     staff = bool(_STAFF_BEFORE.search(before) or _STAFF_AFTER.match(after))
     private = bool(_PRIVATE_BEFORE.search(before))
     return staff, private
@@ -117,10 +120,15 @@ def assign_roles(text: str, spans: Sequence[Span]) -> list[Span]:
             parent[find(i)] = find(by_name[key])
         else:
             by_name[key] = i
+    multi: dict[str, list[int]] = {}  # token -> the multi-word mentions containing it
+    for j in people:
+        if len(words[j]) > 1:
+            for tok in dict.fromkeys(words[j]):
+                multi.setdefault(tok, []).append(j)
     for i in people:
         if len(words[i]) != 1:
             continue
-        holders = {find(j) for j in people if len(words[j]) > 1 and words[i][0] in words[j]}
+        holders = {find(j) for j in multi.get(words[i][0], ())}
         if len(holders) == 1:
             parent[find(i)] = holders.pop()
     staff: dict[int, bool] = {}

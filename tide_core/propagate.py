@@ -108,6 +108,14 @@ def _looks_like_name_token(tok: str) -> bool:
 def _extend_names(text: str, spans: list[Span]) -> list[Span]:
     first, last, either = name_lexicon()
     taken = sorted((s.start, s.end) for s in spans)
+    taken_starts = [a for a, _ in taken]
+    # reach[i]: the furthest end among the first i taken ranges (sorted by start).  "Some other
+    # range starting before x ends after y" is then one bisect: reach[bisect_left(starts, x)] > y.
+    # (A range equal to the span itself never counts: it ends at s.end, which is not after s.end
+    # and not after a left extension's new start; so excluding it needs no special case.)
+    reach = [-1]
+    for _, b in taken:
+        reach.append(max(reach[-1], b))
     out = []
     for s in spans:
         start, end = s.start, s.end
@@ -117,14 +125,14 @@ def _extend_names(text: str, spans: list[Span]) -> list[Span]:
                 tok = m.group(1)
                 if _looks_like_name_token(tok) and tok.casefold() in either:
                     new_start = start - len(m.group(0))
-                    if not any(a < start and b > new_start for a, b in taken if (a, b) != (s.start, s.end)):
+                    if not reach[bisect.bisect_left(taken_starts, start)] > new_start:
                         start = new_start
             m = re.match(r" ([A-Za-z][A-Za-z'\u2019-]*)", text[end : end + 40])
             if m:
                 tok = m.group(1)
                 if _looks_like_name_token(tok) and tok.casefold() in last and tok.casefold() not in first:
                     new_end = end + len(m.group(0))
-                    if not any(a < new_end and b > end for a, b in taken if (a, b) != (s.start, s.end)):
+                    if not reach[bisect.bisect_left(taken_starts, new_end)] > end:
                         end = new_end
         out.append(
             s if (start, end) == (s.start, s.end) else Span(s.note_id, start, end, s.label, s.score, s.recognizer)
@@ -133,11 +141,144 @@ def _extend_names(text: str, spans: list[Span]) -> list[Span]:
 
 
 def _occurrences(text: str, needle: str, case_sensitive: bool):
+    """Every match of ``needle`` in ``text``, left to right (the reference definition).
+
+    :class:`_Finder` yields exactly these matches without scanning the whole note per needle;
+    this regex form is kept for needles it does not index (no non-space character).
+    """
     flags = 0 if case_sensitive else re.IGNORECASE
     parts = [re.escape(p) for p in needle.split()]
     pattern = r"(?<![A-Za-z0-9])" + r"\s+".join(parts) + r"(?![A-Za-z0-9])"
     for m in re.finditer(pattern, text, flags):
         yield m.start(), m.end()
+
+
+# --- linear-time occurrence search ------------------------------------------------------------
+# ``re.IGNORECASE`` on ``str`` compares characters by their simple lower case, plus a few
+# equivalence classes (i/ı, s/ſ, µ/μ, ...: ``re._casefix``).  Mapping every character to the
+# smallest member of its class ("fold") makes case-insensitive equality plain string equality,
+# so one Aho-Corasick pass over the folded note finds the candidate starts of every needle and
+# each candidate is checked in place: total work is linear in the note plus the matches, where
+# one regex scan per needle was quadratic on long notes (274k characters: ~30 s).
+_ASCII_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_FOLDED_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+
+
+@lru_cache(maxsize=1)
+def _case_classes() -> dict[int, int]:
+    from re._casefix import _EXTRA_CASES  # the classes re itself uses (closed under membership)
+
+    return {k: min((k, *v)) for k, v in _EXTRA_CASES.items()}
+
+
+@lru_cache(maxsize=65536)
+def _fold_char(ch: str) -> str:
+    import _sre
+
+    low = _sre.unicode_tolower(ord(ch))
+    return chr(_case_classes().get(low, low))
+
+
+def _fold(text: str) -> str:
+    """``text`` with each character replaced by its re.IGNORECASE class representative (same length)."""
+    table = {ord(c): f for c in set(text) if (f := _fold_char(c)) != c}
+    return text.translate(table) if table else text
+
+
+class _Finder:
+    """All needles' occurrences in one note: the same matches as :func:`_occurrences`."""
+
+    def __init__(self, text: str, needles: Sequence[tuple[str, bool]]):
+        import ahocorasick
+
+        self.text = text
+        self.folded = _fold(text)
+        self.n = len(text)
+        self.starts: dict[tuple[str, bool], list[int]] = {}
+        for case_sensitive in (False, True):
+            heads = {self._parts(n, case_sensitive)[0] for n, cs in needles if cs == case_sensitive and n.split()}
+            if not heads:
+                continue
+            automaton = ahocorasick.Automaton()
+            for head in heads:
+                automaton.add_word(head, head)
+            automaton.make_automaton()
+            hay = self.text if case_sensitive else self.folded
+            alnum = _ASCII_ALNUM if case_sensitive else _FOLDED_ALNUM
+            for last, head in automaton.iter(hay):
+                a = last - len(head) + 1
+                if a == 0 or hay[a - 1] not in alnum:  # the (?<![A-Za-z0-9]) boundary
+                    self.starts.setdefault((head, case_sensitive), []).append(a)
+
+    def _parts(self, needle: str, case_sensitive: bool) -> list[str]:
+        return needle.split() if case_sensitive else [_fold(p) for p in needle.split()]
+
+    def occurrences(self, needle: str, case_sensitive: bool):
+        parts = self._parts(needle, case_sensitive)
+        if not parts:
+            yield from _occurrences(self.text, needle, case_sensitive)
+            return
+        text, n = self.text, self.n
+        hay = text if case_sensitive else self.folded
+        alnum = _ASCII_ALNUM if case_sensitive else _FOLDED_ALNUM
+        resume = 0  # finditer resumes after the end of the previous match
+        for a in self.starts.get((parts[0], case_sensitive), ()):
+            if a < resume:
+                continue
+            pos = a + len(parts[0])
+            ok = True
+            for part in parts[1:]:  # \s+ (greedy; a part never starts with a space) then the part
+                if pos >= n or not text[pos].isspace():
+                    ok = False
+                    break
+                pos += 1
+                while pos < n and text[pos].isspace():
+                    pos += 1
+                if not hay.startswith(part, pos):
+                    ok = False
+                    break
+                pos += len(part)
+            if ok and (pos >= n or hay[pos] not in alnum):  # the (?![A-Za-z0-9]) boundary
+                yield a, pos
+                resume = pos
+
+
+class _Occupied:
+    """The occupied ranges: is [a, b) free, and mark it taken; O(log n) each.
+
+    Resolved spans do not overlap, so a new range [a, b) is free iff the range with the largest
+    start before ``b`` ends at or before ``a`` (ranges sharing a start: the longest counts).  The
+    largest marked start below ``b`` comes from a prefix-maximum Fenwick tree over positions
+    (marks are only ever added), where sorted-list insertion was quadratic on long notes.
+    """
+
+    def __init__(self, n: int, ranges):
+        self.end_at: dict[int, int] = {}
+        ranges = sorted(ranges)
+        self.size = max([n, *(a + 1 for a, _ in ranges)])
+        self.tree = [-1] * (self.size + 1)
+        for a, b in ranges:
+            self.add(a, b)
+
+    def _last_start_before(self, b: int) -> int:
+        best, i, tree = -1, min(b, self.size), self.tree
+        while i > 0:
+            if tree[i] > best:
+                best = tree[i]
+            i -= i & -i
+        return best
+
+    def free(self, a: int, b: int) -> bool:
+        last = self._last_start_before(b)
+        return last < 0 or self.end_at[last] <= a
+
+    def add(self, a: int, b: int) -> None:
+        self.end_at[a] = b
+        i, tree = a + 1, self.tree
+        while i <= self.size:
+            if tree[i] < a:
+                tree[i] = a
+            i += i & -i
 
 
 def propagate_spans(text: str, spans: Sequence[Span], policy: PropagationPolicy | None = None) -> list[Span]:
@@ -149,22 +290,15 @@ def propagate_spans(text: str, spans: Sequence[Span], policy: PropagationPolicy 
     spans = list(spans)
     if policy.extend_names:
         spans = _extend_names(text, spans)
-    # Resolved spans do not overlap, so the occupied ranges stay sorted by start and by end: a new
-    # range [a, b) is free iff the last range starting before b ends at or before a.
-    occupied = sorted((s.start, s.end) for s in spans)
-    starts = [a for a, _ in occupied]
-    ends = [b for _, b in occupied]
+    occupied = _Occupied(len(text), ((s.start, s.end) for s in spans))
     added: list[Span] = []
 
     def free(a: int, b: int) -> bool:
-        i = bisect.bisect_left(starts, b)
-        return i == 0 or ends[i - 1] <= a
+        return occupied.free(a, b)
 
     def add(a: int, b: int, label: str) -> None:
         added.append(Span(note_id, a, b, label, policy.score, QUALIFIED))
-        i = bisect.bisect_left(starts, a)
-        starts.insert(i, a)
-        ends.insert(i, b)
+        occupied.add(a, b)
 
     seen: set[tuple[str, str, bool]] = set()
     needles: list[tuple[str, str, bool]] = []
@@ -181,12 +315,15 @@ def propagate_spans(text: str, spans: Sequence[Span], policy: PropagationPolicy 
                     needles.append((tok, s.label, True))
                     if tok[1:].islower():
                         needles.append((tok.upper(), s.label, True))
+    todo = []
     for needle, label, case_sensitive in needles:
         key = (needle.casefold() if not case_sensitive else needle, label, case_sensitive)
-        if key in seen:
-            continue
-        seen.add(key)
-        for a, b in _occurrences(text, needle, case_sensitive):
+        if key not in seen:
+            seen.add(key)
+            todo.append((needle, label, case_sensitive))
+    finder = _Finder(text, [(needle, cs) for needle, _, cs in todo]) if todo else None
+    for needle, label, case_sensitive in todo:
+        for a, b in finder.occurrences(needle, case_sensitive):
             if free(a, b):
                 add(a, b, label)
     return sorted(spans + added)

@@ -24,6 +24,8 @@ from tide_core.cache import tables
 from tide_core.cache.span_cache import SpanCache, text_sha256
 from tide_core.config import TideConfig
 from tide_core.engine.anonymization import anonymize_notes
+from tide_core.engine.release_columns import COLUMNS as RELEASE_COLUMNS
+from tide_core.engine.release_columns import release_value
 from tide_core.engine.validation import ValidatedInput, validate_table
 from tide_core.errors import ConfigError
 from tide_core.io.warehouse import Warehouse
@@ -47,6 +49,8 @@ class RecognitionReport:
     recognizers: list[str]
     seconds: float
     warnings: list[str] = field(default_factory=list)
+    n_review_applied: int = 0  # reviewer decisions re-applied to this recognition
+    n_review_stale: int = 0  # decisions on notes whose text changed since review: kept, not applied
 
     @property
     def notes_per_s(self) -> float:
@@ -187,6 +191,12 @@ def recognize_study(
                 )
             )
     cache.store(study, fingerprint, notes, recognized, statuses, hits)
+    review = cache.review_summary(study)  # decisions are data: re-applied by cache.spans on every read
+    if review.n_stale:
+        warnings.append(
+            f"{review.n_stale} reviewer decision(s) on {len(review.stale_notes)} note(s) whose text changed "
+            "since review are kept but not applied: review those notes again (tide review)"
+        )
     wh.replace_partition(
         config.tables.quarantine,
         tables.to_table("quarantine", _quarantine_rows(study, "", validated.quarantined + failed_q)),
@@ -210,6 +220,8 @@ def recognize_study(
         [r.qualified_name for r in recognizers],
         seconds,
         warnings,
+        review.n_applied,
+        review.n_stale,
     )
     _record_run(
         wh,
@@ -356,9 +368,7 @@ def anonymize_study(
                 "patient_ref": out.patient_ref,
                 "text": out.note.text,
                 "note_date": out.note_date,
-                "note_type": src.metadata.get("note_type"),
-                "source": src.metadata.get("source"),
-                "site": src.metadata.get("site"),
+                **{c: release_value(src.metadata.get(c), config.metadata_allowlist) for c in RELEASE_COLUMNS},
                 "anonymizer": result.anonymizer,
                 "fingerprint": entries[src.note_id].fingerprint,
                 "released_at": now,

@@ -13,6 +13,7 @@ import dagster as dg
 
 from tide_etl.partitions import release_partitions, split_release_key, study_of_release, study_partitions
 from tide_etl.resources import KeyProviderResource, ReleaseGateResource, TideConfigResource, WarehouseResource
+from tide_etl.retry import POOL, TRANSIENT_RETRY, transient_only
 
 RECOGNITION = "recognition"
 RELEASE = "release"
@@ -23,6 +24,8 @@ def _labels(by_label: dict) -> dg.MetadataValue:
 
 
 @dg.asset(
+    pool=POOL,
+    retry_policy=TRANSIENT_RETRY,
     partitions_def=study_partitions,
     group_name=RECOGNITION,
     kinds={"sql"},
@@ -37,7 +40,7 @@ def source_notes(
 
     study = context.partition_key
     config = tide_config.build()
-    with warehouse.open() as wh:
+    with transient_only(), warehouse.open() as wh:
         validated = read_study_input(wh, study, config)
     digest = hashlib.sha256()
     for n in sorted(validated.notes, key=lambda n: n.note_id):
@@ -61,6 +64,8 @@ def source_notes(
 
 
 @dg.asset(
+    pool=POOL,
+    retry_policy=TRANSIENT_RETRY,
     partitions_def=study_partitions,
     group_name=RECOGNITION,
     deps=[source_notes],
@@ -75,7 +80,7 @@ def recognized_spans(
 
     study = context.partition_key
     config = tide_config.build()
-    with warehouse.open() as wh:
+    with transient_only(), warehouse.open() as wh:
         report = recognize_study(wh, study, config, progress=False)
     for w in report.warnings:
         context.log.warning(w)
@@ -104,6 +109,8 @@ def recognized_spans(
 
 
 @dg.asset(
+    pool=POOL,
+    retry_policy=TRANSIENT_RETRY,
     partitions_def=release_partitions,
     group_name=RELEASE,
     kinds={"python"},
@@ -118,6 +125,7 @@ def deidentified_notes(
     key_provider: KeyProviderResource,
 ) -> dg.MaterializeResult:
     from tide_core.runner import anonymize_study
+    from tide_etl.release_summary import PENDING, set_status
 
     study, key = split_release_key(context.partition_key)
     provider = key_provider.provider()
@@ -131,7 +139,11 @@ def deidentified_notes(
             allow_retries=False,
         )
     config = tide_config.build()
-    with warehouse.open() as wh:
+    with transient_only(), warehouse.open() as wh:
+        # write: an earlier gate decision does not cover the rows about to be written; the
+        # release leaves researchers' views before they change (the checks and release_summary
+        # decide again; the new rows' released_at stamp is not the published one either)
+        set_status(wh, study, key, PENDING, f"re-release of {study}/{key} in progress: not yet verified")
         report = anonymize_study(wh, study, key, provider, config, progress=False)
     context.log.info(
         f"{study}/{key}: {report.n_released} released, {report.n_quarantined} quarantined, "
@@ -160,12 +172,15 @@ RELEASES_TABLE = "tide_releases"
 
 
 @dg.asset(
+    pool=POOL,
+    retry_policy=TRANSIENT_RETRY,
     partitions_def=release_partitions,
     group_name=RELEASE,
     deps=[deidentified_notes],
     kinds={"sql"},
-    description="One row per (study, key) in tide_releases: counts, versions and the release-gate "
-    "decision (audit evidence). Researchers' views read only releases whose gate passed.",
+    description="One row per (study, key) in tide_releases: counts, versions, the release-gate decision "
+    "(audit evidence) and the status (pending, blocked, awaiting_audit, published). Re-runs the blocking "
+    "checks, then publishes atomically; researchers' views read only published, gated releases.",
 )
 def release_summary(
     context: dg.AssetExecutionContext,
@@ -177,10 +192,10 @@ def release_summary(
 
     study, key = split_release_key(context.partition_key)
     config = tide_config.build()
-    with warehouse.open() as wh:
+    with transient_only(), warehouse.open() as wh:
         row = summarize_release(wh, config, study, key, gate.policy(), RELEASES_TABLE)
     if not row["gate_passed"]:
-        context.log.warning(f"release {study}/{key} is not validated yet: {row['gate_reasons']}")
+        context.log.warning(f"release {study}/{key} is {row['status']}, not published: {row['gate_reasons']}")
     return dg.MaterializeResult(
         metadata={
             "n_in": row["n_in"],
@@ -189,6 +204,7 @@ def release_summary(
             "n_spans": row["n_spans"],
             "spans_by_label": dg.MetadataValue.json(json.loads(row["spans_by_label"])),
             "gate_passed": row["gate_passed"],
+            "status": row["status"],
             "gate_reasons": row["gate_reasons"] or "none",
             "anonymizer": row["anonymizer"] or "",
             "recognizers": row["recognizers"] or "",

@@ -2,7 +2,13 @@
 
 Each check is a partitioned asset check over (study, key) that calls a plain function in
 ``tide_etl.release_checks``, so it can also be run on its own against an existing partition
-(job ``release_checks_job``) to catch edits made after release.
+(job ``release_checks_job``) to catch edits made after release.  A failing check also takes
+the release out of researchers' views at once (``tide_releases.status = 'blocked'``): a
+blocking check only stops what runs after it, and the release may have been published before.
+
+``release_gate`` reports the decision ``release_summary`` recorded: WARN while the release
+is only awaiting audit evidence (the normal state of a first release: the run succeeds),
+ERROR when a bound is not below the target, the drift band blocks, or anything else failed.
 """
 
 import warnings
@@ -12,7 +18,9 @@ import dagster as dg
 from tide_etl import release_checks as rc
 from tide_etl.assets import deidentified_notes, release_summary
 from tide_etl.partitions import release_partitions, split_release_key
+from tide_etl.release_summary import AWAITING_AUDIT, BLOCKED, PUBLISHED, read_release, set_status
 from tide_etl.resources import ReleaseGateResource, TideConfigResource, WarehouseResource
+from tide_etl.retry import POOL, TRANSIENT_RETRY, transient_only
 
 # Partitioned asset checks are a preview feature of Dagster 1.13 (pinned); tests cover them.
 warnings.filterwarnings("ignore", message=".*partitions_def on an AssetCheckSpec.*")
@@ -27,14 +35,19 @@ def _result(outcome: rc.CheckOutcome, severity=dg.AssetCheckSeverity.ERROR) -> d
 def _run(fn, context, warehouse: WarehouseResource, tide_config: TideConfigResource) -> dg.AssetCheckResult:
     study, key = split_release_key(context.partition_key)
     config = tide_config.build()
-    with warehouse.open() as wh:
-        return _result(fn(wh, config, study, key))
+    with transient_only(), warehouse.open() as wh:
+        outcome = fn(wh, config, study, key)
+        if not outcome.passed:  # fail closed at once: hidden from researchers until a release passes
+            set_status(wh, study, key, BLOCKED, f"check {fn.__name__} failed: {outcome.description}")
+        return _result(outcome)
 
 
 @dg.asset_check(
     asset=deidentified_notes,
     partitions_def=release_partitions,
     blocking=True,
+    pool=POOL,
+    retry_policy=TRANSIENT_RETRY,
     description="rows in = de-identified + quarantined; no note in both; none released twice",
 )
 def rows_accounted(
@@ -47,6 +60,8 @@ def rows_accounted(
     asset=deidentified_notes,
     partitions_def=release_partitions,
     blocking=True,
+    pool=POOL,
+    retry_policy=TRANSIENT_RETRY,
     description="every released span's output offsets lie inside its released text",
 )
 def offsets_in_text(
@@ -59,6 +74,8 @@ def offsets_in_text(
     asset=deidentified_notes,
     partitions_def=release_partitions,
     blocking=True,
+    pool=POOL,
+    retry_policy=TRANSIENT_RETRY,
     description="no original span surface (span cache + source text) survives in the released text",
 )
 def no_surface_survives(
@@ -71,6 +88,8 @@ def no_surface_survives(
     asset=deidentified_notes,
     partitions_def=release_partitions,
     blocking=True,
+    pool=POOL,
+    retry_policy=TRANSIENT_RETRY,
     description="recognizer and anonymizer name@version recorded on released rows and runs",
 )
 def versions_recorded(
@@ -83,8 +102,11 @@ def versions_recorded(
     asset=release_summary,
     partitions_def=release_partitions,
     blocking=True,
+    pool=POOL,
+    retry_policy=TRANSIENT_RETRY,
     description="release gate: audit evidence exists for every bucket and its exact bound is "
-    "below the target rate (tide_core.assurance.gate.evaluate_release on tide_audits)",
+    "below the target rate (tide_core.assurance.gate.evaluate_release on tide_audits); WARN while "
+    "awaiting audit, ERROR when a bound or the drift band blocks",
 )
 def release_gate(
     context: dg.AssetCheckExecutionContext,
@@ -94,8 +116,25 @@ def release_gate(
 ) -> dg.AssetCheckResult:
     study, key = split_release_key(context.partition_key)
     config = tide_config.build()
-    with warehouse.open() as wh:
-        return _result(rc.release_gate(wh, config, study, key, gate.policy()))
+    with transient_only(), warehouse.open() as wh:
+        outcome = rc.release_gate(wh, config, study, key, gate.policy())
+        row = read_release(wh, study, key) or {}
+    status = row.get("status") or "none recorded"
+    passed = outcome.passed and status == PUBLISHED
+    metadata = dict(outcome.metadata, status=status)
+    if not passed and status == AWAITING_AUDIT:
+        return dg.AssetCheckResult(
+            passed=False,
+            severity=dg.AssetCheckSeverity.WARN,
+            description=f"awaiting audit: {study}/{key} passed its checks and is not published until audit "
+            "rounds cover every bucket (`tide audit plan`, review, `tide audit record`), then run release_checks_job",
+            metadata=metadata,
+        )
+    if not passed and outcome.passed:  # the gate alone would pass, but the recorded decision did not
+        outcome = rc.CheckOutcome(False, f"release {study}/{key} is {status}: {row.get('gate_reasons') or ''}"[:500])
+    return dg.AssetCheckResult(
+        passed=passed, severity=dg.AssetCheckSeverity.ERROR, description=outcome.description, metadata=metadata
+    )
 
 
 CHECKS = [rows_accounted, offsets_in_text, no_surface_survives, versions_recorded, release_gate]

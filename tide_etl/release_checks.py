@@ -16,6 +16,8 @@ from typing import Any
 KEEPS_VALUE = frozenset({"AGE"})
 #: Shorter surfaces ("3/4", "Al") are too common to search for elsewhere in a note without noise.
 MIN_SEARCH_LEN = 4
+#: Quarantine code of an exact duplicate source row (tide_core.engine.validation): its first row is released once.
+EXACT_DUPLICATE = "E608"
 
 
 @dataclass(frozen=True)
@@ -40,26 +42,40 @@ def _source_notes(wh, config, study: str) -> dict[str, Any]:
 
 
 def rows_accounted(wh, config, study: str, key: str) -> CheckOutcome:
-    """Rows in = de-identified + quarantined, each note in exactly one of the two."""
+    """Rows in = de-identified + quarantined, each note in exactly one of the two.
+
+    An exact duplicate row (same note_id, text and patient as an earlier row) is quarantined as
+    E608 while its first row is released once; that E608 row is accounted for by its original
+    (released or otherwise quarantined) and is not "both released and quarantined".
+    """
     src = _source_notes(wh, config, study)
     released = [r["note_id"] for r in _release_rows(wh, config.tables, study, key, "deid_notes", ["note_id"])]
-    quarantined = [r["note_id"] for r in _release_rows(wh, config.tables, study, key, "quarantine", ["note_id"])]
-    both = len(set(released) & set(quarantined))
+    q_rows = _release_rows(wh, config.tables, study, key, "quarantine", ["note_id", "code"])
+    quarantined = [r["note_id"] for r in q_rows]
+    exact_dups = [r["note_id"] for r in q_rows if r["code"] == EXACT_DUPLICATE]
+    other_q = [r["note_id"] for r in q_rows if r["code"] != EXACT_DUPLICATE]
+    both = len(set(released) & set(other_q))
+    accounted = set(released) | set(other_q)
+    orphan_dups = sum(1 for nid in exact_dups if nid not in accounted)
     dup_released = len(released) - len(set(released))
     n_out = len(released) + len(quarantined)
-    passed = src["n_rows"] == n_out and both == 0 and dup_released == 0 and src["n_rows"] > 0
+    passed = src["n_rows"] == n_out and both == 0 and dup_released == 0 and orphan_dups == 0 and src["n_rows"] > 0
     md = {
         "n_in": src["n_rows"],
         "n_released": len(released),
         "n_quarantined": len(quarantined),
         "n_released_and_quarantined": both,
         "n_duplicate_releases": dup_released,
+        "n_exact_duplicate_rows": len(exact_dups),
+        "n_duplicates_without_original": orphan_dups,
     }
     desc = (
         "every source row is released or quarantined, once"
         if passed
         else f"{src['n_rows']} rows in, {len(released)} released + {len(quarantined)} quarantined"
-        f" ({both} in both, {dup_released} duplicated); rematerialize deidentified_notes for {study}/{key}"
+        f" ({both} in both, {dup_released} duplicated"
+        + (f", {orphan_dups} exact duplicates without their original" if orphan_dups else "")
+        + f"); rematerialize deidentified_notes for {study}/{key}"
     )
     return CheckOutcome(passed, desc, md)
 
@@ -244,8 +260,15 @@ def release_gate(wh, config, study: str, key: str, policy=None, audits_table: st
     drift = latest_drift(wh, study, key)
     drift_band = drift["band"] if drift else None
     decision = evaluate_release(audits, drift_result=drift_band, policy=policy, population=f"release {study}/{key}")
+    audited = set(decision.buckets)
+    n_missing = int(audits.num_rows == 0 and policy.require_audit) + sum(
+        1 for b in policy.required_buckets or () if b not in audited
+    )
+    # blocked only for want of audit evidence (not a failing bound, not drift): awaiting audit
+    awaiting = not decision.passed and n_missing > 0 and len(decision.reasons) == n_missing
     md = {
         "passed": decision.passed,
+        "awaiting_audit": awaiting,
         "n_audit_rounds": audits.num_rows,
         "n_buckets": len(buckets),
         "drift_band": drift_band or "none recorded",

@@ -1,4 +1,4 @@
--- One row per (study, key) release: counts, versions and the release-gate decision. Written by the Dagster asset release_summary.
+-- One row per (study, key) release: counts, versions, the release-gate decision and the status (pending | blocked | awaiting_audit | published; released_at = the stamp of the published tide_deid_notes rows). Written by the Dagster asset release_summary.
 -- Mirrors tide_etl.release_summary.RELEASES; replace {{dataset}} with PROJECT.DATASET.
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_releases` (
   `study` STRING,
@@ -13,8 +13,10 @@ CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_releases` (
   `gate_passed` BOOL,
   `gate_reasons` STRING,
   `gate_statement` STRING,
-  `decided_at` TIMESTAMP
+  `decided_at` TIMESTAMP,
+  `status` STRING,
+  `released_at` TIMESTAMP
 )
 PARTITION BY TIMESTAMP_TRUNC(`decided_at`, MONTH)
 CLUSTER BY study, key
-OPTIONS (description = "One row per (study, key) release: counts, versions and the release-gate decision. Written by the Dagster asset release_summary.");
+OPTIONS (description = "One row per (study, key) release: counts, versions, the release-gate decision and the status (pending | blocked | awaiting_audit | published; released_at = the stamp of the published tide_deid_notes rows). Written by the Dagster asset release_summary.");

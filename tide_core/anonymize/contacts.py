@@ -22,7 +22,7 @@ import unicodedata
 from tide_core.anonymize.identifiers import DIGITS, HEX_LOWER, HEX_UPPER, char_alphabet, permute_payload
 from tide_core.anonymize.keys import KeyRing
 from tide_core.anonymize.names import surrogate_token
-from tide_core.anonymize.small_domain import permutation
+from tide_core.anonymize.small_domain import cached_subkey, permutation
 from tide_core.anonymize.surrogates import case_like, load_list, norm
 from tide_core.errors import AnonymizationError
 
@@ -67,7 +67,7 @@ def _fpe_run(keyring: KeyRing, context: str, run: str) -> str:
         if a is None:
             raise _err("E452", "contact contains a non-ASCII letter or digit")
         alphabets.append(a)
-    return permute_payload(keyring.subkey(DOMAIN), context, alphabets, run)
+    return permute_payload(cached_subkey(keyring, DOMAIN), context, alphabets, run)
 
 
 def surrogate_phone(keyring: KeyRing, value: str) -> str:
@@ -90,12 +90,12 @@ def surrogate_phone(keyring: KeyRing, value: str) -> str:
     alphabets = [DIGITS] * len(payload)
     if len(payload) == 10 and payload[0] in NANP_LEAD and payload[3] in NANP_LEAD:
         alphabets[0] = alphabets[3] = NANP_LEAD
-    new = permute_payload(keyring.subkey(DOMAIN), f"phone|{len(payload)}", alphabets, payload)
+    new = permute_payload(cached_subkey(keyring, DOMAIN), f"phone|{len(payload)}", alphabets, payload)
     out = list(main)
     for pos, ch in zip(positions[keep:], new, strict=True):
         out[pos] = ch
     if ext:
-        ext = permute_payload(keyring.subkey(DOMAIN), "phone-ext", [DIGITS] * len(ext), ext)
+        ext = permute_payload(cached_subkey(keyring, DOMAIN), "phone-ext", [DIGITS] * len(ext), ext)
     return "".join(out) + ext_sep + ext
 
 
@@ -165,7 +165,7 @@ def surrogate_ipv4(keyring: KeyRing, value: str) -> str:
     if not octets or any(o > 255 for o in octets):
         raise _err("E453", "not an IPv4 address")
     x = int.from_bytes(bytes(octets), "big")
-    y = permutation(keyring.subkey(DOMAIN), b"ipv4", 2**32).derange(x)
+    y = permutation(cached_subkey(keyring, DOMAIN), b"ipv4", 2**32).derange(x)
     return ".".join(str(b) for b in y.to_bytes(4, "big"))
 
 
@@ -175,7 +175,7 @@ def surrogate_ipv6(keyring: KeyRing, value: str) -> str:
     payload = "".join(
         value[i].lower() if a is HEX_LOWER else value[i] for i, a in zip(positions, alphabets, strict=True)
     )
-    new = permute_payload(keyring.subkey(DOMAIN), "ipv6", alphabets, payload)
+    new = permute_payload(cached_subkey(keyring, DOMAIN), "ipv6", alphabets, payload)
     out = list(value)
     for pos, ch in zip(positions, new, strict=True):
         out[pos] = ch

@@ -12,17 +12,23 @@ Formats understood (case-insensitive month and weekday names, optional attached 
 ``2021-03``, ``2019`` and ``'19``.  Numeric dates are US month/day/year unless the first number
 cannot be a month (``25/03/2021`` is day/month/year).
 
-Partial dates (documented rule, see docs/anonymizer.md): a partial date moves by the patient's
-offset *rounded to its own precision, at least one unit, in the offset's direction*, so it always
-changes and partial dates of one precision keep their intervals exactly at that precision:
+Partial dates (documented rule, see docs/anonymizer.md):
 * month + day, no year: shifted by the exact offset inside ``reference_year`` (the note's year
   when the engine knows it, else the leap year 2000, so "2/29" stays valid);
-* month + year: shifted by ``sign * max(1, round(|offset| / 30.44))`` months;
-* year alone: shifted by ``sign * max(1, round(|offset| / 365.25))`` years, i.e. one year.
-Relative to the patient's full dates a partial date is therefore consistent to within half its
-own unit (±15 days for month + year, ±1 year for a year alone).
-The time of day is kept verbatim (shifts are whole days).  Anything else raises a coded
-``AnonymizationError``; the engine masks or quarantines it, it never passes through.
+* month + year: moved by the patient's offset *rounded to whole months, at least one, in the
+  offset's direction* (``sign * max(1, round(|offset| / 30.44))``), so it always changes, keeps
+  month-precision intervals exactly and stays within about half a month of the full dates;
+* year alone: generalised to its decade (``2019`` -> ``2010s``, ``'19`` -> ``'10s``;
+  operator ``date.decade``).  A year shifted by a keyed offset cannot both change and stay
+  unlinkable: moved one year in the offset's direction, two releases under different keys
+  disagree for half the patients and the original year is then their midpoint (measured: 250 of
+  548 year-only dates).  The decade is the same under every key and carries nothing keyed, so
+  comparing any number of releases gives back the decade and no more.
+The time of day is kept verbatim (shifts are whole days).  Dates outside years 1000..9998, or that
+a shift would carry out of them (``0001-01-01``, ``9999-12-31`` placeholders), raise ``E413`` and
+the note is quarantined whatever ``on_unparseable_date`` says (a masked sentinel would hide a data
+problem; a shifted one is impossible).  Anything else raises a coded ``AnonymizationError``; the
+engine masks or quarantines it, it never passes through.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ from tide_core.anonymize.keys import KeyRing
 from tide_core.errors import AnonymizationError
 
 OFFSET_MIN, OFFSET_MAX = 3, 180
+#: Years a date (as written, and once shifted) must lie in; outside them the note is quarantined (E413).
+MIN_YEAR, MAX_YEAR = 1000, 9998
 DEFAULT_REFERENCE_YEAR = 2000  # leap year: "2/29" without a year stays valid
 TWO_DIGIT_PIVOT = 69  # like strptime %y: 69..99 -> 19xx, 00..68 -> 20xx
 
@@ -63,8 +71,25 @@ def date_offset_days(keyring: KeyRing, patient_id: str) -> int:
     return -magnitude if v & 1 else magnitude
 
 
+def _out_of_range() -> AnonymizationError:
+    return AnonymizationError(
+        "E413",
+        f"date is outside years {MIN_YEAR}..{MAX_YEAR}, or its shift would leave them",
+        hint="a placeholder date (year 1, year 9999) cannot be shifted: store NULL for an unknown "
+        "date; the note stays quarantined until then",
+    )
+
+
+def _in_range(*days: date) -> bool:
+    return all(MIN_YEAR <= d.year <= MAX_YEAR for d in days)
+
+
 def shift_note_date(keyring: KeyRing, patient_id: str, iso_date):
-    """Shift a note's ISO ``yyyy-mm-dd`` date (or ``datetime.date``); ``None`` stays ``None``."""
+    """Shift a note's ISO ``yyyy-mm-dd`` date (or ``datetime.date``); ``None`` stays ``None``.
+
+    Raises ``E412`` for text that is no ISO date and ``E413`` for a date outside (or shifted
+    outside) years ``MIN_YEAR..MAX_YEAR``; never ``OverflowError``.
+    """
     if iso_date is None:
         return None
     if isinstance(iso_date, date):
@@ -76,7 +101,13 @@ def shift_note_date(keyring: KeyRing, patient_id: str, iso_date):
             raise AnonymizationError(
                 "E412", "note_date is not an ISO yyyy-mm-dd date", hint="store note_date as DATE or ISO text"
             ) from None
-    return (d + timedelta(days=date_offset_days(keyring, patient_id))).isoformat()
+    try:
+        new = d + timedelta(days=date_offset_days(keyring, patient_id))
+    except OverflowError:
+        raise _out_of_range() from None
+    if not _in_range(d, new):
+        raise _out_of_range()
+    return new.isoformat()
 
 
 # --- patterns ------------------------------------------------------------------------------
@@ -275,7 +306,13 @@ def parse_date(text: str, reference_year: int | None = None) -> ParsedDate:
                 rep = _weekday_name(orig, new)
             else:  # year
                 prefix = "'" if orig.startswith("'") else ""
-                rep = prefix + (str(new.year % 100).zfill(2) if year_width == 2 else str(new.year).zfill(4))
+                short = str(new.year % 100).zfill(2)
+                # a two-digit year that would read back in another century (2068 -> '69' -> 1969)
+                # is written in full, so the shifted date keeps its interval to every other date
+                if year_width == 2 and _year_value(short)[0] == new.year:
+                    rep = prefix + short
+                else:
+                    rep = str(new.year).zfill(4)
             pieces.append((s, e, rep))
         out = core
         for s, e, rep in sorted(pieces, reverse=True):
@@ -286,7 +323,11 @@ def parse_date(text: str, reference_year: int | None = None) -> ParsedDate:
 
 
 def shifted_date(parsed: ParsedDate, offset: int, reference_year: int | None = None) -> date:
-    """The shifted day for ``parsed`` (full dates: exact; partial dates: the precision rule)."""
+    """The shifted day for ``parsed`` (full dates: exact; partial dates: the precision rule).
+
+    :func:`anonymize_date` never shifts a year alone (it writes the decade); the ``y`` branch
+    below is kept for callers of this function only.
+    """
     sign = -1 if offset < 0 else 1
     if parsed.kind == "full":
         return date(parsed.year, parsed.month, parsed.day) + timedelta(days=offset)
@@ -306,13 +347,35 @@ def _leap(y: int) -> bool:
     return y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
 
 
-def shift_date(keyring: KeyRing, patient_id: str, text: str, reference_year: int | None = None) -> str:
-    """Shift the date in ``text`` by the patient's offset and write it in the same format."""
+def generalise_year(parsed: ParsedDate, text: str) -> str:
+    """A year alone, written as its decade in the same style: ``2019`` -> ``2010s``, ``'19`` -> ``'10s``."""
+    if parsed.kind != "y":
+        raise ValueError("not a year-only date")
+    core = text.strip()
+    lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()) :]
+    decade = parsed.year - parsed.year % 10
+    if core.startswith("'"):
+        return f"{lead}'{decade % 100:02d}s{trail}"
+    return f"{lead}{decade}s{trail}"
+
+
+def anonymize_date(keyring: KeyRing, patient_id: str, text: str, reference_year: int | None = None) -> tuple[str, str]:
+    """(surrogate, operator): ``date.shift`` (the patient's offset) or ``date.decade`` (a year alone)."""
     parsed = parse_date(text, reference_year)
+    if parsed.kind == "y":
+        return generalise_year(parsed, text), "date.decade"
+    if parsed.kind != "md" and not _in_range(date(parsed.year, parsed.month or 1, 1)):
+        raise _out_of_range()
     try:
         new = shifted_date(parsed, date_offset_days(keyring, patient_id), reference_year)
     except (OverflowError, ValueError):
-        raise _bad("E411", "shifted date is outside the supported calendar range") from None
-    if new.year < 1000 and parsed.kind != "md":
-        raise _bad("E411", "shifted date is outside the supported calendar range")
-    return parsed.render(new)
+        raise _out_of_range() from None
+    if parsed.kind != "md" and not _in_range(new):
+        raise _out_of_range()
+    return parsed.render(new), "date.shift"
+
+
+def shift_date(keyring: KeyRing, patient_id: str, text: str, reference_year: int | None = None) -> str:
+    """Anonymize the date in ``text``: shifted by the patient's offset in the same format (a year
+    alone: its decade).  Raises a coded AnonymizationError (E410/E411 unparseable, E413 range)."""
+    return anonymize_date(keyring, patient_id, text, reference_year)[0]

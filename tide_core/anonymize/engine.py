@@ -7,7 +7,8 @@ label      operator(s)                  rule
 =========  ===========================  ===================================================
 PATIENT    ``name.surrogate``           :mod:`names` (keyed list derangement / generated)
 DOCTOR     ``name.surrogate``           same, same key domain (one person, one surrogate)
-DATE       ``date.shift``/``date.mask`` :mod:`dates` (per-patient offset, same format)
+DATE       ``date.shift``/``date.mask`` :mod:`dates` (per-patient offset, same format;
+           ``date.decade``             a year alone -> its decade)
 AGE        ``age.keep``/``age.aggregate`` :mod:`ages` (> 89 -> ``90+``)
 ID         ``id.fpe``                   :mod:`identifiers` (FF3-1 / exact small domain)
 PHONE      ``phone.fpe``                :mod:`contacts`
@@ -32,12 +33,18 @@ from datetime import date
 from typing import Literal
 
 from tide_core.anonymize import ages, contacts, facilities, identifiers, locations, names
-from tide_core.anonymize.dates import date_offset_days, shift_date, shift_note_date  # noqa: F401  (re-export)
+from tide_core.anonymize.dates import (  # noqa: F401  (re-export)
+    anonymize_date,
+    date_offset_days,
+    shift_date,
+    shift_note_date,
+)
 from tide_core.anonymize.keys import KeyRing
 from tide_core.errors import AnonymizationError, ConfigError, TideError
 from tide_core.spans import AnonymizedNote, Note, ReleasedSpan, Span
+from tide_core.text.normalize import normalize_surface
 
-VERSION = "tide.anonymizer@1"
+VERSION = "tide.anonymizer@2"
 DATE_MASK = "[DATE]"
 UNPARSEABLE_DATE_CODES = frozenset({"E410", "E411"})
 DatePolicy = Literal["mask", "quarantine"]
@@ -93,7 +100,7 @@ class Anonymizer:
             return names.surrogate_name(kr, value), "name.surrogate"
         if label == "DATE":
             try:
-                return shift_date(kr, patient_id, value, reference_year), "date.shift"
+                return anonymize_date(kr, patient_id, value, reference_year)
             except AnonymizationError as exc:
                 if exc.code in UNPARSEABLE_DATE_CODES and self.on_unparseable_date == "mask":
                     return DATE_MASK, "date.mask"
@@ -155,7 +162,10 @@ class Anonymizer:
         for s in ordered:
             where = f"note {note.note_id}: {s.label} span [{s.start}, {s.end})"
             try:
-                rep, op = self.replace_value(s.label, text[s.start : s.end], note.patient_id, ref_year)
+                # the surrogate comes from the normalised surface (what the recognizers saw); the
+                # whole original extent, format characters inside it included, is replaced
+                value = normalize_surface(text[s.start : s.end])
+                rep, op = self.replace_value(s.label, value, note.patient_id, ref_year)
             except AnonymizationError as exc:
                 if s.label == "DATE" and exc.code in UNPARSEABLE_DATE_CODES:
                     raise AnonymizationError(

@@ -30,7 +30,7 @@ from math import prod
 from ff3 import FF3Cipher
 
 from tide_core.anonymize.keys import KeyRing
-from tide_core.anonymize.small_domain import permutation
+from tide_core.anonymize.small_domain import cached_subkey, permutation
 from tide_core.errors import AnonymizationError
 
 DIGITS = "0123456789"
@@ -64,6 +64,73 @@ def class_signature(value: str) -> str:
 @lru_cache(maxsize=256)
 def _cipher(key_hex: str, alphabet: str) -> FF3Cipher:
     return FF3Cipher.withCustomAlphabet(key_hex, "00000000000000", alphabet)
+
+
+class _FastFF3:
+    """FF3-1 encryption exactly as ``ff3``'s ``encrypt_with_tweak`` (same AES object, same eight
+    Feistel rounds, same numeral order), with the numerals kept as integers between rounds instead
+    of being re-encoded character by character.  Anything outside the usual case (a length out of
+    bounds, a 64-bit tweak) goes to the library itself.  ``tests/test_anonymize_*`` and
+    ``tests/test_regex_fast_path.py`` compare it with the library."""
+
+    def __init__(self, cipher: FF3Cipher, alphabet: str):
+        self.lib = cipher
+        self.alphabet = alphabet
+        self.radix = len(alphabet)
+        self.index = {c: i for i, c in enumerate(alphabet)}
+        self.decimal = alphabet == DIGITS
+        self.aes = cipher.aesCipher.encrypt
+        self.min_len, self.max_len = cipher.minLen, cipher.maxLen
+        self._tweaks: dict[str, tuple[bytes, ...]] = {}
+
+    def _round_prefixes(self, tweak_hex: str) -> tuple[bytes, ...]:
+        pre = self._tweaks.get(tweak_hex)
+        if pre is None:
+            t = bytes.fromhex(tweak_hex)
+            t64 = bytes((t[0], t[1], t[2], t[3] & 0xF0, t[4], t[5], t[6], (t[3] & 0x0F) << 4))
+            tl, tr = t64[:4], t64[4:]
+            pre = tuple((w[:3] + bytes((w[3] ^ i,))) for i, w in ((i, tr if i % 2 == 0 else tl) for i in range(8)))
+            if len(self._tweaks) > 4096:
+                self._tweaks.clear()
+            self._tweaks[tweak_hex] = pre
+        return pre
+
+    def _decode(self, s: str) -> int:  # ff3's decode_int_r: the last character is the most significant
+        if self.decimal:
+            return int(s[::-1])
+        num, r, idx = 0, self.radix, self.index
+        for ch in reversed(s):
+            num = num * r + idx[ch]
+        return num
+
+    def _encode(self, n: int, length: int) -> str:  # ff3's encode_int_r, padded to ``length``
+        if self.decimal:
+            return str(n).zfill(length)[::-1]
+        out, r, a = [], self.radix, self.alphabet
+        for _ in range(length):
+            n, d = divmod(n, r)
+            out.append(a[d])
+        return "".join(out)
+
+    def encrypt(self, plaintext: str, tweak_hex: str) -> str:
+        n = len(plaintext)
+        if n < self.min_len or n > self.max_len or len(tweak_hex) != 14 or any(c not in self.index for c in plaintext):
+            return self.lib.encrypt_with_tweak(plaintext, tweak_hex)
+        pre = self._round_prefixes(tweak_hex)
+        u = (n + 1) // 2
+        v = n - u
+        mod_u, mod_v = self.radix**u, self.radix**v
+        a, b = self._decode(plaintext[:u]), self._decode(plaintext[u:])
+        aes = self.aes
+        for i in range(8):
+            y = int.from_bytes(aes((pre[i] + b.to_bytes(12, "big"))[::-1]), "little")
+            a, b = b, (a + y) % (mod_u if i % 2 == 0 else mod_v)
+        return self._encode(a, u) + self._encode(b, v)
+
+
+@lru_cache(maxsize=256)
+def _fast_cipher(key_hex: str, alphabet: str) -> _FastFF3:
+    return _FastFF3(_cipher(key_hex, alphabet), alphabet)
 
 
 def _sig_code(alphabets: Sequence[str]) -> str:
@@ -115,10 +182,14 @@ class _Block:
             x = _to_int(self.alphabets, chars)
             return _from_int(self.alphabets, p.underange(x) if decrypt else p.derange(x))
         if self.mode == "ff3":
-            c = _cipher(self.key_hex, self.alphabets[0])
-            return (c.decrypt_with_tweak if decrypt else c.encrypt_with_tweak)(chars, self.tweak_hex)
-        c = _cipher(self.key_hex, DIGITS)
-        f = c.decrypt_with_tweak if decrypt else c.encrypt_with_tweak
+            if not decrypt:
+                return _fast_cipher(self.key_hex, self.alphabets[0]).encrypt(chars, self.tweak_hex)
+            return _cipher(self.key_hex, self.alphabets[0]).decrypt_with_tweak(chars, self.tweak_hex)
+        f = (
+            _fast_cipher(self.key_hex, DIGITS).encrypt
+            if not decrypt
+            else _cipher(self.key_hex, DIGITS).decrypt_with_tweak
+        )
         s = str(_to_int(self.alphabets, chars)).zfill(self.width)
         while True:  # cycle walking inside [0, n)
             s = f(s, self.tweak_hex)
@@ -126,12 +197,20 @@ class _Block:
                 return _from_int(self.alphabets, int(s))
 
 
-def _mode(alphabets: Sequence[str]) -> str:
+@lru_cache(maxsize=4096)
+def _block(subkey: bytes, context: str, alphabets: tuple[str, ...]) -> _Block:
+    """Blocks are pure functions of their arguments: derive the tweak and mode once per shape."""
+    return _Block(subkey, context, alphabets)
+
+
+@lru_cache(maxsize=4096)
+def _mode(alphabets: tuple[str, ...]) -> str:
     n = prod(len(a) for a in alphabets)
     return "split" if len(str(n - 1)) > DECIMAL_MAX_LEN else "block"
 
 
-def _blocks(alphabets: Sequence[str]) -> list[tuple[int, int]]:
+@lru_cache(maxsize=4096)
+def _blocks(alphabets: tuple[str, ...]) -> tuple[tuple[int, int], ...]:
     log10n = sum(math.log10(len(a)) for a in alphabets)
     k = max(2, math.ceil(log10n / BLOCK_DIGITS))
     n = len(alphabets)
@@ -140,19 +219,20 @@ def _blocks(alphabets: Sequence[str]) -> list[tuple[int, int]]:
         end = start + (n - start) // (k - i)
         bounds.append((start, end))
         start = end
-    return bounds
+    return tuple(bounds)
 
 
 def permute_payload(subkey: bytes, context: str, alphabets: Sequence[str], chars: str, decrypt: bool = False) -> str:
     """Keyed bijection of ``chars`` inside the product of ``alphabets`` (same length, same classes)."""
     if len(alphabets) != len(chars) or not chars:
         raise ValueError("payload and alphabets must be non-empty and of equal length")
+    alphabets = tuple(alphabets)
     if _mode(alphabets) == "block":
-        return _Block(subkey, context, alphabets).apply(chars, decrypt)
+        return _block(subkey, context, alphabets).apply(chars, decrypt)
     out = []
     bounds = _blocks(alphabets)
     for i, (s, e) in enumerate(bounds):
-        out.append(_Block(subkey, f"{context}#{i}/{len(bounds)}", alphabets[s:e]).apply(chars[s:e], decrypt))
+        out.append(_block(subkey, f"{context}#{i}/{len(bounds)}", alphabets[s:e]).apply(chars[s:e], decrypt))
     return "".join(out)
 
 
@@ -187,7 +267,7 @@ def encrypt_identifier(
     """Format-preserving surrogate of ``value``: same length, classes and separators; a bijection."""
     positions, alphabets, payload = _split(value)
     signature = class_signature(value)
-    out_payload = permute_payload(keyring.subkey(domain), f"{context}|{signature}", alphabets, payload, decrypt)
+    out_payload = permute_payload(cached_subkey(keyring, domain), f"{context}|{signature}", alphabets, payload, decrypt)
     out = list(value)
     for pos, ch in zip(positions, out_payload, strict=True):
         out[pos] = ch

@@ -3,18 +3,44 @@
 A *key* is a named key version (``2026q4``) whose secret, for one study, comes from a key
 provider.  Each operator family gets its own sub-key: ``HMAC-SHA256(secret, "tide/v1|study|key|domain")``.
 Secrets never appear in ``repr``, logs, errors or tables; tables record ``fingerprint`` only.
+
+Providers: :class:`FileKeyProvider` (``<root>/<study>/<key>.key``, or an envelope-wrapped
+``<key>.wrapped`` opened by a local unwrap hook), :class:`EnvKeyProvider` (``TIDE_KEY_<STUDY>__<KEY>``)
+and :class:`ChainKeyProvider`.  A key file is read only when it and its study directory are real
+(not symbolic links), owned by the user running TIDE and closed to group and others (mask
+``0o077``); every secret must be at least 32 bytes and not trivially guessable (all one byte, a short
+repeated block, a counting sequence).  Every refusal is a coded :class:`KeyProviderError` that names
+the file or variable and never any byte of the secret:
+
+=====  ==========================================================================
+E101   not hex or base64 text (including binary / undecodable files)
+E102   shorter than 32 bytes
+E106   key file readable or writable by group or others
+E111   key directory accessible to group or others
+E112   key file or key directory is a symbolic link, or not a regular file/directory
+E113   key file or key directory owned by another user
+E114   low-entropy secret (one repeated byte, a short repeated block, a counting sequence)
+E115   key file unreadable or over 64 KiB
+E116   envelope: no unwrap hook configured, the hook failed, or it is misconfigured
+E117   both ``<key>.key`` and ``<key>.wrapped`` exist (ambiguous)
+=====  ==========================================================================
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import errno
 import hashlib
 import hmac
+import importlib
 import os
 import re
 import secrets
+import shlex
 import stat
+import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -36,10 +62,56 @@ def check_name(kind: str, value: str) -> str:
     return value
 
 
+MAX_KEY_FILE_BYTES = 64 * 1024
+#: Mode bits a key file or key directory must not have: any group or other access.
+FORBIDDEN_MODE_BITS = 0o077
+_HINT_NEW = "create one with `tide keys new --study S --key K`"
+
+
+def _low_entropy(secret: bytes) -> bool:
+    """True for secrets no random generator produces: few distinct bytes (all-zero, one repeated
+    byte), a block of up to half the length repeated, or a constant-step sequence (00 01 02 ...)."""
+    n = len(secret)
+    if len(set(secret)) < 8:
+        return True
+    for period in range(1, n // 2 + 1):
+        if n % period == 0 and secret == secret[:period] * (n // period):
+            return True
+    steps = {(secret[i + 1] - secret[i]) % 256 for i in range(n - 1)}
+    return len(steps) == 1
+
+
+def check_secret(secret: bytes, where: str) -> bytes:
+    """Length and entropy checks every secret passes (whatever provider it came from)."""
+    if len(secret) < MIN_SECRET_BYTES:
+        raise KeyProviderError(
+            "E102",
+            f"key secret in {where} is {len(secret)} bytes; at least {MIN_SECRET_BYTES} are required",
+            hint=_HINT_NEW,
+        )
+    if _low_entropy(secret):
+        raise KeyProviderError(
+            "E114",
+            f"key secret in {where} has too little entropy (a repeated byte or block, or a counting sequence)",
+            hint="use a random secret: "
+            + _HINT_NEW
+            + " (or `python -c 'import secrets; print(secrets.token_hex(32))'`)",
+        )
+    return secret
+
+
 def parse_secret(raw: str | bytes, where: str) -> bytes:
-    """Secrets are hex or base64 text of at least 32 bytes."""
+    """Secrets are hex or base64 text of at least 32 bytes (see :func:`check_secret`)."""
+    bad = KeyProviderError(
+        "E101",
+        f"key secret in {where} is neither hex nor base64 text",
+        hint="the secret must be one line of hex or base64; " + _HINT_NEW,
+    )
     if isinstance(raw, bytes):
-        raw = raw.decode("ascii", errors="strict")
+        try:
+            raw = raw.decode("ascii", errors="strict")
+        except UnicodeDecodeError:
+            raise bad from None  # the codec's message would quote a byte of the file
     text = raw.strip()
     decoded: bytes | None = None
     if re.fullmatch(r"[0-9a-fA-F]+", text) and len(text) % 2 == 0:
@@ -50,18 +122,8 @@ def parse_secret(raw: str | bytes, where: str) -> bytes:
         except (binascii.Error, ValueError):
             decoded = None
     if decoded is None:
-        raise KeyProviderError(
-            "E101",
-            f"key secret in {where} is neither hex nor base64",
-            hint="create one with `tide keys new --study S --key K`",
-        )
-    if len(decoded) < MIN_SECRET_BYTES:
-        raise KeyProviderError(
-            "E102",
-            f"key secret in {where} is {len(decoded)} bytes; at least {MIN_SECRET_BYTES} are required",
-            hint="create one with `tide keys new --study S --key K`",
-        )
-    return decoded
+        raise bad
+    return check_secret(decoded, where)
 
 
 @dataclass(frozen=True)
@@ -148,44 +210,237 @@ class EnvKeyProvider:
         return []  # env names are normalised and cannot be mapped back reliably
 
 
-class FileKeyProvider:
-    """Secrets in ``<root>/<study>/<key>.key``; files must not be readable by group or others."""
+#: An unwrap hook: gets the wrapped bytes of ``<key>.wrapped`` and returns the secret, as raw bytes
+#: or as hex/base64 text.  Either a Python callable ``f(wrapped, *, study, key)`` or a command line
+#: (string or argv list) that reads the wrapped bytes on stdin and prints the secret as hex/base64.
+UnwrapHook = Callable[..., bytes | str] | str | list | tuple
 
-    def __init__(self, root: str | os.PathLike):
+UNWRAP_ENV = "TIDE_KEY_UNWRAP"  # "package.module:function"
+UNWRAP_COMMAND_ENV = "TIDE_KEY_UNWRAP_COMMAND"  # a command line, e.g. "kms-unwrap --key-ring tide"
+UNWRAP_TIMEOUT_S = 60
+
+
+def unwrap_hook_from_env(environ: dict[str, str] | None = None) -> UnwrapHook | None:
+    """The unwrap hook named by ``$TIDE_KEY_UNWRAP`` (a callable) or ``$TIDE_KEY_UNWRAP_COMMAND``."""
+    env = os.environ if environ is None else environ
+    if env.get(UNWRAP_ENV):
+        target = env[UNWRAP_ENV]
+        mod_name, _, attr = target.partition(":")
+        try:
+            fn = getattr(importlib.import_module(mod_name), attr) if attr else None
+        except (ImportError, AttributeError):
+            fn = None
+        if not callable(fn):
+            raise KeyProviderError(
+                "E116",
+                f"{UNWRAP_ENV}={target!r} does not name an importable callable",
+                hint="set it to 'package.module:function'; the function gets (wrapped, *, study, key)",
+            )
+        return fn
+    if env.get(UNWRAP_COMMAND_ENV):
+        return env[UNWRAP_COMMAND_ENV]
+    return None
+
+
+class FileKeyProvider:
+    """Secrets in ``<root>/<study>/<key>.key`` (hex/base64 text) or ``<key>.wrapped`` (envelope).
+
+    Both the file and its study directory must be real (no symbolic link), owned by the effective
+    user and closed to group and others; they are opened without following links and checked on the
+    open descriptors, so a swap between check and read cannot slip a different file in.  A
+    ``.wrapped`` file holds the secret encrypted under a key-management key (KMS, HSM, Vault
+    transit); ``unwrap`` (or ``$TIDE_KEY_UNWRAP`` / ``$TIDE_KEY_UNWRAP_COMMAND``) turns it into the
+    secret locally, so the plain secret never rests on disk.
+    """
+
+    def __init__(self, root: str | os.PathLike, unwrap: UnwrapHook | None = None):
         self.root = Path(root)
+        self.unwrap = unwrap
 
     def path(self, study: str, key: str) -> Path:
         return self.root / check_name("study", study) / f"{check_name('key', key)}.key"
 
+    def wrapped_path(self, study: str, key: str) -> Path:
+        return self.path(study, key).with_suffix(".wrapped")
+
     def has(self, study: str, key: str) -> bool:
-        return self.path(study, key).is_file()
+        return os.path.lexists(self.path(study, key)) or os.path.lexists(self.wrapped_path(study, key))
+
+    # -- secure reading --------------------------------------------------------------------------
+    @staticmethod
+    def _check_owner_and_mode(st: os.stat_result, what: str, where: Path, is_dir: bool) -> None:
+        if st.st_uid != os.geteuid():
+            raise KeyProviderError(
+                "E113",
+                f"key {what} {where} is owned by uid {st.st_uid}, not by the user running TIDE (uid {os.geteuid()})",
+                hint=f"run TIDE as the owner, or `chown {os.geteuid()} {where}` if this user should own it",
+            )
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & FORBIDDEN_MODE_BITS:
+            raise KeyProviderError(
+                "E111" if is_dir else "E106",
+                f"key {what} {where} has permissions {oct(mode)}; group/other access is not allowed",
+                hint=f"run `chmod {'700' if is_dir else '600'} {where}`",
+            )
+
+    def _read_secure(self, p: Path) -> bytes:
+        """Bytes of key file ``p`` after the link, type, owner and mode checks (file and directory)."""
+        flags_dir = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+        flags_file = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        for what, q in (("directory", p.parent), ("file", p)):
+            try:
+                st = os.lstat(q)
+            except OSError as exc:
+                raise KeyProviderError(
+                    "E115", f"key {what} {q} cannot be read ({type(exc).__name__})", hint="check the path"
+                ) from None
+            if stat.S_ISLNK(st.st_mode):
+                raise KeyProviderError(
+                    "E112",
+                    f"key {what} {q} is a symbolic link; links are not followed",
+                    hint=f"replace the link with the real {what} (mode {'700' if what == 'directory' else '600'})",
+                )
+        try:
+            dfd = os.open(p.parent, flags_dir)
+        except OSError as exc:
+            raise KeyProviderError(
+                "E112" if exc.errno in (errno.ELOOP, errno.ENOTDIR) else "E115",
+                f"key directory {p.parent} cannot be opened as a real directory ({type(exc).__name__})",
+                hint="the study directory must be a real directory (not a link) with mode 700",
+            ) from None
+        try:
+            dst = os.fstat(dfd)
+            if not stat.S_ISDIR(dst.st_mode):
+                raise KeyProviderError(
+                    "E112", f"key directory {p.parent} is not a directory", hint="use <root>/<study>/<key>.key"
+                )
+            self._check_owner_and_mode(dst, "directory", p.parent, True)
+            try:
+                fd = os.open(p.name, flags_file, dir_fd=dfd)
+            except OSError as exc:
+                raise KeyProviderError(
+                    "E112" if exc.errno == errno.ELOOP else "E115",
+                    f"key file {p} cannot be opened as a regular file ({type(exc).__name__})",
+                    hint="the key file must be a regular file (not a link) with mode 600",
+                ) from None
+            try:
+                st = os.fstat(fd)
+                if not stat.S_ISREG(st.st_mode):
+                    raise KeyProviderError(
+                        "E112", f"key file {p} is not a regular file", hint="the key file must be a regular file"
+                    )
+                self._check_owner_and_mode(st, "file", p, False)
+                if st.st_size > MAX_KEY_FILE_BYTES:
+                    raise KeyProviderError(
+                        "E115",
+                        f"key file {p} is {st.st_size} bytes; a key file is at most {MAX_KEY_FILE_BYTES}",
+                        hint="a .key file holds one line of hex or base64",
+                    )
+                chunks, total = [], 0
+                while chunk := os.read(fd, 65536):
+                    chunks.append(chunk)
+                    total += len(chunk)
+                    if total > MAX_KEY_FILE_BYTES:
+                        raise KeyProviderError(
+                            "E115",
+                            f"key file {p} is over {MAX_KEY_FILE_BYTES} bytes",
+                            hint="a .key file holds one line of hex or base64",
+                        )
+                return b"".join(chunks)
+            finally:
+                os.close(fd)
+        finally:
+            os.close(dfd)
+
+    def _unwrap(self, wrapped: bytes, study: str, key: str, where: str) -> bytes:
+        hook = self.unwrap if self.unwrap is not None else unwrap_hook_from_env()
+        if hook is None:
+            raise KeyProviderError(
+                "E116",
+                f"{where} is an envelope-wrapped key but no unwrap hook is configured",
+                hint=f"set {UNWRAP_COMMAND_ENV} (a command reading the wrapped key on stdin and printing the "
+                f"secret as hex) or {UNWRAP_ENV}=package.module:function",
+            )
+        if callable(hook):
+            try:
+                out = hook(wrapped, study=study, key=key)
+            except Exception as exc:  # the hook's message may quote key material: report the type only
+                raise KeyProviderError(
+                    "E116",
+                    f"the unwrap hook failed for {where} ({type(exc).__name__})",
+                    hint="check the key-management service and the hook's credentials",
+                ) from None
+            if isinstance(out, str):
+                return parse_secret(out, f"the unwrap hook's output for {where}")
+            if isinstance(out, (bytes, bytearray)):
+                return check_secret(bytes(out), f"the unwrap hook's output for {where}")
+            raise KeyProviderError(
+                "E116",
+                f"the unwrap hook returned {type(out).__name__} for {where}; expected bytes or str",
+                hint="return the raw secret (bytes) or its hex/base64 text (str)",
+            )
+        argv = shlex.split(hook) if isinstance(hook, str) else [str(a) for a in hook]
+        if not argv:
+            raise KeyProviderError("E116", "the unwrap command is empty", hint=f"set {UNWRAP_COMMAND_ENV}")
+        try:
+            proc = subprocess.run(
+                argv,
+                input=wrapped,
+                capture_output=True,
+                timeout=UNWRAP_TIMEOUT_S,
+                env=dict(os.environ, TIDE_KEY_STUDY=study, TIDE_KEY_NAME=key),
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise KeyProviderError(
+                "E116",
+                f"the unwrap command {argv[0]!r} could not run for {where} ({type(exc).__name__})",
+                hint="check the command and its timeout",
+            ) from None
+        if proc.returncode != 0:  # its stderr is not echoed: it may quote key material
+            raise KeyProviderError(
+                "E116",
+                f"the unwrap command {argv[0]!r} exited with status {proc.returncode} for {where}",
+                hint="run the command by hand on the wrapped file to see its own error",
+            )
+        return parse_secret(proc.stdout, f"the unwrap command's output for {where}")
 
     def keyring(self, study: str, key: str) -> KeyRing:
-        p = self.path(study, key)
-        if not p.is_file():
+        p, w = self.path(study, key), self.wrapped_path(study, key)
+        has_plain, has_wrapped = os.path.lexists(p), os.path.lexists(w)
+        if has_plain and has_wrapped:
+            raise KeyProviderError(
+                "E117",
+                f"both {p.name} and {w.name} exist for study {study!r}, key {key!r}",
+                hint="keep exactly one of them",
+            )
+        if has_wrapped:
+            secret = self._unwrap(self._read_secure(w), study, key, str(w))
+            return KeyRing(study, key, secret)
+        if not has_plain:
             raise KeyProviderError(
                 "E105",
                 f"no key secret for study {study!r}, key {key!r} at {p}",
                 hint=f"create one with `tide keys new --study {study} --key {key} --key-dir {self.root}`",
             )
-        mode = stat.S_IMODE(p.stat().st_mode)
-        if mode & 0o077:
-            raise KeyProviderError(
-                "E106",
-                f"key file {p} has permissions {oct(mode)}; group/other access is not allowed",
-                hint=f"run `chmod 600 {p}`",
-            )
-        return KeyRing(study, key, parse_secret(p.read_text(), str(p)))
+        return KeyRing(study, key, parse_secret(self._read_secure(p), str(p)))
 
     def create(self, study: str, key: str, overwrite: bool = False) -> Path:
         p = self.path(study, key)
-        if p.exists() and not overwrite:
+        if (os.path.lexists(p) or os.path.lexists(self.wrapped_path(study, key))) and not overwrite:
             raise KeyProviderError(
                 "E107", f"key file {p} already exists", hint="a key version is immutable; pick a new key name to rotate"
             )
+        if os.path.islink(p.parent) or os.path.islink(p):
+            raise KeyProviderError(
+                "E112", f"key directory {p.parent} or file {p} is a symbolic link", hint="use real paths"
+            )
         p.parent.mkdir(parents=True, exist_ok=True)
         os.chmod(p.parent, 0o700)
-        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+        if not overwrite:
+            flags |= os.O_EXCL
+        fd = os.open(p, flags, 0o600)
         with os.fdopen(fd, "w") as fh:
             fh.write(secrets.token_hex(32) + "\n")
         os.chmod(p, 0o600)
@@ -194,7 +449,15 @@ class FileKeyProvider:
     def available(self) -> list[tuple[str, str]]:
         if not self.root.is_dir():
             return []
-        return sorted((s.name, k.stem) for s in self.root.iterdir() if s.is_dir() for k in s.glob("*.key"))
+        return sorted(
+            {
+                (s.name, k.stem)
+                for s in self.root.iterdir()
+                if s.is_dir()
+                for k in s.iterdir()
+                if k.suffix in (".key", ".wrapped")
+            }
+        )
 
 
 class ChainKeyProvider:
@@ -219,10 +482,14 @@ class ChainKeyProvider:
         return sorted(out)
 
 
-def provider_from_env(key_dir: str | os.PathLike | None = None) -> ChainKeyProvider:
-    """Default provider: ``key_dir`` or ``$TIDE_KEY_DIR`` (default ``./.tide/keys``), then environment variables."""
+def provider_from_env(key_dir: str | os.PathLike | None = None, unwrap: UnwrapHook | None = None) -> ChainKeyProvider:
+    """Default provider: ``key_dir`` or ``$TIDE_KEY_DIR`` (default ``./.tide/keys``), then environment variables.
+
+    ``.wrapped`` key files are opened with ``unwrap``, else the hook ``$TIDE_KEY_UNWRAP`` /
+    ``$TIDE_KEY_UNWRAP_COMMAND`` names (looked up when such a file is read).
+    """
     root = key_dir or os.environ.get("TIDE_KEY_DIR") or os.path.join(".tide", "keys")
-    return ChainKeyProvider(FileKeyProvider(root), EnvKeyProvider())
+    return ChainKeyProvider(FileKeyProvider(root, unwrap), EnvKeyProvider())
 
 
 def keyring_for_tests(study: str, key: str, seed: str) -> KeyRing:

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from tide_core.anonymize.identifiers import encrypt_identifier
 from tide_core.anonymize.keys import KeyRing
-from tide_core.anonymize.small_domain import permutation
+from tide_core.anonymize.small_domain import cached_subkey, permutation
 from tide_core.anonymize.surrogates import DATA_DIR, case_like, load_list, norm
 from tide_core.errors import AnonymizationError
 
@@ -49,18 +49,32 @@ def _states() -> tuple[tuple[str, str], ...]:
     return tuple(rows)
 
 
-def _state_index(value: str) -> tuple[int, bool] | None:
-    v = norm(value).replace(".", "")
+@lru_cache(maxsize=1)
+def _state_lookup() -> tuple[dict[str, int], dict[str, int]]:
+    """First index of each normalised state name and of each lower-case abbreviation."""
+    names: dict[str, int] = {}
+    abbrs: dict[str, int] = {}
     for i, (name, abbr) in enumerate(_states()):
-        if v == norm(name):
-            return i, False
-        if v == abbr.lower() and value.replace(".", "").isupper():
-            return i, True
-    return None
+        names.setdefault(norm(name), i)
+        abbrs.setdefault(abbr.lower(), i)
+    return names, abbrs
+
+
+def _state_index(value: str) -> tuple[int, bool] | None:
+    """The first state (in list order) whose name, or whose abbreviation for an upper-case value, is ``value``."""
+    v = norm(value).replace(".", "")
+    names, abbrs = _state_lookup()
+    i = names.get(v)
+    j = abbrs.get(v) if value.replace(".", "").isupper() else None
+    if i is None and j is None:
+        return None
+    if j is None or (i is not None and i <= j):
+        return i, False
+    return j, True
 
 
 def _derange(keyring: KeyRing, context: str, n: int, i: int) -> int:
-    return permutation(keyring.subkey(DOMAIN), f"loc|{context}".encode(), n).derange(i)
+    return permutation(cached_subkey(keyring, DOMAIN), f"loc|{context}".encode(), n).derange(i)
 
 
 def surrogate_zip(keyring: KeyRing, value: str) -> str:

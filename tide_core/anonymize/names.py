@@ -20,7 +20,7 @@ import re
 
 from tide_core.anonymize.identifiers import DIGITS, permute_payload
 from tide_core.anonymize.keys import KeyRing
-from tide_core.anonymize.small_domain import permutation
+from tide_core.anonymize.small_domain import cached_subkey, permutation
 from tide_core.anonymize.surrogates import case_like, load_list, norm
 from tide_core.errors import AnonymizationError
 
@@ -117,7 +117,7 @@ def _listed(key: str) -> bool:
 
 def _initials(keyring: KeyRing, token: str) -> str:
     """Letter-by-letter keyed derangement of A-Z ("J" -> "K", "JS" -> "KT"), case kept."""
-    p = permutation(keyring.subkey(DOMAIN), b"initial", 26)
+    p = permutation(cached_subkey(keyring, DOMAIN), b"initial", 26)
     out = []
     for ch in token:
         up = ch.upper()
@@ -133,7 +133,7 @@ def surrogate_token(keyring: KeyRing, token: str, keep_titles: bool = True) -> s
     if key in KEEP and keep_titles:
         return token
     if token.isdigit():
-        return permute_payload(keyring.subkey(DOMAIN), "name-digits", [DIGITS] * len(token), token)
+        return permute_payload(cached_subkey(keyring, DOMAIN), "name-digits", [DIGITS] * len(token), token)
     if len(token) == 1 or (not keep_titles and key in KEEP):
         return _initials(keyring, token)
     if 2 <= len(token) <= 3 and token.isupper() and not _listed(key):

@@ -18,11 +18,33 @@ about one digit fixed).  Both directions are exposed; the inverse exists for key
 from __future__ import annotations
 
 import hashlib
+import weakref
 from functools import lru_cache
 from math import isqrt
 
 TABLE_MAX = 4096
 ROUNDS = 12
+MEMO_MAX = 1 << 16  # derange() results remembered per permutation (Feistel domains only)
+
+_SUBKEYS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def cached_subkey(keyring, domain: str) -> bytes:
+    """``keyring.subkey(domain)``, derived once per key ring object and domain (speed only).
+
+    Held in a weak mapping, so an entry disappears with its key ring; the sub-key never leaves
+    memory.  Falls back to deriving it each time if the key ring cannot be weakly referenced.
+    """
+    try:
+        per = _SUBKEYS.get(keyring)
+        if per is None:
+            per = _SUBKEYS[keyring] = {}
+    except TypeError:
+        return keyring.subkey(domain)
+    sk = per.get(domain)
+    if sk is None:
+        sk = per[domain] = keyring.subkey(domain)
+    return sk
 
 
 def _prf(key: bytes, tweak: bytes, *ints: int) -> int:
@@ -49,7 +71,7 @@ def _table(key: bytes, tweak: bytes, n: int) -> tuple[tuple[int, ...], tuple[int
 class KeyedPermutation:
     """A keyed bijection of ``range(n)``; a pure function of (key, tweak, n)."""
 
-    __slots__ = ("key", "tweak", "n", "_a", "_b", "_tables")
+    __slots__ = ("key", "tweak", "n", "_a", "_b", "_tables", "_memo")
 
     def __init__(self, key: bytes, tweak: bytes, n: int):
         if n < 1:
@@ -58,6 +80,7 @@ class KeyedPermutation:
         self._tables = _table(self.key, self.tweak, self.n) if self.n <= TABLE_MAX else None
         a = isqrt(self.n)
         self._a, self._b = a, -(-self.n // a)
+        self._memo: dict[int, int] = {}
 
     # -- Feistel over [0, a*b) ---------------------------------------------------------------
     def _f_enc(self, x: int) -> int:
@@ -96,7 +119,15 @@ class KeyedPermutation:
 
     def derange(self, x: int) -> int:
         """Fixed-point-free keyed bijection (a single n-cycle); identity only when n == 1."""
-        return self.inverse((self.forward(x) + 1) % self.n)
+        if self._tables is not None:
+            return self.inverse((self.forward(x) + 1) % self.n)
+        y = self._memo.get(x)  # Feistel domains: 24+ keyed rounds per call, so remember results
+        if y is None:
+            y = self.inverse((self.forward(x) + 1) % self.n)
+            if len(self._memo) >= MEMO_MAX:
+                self._memo.clear()
+            self._memo[x] = y
+        return y
 
     def underange(self, y: int) -> int:
         return self.inverse((self.forward(y) - 1) % self.n)

@@ -12,7 +12,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 from tide_core.anonymize.keys import KeyRing
-from tide_core.anonymize.small_domain import permutation
+from tide_core.anonymize.small_domain import cached_subkey, permutation
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "surrogates"
 
@@ -39,7 +39,7 @@ class SurrogateList:
         key = norm(value)
         i = self.index.get(key)
         if i is not None:
-            p = permutation(keyring.subkey(domain), f"list|{self.name}|{context}".encode(), len(self.entries))
+            p = permutation(cached_subkey(keyring, domain), f"list|{self.name}|{context}".encode(), len(self.entries))
             return self.entries[p.derange(i)]
         return self.entries[keyring.mac_int(domain, "list-hash", self.name, context, key) % len(self.entries)]
 

@@ -7,6 +7,9 @@ span's output range (``out_start``/``out_end``); a hit that reaches outside the 
 surname next to a replaced first name) still counts.  Released spans come from
 ``AnonymizedNote.spans`` or the ``released_spans`` mapping (``tide_released_spans`` rows).
 
+Recognizers see the released text's normalised view (``tide_core.text.normalize``, the same view
+recognition uses), so format characters and look-alikes hide nothing from the screen either.
+
 The result holds counts per label and note ids only -- never a hit's text, which may be PHI.
 The screen is a monitor, not a certificate: it can share the pipeline's blind spots, which is
 why the random audit (``tide_core.assurance.audit``) is what supports a release claim.
@@ -16,10 +19,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tide_core.errors import ConfigError
 from tide_core.spans import Note, Span
+from tide_core.text.normalize import normalize
 
 RecognizerSet = Callable[[Note], Sequence[Span]] | Sequence[object]
 
@@ -144,7 +148,14 @@ def screen_released(
             ranges = [(int(s.out_start), int(s.out_end)) for s in src]
         found = 0
         labs_here: Counter = Counter()
-        for hit in run(note):
+        # screen the normalised view (as recognition does): a U+200B inside a residual phone
+        # number must not hide it; hits are mapped back to offsets of the released text
+        view = normalize(note.text)
+        seen = note if view.identity else Note(note.note_id, note.patient_id, view.text, note.metadata)
+        for hit in run(seen):
+            if not view.identity:
+                start, end = view.to_original(hit.start, hit.end)
+                hit = replace(hit, start=start, end=end)
             if hit.score < min_score or (labels is not None and hit.label not in labels):
                 continue
             if surrogate_aware and not _residual(note.text, hit, ranges):

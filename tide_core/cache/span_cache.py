@@ -2,15 +2,29 @@
 
 Recognition depends on the study only; anonymization under any key reads spans from here and
 never re-runs a recognizer.  A note is a cache hit when its text hash and the recognition
-fingerprint are unchanged and its last recognition succeeded.  Reviewer decisions are rows
-with ``origin = "reviewer"`` and ``decision`` = "reject" (drop the matching recognizer span)
-or "add" (a span the recognizers missed); they survive re-recognition of unchanged notes.
+fingerprint are unchanged and its last recognition succeeded.
+
+One recognition commit (``store``) writes the study's ``tide_spans`` rows and its
+``tide_recognized_notes`` rows through ``Warehouse.replace_partitions``: both land or neither
+does, so a crash can never leave a note marked recognized without its spans.
+
+Reviewer decisions are data, not cache: they live in their own table
+(``tide_review_decisions``), keyed by (study, note_id, text hash of the note, start, end,
+label, decision) with the reviewer's name, and recognition never rewrites it.  ``spans``
+re-applies them on every read, after every recognition (``tide run --force``, a new recognizer
+set or model): an added span is added back; a rejected span is removed when the recognizers
+produce the same span again.  A decision made on text that has changed since is kept but not
+applied, and counted by ``review_summary``.  Reviewer rows of older versions
+(``tide_spans.origin = "reviewer"``) are honoured and moved into the decisions table by the
+next ``store``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import getpass
 import hashlib
+import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,10 +32,12 @@ from dataclasses import dataclass
 from tide_core.cache import tables
 from tide_core.cache.tables import TableNames
 from tide_core.errors import InputError
-from tide_core.io.warehouse import Warehouse
+from tide_core.io.warehouse import PartitionWrite, Warehouse
 from tide_core.spans import Note, Span
 
 REVIEWER = "reviewer@human"
+DECISIONS = ("reject", "add")
+MAX_REVIEWER_CHARS = 100
 
 
 def text_sha256(text: str) -> str:
@@ -30,6 +46,30 @@ def text_sha256(text: str) -> str:
 
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
+
+
+def default_reviewer() -> str:
+    """The OS user name (the reviewer recorded when none is given)."""
+    try:
+        return getpass.getuser() or "unknown"
+    except Exception:  # no user name in the environment or the password database
+        return "unknown"
+
+
+def check_reviewer(name: object) -> str:
+    """A reviewer name: 1..100 printable characters, no control characters."""
+    if (
+        not isinstance(name, str)
+        or not name.strip()
+        or len(name) > MAX_REVIEWER_CHARS
+        or any(unicodedata.category(c).startswith("C") for c in name)
+    ):
+        raise InputError(
+            "E382",
+            "invalid reviewer name",
+            hint=f"pass --reviewer NAME: 1 to {MAX_REVIEWER_CHARS} printable characters",
+        )
+    return name.strip()
 
 
 @dataclass(frozen=True)
@@ -43,16 +83,30 @@ class CacheEntry:
     n_spans: int
 
 
+@dataclass(frozen=True)
+class ReviewSummary:
+    """Reviewer decisions of a study against its current recognition."""
+
+    n_decisions: int
+    n_applied: int  # made on the text that is recognized now: applied on every read
+    n_stale: int  # the note's text changed since the decision: kept, not applied
+    n_orphaned: int  # the note has no cache entry (left the source or never recognized): kept, not applied
+    stale_notes: tuple[str, ...]
+
+
 class SpanCache:
     def __init__(self, warehouse: Warehouse, names: TableNames | None = None):
         self.wh = warehouse
         self.names = names or TableNames()
 
     # -- reads -----------------------------------------------------------------------------
-    def entries(self, study: str) -> dict[str, CacheEntry]:
+    def entries(self, study: str, note_ids: Iterable[str] | None = None) -> dict[str, CacheEntry]:
         if not self.wh.table_exists(self.names.recognized_notes):
             return {}
-        rows = self.wh.read_table(self.names.recognized_notes, where={"study": study}).to_pylist()
+        where: dict[str, object] = {"study": study}
+        if note_ids is not None:
+            where["note_id"] = list(note_ids)
+        rows = self.wh.read_table(self.names.recognized_notes, where=where).to_pylist()
         return {
             r["note_id"]: CacheEntry(
                 r["note_id"],
@@ -75,44 +129,119 @@ class SpanCache:
                 out.add(n.note_id)
         return out
 
-    def _rows(self, study: str) -> list[dict]:
+    def _rows(self, study: str, note_ids: Iterable[str] | None = None) -> list[dict]:
         if not self.wh.table_exists(self.names.spans):
             return []
-        return self.wh.read_table(self.names.spans, where={"study": study}).to_pylist()
+        where: dict[str, object] = {"study": study}
+        if note_ids is not None:
+            where["note_id"] = list(note_ids)
+        return self.wh.read_table(self.names.spans, where=where).to_pylist()
+
+    def _legacy_decisions(self, rows: list[dict], entries: Mapping[str, CacheEntry]) -> list[dict]:
+        """Reviewer rows an older version kept in tide_spans, as decision rows (on the cached text)."""
+        out = []
+        for r in rows:
+            if r["origin"] != "reviewer" or r["decision"] not in DECISIONS:
+                continue
+            e = entries.get(r["note_id"])
+            out.append(
+                {
+                    "study": r["study"],
+                    "note_id": r["note_id"],
+                    "text_sha256": e.text_sha256 if e else None,
+                    "start": int(r["start"]),
+                    "end": int(r["end"]),
+                    "label": r["label"],
+                    "decision": r["decision"],
+                    "reviewer": None,
+                    "fingerprint": r["fingerprint"],
+                    "decided_at": r["created_at"],
+                }
+            )
+        return out
+
+    def decisions(
+        self, study: str, note_ids: Iterable[str] | None = None, _legacy: list[dict] | None = None
+    ) -> list[dict]:
+        """Reviewer decision rows (``tables.REVIEW_DECISIONS`` columns), oldest first."""
+        ids = None if note_ids is None else list(note_ids)
+        rows: list[dict] = []
+        if self.wh.table_exists(self.names.review_decisions):
+            where: dict[str, object] = {"study": study}
+            if ids is not None:
+                where["note_id"] = ids
+            rows = self.wh.read_table(self.names.review_decisions, where=where).to_pylist()
+        if _legacy is None:
+            legacy = []
+            if self.wh.table_exists(self.names.spans):
+                where = {"study": study, "origin": "reviewer"}
+                if ids is not None:
+                    where["note_id"] = ids
+                legacy = self.wh.read_table(self.names.spans, where=where).to_pylist()
+        else:
+            legacy = _legacy
+        if legacy:
+            rows += self._legacy_decisions(legacy, self.entries(study, {r["note_id"] for r in legacy}))
+        epoch = dt.datetime.min.replace(tzinfo=dt.UTC)
+        rows.sort(key=lambda r: (r["decided_at"] or epoch, r["note_id"], r["start"], r["end"], r["label"]))
+        return rows
 
     def spans(
         self, study: str, note_ids: Iterable[str] | None = None, apply_review: bool = True
     ) -> dict[str, list[Span]]:
-        """Spans per note after reviewer decisions (rejects removed, additions included)."""
+        """Spans per note after reviewer decisions (rejects removed, additions included).
+
+        A decision applies only to the text it was made on: its ``text_sha256`` must equal the
+        hash of the text the note was last recognized from.
+        """
         wanted = None if note_ids is None else set(note_ids)
+        ids = None if wanted is None else sorted(wanted)
         model: dict[str, list[Span]] = defaultdict(list)
-        rejected: dict[str, set] = defaultdict(set)
-        added: dict[str, list[Span]] = defaultdict(list)
-        for r in self._rows(study):
-            nid = r["note_id"]
-            if wanted is not None and nid not in wanted:
-                continue
-            span = Span(nid, int(r["start"]), int(r["end"]), r["label"], float(r["score"]), r["recognizer"])
+        legacy = []
+        for r in self._rows(study, ids):
             if r["origin"] == "reviewer":
-                if r["decision"] == "reject":
-                    rejected[nid].add((span.start, span.end, span.label))
-                elif r["decision"] == "add":
-                    added[nid].append(span)
-            else:
-                model[nid].append(span)
+                legacy.append(r)
+                continue
+            nid = r["note_id"]
+            model[nid].append(Span(nid, int(r["start"]), int(r["end"]), r["label"], float(r["score"]), r["recognizer"]))
+        rejected: dict[str, set] = defaultdict(set)
+        added: dict[str, dict] = defaultdict(dict)
+        if apply_review:
+            entries = self.entries(study, ids)
+            for d in self.decisions(study, ids, _legacy=legacy):
+                nid = d["note_id"]
+                e = entries.get(nid)
+                if e is None or d["text_sha256"] != e.text_sha256:
+                    continue  # made on other text: kept, not applied (see review_summary)
+                k = (int(d["start"]), int(d["end"]), d["label"])
+                if d["decision"] == "reject":
+                    rejected[nid].add(k)
+                elif d["decision"] == "add":
+                    added[nid][k] = Span(nid, k[0], k[1], k[2], 1.0, REVIEWER)
         out: dict[str, list[Span]] = {}
         for nid in set(model) | set(added) | (wanted or set()):
-            spans = model.get(nid, [])
-            if apply_review:
-                spans = [s for s in spans if (s.start, s.end, s.label) not in rejected.get(nid, ())]
-                spans = spans + added.get(nid, [])
-            out[nid] = sorted(spans)
+            spans = [s for s in model.get(nid, []) if (s.start, s.end, s.label) not in rejected.get(nid, ())]
+            out[nid] = sorted(spans + list(added.get(nid, {}).values()))
         return out
 
     def review_rows(self, study: str, note_id: str | None = None) -> list[dict]:
-        return [
-            r for r in self._rows(study) if r["origin"] == "reviewer" and (note_id is None or r["note_id"] == note_id)
-        ]
+        return self.decisions(study, None if note_id is None else [note_id])
+
+    def review_summary(self, study: str) -> ReviewSummary:
+        decisions = self.decisions(study)
+        entries = self.entries(study, {d["note_id"] for d in decisions}) if decisions else {}
+        applied = stale = orphaned = 0
+        stale_notes = set()
+        for d in decisions:
+            e = entries.get(d["note_id"])
+            if e is None:
+                orphaned += 1
+            elif d["text_sha256"] == e.text_sha256:
+                applied += 1
+            else:
+                stale += 1
+                stale_notes.add(d["note_id"])
+        return ReviewSummary(len(decisions), applied, stale, orphaned, tuple(sorted(stale_notes)))
 
     # -- writes ----------------------------------------------------------------------------
     def store(
@@ -124,18 +253,19 @@ class SpanCache:
         statuses: Mapping[str, tuple[str, str | None]],
         keep: set[str],
     ) -> int:
-        """Write the study's cache partition.
+        """Write the study's cache partition in one atomic commit.
 
         ``notes`` is the full current input of the study; ``recognized`` holds new spans of the
         notes recognized in this run, ``statuses`` their (status, error_code); ``keep`` the note
         ids whose cached rows are still valid (cache hits).  Notes no longer in the input are
-        dropped from the cache; reviewer rows of kept notes are preserved.
+        dropped from the cache.  Reviewer decisions are not touched (they are not cache).
         """
         now = _now()
         by_id = {n.note_id: n for n in notes}
-        old_spans = [r for r in self._rows(study) if r["note_id"] in keep]
+        old_rows = self._rows(study)
         old_entries = self.entries(study)
-        span_rows = list(old_spans)
+        legacy = [r for r in old_rows if r["origin"] == "reviewer"]
+        span_rows = [r for r in old_rows if r["note_id"] in keep and r["origin"] != "reviewer"]
         for nid, spans in recognized.items():
             text = by_id[nid].text
             for s in spans:
@@ -156,6 +286,12 @@ class SpanCache:
                     }
                 )
         entry_rows = []
+        keep_times = {}
+        if keep and self.wh.table_exists(self.names.recognized_notes):
+            for r in self.wh.read_table(
+                self.names.recognized_notes, ["note_id", "recognized_at"], where={"study": study}
+            ).to_pylist():
+                keep_times[r["note_id"]] = r["recognized_at"]
         for nid in keep:
             e = old_entries[nid]
             entry_rows.append(
@@ -168,17 +304,9 @@ class SpanCache:
                     "status": e.status,
                     "error_code": e.error_code,
                     "n_spans": e.n_spans,
-                    "recognized_at": None,
+                    "recognized_at": keep_times.get(nid, now),
                 }
             )
-        keep_times = {}
-        if keep and self.wh.table_exists(self.names.recognized_notes):
-            for r in self.wh.read_table(
-                self.names.recognized_notes, ["note_id", "recognized_at"], where={"study": study}
-            ).to_pylist():
-                keep_times[r["note_id"]] = r["recognized_at"]
-        for row in entry_rows:
-            row["recognized_at"] = keep_times.get(row["note_id"], now)
         for nid, (status, code) in statuses.items():
             n = by_id[nid]
             entry_rows.append(
@@ -194,20 +322,44 @@ class SpanCache:
                     "recognized_at": now,
                 }
             )
-        self.wh.replace_partition(self.names.spans, tables.to_table("spans", span_rows), {"study": study})
-        self.wh.replace_partition(
-            self.names.recognized_notes, tables.to_table("recognized_notes", entry_rows), {"study": study}
-        )
+        writes = [
+            PartitionWrite(self.names.spans, tables.to_table("spans", span_rows), {"study": study}),
+            PartitionWrite(
+                self.names.recognized_notes, tables.to_table("recognized_notes", entry_rows), {"study": study}
+            ),
+        ]
+        if legacy:  # move an older version's reviewer rows into the decisions table, in the same commit
+            current = []
+            if self.wh.table_exists(self.names.review_decisions):
+                current = self.wh.read_table(self.names.review_decisions, where={"study": study}).to_pylist()
+            moved = self._legacy_decisions(legacy, old_entries)
+            writes.append(
+                PartitionWrite(
+                    self.names.review_decisions,
+                    tables.to_table("review_decisions", current + moved),
+                    {"study": study},
+                )
+            )
+        self.wh.replace_partitions(writes)
         return len(span_rows)
 
-    def add_review(self, study: str, note: Note, start: int, end: int, label: str, decision: str) -> None:
+    def add_review(
+        self,
+        study: str,
+        note: Note,
+        start: int,
+        end: int,
+        label: str,
+        decision: str,
+        reviewer: str | None = None,
+    ) -> dict:
         """Record a reviewer decision on a span of ``note`` (validated against its text)."""
-        if decision not in ("reject", "add"):
+        if decision not in DECISIONS:
             raise InputError("E380", f"unknown review decision {decision!r}", hint="use 'reject' or 'add'")
+        who = check_reviewer(default_reviewer() if reviewer is None else reviewer)
         span = Span(note.note_id, start, end, label, 1.0, REVIEWER)
         span.check_inside(note.text)
-        entries = self.entries(study)
-        e = entries.get(note.note_id)
+        e = self.entries(study, [note.note_id]).get(note.note_id)
         if e is None or e.text_sha256 != text_sha256(note.text):
             raise InputError(
                 "E381",
@@ -217,21 +369,25 @@ class SpanCache:
         row = {
             "study": study,
             "note_id": note.note_id,
+            "text_sha256": e.text_sha256,
             "start": start,
             "end": end,
             "label": label,
-            "score": 1.0,
-            "recognizer": REVIEWER,
-            "fingerprint": e.fingerprint,
-            "origin": "reviewer",
             "decision": decision,
-            "created_at": _now(),
+            "reviewer": who,
+            "fingerprint": e.fingerprint,
+            "decided_at": _now(),
         }
-        self.wh.append(self.names.spans, tables.to_table("spans", [row]))
+        self.wh.append(self.names.review_decisions, tables.to_table("review_decisions", [row]))
+        return row
 
-    def undo_review(self, study: str, note_id: str, start: int, end: int, label: str) -> int:
-        """Remove reviewer decisions on exactly this span (a targeted delete, not a rewrite)."""
-        return self.wh.delete(
-            self.names.spans,
-            {"study": study, "note_id": note_id, "origin": "reviewer", "start": start, "end": end, "label": label},
+    def undo_review(
+        self, study: str, note_id: str, start: int, end: int, label: str, text_hash: str | None = None
+    ) -> int:
+        """Remove reviewer decisions on exactly this span (made on the text ``text_hash``, when given)."""
+        where: dict[str, object] = {"study": study, "note_id": note_id, "start": start, "end": end, "label": label}
+        n = self.wh.delete(
+            self.names.review_decisions, where if text_hash is None else {**where, "text_sha256": text_hash}
         )
+        n += self.wh.delete(self.names.spans, {**where, "origin": "reviewer"})  # rows of an older version
+        return n

@@ -113,6 +113,24 @@ RUNS = pa.schema(
     ]
 )
 
+#: Reviewer decisions: data, not cache.  Recognition never rewrites this table (``tide run
+#: --force`` and recognizer or model changes keep every row); decisions are re-applied to the
+#: recognized spans on every read, for the note text (``text_sha256``) they were made on.
+REVIEW_DECISIONS = pa.schema(
+    [
+        ("study", pa.string()),
+        ("note_id", pa.string()),
+        ("text_sha256", pa.string()),
+        ("start", pa.int64()),
+        ("end", pa.int64()),
+        ("label", pa.string()),
+        ("decision", pa.string()),
+        ("reviewer", pa.string()),
+        ("fingerprint", pa.string()),
+        ("decided_at", TS),
+    ]
+)
+
 SCHEMAS: dict[str, pa.Schema] = {
     "spans": SPANS,
     "recognized_notes": RECOGNIZED_NOTES,
@@ -120,6 +138,7 @@ SCHEMAS: dict[str, pa.Schema] = {
     "released_spans": RELEASED_SPANS,
     "quarantine": QUARANTINE,
     "runs": RUNS,
+    "review_decisions": REVIEW_DECISIONS,
 }
 
 #: Columns each table is partitioned (and clustered) by.
@@ -130,6 +149,7 @@ PARTITION_COLUMNS: dict[str, tuple[str, ...]] = {
     "released_spans": ("study", "key"),
     "quarantine": ("study", "key"),
     "runs": (),
+    "review_decisions": ("study",),
 }
 
 
@@ -145,6 +165,7 @@ class TableNames:
     released_spans: str = "tide_released_spans"
     quarantine: str = "tide_quarantine"
     runs: str = "tide_runs"
+    review_decisions: str = "tide_review_decisions"
 
     @classmethod
     def with_prefix(cls, prefix: str, notes: str = "notes", patients: str = "patients") -> TableNames:

@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _warehouse_command(args: argparse.Namespace) -> int:
-    from tide_core.assurance.audit_table import TABLE_NAME, AuditRecord, records_to_table
+    from tide_core.assurance.audit_table import TABLE_NAME, AuditRecord, check_against_release, records_to_table
     from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
     from tide_core.io.open import open_warehouse
 
@@ -100,6 +100,7 @@ def _warehouse_command(args: argparse.Namespace) -> int:
             rec = AuditRecord.create(
                 args.study, args.key, args.bucket, args.n, args.leaks, args.confidence, args.reviewer
             )
+            check_against_release(wh, rec)
             wh.append(TABLE_NAME, records_to_table([rec]))
             print(
                 f"recorded {rec.n_leaks} leaks in {rec.n_patients_sampled} patients for bucket {rec.bucket!r} "

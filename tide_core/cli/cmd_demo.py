@@ -1,4 +1,7 @@
-"""``tide demo``: load the synthetic demo corpus into an embedded DuckDB file and run the main job."""
+"""``tide demo``: load the synthetic demo corpus into a warehouse and run the main job.
+
+The default is an embedded DuckDB file; ``--warehouse bigquery:PROJECT.DATASET`` creates the dataset if missing.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from tide_core.cli.common import add_config, add_keys, config_from_args
 
 
 def register(sub) -> None:
-    p = sub.add_parser("demo", help="create the synthetic demo corpus in DuckDB and de-identify it")
+    p = sub.add_parser("demo", help="create the synthetic demo corpus (DuckDB by default) and de-identify it")
     p.add_argument("--warehouse", default="duckdb:tide_demo.duckdb", help="default duckdb:tide_demo.duckdb")
     p.add_argument("--study", default="demo")
     p.add_argument("--key", default="k1")
@@ -64,6 +67,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"created demo key {args.key!r} for study {args.study!r} at {path} (mode 0600)")
     wh = open_warehouse(args.warehouse)
     try:
+        ensure_dataset = getattr(wh, "ensure_dataset", None)  # BigQuery: the demo dataset may not exist yet
+        if ensure_dataset is not None:
+            ensure_dataset()
         corpus = load_demo(wh, args.seed, args.gold_out)
         print(f"loaded {len(corpus.notes)} synthetic notes of {len(corpus.patients)} patients into {wh.url}")
         rec = recognize_study(wh, args.study, config, progress=not args.no_progress)
@@ -75,13 +81,23 @@ def run(args: argparse.Namespace) -> int:
         if sample.num_rows:
             row = sample.slice(0, 1).to_pylist()[0]
             print(f"\nfirst released note ({row['note_ref']}), first 400 characters:\n{row['text'][:400]}")
-        print(
-            f"\nresearchers query: SELECT note_ref, patient_ref, note_date, text FROM tide_deid_notes "
-            f"WHERE study = '{args.study}' AND key = '{args.key}'  (duckdb {wh.url.split(':', 1)[1]})"
-        )
+        print(_researcher_hint(wh.url, args.study, args.key))
     finally:
         wh.close()
     return 0
+
+
+def _researcher_hint(url: str, study: str, key: str) -> str:
+    """Point researchers at the gated ``released_notes`` view, never at the ``tide_*`` tables."""
+    scheme, _, rest = url.partition(":")
+    view = f"`{rest}.released_notes`" if scheme == "bigquery" else "released_notes"
+    how = "run_sql_file" if scheme == "bigquery" else "tide_etl.sql_files.run_duckdb"
+    return (
+        f"\nresearchers query the gated view (published releases whose gate passed; no source note ids):\n"
+        f"  SELECT note_ref, patient_ref, note_date, text FROM {view} WHERE study = '{study}' AND key = '{key}'\n"
+        f"  warehouse {url}; create the view from sql/views/released_notes.sql ({how}) and grant researchers it, "
+        "not the tide_* tables; it shows rows once the release is audited, gated and published (tide_etl)"
+    )
 
 
 def _print_quality(wh, study, config, corpus) -> None:

@@ -22,6 +22,11 @@ def register(sub) -> None:
     )
     p.add_argument("--config", default=None, help="TOML/JSON run configuration (only its table names are used)")
     p.add_argument("--notes-table", default=None, help="source notes table (default: notes)")
+    p.add_argument(
+        "--reviewer",
+        default=None,
+        help="name recorded with every decision (default: the OS user name)",
+    )
     p.set_defaults(func=run)
 
 
@@ -45,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
     config = TideConfig.from_file(args.config) if args.config else TideConfig.preset("rules")
     wh = open_warehouse(args.warehouse)
     try:
-        store = ReviewStore(wh, args.study, args.key, config=config, notes_table=args.notes_table)
+        store = ReviewStore(
+            wh, args.study, args.key, config=config, notes_table=args.notes_table, reviewer=args.reviewer
+        )
         try:
             server = make_server(ReviewAPI(store), args.host, args.port)
         except OSError as exc:
@@ -57,10 +64,11 @@ def run(args: argparse.Namespace) -> int:
             ) from None
         if not is_loopback(args.host):
             print("warning: the review page shows PHI and is reachable from other machines", file=sys.stderr)
+        # the token is printed once, here, to the reviewer's terminal (never logged)
         print(
-            f"reviewing study {args.study}: {store.n_notes} note(s)"
+            f"reviewing study {args.study} as {store.reviewer}: {store.n_notes} note(s)"
             + (f", key {args.key}" if args.key else "")
-            + f" -- open {server.url}  (Ctrl-C stops)",
+            + f" -- open {server.login_url}  (Ctrl-C stops)",
             flush=True,
         )
         try:

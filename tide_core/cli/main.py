@@ -25,14 +25,47 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+#: Third-party loggers that are noisy at DEBUG/INFO (``ff3`` alone writes thousands of lines per
+#: release under ``-v``); they stay at WARNING whatever the verbosity, so ``-v`` shows TIDE's own
+#: debug lines.
+QUIET_LOGGERS = (
+    "ff3",
+    "urllib3",
+    "filelock",
+    "fsspec",
+    "asyncio",
+    "httpx",
+    "httpcore",
+    "matplotlib",
+    "PIL",
+    "numba",
+    "h5py",
+    "transformers",
+    "huggingface_hub",
+    "datasets",
+    "torch",
+    "google",
+    "grpc",
+    "hpack",
+    "botocore",
+)
+
+
+def configure_logging(verbose: bool = False) -> None:
+    """Root logging to stderr (DEBUG with ``-v``, else INFO); :data:`QUIET_LOGGERS` at WARNING."""
     logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO,
+        level=logging.DEBUG if verbose else logging.INFO,
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    configure_logging(args.verbose)
     if not getattr(args, "func", None):
         parser.print_help()
         return 1

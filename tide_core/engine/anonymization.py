@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from tide_core.errors import TideError
 from tide_core.spans import AnonymizedNote, Note, Quarantined, Span
+from tide_core.text.normalize import normalize_surface
 
 #: Labels whose operator may legitimately keep the original surface (ages <= 89 are kept).
 KEEPS_VALUE = frozenset({"AGE"})
@@ -38,7 +39,13 @@ def _surfaces_survive(note: Note, out: AnonymizedNote) -> list[int]:
     for i, s in enumerate(out.spans):
         if s.label in KEEPS_VALUE:
             continue
-        if out.text[s.out_start : s.out_end].casefold() == note.text[s.start : s.end].casefold():
+        original = note.text[s.start : s.end]
+        # compared with the original and with the normalised view recognition saw (a format
+        # character inside the original must not hide a replacement equal to it)
+        if out.text[s.out_start : s.out_end].casefold() in {
+            original.casefold(),
+            normalize_surface(original).casefold(),
+        }:
             bad.append(i)
     return bad
 

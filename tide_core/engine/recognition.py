@@ -20,6 +20,12 @@ Error codes (``NoteRecognition.error_code``):
 - ``E503`` a recognizer returned the wrong number of results for its batch;
 - ``E504`` the note was lost with its worker more often than the retry budget (Ray only).
 
+Recognizers never see the raw text: they see its normalised view (``tide_core.text.normalize``:
+NFKC, format characters such as U+200B removed, look-alike digits and letters folded), and their
+spans are mapped back to exact offsets of the original text (:func:`recognition_view`,
+:func:`spans_to_original`).  Tidying, resolution, roles and propagation run on the same view in
+:func:`finish_note`.  Every span that leaves this module is in original offsets.
+
 Messages name the note id, the recognizer and the exception type, never the note text (an
 exception's own message may quote the text, so it is only kept for ``TideError`` whose messages
 are PHI-free by contract).
@@ -29,11 +35,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from tide_core.errors import ConfigError, TideError
 from tide_core.spans import Note, Span
+from tide_core.text.normalize import NormalizedText, normalize
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +138,53 @@ class NoteFailure:
 # --------------------------------------------------------------------------------------------
 
 
+def recognition_view(note: Note) -> tuple[Note, NormalizedText]:
+    """The note recognizers see (its normalised view) and the map back to the original text.
+
+    Already-normal text (ASCII, or NFKC-stable with nothing to remove or fold) is returned as is.
+    """
+    view = normalize(note.text)
+    if view.identity:
+        return note, view
+    return Note(note.note_id, note.patient_id, view.text, note.metadata), view
+
+
+def spans_to_original(view: NormalizedText, spans: Iterable[Span]) -> list[Span]:
+    """Map spans of the view to the original text (each to the union of its characters' extents)."""
+    if view.identity:
+        return list(spans)
+    out = []
+    for s in spans:
+        start, end = view.to_original(s.start, s.end)
+        out.append(s if (start, end) == (s.start, s.end) else replace(s, start=start, end=end))
+    return out
+
+
+def spans_to_view(view: NormalizedText, spans: Iterable[Span]) -> list[Span]:
+    """Map original-offset spans into the view; a span of removed characters only is dropped."""
+    if view.identity:
+        return list(spans)
+    out = []
+    for s in spans:
+        v = view.to_view(s.start, s.end)
+        if v is not None:
+            out.append(s if v == (s.start, s.end) else replace(s, start=v[0], end=v[1]))
+    return out
+
+
+def _on_views(recognize_many):
+    """Wrap ``recognize_many(notes)`` to run on the notes' views and return original offsets."""
+
+    def call(notes: Sequence[Note]) -> list[list[Span]]:
+        pairs = [recognition_view(n) for n in notes]
+        result = recognize_many([v for v, _ in pairs])
+        if len(result) != len(pairs):
+            return result  # run_recognizer reports the wrong count
+        return [spans_to_original(m, spans or []) for (_, m), spans in zip(pairs, result, strict=True)]
+
+    return call
+
+
 def is_out_of_memory(exc: BaseException) -> bool:
     """CUDA or host out-of-memory: ``MemoryError``, ``torch.cuda.OutOfMemoryError``, or a
     ``RuntimeError`` whose message says "out of memory" (CPU allocator, older torch, MPS)."""
@@ -158,9 +212,11 @@ def run_recognizer(
     Returns, per note, either its spans (and ``None`` failure) or ``None`` spans and a failure.
     ``call(notes) -> list[list[Span]]`` replaces ``recognizer.recognize_many`` (the Ray pipeline
     passes its staged predict); out-of-memory and other exceptions both split, down to one note.
+    Without ``call`` the recognizer gets each note's normalised view (:func:`recognition_view`)
+    and its spans come back in original offsets.
     """
     stats = stats if stats is not None else RecognitionStats()
-    call = call or recognizer.recognize_many
+    call = call or _on_views(recognizer.recognize_many)  # recognizers see the normalised view
     name = getattr(recognizer, "qualified_name", type(recognizer).__name__)
     out_spans: list[list[Span] | None] = [None] * len(notes)
     out_fail: list[NoteFailure | None] = [None] * len(notes)
@@ -250,10 +306,11 @@ def finish_note(
 ) -> tuple[list[Span], NoteRecognition]:
     """Resolve one note's spans (all recognizers together), or record its failure.
 
-    With the note's ``text``, spans are first tidied (``tide_core.span_tidy``) and, after
+    ``spans`` are in original offsets.  With the note's ``text``, they are moved into its
+    normalised view, where they are first tidied (``tide_core.span_tidy``) and, after
     resolution, recognized surfaces are propagated to their other mentions in the note
-    (``tide_core.propagate``); both execution paths pass it.  Every step here is one of
-    :func:`note_steps`, so it is in :func:`recognition_fingerprint`.
+    (``tide_core.propagate``), then mapped back to original offsets; both execution paths pass
+    it.  Every step here is one of :func:`note_steps`, so it is in :func:`recognition_fingerprint`.
     """
     if failure is not None:
         return [], NoteRecognition(note_id, "failed", 0, failure.code, failure.error)
@@ -263,12 +320,18 @@ def finish_note(
     from tide_core.span_tidy import tidy_spans
 
     _, resolution, _, propagation = note_steps(policy)  # the steps recognition_fingerprint covers
+    view = normalize(text) if text is not None else None
+    if view is not None:  # every step below runs on the normalised view, like the recognizers
+        spans = spans_to_view(view, spans)
+        text = view.text
     if text is not None:  # split at line breaks, trim list punctuation, drop spans with no letter or digit
         spans = tidy_spans(text, spans)
     resolved = resolve_spans(spans, resolution)
     if text is not None:
         resolved = assign_roles(text, resolved)  # PATIENT/DOCTOR from evidence pooled per person
         resolved = propagate_spans(text, resolved, propagation)
+    if view is not None:
+        resolved = spans_to_original(view, resolved)
     return resolved, NoteRecognition(note_id, "ok", len(resolved))
 
 
@@ -359,6 +422,8 @@ def recognition_fingerprint(recognizers: Sequence[Any], policy: Any = None) -> s
     cache entries.  A new output-changing step must be added to :func:`note_steps`.
     """
     from tide_core.fingerprint import Step, fingerprint, step_fingerprint
+    from tide_core.text import normalize as text_normalize
 
     steps = [step_fingerprint(s) if isinstance(s, Step) else fingerprint(repr(s)) for s in note_steps(policy)]
-    return fingerprint({"recognizers": [r.fingerprint() for r in recognizers], "steps": steps})
+    view = step_fingerprint(text_normalize.STEP)  # the normalised view recognizers see
+    return fingerprint({"recognizers": [r.fingerprint() for r in recognizers], "steps": steps, "view": view})

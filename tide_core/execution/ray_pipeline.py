@@ -40,7 +40,7 @@ from tide_core.engine.recognition import E_LOST, NoteRecognition, RecognitionBat
 from tide_core.errors import ConfigError, TideError
 from tide_core.execution import ray_stages as st
 from tide_core.execution.ray_session import cluster_resources, ensure_ray
-from tide_core.spans import Note, Quarantined
+from tide_core.spans import Note
 
 log = logging.getLogger(__name__)
 
@@ -489,40 +489,34 @@ def _map_stage(rd, rows, make_fn, per, max_actors, config):
     )
 
 
-def _anonymize_one(anonymizer, item):
+def _anonymize_one(keyring, config, item):
+    """One note through :func:`tide_core.engine.anonymization.anonymize_notes`, the one
+    anonymization path: span resolution, the operators' coded errors, the E405 check that no
+    replacement equals its original, and E499 for any other failure are the same as in process."""
+    from tide_core.engine.anonymization import anonymize_notes
+
     note, spans = item
-    try:
-        return anonymizer.anonymize(note, spans)
-    except TideError as exc:
-        return Quarantined(note.note_id, note.patient_id, "anonymization", exc.code, exc.message)
-    except Exception as exc:  # noqa: BLE001 - fail closed, no text in the reason
-        return Quarantined(
-            note.note_id,
-            note.patient_id,
-            "anonymization",
-            "E509",
-            f"note {note.note_id}: the anonymizer raised {type(exc).__name__}",
-        )
+    batch = anonymize_notes([note], {note.note_id: spans}, keyring, config)
+    return batch.released[0] if batch.released else batch.quarantined[0]
 
 
-def _make_anonymizer(keyring):
-    from tide_core.anonymize.engine import Anonymizer
-
-    return functools.partial(_anonymize_one, Anonymizer(keyring))
+def _make_anonymizer(keyring, config):
+    return functools.partial(_anonymize_one, keyring, config)
 
 
 class RayAnonymization:
-    """Anonymize notes on Ray: each actor builds one ``Anonymizer(keyring)`` (the KeyRing pickles).
+    """Anonymize notes on Ray with the in-process engine (``anonymize_notes``) on each worker.
 
-    ``run`` returns, per input note and in order, an ``AnonymizedNote`` or a ``Quarantined``.
+    ``run`` returns, per input note and in order, a ``ReleasedNote`` (exactly what
+    ``anonymize_notes`` releases) or a ``Quarantined`` row; the ``KeyRing`` pickles.
     """
 
     def __init__(self, config: RayRecognitionConfig | None = None):
         self.config = config or RayRecognitionConfig(progress=False)
 
-    def run(self, notes: Sequence[Note], spans: Mapping[str, Sequence[Any]], keyring) -> list[Any]:
+    def run(self, notes: Sequence[Note], spans: Mapping[str, Sequence[Any]], keyring, tide_config=None) -> list[Any]:
         items = [(n, list(spans.get(n.note_id, []))) for n in notes]
-        return map_notes(items, functools.partial(_make_anonymizer, keyring), self.config)
+        return map_notes(items, functools.partial(_make_anonymizer, keyring, tide_config), self.config)
 
 
 def shutdown() -> None:

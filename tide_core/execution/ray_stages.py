@@ -33,7 +33,9 @@ from tide_core.engine.recognition import (
     RecognitionStats,
     checked_spans,
     finish_note,
+    recognition_view,
     run_recognizer,
+    spans_to_original,
 )
 from tide_core.errors import RecognitionError, TideError
 from tide_core.spans import Note, Span
@@ -165,7 +167,7 @@ class WindowStage(_Stage):
                 windows = None
                 if group.runs(i, k):
                     try:
-                        windows = rec.make_windows(note)
+                        windows = rec.make_windows(recognition_view(note)[0])  # the normalised view
                     except Exception as exc:  # noqa: BLE001 - fail closed
                         why = describe_exception(rec.qualified_name, note.note_id, exc)
                         group.fail(i, k, NoteFailure(E_RAISED, why))
@@ -242,7 +244,8 @@ class AssembleStage(_Stage):
                 if not group.runs(i, k) or windows[i] is None or preds[i] is None:
                     continue
                 try:
-                    spans = rec.assemble(note, windows[i], preds[i])
+                    view_note, view = recognition_view(note)  # windows were cut from the view
+                    spans = spans_to_original(view, rec.assemble(view_note, windows[i], preds[i]))
                 except Exception as exc:  # noqa: BLE001 - fail closed
                     group.fail(i, k, NoteFailure(E_RAISED, describe_exception(rec.qualified_name, note.note_id, exc)))
                     continue

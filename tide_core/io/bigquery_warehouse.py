@@ -9,7 +9,9 @@ Writes are load jobs of Parquet built from the Arrow table (no row-by-row stream
 pandas round trip).  ``replace_partition`` loads into a short-lived staging table and then runs
 one ``MERGE`` that deletes the partition's old rows and inserts the new ones in a single atomic
 DML statement, so rerunning a (study) or (study, key) partition replaces its rows and a failure
-half way leaves the old rows in place.
+half way leaves the old rows in place.  ``replace_partitions`` (several tables, all or nothing:
+the span cache's spans and recognized-notes rows) stages every table first and then runs one
+multi-statement transaction (``BEGIN TRANSACTION; DELETE; INSERT ...; COMMIT TRANSACTION;``).
 
 For a local emulator (``bqemulator``) pass ``api_endpoint="http://127.0.0.1:9050"``,
 ``storage_endpoint="127.0.0.1:9060"`` and ``anonymous=True`` (or set ``TIDE_BQ_API_ENDPOINT``,
@@ -34,7 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tide_core.errors import ConfigError, WarehouseError
-from tide_core.io.warehouse import check_partition_rows
+from tide_core.io.warehouse import PartitionWrite, check_partition_rows, check_writes
 
 log = logging.getLogger("tide.bigquery")
 
@@ -588,6 +590,44 @@ class BigQueryWarehouse:
             finally:
                 self.client.delete_table(self.table_id(stage), not_found_ok=True)
         return table.num_rows
+
+    def replace_partitions(self, writes: Sequence[PartitionWrite]) -> int:
+        """Replace several partitions all or nothing.
+
+        Every write's rows are loaded into its own short-lived staging table first (load jobs are
+        not DML and cannot join a transaction); then ONE multi-statement query runs
+        ``BEGIN TRANSACTION; DELETE ...; INSERT ... SELECT FROM staging; ... COMMIT TRANSACTION;``.
+        The script runs server-side (a client killed after submitting it does not interrupt it);
+        a statement that fails, or a cancelled job, rolls the whole transaction back, so readers
+        see either every old partition or every new one.  A process killed while loading the
+        staging tables has not touched the targets (the staging tables expire after
+        ``staging_expiration_hours``).
+        """
+        check_writes(writes)
+        with self._lock:
+            stages: list[str] = []
+            try:
+                statements = ["BEGIN TRANSACTION;"]
+                for w in writes:
+                    self._ensure(w.name, w.table.schema)
+                    # partition values as escaped literals (``_literal``): query parameters do not
+                    # reach every statement of a script on every BigQuery-API implementation
+                    statements.append(f"DELETE FROM {self._q(w.name)} WHERE {row_restriction(w.partition)};")
+                    if w.table.num_rows == 0:
+                        continue
+                    stage = f"{STAGING_PREFIX}{w.name}_{uuid.uuid4().hex[:12]}"
+                    expires = dt.datetime.now(dt.UTC) + dt.timedelta(hours=self.options.staging_expiration_hours)
+                    stages.append(stage)
+                    staged = self._create(stage, w.table.schema, expires=expires, layout=False)
+                    self._load(self.table_id(stage), w.table, "WRITE_TRUNCATE", staged.schema)
+                    cols = ", ".join(_col(c) for c in w.table.column_names)
+                    statements.append(f"INSERT INTO {self._q(w.name)} ({cols}) SELECT {cols} FROM {self._q(stage)};")
+                statements.append("COMMIT TRANSACTION;")
+                self._query("\n".join(statements))
+            finally:
+                for stage in stages:
+                    self.client.delete_table(self.table_id(stage), not_found_ok=True)
+        return sum(w.table.num_rows for w in writes)
 
     def delete(self, name: str, where: Mapping[str, object]) -> int:
         if not self.table_exists(name):

@@ -13,7 +13,7 @@ import duckdb
 import pyarrow as pa
 
 from tide_core.errors import ConfigError, WarehouseError
-from tide_core.io.warehouse import check_partition_rows
+from tide_core.io.warehouse import PartitionWrite, check_partition_rows, check_writes
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
@@ -163,11 +163,22 @@ class DuckDBWarehouse:
             self._insert(name, table)
         return table.num_rows
 
+    def replace_partitions(self, writes: Sequence[PartitionWrite]) -> int:
+        """Replace several partitions in one transaction: a crash leaves all old rows or all new."""
+        check_writes(writes)
+        with self._transaction():
+            for w in writes:
+                clause, params = self._where(w.partition)
+                self._create_if_missing(w.name, w.table)
+                self._con.execute(f"DELETE FROM {self._q(w.name)}{clause}", params)
+                self._insert(w.name, w.table)
+        return sum(w.table.num_rows for w in writes)
+
     def delete(self, name: str, where: Mapping[str, object]) -> int:
         if not self.table_exists(name):
             return 0
         clause, params = self._where(where)
-        with self._lock:
+        with self._transaction():
             n = self._con.execute(f"SELECT count(*) FROM {self._q(name)}{clause}", params).fetchone()[0]
             self._con.execute(f"DELETE FROM {self._q(name)}{clause}", params)
         return int(n)

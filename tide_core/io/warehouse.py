@@ -2,7 +2,11 @@
 
 Every backend implements the same small protocol on Arrow tables, so the engine never sees
 SQL dialects.  ``replace_partition`` is the idempotency primitive: rerunning a (study) or
-(study, key) partition replaces exactly its rows.
+(study, key) partition replaces exactly its rows.  ``replace_partitions`` replaces several
+partitions (of different tables) all or nothing: the span cache writes its spans and its
+recognized-notes rows through it, so a crash never leaves a note marked recognized without its
+spans (DuckDB: one ``BEGIN``/``COMMIT``; BigQuery: staged tables, then one multi-statement
+transaction).
 
 Backends import this module (the protocol and shared helpers) and nothing above it;
 ``open_warehouse`` (URL -> backend) lives in :mod:`tide_core.io.open`.
@@ -11,11 +15,35 @@ Backends import this module (the protocol and shared helpers) and nothing above 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import pyarrow as pa
 
 from tide_core.errors import ConfigError, WarehouseError
+
+
+@dataclass(frozen=True)
+class PartitionWrite:
+    """One partition replacement of an atomic ``replace_partitions`` commit."""
+
+    name: str
+    table: pa.Table
+    partition: Mapping[str, str]
+
+
+def check_writes(writes: Sequence[PartitionWrite]) -> None:
+    """Validate every write of a ``replace_partitions`` commit before anything is written."""
+    seen = set()
+    for w in writes:
+        check_partition_rows(w.name, w.table, w.partition)
+        if w.name in seen:
+            raise ConfigError(
+                "E308",
+                f"table {w.name} appears twice in one replace_partitions commit",
+                hint="this is a bug in the caller: write each table once per commit",
+            )
+        seen.add(w.name)
 
 
 @runtime_checkable
@@ -35,6 +63,8 @@ class Warehouse(Protocol):
     def append(self, name: str, table: pa.Table) -> int: ...
 
     def replace_partition(self, name: str, table: pa.Table, partition: Mapping[str, str]) -> int: ...
+
+    def replace_partitions(self, writes: Sequence[PartitionWrite]) -> int: ...
 
     def delete(self, name: str, where: Mapping[str, object]) -> int: ...
 

@@ -451,6 +451,17 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                r"\.?\s*(?:\#|(?i:No\.?|Number|Num\.?)\s*)?[:#=(]?\s*"
                r"(?P<phi>(?=[A-Za-z0-9-]*\d[A-Za-z0-9-]*\d)[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){3,24})(?![\w-])",
                "ID", 0.9, validator="id_token"),
+    # Short record numbers right after a record-number label ("MRN 7", "ID: 42", "Acct # 315"): an
+    # ID, never an age (a model reading "42" as AGE loses: same span, ID comes first in resolution).
+    # A bare "ID" needs ":", "#" or "No." before the number ("ID 2 days ago" is the ID service).
+    PhiPattern("id_prefixed_short",
+               r"\b(?:(?i:MRN|MR\s*\#|Med(?:ical)?\s+Rec(?:ord)?(?:\s+(?:Number|No))?|Record\s+(?:Number|No)"
+               r"|Acct|Account(?:\s+(?:Number|No))?|Patient\s+ID|Pt\.?\s+ID|Member\s+ID|Encounter(?:\s+(?:Number|No|ID))?"
+               r"|FIN|CSN)\.?\s*(?:\#|(?i:No\.?|Number|Num\.?)\s*)?[:#=]?|(?i:ID)\s*(?:[:#=]|(?i:No\.))"
+               r")\s*(?P<phi>\d{1,3})(?![\w-]|[.,/:]\d)",
+               "ID", 0.9,
+               exclude_after=r"\s*(?:%|(?i:y/?o|yrs?|years?|yo|-year|days?|d|weeks?|wks?|months?|mos?|hours?|hrs?|h|"
+               r"minutes?|mins?|times|x|mg|mcg|ml|kg|cm|mm|units?)\b)"),
     PhiPattern("id_structured", r"(?<![\w-])(?P<phi>[A-Z]{1,3}-\d{2,}-\d{3,}|[A-Z]{1,3}\d{2}-\d{4,})(?![\w-])", "ID", 0.6,
                context=ID_CONTEXT, context_score=0.85),
     PhiPattern("id_letter_prefixed", r"(?<![\w-])(?P<phi>[A-Z]{1,4}-?\d{6,12})(?![\w-])", "ID", 0.55,

@@ -8,7 +8,8 @@ was not released under that key is reported as such.
 
 Decisions are validated here (note known and recognized, offsets inside the text, label
 known, the rejected span exists) and written with ``SpanCache.add_review`` /
-``undo_review``, so they are ordinary reviewer rows of ``tide_spans``.
+``undo_review`` into ``tide_review_decisions`` with the reviewer's name and the hash of the
+text they were made on; recognition never rewrites that table.
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from tide_core.cache.span_cache import REVIEWER, CacheEntry, SpanCache, text_sha256
+from tide_core.cache.span_cache import (
+    REVIEWER,
+    CacheEntry,
+    SpanCache,
+    check_reviewer,
+    default_reviewer,
+    text_sha256,
+)
 from tide_core.config import TideConfig
 from tide_core.errors import InputError
 from tide_core.io.warehouse import Warehouse
@@ -73,8 +81,10 @@ class ReviewStore:
         *,
         config: TideConfig | None = None,
         notes_table: str | None = None,
+        reviewer: str | None = None,
     ):
         self.wh = wh
+        self.reviewer = check_reviewer(default_reviewer() if reviewer is None else reviewer)
         self.study = study
         self.key = key or None
         self.config = config or TideConfig.preset("rules")  # only its table names are used
@@ -112,13 +122,20 @@ class ReviewStore:
             )
         return n
 
-    def _span_rows(self, note_id: str | None = None) -> list[dict]:
+    def _span_rows(self, note_id: str) -> list[dict]:
+        """Recognizer rows of one note (reviewer rows of an older version are decisions)."""
         if not self.wh.table_exists(self.names.spans):
             return []
-        where: dict[str, object] = {"study": self.study}
-        if note_id is not None:
-            where["note_id"] = note_id
-        return self.wh.read_table(self.names.spans, where=where).to_pylist()
+        rows = self.wh.read_table(self.names.spans, where={"study": self.study, "note_id": note_id}).to_pylist()
+        return [r for r in rows if r["origin"] != "reviewer"]
+
+    def _decisions(self, note: Note, entry: CacheEntry | None) -> tuple[list[dict], int]:
+        """Decisions made on the text the note was recognized from (else its current text), and
+        how many others (made on text that has changed since) are kept but not applied."""
+        h = entry.text_sha256 if entry is not None else text_sha256(note.text)
+        rows = self.cache.decisions(self.study, [note.note_id])
+        current = [r for r in rows if r["text_sha256"] == h]
+        return current, len(rows) - len(current)
 
     def keys(self) -> list[str]:
         """Key names (never key material) the study has released output under."""
@@ -154,11 +171,11 @@ class ReviewStore:
             page = ids[offset : offset + limit]
             entries = self._entries(page)
             review_counts: dict[str, int] = {}
-            if page and self.wh.table_exists(self.names.spans):
-                where = {"study": self.study, "origin": "reviewer", "note_id": page}
-                rows = self.wh.read_table(self.names.spans, ["note_id"], where=where).to_pylist()
-                for r in rows:
-                    review_counts[r["note_id"]] = review_counts.get(r["note_id"], 0) + 1
+            if page:
+                for r in self.cache.decisions(self.study, page):
+                    e = entries.get(r["note_id"])
+                    if e is not None and r["text_sha256"] == e.text_sha256:
+                        review_counts[r["note_id"]] = review_counts.get(r["note_id"], 0) + 1
             out = []
             for nid in page:
                 n = self._notes[nid]
@@ -184,17 +201,17 @@ class ReviewStore:
             note = self.note(note_id)
             entry = self._entries([note_id]).get(note_id)
             rows = self._span_rows(note_id)
-            review = [r for r in rows if r["origin"] == "reviewer"]
+            review, n_stale = self._decisions(note, entry)
             rejects = {(r["start"], r["end"], r["label"]): r for r in review if r["decision"] == "reject"}
             spans, matched = [], set()
             for r in rows:
-                if r["origin"] == "reviewer":
-                    continue
                 k = (r["start"], r["end"], r["label"])
                 status = "rejected" if k in rejects else "active"
+                item = self._span_json(r, note, "recognizer", status)
                 if status == "rejected":
                     matched.add(k)
-                spans.append(self._span_json(r, note, "recognizer", status))
+                    item["reviewer"] = rejects[k].get("reviewer")
+                spans.append(item)
             for r in review:
                 k = (r["start"], r["end"], r["label"])
                 if r["decision"] == "add":
@@ -211,7 +228,7 @@ class ReviewStore:
                     "fingerprint": entry.fingerprint,
                     "stale": entry.text_sha256 != text_sha256(note.text),
                 }
-            last_review = max((r["created_at"] for r in review if r["created_at"] is not None), default=None)
+            last_review = max((r["decided_at"] for r in review if r["decided_at"] is not None), default=None)
             return {
                 "note_id": note.note_id,
                 "patient_id": note.patient_id,
@@ -220,22 +237,25 @@ class ReviewStore:
                 "metadata": {k: _iso(v) for k, v in note.metadata.items()},
                 "recognition": recognition,
                 "spans": spans,
+                "stale_decisions": n_stale,
                 "deid": self._deid_view(note, key if key is not None else self.key, last_review),
             }
 
     @staticmethod
     def _span_json(r: dict, note: Note, origin: str, status: str) -> dict:
         start, end = int(r["start"]), int(r["end"])
+        decision = origin == "reviewer"
         return {
             "start": start,
             "end": end,
             "label": r["label"],
-            "score": float(r["score"] or 0.0),
-            "recognizer": r["recognizer"],
+            "score": 1.0 if decision else float(r["score"] or 0.0),
+            "recognizer": REVIEWER if decision else r["recognizer"],
             "origin": origin,
             "status": status,
             "in_text": 0 <= start < end <= len(note.text),
-            "created_at": _iso(r["created_at"]),
+            "created_at": _iso(r["decided_at"] if decision else r["created_at"]),
+            "reviewer": r.get("reviewer") if decision else None,
         }
 
     def _deid_view(self, note: Note, key: str | None, last_review) -> dict:
@@ -310,7 +330,7 @@ class ReviewStore:
             )
         return start, end, label
 
-    def _require_recognized(self, note: Note) -> None:
+    def _require_recognized(self, note: Note) -> CacheEntry:
         e = self._entries([note.note_id]).get(note.note_id)
         if e is None or e.status != "ok" or e.text_sha256 != text_sha256(note.text):
             raise ReviewError(
@@ -319,6 +339,7 @@ class ReviewStore:
                 hint="run `tide run --stage recognize` for the study, then review",
                 status=409,
             )
+        return e
 
     def decide(self, note_id: str, decision: str, start: Any, end: Any, label: Any) -> dict:
         """Record ``reject`` (a recognizer span is wrong) or ``add`` (a missed span)."""
@@ -327,10 +348,14 @@ class ReviewStore:
         with self._lock:
             note = self.note(note_id)
             start, end, label = self._check_span(note, start, end, label)
-            self._require_recognized(note)
-            rows = self._span_rows(note_id)
+            entry = self._require_recognized(note)
             k = (start, end, label)
-            same = [r for r in rows if (r["start"], r["end"], r["label"]) == k]
+            same = [r for r in self._span_rows(note_id) if (r["start"], r["end"], r["label"]) == k]
+            same += [
+                {**r, "origin": "reviewer"}
+                for r in self._decisions(note, entry)[0]
+                if (r["start"], r["end"], r["label"]) == k
+            ]
             if decision == "reject":
                 if not any(r["origin"] != "reviewer" for r in same):
                     raise ReviewError(
@@ -357,7 +382,7 @@ class ReviewStore:
                     raise ReviewError(
                         "E860", f"span [{start}, {end}) {label} was already added to note {note_id!r}", status=409
                     )
-            self.cache.add_review(self.study, note, start, end, label, decision)
+            self.cache.add_review(self.study, note, start, end, label, decision, reviewer=self.reviewer)
             return {
                 "note_id": note_id,
                 "decision": decision,
@@ -365,18 +390,20 @@ class ReviewStore:
                 "end": end,
                 "label": label,
                 "recognizer": REVIEWER,
+                "reviewer": self.reviewer,
             }
 
     def undo(self, note_id: str, start: Any, end: Any, label: Any) -> dict:
         """Remove the reviewer decision(s) on exactly [start, end) with ``label``."""
         with self._lock:
-            self.note(note_id)
+            note = self.note(note_id)
             self._check_fields(start, end, label)  # no inside-text check: a stale decision stays undoable
             k = (start, end, label)
-            has = any(
-                r["origin"] == "reviewer" and (r["start"], r["end"], r["label"]) == k for r in self._span_rows(note_id)
-            )
-            n = self.cache.undo_review(self.study, note_id, start, end, label) if has else 0
+            entry = self._entries([note_id]).get(note_id)
+            mine = [r for r in self._decisions(note, entry)[0] if (r["start"], r["end"], r["label"]) == k]
+            n = 0
+            if mine:
+                n = self.cache.undo_review(self.study, note_id, start, end, label, text_hash=mine[0]["text_sha256"])
             if n == 0:
                 raise ReviewError(
                     "E861",

@@ -1,0 +1,155 @@
+"""Mutation testing of one safety-critical module with mutmut, against its covering tests only.
+
+    .venv/bin/python scripts/mutation.py tide_core/engine/anonymization.py
+    .venv/bin/python scripts/mutation.py --list                 # the configured modules
+    .venv/bin/python scripts/mutation.py MODULE --tests tests/test_x.py   # other covering tests
+    .venv/bin/python scripts/mutation.py MODULE --show           # print every survivor's diff
+
+mutmut (pinned in the ``dev`` extra) mutates the module's functions one small change at a time
+(operators, comparisons, constants, removed calls, ...) and runs the covering tests against
+each mutant; a mutant is *killed* when a test fails.  The run happens in a scratch copy
+(``.mutation/<module>/``, git-ignored), never in the work tree, so other test runs are not
+disturbed.  Each module lists the test files that cover it (``MODULES``): a run takes minutes,
+not the full suite's ten.  Not part of CI.
+
+The survivors are written to ``.mutation/<module>/survivors.txt`` (one diff each).  Review them:
+kill each with a test, or list it as equivalent (no test can tell it apart) with the reason in
+``docs/results/mutation.md``; the score there is killed / (mutants - equivalent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / ".mutation"
+
+#: module -> the test files that cover it (the smallest set that exercises its guarantees).
+MODULES: dict[str, list[str]] = {
+    "tide_core/assurance/bounds.py": ["tests/test_guard_bounds.py", "tests/test_assurance_audit.py"],
+    "tide_core/engine/anonymization.py": ["tests/test_guard_fail_closed.py"],
+    "tide_core/anonymize/engine.py": ["tests/test_guard_fail_closed.py", "tests/test_anonymize_engine.py"],
+    "tide_core/engine/validation.py": ["tests/test_guard_inputs.py", "tests/test_validation.py"],
+    "tide_etl/release_checks.py": ["tests/test_guard_release_checks.py"],
+    "tide_core/anonymize/ages.py": ["tests/test_anonymize_identifiers.py", "tests/test_anonymize_engine.py"],
+    "tide_core/anonymize/small_domain.py": ["tests/test_anonymize_identifiers.py"],
+    "tide_core/anonymize/identifiers.py": ["tests/test_anonymize_identifiers.py"],
+    "tide_core/anonymize/names.py": ["tests/test_anonymize_names.py"],
+    "tide_core/anonymize/contacts.py": ["tests/test_anonymize_locations_contacts.py"],
+    "tide_core/anonymize/locations.py": ["tests/test_anonymize_locations_contacts.py"],
+    "tide_core/anonymize/facilities.py": ["tests/test_anonymize_locations_contacts.py"],
+    "tide_core/anonymize/surrogates.py": [
+        "tests/test_anonymize_names.py",
+        "tests/test_anonymize_locations_contacts.py",
+    ],
+    "tide_core/anonymize/presidio_operators.py": ["tests/test_anonymize_presidio.py"],
+    "tide_core/anonymize/dates.py": ["tests/test_anonymize_dates.py", "tests/test_guard_dates.py"],
+    "tide_core/anonymize/keys.py": ["tests/test_anonymize_engine.py", "tests/test_anonymize_identifiers.py"],
+    "tide_core/engine/recognition.py": ["tests/test_recognition_engine.py"],
+    "tide_core/cache/span_cache.py": ["tests/test_span_cache.py"],
+    "tide_core/cache/tables.py": ["tests/test_span_cache.py"],
+    "tide_core/review/server.py": ["tests/test_review_auth.py", "tests/test_review_api.py"],
+}
+
+COPY = ("tide_core", "tide_etl", "tests")
+
+
+def _config(module: str, tests: list[str]) -> str:
+    return (
+        "\n[tool.mutmut]\n"
+        f'source_paths = ["tide_core", "tide_etl"]\n'
+        f"only_mutate = [{json.dumps(module)}]\n"
+        f"pytest_add_cli_args_test_selection = {json.dumps(tests)}\n"
+        'pytest_add_cli_args = ["-p", "no:cacheprovider", "-x", "-q", "-W", "ignore"]\n'
+        "use_git_change_detection = false\n"
+    )
+
+
+def prepare(module: str, tests: list[str]) -> Path:
+    """A fresh scratch copy of the sources and tests, with mutmut configured for ``module``."""
+    work = WORK / module.replace("/", "__").removesuffix(".py")
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.duckdb", "*.duckdb.wal")
+    for name in COPY:
+        shutil.copytree(ROOT / name, work / name, ignore=ignore)
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    (work / "pyproject.toml").write_text(pyproject + _config(module, tests))
+    return work
+
+
+def results(work: Path, module: str) -> dict[str, str]:
+    """mutant name -> mutmut's status (killed, survived, timeout, no tests, ...)."""
+    from mutmut.stats import status_by_exit_code
+
+    data = json.loads((work / "mutants" / (module + ".meta")).read_text())
+    return {name: status_by_exit_code[code] for name, code in sorted(data["exit_code_by_key"].items())}
+
+
+def show(work: Path, name: str) -> str:
+    out = subprocess.run(
+        [str(Path(sys.executable).parent / "mutmut"), "show", name], cwd=work, capture_output=True, text=True
+    )
+    return out.stdout.strip() or out.stderr.strip()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("module", nargs="?", help="e.g. tide_core/engine/anonymization.py")
+    p.add_argument("--tests", nargs="+", help="covering test files (default: MODULES[module])")
+    p.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2), help="mutants run in parallel")
+    p.add_argument("--show", action="store_true", help="print the diff of every surviving mutant")
+    p.add_argument("--list", action="store_true", help="list the configured modules and their tests")
+    args = p.parse_args(argv)
+    if args.list or not args.module:
+        for m, t in MODULES.items():
+            print(f"{m}: {' '.join(t)}")
+        return 0
+    module = args.module
+    tests = args.tests or MODULES.get(module)
+    if not tests:
+        p.error(f"no covering tests configured for {module}; pass --tests")
+    if not (ROOT / module).is_file():
+        p.error(f"{module} not found")
+    work = prepare(module, tests)
+    t0 = time.time()
+    mutmut = str(Path(sys.executable).parent / "mutmut")
+    run = subprocess.run([mutmut, "run", "--max-children", str(args.jobs)], cwd=work, capture_output=True, text=True)
+    (work / "mutmut.log").write_text(run.stdout + run.stderr)
+    if not (work / "mutants" / (module + ".meta")).exists():
+        print(run.stdout[-3000:] + run.stderr[-3000:])
+        print(f"mutmut did not produce results for {module} (log: {work / 'mutmut.log'})")
+        return 2
+    got = results(work, module)
+    counts = Counter(got.values())
+    if counts["not checked"] == len(got):
+        print(run.stdout[-3000:] + run.stderr[-3000:])
+        print(f"no mutant of {module} was run: do the covering tests pass? (log: {work / 'mutmut.log'})")
+        return 2
+    detected = ("killed", "timeout")  # a mutant that hangs the tests is caught by their timeout
+    survivors = [n for n, s in got.items() if s not in detected]
+    with open(work / "survivors.txt", "w") as f:
+        for name in survivors:
+            f.write(f"### {name} ({got[name]})\n{show(work, name)}\n\n")
+    total, killed = len(got), counts["killed"] + counts["timeout"]
+    print(f"module:  {module}")
+    print(f"tests:   {' '.join(tests)}")
+    print(f"mutants: {total}  " + "  ".join(f"{s}: {n}" for s, n in sorted(counts.items())))
+    print(f"score:   {killed / total:.1%} before excluding equivalent mutants  ({time.time() - t0:.0f} s)")
+    print(f"survivors: {work / 'survivors.txt'}")
+    if args.show:
+        print((work / "survivors.txt").read_text())
+    return 0 if run.returncode == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,543 @@
+"""The release checks (tide_etl.release_checks) on a real release, clean and then tampered with.
+
+One small study is recognized (regex + known-PHI recognizers) and released into DuckDB once;
+each test works on its own copy of that warehouse and changes one thing the way a bug or a
+later edit would (an original put back at its own span, a row dropped, an offset moved, a
+version missing) and checks that the check fails for exactly that reason, while the same
+edit with a harmless value passes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+
+import pyarrow as pa
+import pytest
+
+from tide_core.anonymize.keys import FileKeyProvider
+from tide_core.assurance.audit_table import TABLE_NAME as AUDITS_TABLE
+from tide_core.assurance.audit_table import AuditRecord, records_to_table
+from tide_core.assurance.drift_table import DRIFT
+from tide_core.assurance.drift_table import TABLE_NAME as DRIFT_TABLE
+from tide_core.assurance.gate import ReleaseGatePolicy
+from tide_core.cache import tables
+from tide_core.config import TideConfig
+from tide_core.io.open import open_warehouse
+from tide_core.recognizers.registry import create
+from tide_core.runner import anonymize_study, recognize_study
+from tide_etl.release_checks import (
+    MIN_SEARCH_LEN,
+    no_surface_survives,
+    offsets_in_text,
+    release_buckets,
+    release_gate,
+    rows_accounted,
+    versions_recorded,
+)
+
+CONFIG = TideConfig.preset("rules")
+S, K = "s", "k"
+NOTES = [
+    {"note_id": "a", "patient_id": "p1", "text": "Pt Mary Lee seen 03/04/2021, age 45. Lee is well."},
+    {"note_id": "b", "patient_id": "p2", "text": "Call 617-555-0100 re: Bob Stone."},
+    {"note_id": "c", "patient_id": "p3", "text": "Seen by Ann Ito today."},
+    {"note_id": "d", "patient_id": None, "text": "No patient: quarantined at input."},
+]
+META = {
+    "a": ("site1", "ehr", "progress"),
+    "b": ("site1", "ehr", "phone"),
+    "c": ("site2", "ehr", "progress"),
+    "d": ("site2", "ehr", "progress"),
+}
+PATIENTS = [
+    {"patient_id": "p1", "first_name": "Mary", "last_name": "Lee"},
+    {"patient_id": "p2", "first_name": "Bob", "last_name": "Stone"},
+    {"patient_id": "p3", "first_name": "Ann", "last_name": "Ito"},
+]
+BUCKETS = ["site1|ehr|phone", "site1|ehr|progress", "site2|ehr|progress"]
+
+
+def _rows():
+    return [
+        dict(r, site=META[r["note_id"]][0], source=META[r["note_id"]][1], note_type=META[r["note_id"]][2])
+        for r in NOTES
+    ]
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    root = tmp_path_factory.mktemp("release_checks")
+    wh = open_warehouse(f"duckdb:{root / 'wh.duckdb'}")
+    try:
+        wh.replace_table("notes", pa.Table.from_pylist(_rows()))
+        recognizers = [create({"name": "tide.regex"}), create({"name": "tide.known_phi", "rows": PATIENTS})]
+        recognize_study(wh, S, CONFIG, progress=False, recognizers=recognizers)
+        keys = FileKeyProvider(root / "keys")
+        keys.create(S, K)
+        anonymize_study(wh, S, K, keys, CONFIG, progress=False)
+    finally:
+        wh.close()
+    return root / "wh.duckdb"
+
+
+@pytest.fixture
+def wh(base, tmp_path):
+    shutil.copy(base, tmp_path / "wh.duckdb")
+    w = open_warehouse(f"duckdb:{tmp_path / 'wh.duckdb'}")
+    yield w
+    w.close()
+
+
+def _read(wh, table):
+    return wh.read_table(table, where={"study": S, "key": K}).to_pylist()
+
+
+def _write(wh, table, kind, rows):
+    wh.replace_partition(table, tables.to_table(kind, rows), {"study": S, "key": K})
+
+
+def _edit_text(wh, note_id, fn):
+    rows = _read(wh, "tide_deid_notes")
+    for r in rows:
+        if r["note_id"] == note_id:
+            r["text"] = fn(r["text"])
+    _write(wh, "tide_deid_notes", "deid_notes", rows)
+
+
+def _splice(wh, note_id, label, new):
+    """Write ``new`` as the released value of the note's first ``label`` span, offsets kept consistent."""
+    spans = _read(wh, "tide_released_spans")
+    target = next(r for r in spans if r["note_id"] == note_id and r["label"] == label)
+    a, b = target["out_start"], target["out_end"]
+    _edit_text(wh, note_id, lambda t: t[:a] + new + t[b:])
+    delta = len(new) - (b - a)
+    for r in spans:
+        if r["note_id"] == note_id and r["out_start"] >= b:
+            r["out_start"] += delta
+            r["out_end"] += delta
+    target["out_end"] = a + len(new)
+    _write(wh, "tide_released_spans", "released_spans", spans)
+
+
+def _span(wh, note_id, label):
+    return next(s for s in _read(wh, "tide_released_spans") if s["note_id"] == note_id and s["label"] == label)
+
+
+def _outcome(check, wh):
+    return check(wh, CONFIG, S, K)
+
+
+# -- the clean release ----------------------------------------------------------------------
+
+
+def test_the_clean_release_passes_every_check(wh):
+    assert [r["note_id"] for r in _read(wh, "tide_deid_notes")] == ["a", "b", "c"]
+    out = _outcome(rows_accounted, wh)
+    assert out.passed and out.description == "every source row is released or quarantined, once"
+    assert out.metadata == {
+        "n_in": 4,
+        "n_released": 3,
+        "n_quarantined": 1,
+        "n_released_and_quarantined": 0,
+        "n_duplicate_releases": 0,
+        "n_exact_duplicate_rows": 0,
+        "n_duplicates_without_original": 0,
+    }
+    out = _outcome(offsets_in_text, wh)
+    assert out.passed and out.description == "released span offsets lie inside their texts"
+    n_spans = len(_read(wh, "tide_released_spans"))
+    assert n_spans == 7
+    assert out.metadata == {
+        "n_spans": n_spans,
+        "n_out_of_text": 0,
+        "n_bad_source_offsets": 0,
+        "n_orphan_spans": 0,
+        "n_overlapping_outputs": 0,
+    }
+    out = _outcome(no_surface_survives, wh)
+    assert out.passed and out.description == "no original surface survives in the released text"
+    assert out.metadata == {  # the AGE span (45, kept by rule) is not a surface to search for
+        "n_surfaces_checked": n_spans - 1,
+        "n_surviving_in_place": 0,
+        "n_surviving_elsewhere": 0,
+        "n_released_without_source": 0,
+        "n_notes": 3,
+    }
+    out = _outcome(versions_recorded, wh)
+    assert out.passed and out.description == "versions recorded"
+    assert out.metadata["anonymizers"] == "tide.anonymizer@2"
+    assert out.metadata["recognizers"] == "tide.known_phi@1, tide.regex@3"
+    assert out.metadata["recognition_run_recorded"] is True and out.metadata["anonymization_run_recorded"] is True
+    assert release_buckets(wh, CONFIG, S, K) == BUCKETS
+
+
+# -- no_surface_survives ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "note_id,label,put_back,survives",
+    [
+        ("b", "PHONE", "617-555-0100", True),  # the original, at its own span
+        ("b", "PHONE", "000-000-0000", False),
+        ("a", "PATIENT", "MARY LEE", True),  # in another case
+        ("a", "PATIENT", "Mary Lea", False),
+        ("a", "DATE", "03/04/2021", True),  # any label but AGE
+    ],
+)
+def test_an_original_put_back_at_its_own_span_is_caught(wh, note_id, label, put_back, survives):
+    """In place: the released span holds the original itself (an operator that returned its input)."""
+    _splice(wh, note_id, label, put_back)
+    assert _outcome(offsets_in_text, wh).passed  # the tampered release is otherwise consistent
+    out = _outcome(no_surface_survives, wh)
+    assert out.passed is not survives
+    assert out.metadata["n_surviving_in_place"] == int(survives)
+    assert out.metadata["n_surviving_elsewhere"] == 0  # inside its own span it is not "elsewhere"
+    if survives:
+        assert out.description == (
+            "1 original surfaces survive in released notes of s/k; block this release, review the notes (tide review) "
+            "and rerun"
+        )
+        assert put_back not in out.description + json.dumps(out.metadata)
+
+
+@pytest.mark.parametrize("put_back,survives", [("Lee", True), ("Lea", False)])
+def test_a_short_original_is_checked_in_place(wh, put_back, survives):
+    """ "Lee" (3 characters) is too short to search for elsewhere, but not at its own span."""
+    spans = [r for r in _read(wh, "tide_released_spans") if r["note_id"] == "a" and r["label"] == "PATIENT"]
+    assert [r["end"] - r["start"] for r in spans] == [8, 3]
+    rows = _read(wh, "tide_released_spans")
+    second = max(spans, key=lambda r: r["start"])
+    _edit_text(wh, "a", lambda t: t[: second["out_start"]] + put_back + t[second["out_end"] :])
+    for r in rows:
+        if r["note_id"] == "a" and r["start"] == second["start"]:
+            r["out_end"] = r["out_start"] + len(put_back)
+    _write(wh, "tide_released_spans", "released_spans", rows)
+    out = _outcome(no_surface_survives, wh)
+    assert out.passed is not survives and out.metadata["n_surviving_in_place"] == int(survives)
+
+
+@pytest.mark.parametrize(
+    "appended,elsewhere",
+    [
+        (" Mary Lee called.", 1),  # a later edit brings the name back
+        (" mary lee called.", 1),  # in any case
+        (" Mary Lea called.", 0),  # another name
+        (" Mary Leeds called.", 0),  # not on a word boundary
+        (" Lee called.", 0),  # "Lee" is shorter than MIN_SEARCH_LEN: only checked in place
+    ],
+)
+def test_an_original_elsewhere_in_the_released_note_is_caught(wh, appended, elsewhere):
+    assert MIN_SEARCH_LEN == 4
+    _edit_text(wh, "a", lambda t: t + appended)
+    out = _outcome(no_surface_survives, wh)
+    assert out.passed is (elsewhere == 0)
+    assert (out.metadata["n_surviving_elsewhere"], out.metadata["n_surviving_in_place"]) == (elsewhere, 0)
+
+
+@pytest.mark.parametrize("appended,elsewhere", [(" Mary Lee, Mary Lee.", 2), (" Ann Ito.", 0)])
+def test_every_repeat_is_counted_and_each_note_is_searched_for_its_own_surfaces(wh, appended, elsewhere):
+    _edit_text(wh, "a", lambda t: t + appended)  # Ann Ito is note c's patient, not a's
+    out = _outcome(no_surface_survives, wh)
+    assert out.metadata["n_surviving_elsewhere"] == elsewhere and out.passed is (elsewhere == 0)
+
+
+def test_a_released_note_without_its_source_fails(wh):
+    wh.replace_table("notes", pa.Table.from_pylist([r for r in _rows() if r["note_id"] != "c"]))
+    out = _outcome(no_surface_survives, wh)
+    assert out.passed is False and out.metadata["n_released_without_source"] == 1
+    assert out.metadata["n_surviving_in_place"] == out.metadata["n_surviving_elsewhere"] == 0
+
+
+# -- rows_accounted -------------------------------------------------------------------------
+
+
+def _drop_released(wh):
+    _write(wh, "tide_deid_notes", "deid_notes", [r for r in _read(wh, "tide_deid_notes") if r["note_id"] != "c"])
+
+
+def _duplicate_released(wh):
+    rows = _read(wh, "tide_deid_notes")
+    _write(wh, "tide_deid_notes", "deid_notes", rows + [rows[0]])
+
+
+def _release_a_quarantined_row(wh):
+    """The quarantined row d is also released (and one released note lost, so the totals match)."""
+    rows = [r for r in _read(wh, "tide_deid_notes") if r["note_id"] != "c"]
+    _write(wh, "tide_deid_notes", "deid_notes", rows + [dict(rows[0], note_id="d")])
+
+
+@pytest.mark.parametrize(
+    "tamper,md",
+    [
+        (_drop_released, {"n_released": 2, "n_released_and_quarantined": 0, "n_duplicate_releases": 0}),
+        (_duplicate_released, {"n_released": 4, "n_released_and_quarantined": 0, "n_duplicate_releases": 1}),
+        (_release_a_quarantined_row, {"n_released": 3, "n_released_and_quarantined": 1, "n_duplicate_releases": 0}),
+    ],
+)
+def test_rows_lost_duplicated_or_both_released_and_quarantined_fail(wh, tamper, md):
+    tamper(wh)
+    out = _outcome(rows_accounted, wh)
+    assert out.passed is False
+    assert out.metadata == {
+        "n_in": 4,
+        "n_quarantined": 1,
+        "n_exact_duplicate_rows": 0,
+        "n_duplicates_without_original": 0,
+        **md,
+    }
+    n_q = 1
+    assert out.description == (
+        f"4 rows in, {md['n_released']} released + {n_q} quarantined ({md['n_released_and_quarantined']} in both, "
+        f"{md['n_duplicate_releases']} duplicated); rematerialize deidentified_notes for s/k"
+    )
+
+
+def test_a_study_with_no_rows_is_not_accounted_for(wh):
+    wh.replace_table("notes", pa.Table.from_pylist([dict(_rows()[0], study="other")]))
+    out = rows_accounted(wh, CONFIG, "nothing", K)
+    assert out.passed is False and out.metadata["n_in"] == 0 and out.metadata["n_released"] == 0
+
+
+def test_a_release_that_was_never_written_fails_every_check(wh):
+    """No deid rows for this key at all: fail closed, not 'nothing to complain about'."""
+    assert rows_accounted(wh, CONFIG, S, "never").passed is False
+    assert versions_recorded(wh, CONFIG, S, "never").passed is False
+    assert release_gate(wh, CONFIG, S, "never").passed is False
+
+
+# -- offsets_in_text ------------------------------------------------------------------------
+
+
+def _move_span(field, delta, note_id="a", label="DATE"):
+    def tamper(wh):
+        rows = _read(wh, "tide_released_spans")
+        for r in rows:
+            if r["note_id"] == note_id and r["label"] == label:
+                r[field] += delta if isinstance(delta, int) else delta(r)
+        _write(wh, "tide_released_spans", "released_spans", rows)
+
+    return tamper
+
+
+def _orphan_span(wh):
+    rows = _read(wh, "tide_released_spans")
+    _write(wh, "tide_released_spans", "released_spans", rows + [dict(rows[0], note_id="zz")])
+
+
+def _text_len(wh, note_id):
+    return len(next(r["text"] for r in _read(wh, "tide_deid_notes") if r["note_id"] == note_id))
+
+
+@pytest.mark.parametrize(
+    "make_tamper,failure",
+    [
+        (lambda wh: _move_span("out_end", _text_len(wh, "b") + 1, "b", "PHONE"), "n_out_of_text"),
+        (lambda wh: _move_span("out_start", lambda r: r["out_end"] - r["out_start"] + 1), "n_out_of_text"),
+        (lambda wh: _move_span("out_start", lambda r: -r["out_start"] - 1), "n_out_of_text"),
+        (lambda wh: _move_span("end", 100), "n_bad_source_offsets"),
+        (lambda wh: _move_span("start", lambda r: r["end"] - r["start"]), "n_bad_source_offsets"),
+        (lambda wh: _move_span("start", lambda r: -r["start"] - 1), "n_bad_source_offsets"),
+        (lambda wh: _orphan_span, "n_orphan_spans"),
+        (lambda wh: _move_span("out_start", -8), "n_overlapping_outputs"),
+    ],
+)
+def test_offsets_outside_their_texts_fail(wh, make_tamper, failure):
+    make_tamper(wh)(wh)
+    out = _outcome(offsets_in_text, wh)
+    assert out.passed is False
+    assert {k: v for k, v in out.metadata.items() if v and k != "n_spans"} == {failure: 1}
+    assert out.description == (
+        "released span offsets are inconsistent with the released texts; rematerialize deidentified_notes for s/k"
+    )
+
+
+def test_spans_reaching_both_ends_of_texts_pass(wh):
+    """Edge offsets: a span over the whole released text and its whole source is in range."""
+    text = NOTES[2]["text"]
+    _write(
+        wh,
+        "tide_released_spans",
+        "released_spans",
+        [r for r in _read(wh, "tide_released_spans") if r["note_id"] != "c"]
+        + [
+            {
+                "study": S,
+                "key": K,
+                "note_id": "c",
+                "start": 0,
+                "end": len(text),
+                "out_start": 0,
+                "out_end": _text_len(wh, "c"),
+                "label": "OTHER",
+                "operator": "org.surrogate",
+                "recognizer": "test@1",
+            }
+        ],
+    )
+    out = _outcome(offsets_in_text, wh)
+    assert out.passed, out.metadata
+
+
+# -- versions_recorded ----------------------------------------------------------------------
+
+
+def _set(table, kind, field, value):
+    def tamper(wh):
+        rows = _read(wh, table)
+        rows[0][field] = value
+        _write(wh, table, kind, rows)
+
+    return tamper
+
+
+def _drop_runs(stage):
+    def tamper(wh):
+        rows = [r for r in wh.read_table("tide_runs").to_pylist() if r["stage"] != stage]
+        wh.replace_table("tide_runs", tables.to_table("runs", rows))
+
+    return tamper
+
+
+def _runs_set(stage, field, value):
+    def tamper(wh):
+        rows = wh.read_table("tide_runs").to_pylist()
+        for r in rows:
+            if r["stage"] == stage:
+                r[field] = value
+        wh.replace_table("tide_runs", tables.to_table("runs", rows))
+
+    return tamper
+
+
+@pytest.mark.parametrize(
+    "tamper,key,value",
+    [
+        (_set("tide_deid_notes", "deid_notes", "anonymizer", "tide.anonymizer"), "n_notes_without_anonymizer", 1),
+        (_set("tide_deid_notes", "deid_notes", "anonymizer", "@1"), "n_notes_without_anonymizer", 1),
+        (_set("tide_deid_notes", "deid_notes", "anonymizer", None), "n_notes_without_anonymizer", 1),
+        (_set("tide_deid_notes", "deid_notes", "fingerprint", ""), "n_notes_without_fingerprint", 1),
+        (_set("tide_released_spans", "released_spans", "recognizer", "regex"), "n_spans_without_recognizer", 1),
+        (_drop_runs("recognition"), "recognition_run_recorded", False),
+        (_runs_set("recognition", "recognizers", "[]"), "recognition_run_recorded", False),
+        (_drop_runs("anonymization"), "anonymization_run_recorded", False),
+        (_runs_set("anonymization", "key", "other"), "anonymization_run_recorded", False),
+        (_runs_set("anonymization", "anonymizer", "tide.anonymizer"), "anonymization_run_recorded", False),
+    ],
+)
+def test_a_missing_version_fails(wh, tamper, key, value):
+    tamper(wh)
+    out = _outcome(versions_recorded, wh)
+    assert out.passed is False and out.metadata[key] == value
+    assert out.description == "released rows or runs lack recognizer/anonymizer versions; rerun the release"
+
+
+@pytest.mark.parametrize("value", ["tide.anonymizer@2", "x@y"])
+def test_any_name_at_version_is_a_version(wh, value):
+    _set("tide_deid_notes", "deid_notes", "anonymizer", value)(wh)
+    assert _outcome(versions_recorded, wh).passed
+
+
+# -- release_gate ---------------------------------------------------------------------------
+
+
+def _audit(wh, buckets, n=500, leaks=0):
+    recs = [AuditRecord.create(S, K, b, n, leaks, reviewer="test") for b in buckets]
+    wh.append(AUDITS_TABLE, records_to_table(recs))
+
+
+def _drift(wh, band, seconds=0):
+    row = {
+        "study": S,
+        "key": K,
+        "band": band,
+        "n_docs": 3,
+        "low_confidence": False,
+        "worst_component": "mix",
+        "worst_band": band,
+        "n_components": 1,
+        "reference_name": "ref",
+        "checked_at": dt.datetime(2026, 1, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=seconds),
+        "result_json": json.dumps({"band": band}),
+    }
+    wh.append(DRIFT_TABLE, pa.Table.from_pylist([row], schema=DRIFT))
+
+
+def test_the_gate_blocks_without_audits_and_passes_with_them(wh):
+    out = release_gate(wh, CONFIG, S, K)
+    assert out.passed is False and out.metadata["n_audit_rounds"] == 0
+    assert out.description.startswith("release blocked: no audit records")
+    assert out.metadata["n_buckets"] == 3 and out.metadata["drift_band"] == "none recorded"
+    _audit(wh, BUCKETS[:2])  # one bucket left unaudited
+    out = release_gate(wh, CONFIG, S, K)
+    assert out.passed is False and "'site2|ehr|progress' has no audit" in out.metadata["reasons"]
+    _audit(wh, BUCKETS[2:])
+    out = release_gate(wh, CONFIG, S, K)
+    assert out.passed is True and out.metadata["reasons"] == "none"
+    assert out.metadata["n_buckets_audited"] == 3 and out.metadata["n_audit_rounds"] == 3
+    assert out.metadata["target_rate"] == 0.01 and out.metadata["confidence"] == 0.95
+    assert out.description == out.metadata["statement"] and "below 0.6%" in out.description
+
+
+@pytest.mark.parametrize("leaks,passed", [(0, True), (5, False)])
+def test_the_gate_reads_the_audited_leaks(wh, leaks, passed):
+    _audit(wh, BUCKETS, leaks=leaks)
+    assert release_gate(wh, CONFIG, S, K).passed is passed
+
+
+@pytest.mark.parametrize("bands,passed", [(["stable"], True), (["drift"], False), (["drift", "stable"], True)])
+def test_the_gate_reads_the_newest_drift_verdict(wh, bands, passed):
+    _audit(wh, BUCKETS)
+    for i, band in enumerate(bands):
+        _drift(wh, band, seconds=i)
+    out = release_gate(wh, CONFIG, S, K)
+    assert out.passed is passed and out.metadata["drift_band"] == bands[-1]
+    assert out.metadata["drift_checked_at"].startswith("2026-01-01")
+
+
+def test_the_gate_honours_the_policy_and_audits_table(wh):
+    _audit(wh, BUCKETS, n=100)  # 0 leaks in 100 bounds the rate below 3%, not below 1%
+    assert release_gate(wh, CONFIG, S, K).passed is False
+    assert release_gate(wh, CONFIG, S, K, policy=ReleaseGatePolicy(target_rate=0.05)).passed is True
+    only = ReleaseGatePolicy(target_rate=0.05, required_buckets=("site1|ehr|phone", "elsewhere|x|y"))
+    out = release_gate(wh, CONFIG, S, K, policy=only)
+    assert out.passed is False and "'elsewhere|x|y' has no audit" in out.metadata["reasons"]
+    assert release_gate(wh, CONFIG, S, K, audits_table="no_such_table").passed is False
+
+
+def test_checks_read_only_their_own_study(wh):
+    """Rows of another study in the same notes table are not this release's rows."""
+    rows = [dict(r, study=S) for r in _rows()] + [dict(_rows()[0], note_id="x", study="other")]
+    wh.replace_table("notes", pa.Table.from_pylist(rows))
+    assert _outcome(rows_accounted, wh).metadata["n_in"] == 4 and _outcome(rows_accounted, wh).passed
+
+
+@pytest.mark.parametrize("n_notes,passed", [(1, True), (0, False)])
+def test_a_one_note_study_can_be_accounted_for(tmp_path, key_provider, n_notes, passed):
+    w = open_warehouse(f"duckdb:{tmp_path / 'one.duckdb'}")
+    try:
+        w.replace_table("notes", pa.Table.from_pylist([dict(_rows()[2], study=S if n_notes else "other")]))
+        recognize_study(w, S, CONFIG, progress=False, recognizers=[create({"name": "tide.regex"})])
+        key_provider.create(S, K)
+        anonymize_study(w, S, K, key_provider, CONFIG, progress=False)
+        out = rows_accounted(w, CONFIG, S, K)
+        assert out.passed is passed and out.metadata["n_in"] == n_notes
+    finally:
+        w.close()
+
+
+def test_the_gate_reads_only_this_releases_audits_and_reports_them(wh):
+    recs = [AuditRecord.create("other-study", K, b, 500, 0, reviewer="test") for b in BUCKETS]
+    recs += [AuditRecord.create(S, "other-key", b, 500, 0, reviewer="test") for b in BUCKETS]
+    wh.append(AUDITS_TABLE, records_to_table(recs))
+    out = release_gate(wh, CONFIG, S, K)
+    assert out.passed is False and out.metadata["passed"] is False and out.metadata["n_audit_rounds"] == 0
+    assert out.metadata["drift_checked_at"] == "" and out.metadata["statement"] == ""
+    assert out.metadata["reasons"].startswith("no audit records: the release is unvalidated")
+    assert out.metadata["reasons"].count("; ") == 3  # no audit + three unaudited buckets, "; "-joined
+    assert out.description.count("; ") == 2  # the description names the first three reasons only
+    _audit(wh, BUCKETS)
+    out = release_gate(wh, CONFIG, S, K)
+    assert out.passed is True and out.metadata["passed"] is True
+    assert "sampled from release s/k" in out.description

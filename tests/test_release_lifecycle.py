@@ -1,0 +1,434 @@
+"""The release lifecycle in Dagster (write, audit, publish), in process, on DuckDB.
+
+The scenario of issue 16: a release passes its checks and its gate and is published; after a
+recognizer miss, ``release_job`` re-runs for the same partition, the new rows leak a name,
+``no_surface_survives`` fails and ``release_summary`` is skipped.  Researchers read the views
+of ``sql/views`` (rendered for DuckDB): they must never see the leaked name, and
+``tide_releases`` must not say the leaking release passed.
+
+One small study is recognized once (module fixture); each test works on its own copy of that
+warehouse with a fresh Dagster instance.
+"""
+
+from __future__ import annotations
+
+import shutil
+import warnings
+from pathlib import Path
+
+import dagster as dg
+import pyarrow as pa
+import pytest
+
+from tide_core.anonymize.keys import FileKeyProvider
+from tide_core.cache.span_cache import SpanCache
+from tide_core.config import TideConfig
+from tide_core.io.open import open_warehouse
+
+warnings.filterwarnings("ignore", category=dg.BetaWarning)
+warnings.filterwarnings("ignore", category=dg.PreviewWarning)
+
+S, K = "s", "k"
+NAME = "Stonebridge"
+BASE = {"study": S, "site": "site1", "source": "ehr", "note_type": "progress"}
+NOTES = [
+    dict(
+        BASE,
+        note_id="a",
+        patient_id="p1",
+        note_date="2021-03-04",
+        text=f"Maria {NAME} seen 03/04/2021 for follow-up. Maria {NAME} is stable.",
+    ),
+    dict(
+        BASE, note_id="b", patient_id="p2", note_date="2021-03-05", text="Call 617-555-0100 re: Robert Ashdown, well."
+    ),
+]
+PATIENTS = [
+    {"patient_id": "p1", "first_name": "Maria", "last_name": NAME},
+    {"patient_id": "p2", "first_name": "Robert", "last_name": "Ashdown"},
+]
+
+
+@pytest.fixture(scope="module")
+def recognized(tmp_path_factory) -> Path:
+    """A warehouse whose study is recognized (span cache filled) and a key secret."""
+    from tide_core.runner import recognize_study
+
+    root = tmp_path_factory.mktemp("lifecycle")
+    with open_warehouse(f"duckdb:{root / 'wh.duckdb'}") as wh:
+        wh.replace_table("notes", pa.Table.from_pylist(NOTES))
+        wh.replace_table("patients", pa.Table.from_pylist(PATIENTS))
+        recognize_study(wh, S, TideConfig.preset("rules"), progress=False)
+    FileKeyProvider(root / "keys").create(S, K)
+    return root
+
+
+class Env:
+    def __init__(self, base: Path, root: Path):
+        from tide_etl import build_defs
+        from tide_etl.resources import KeyProviderResource, ReleaseGateResource, TideConfigResource, WarehouseResource
+
+        shutil.copy(base / "wh.duckdb", root / "wh.duckdb")
+        shutil.copytree(base / "keys", root / "keys")
+        self.url = f"duckdb:{root / 'wh.duckdb'}"
+        self.resources = {
+            "warehouse": WarehouseResource(url=self.url),
+            "tide_config": TideConfigResource(preset="rules"),
+            "key_provider": KeyProviderResource(key_dir=str(root / "keys")),
+            "gate": ReleaseGateResource(),
+        }
+        self.config = TideConfig.preset("rules")
+        self.defs = build_defs(self.resources)
+        self.instance = dg.DagsterInstance.ephemeral()
+        self.instance.add_dynamic_partitions("study", [S])
+        self.instance.add_dynamic_partitions("key", [K])
+
+    def wh(self):
+        return open_warehouse(self.url)
+
+    def run(self, job: str = "release_job"):
+        from tide_etl.partitions import release_key
+
+        return self.defs.resolve_job_def(job).execute_in_process(
+            partition_key=release_key(S, K), instance=self.instance, raise_on_error=False
+        )
+
+    def record_audits(self, n: int = 500, leaks: int = 0):
+        from tide_core.assurance.audit_table import TABLE_NAME, AuditRecord, records_to_table
+        from tide_etl.release_checks import release_buckets
+
+        with self.wh() as wh:
+            recs = [
+                AuditRecord.create(S, K, b, n, leaks, reviewer="test") for b in release_buckets(wh, self.config, S, K)
+            ]
+            wh.replace_partition(TABLE_NAME, records_to_table(recs), {"study": S, "key": K})
+
+    def researchers_see(self) -> list[dict]:
+        """What a researcher reads: the released_notes view of sql/views, rendered for DuckDB."""
+        from tide_etl.sql_files import SQL_DIR, run_duckdb
+
+        with self.wh() as wh:
+            for f in sorted((SQL_DIR / "views").glob("*.sql")):
+                run_duckdb(wh, f)
+            return wh.sql("SELECT * FROM released_notes WHERE study = ? AND key = ?", [S, K]).to_pylist()
+
+    def release_row(self) -> dict:
+        with self.wh() as wh:
+            return wh.read_table("tide_releases", where={"study": S, "key": K}).to_pylist()[0]
+
+    def publish(self):
+        """First release, audit, re-verification: the release is published."""
+        self.run()
+        self.record_audits()
+        r = self.run("release_checks_job")
+        assert r.success, checks(r)
+        assert self.release_row()["gate_passed"] is True
+
+    def miss_the_repeat_mention(self):
+        """A recognizer miss: the second mention of the patient's name is no longer a span."""
+        with self.wh() as wh:
+            cache = SpanCache(wh, self.config.tables)
+            note = next(n for n in _notes(wh, self.config) if n.note_id == "a")
+            second = max((s for s in cache.spans(S, ["a"])["a"] if s.label == "PATIENT"), key=lambda s: s.start)
+            assert note.text[second.start : second.end] == f"Maria {NAME}"
+            cache.add_review(S, note, second.start, second.end, second.label, "reject")
+            return note, second
+
+
+def _notes(wh, config):
+    from tide_core.runner import read_study_input
+
+    return read_study_input(wh, S, config).notes
+
+
+def checks(result) -> dict[str, tuple[bool, str, dict]]:
+    out = {}
+    for e in result.all_events:
+        if e.event_type_value == "ASSET_CHECK_EVALUATION":
+            d = e.event_specific_data
+            out[d.check_name] = (d.passed, d.severity.value, {k: v.value for k, v in d.metadata.items()})
+    return out
+
+
+def _leaks(rows: list[dict]) -> int:
+    return sum(NAME.casefold() in (r["text"] or "").casefold() for r in rows)
+
+
+@pytest.fixture
+def env(recognized, tmp_path):
+    e = Env(recognized, tmp_path)
+    yield e
+    e.instance.dispose()
+
+
+def test_a_leaking_re_release_never_reaches_researchers(env: Env):
+    env.publish()
+    seen = env.researchers_see()
+    assert len(seen) == 2 and _leaks(seen) == 0
+
+    env.miss_the_repeat_mention()
+    r = env.run()  # the re-release: the new rows leak the name, the surface check blocks them
+    assert not r.success
+    assert checks(r)["no_surface_survives"][0] is False
+    with env.wh() as wh:  # the leak is in the operator table (what the check found) ...
+        assert _leaks(wh.read_table("tide_deid_notes", where={"study": S, "key": K}).to_pylist()) == 1
+    assert _leaks(env.researchers_see()) == 0  # ... never in what researchers read
+    assert env.researchers_see() == []  # the earlier decision does not cover the new rows
+    row = env.release_row()
+    assert row["gate_passed"] is False and row["status"] == "blocked"
+    assert "no_surface_survives" in row["gate_reasons"] and NAME not in row["gate_reasons"]
+
+
+def test_the_repaired_re_release_is_published_again(env: Env):
+    env.publish()
+    note, second = env.miss_the_repeat_mention()
+    assert not env.run().success
+    with env.wh() as wh:  # the reviewer undoes the wrong decision; the release reruns
+        SpanCache(wh, env.config.tables).undo_review(S, note.note_id, second.start, second.end, second.label)
+    r = env.run()
+    assert r.success, checks(r)
+    seen = env.researchers_see()
+    assert len(seen) == 2 and _leaks(seen) == 0
+    assert env.release_row()["status"] == "published"
+
+
+def test_a_release_is_hidden_while_it_is_rewritten(env: Env):
+    """Rows written by an anonymization run that no check has seen (here: the engine called
+    directly, as ``tide run`` does) never show: only the verified run's stamp is published."""
+    from tide_core.runner import anonymize_study
+
+    env.publish()
+    env.miss_the_repeat_mention()
+    with env.wh() as wh:
+        anonymize_study(
+            wh, S, K, FileKeyProvider(Path(env.resources["key_provider"].key_dir)), env.config, progress=False
+        )
+        assert _leaks(wh.read_table("tide_deid_notes", where={"study": S, "key": K}).to_pylist()) == 1
+    assert env.researchers_see() == []
+    assert env.release_row()["status"] == "published"  # the row still names the verified run only
+
+
+def test_release_summary_alone_does_not_publish_unchecked_rows(env: Env):
+    env.publish()
+    env.miss_the_repeat_mention()
+    from tide_core.runner import anonymize_study
+
+    with env.wh() as wh:
+        anonymize_study(
+            wh, S, K, FileKeyProvider(Path(env.resources["key_provider"].key_dir)), env.config, progress=False
+        )
+    from tide_etl.partitions import release_key
+
+    r = dg.materialize(
+        [a for a in env.defs.assets if getattr(a, "key", None) == dg.AssetKey("release_summary")],
+        partition_key=release_key(S, K),
+        instance=env.instance,
+        resources=env.resources,
+        raise_on_error=False,
+    )
+    assert r.success  # the asset itself succeeded: it recorded a blocked decision
+    row = env.release_row()
+    assert row["status"] == "blocked" and row["gate_passed"] is False
+    assert "no_surface_survives" in row["gate_reasons"]
+    assert env.researchers_see() == []
+
+
+def test_a_first_release_awaiting_audit_is_a_warning_not_a_failed_run(env: Env):
+    r = env.run()
+    assert r.success, checks(r)
+    passed, severity, md = checks(r)["release_gate"]
+    assert passed is False and severity == "WARN" and md["status"] == "awaiting_audit"
+    assert md["awaiting_audit"] is True
+    assert all(checks(r)[c][:2] == (True, "ERROR") for c in ("rows_accounted", "no_surface_survives"))
+    row = env.release_row()
+    assert row["status"] == "awaiting_audit" and row["gate_passed"] is False
+    assert env.researchers_see() == []  # not published before its audit
+
+
+def test_a_failing_bound_is_an_error_that_blocks_publish(env: Env):
+    env.run()
+    env.record_audits(n=300, leaks=5)
+    r = env.run("release_checks_job")
+    assert not r.success
+    passed, severity, md = checks(r)["release_gate"]
+    assert passed is False and severity == "ERROR" and md["awaiting_audit"] is False
+    assert "leaks" in md["reasons"]
+    assert env.release_row()["status"] == "blocked"
+    assert env.researchers_see() == []
+
+
+def test_a_drift_band_is_an_error_that_blocks_publish(env: Env):
+    import datetime as dt
+    import json
+
+    from tide_core.assurance.drift_table import DRIFT
+    from tide_core.assurance.drift_table import TABLE_NAME as DRIFT_TABLE
+
+    env.publish()
+    row = {
+        "study": S,
+        "key": K,
+        "band": "drift",
+        "n_docs": 2,
+        "low_confidence": False,
+        "worst_component": "mix",
+        "worst_band": "drift",
+        "n_components": 1,
+        "reference_name": "ref",
+        "checked_at": dt.datetime.now(dt.UTC),
+        "result_json": json.dumps({"band": "drift"}),
+    }
+    with env.wh() as wh:
+        wh.append(DRIFT_TABLE, pa.Table.from_pylist([row], schema=DRIFT))
+    r = env.run("release_checks_job")
+    assert not r.success
+    passed, severity, md = checks(r)["release_gate"]
+    assert passed is False and severity == "ERROR" and md["drift_band"] == "drift"
+    assert env.release_row()["status"] == "blocked"
+    assert env.researchers_see() == []
+
+
+def test_an_edit_after_publication_withdraws_the_release(env: Env):
+    env.publish()
+    with env.wh() as wh:
+        wh.sql(
+            "UPDATE tide_deid_notes SET text = text || ' ' || ? WHERE study = ? AND key = ? AND note_id = 'a'",
+            [f"Maria {NAME}", S, K],
+        )
+    assert _leaks(env.researchers_see()) == 1  # published rows edited in place: the check must catch it
+    r = env.run("release_checks_job")
+    assert not r.success and checks(r)["no_surface_survives"][0] is False
+    assert env.researchers_see() == []
+    assert env.release_row()["status"] == "blocked"
+
+
+def test_an_old_releases_table_gains_the_lifecycle_columns(env: Env):
+    from tide_etl.release_summary import RELEASES
+
+    old = pa.schema([f for f in RELEASES if f.name not in ("status", "released_at")])
+    with env.wh() as wh:
+        wh.replace_table("tide_releases", old.empty_table())
+    env.publish()
+    assert env.release_row()["status"] == "published"
+
+
+# -- pools and retries ----------------------------------------------------------------------
+
+
+def test_every_warehouse_step_is_in_the_pool_with_transient_retries():
+    from tide_etl import defs
+    from tide_etl.retry import POOL
+
+    graph = defs.resolve_asset_graph()
+    for key in graph.get_all_asset_keys():
+        assert graph.get(key).pools == {POOL}, key
+    job = defs.resolve_job_def("release_job")
+    for node in job.graph.node_dict.values():
+        assert node.definition.pool == POOL, node.name
+        policy = node.definition.retry_policy
+        assert policy is not None and policy.backoff == dg.Backoff.EXPONENTIAL, node.name
+    import yaml
+
+    instance_yaml = yaml.safe_load((Path(__file__).parents[1] / "dagster_home" / "dagster.yaml").read_text())
+    assert instance_yaml["concurrency"]["pools"]["default_limit"] == 1
+
+
+@pytest.mark.parametrize(
+    "exc,transient",
+    [
+        ("lock", True),
+        ("E303", True),
+        ("terminal", False),
+        ("not_terminal", True),
+        ("value", False),
+        ("timeout", True),
+    ],
+)
+def test_only_transient_errors_are_retried(exc, transient):
+    import duckdb
+
+    from tide_core.errors import InputError, WarehouseError
+    from tide_etl.retry import is_transient, transient_only
+
+    error = {
+        "lock": duckdb.IOException('Could not set lock on file "x.duckdb": Conflicting lock is held'),
+        "E303": WarehouseError("E303", "cannot open DuckDB file x: IOException"),
+        "terminal": InputError("E200", "bad row"),
+        "not_terminal": WarehouseError("E300", "network", terminal=False),
+        "value": ValueError("bad value"),
+        "timeout": TimeoutError(),
+    }[exc]
+    assert is_transient(error) is transient
+    with pytest.raises(type(error) if transient else dg.Failure) as raised:
+        with transient_only():
+            raise error
+    if not transient:
+        assert raised.value.allow_retries is False
+        assert "bad value" not in raised.value.description  # only TIDE's coded messages are echoed
+
+
+def _release_in_a_process(root: str, home: str, key: str) -> tuple[bool, list]:
+    """One run of release_job for (S, key) in its own process, on the instance of ``home``."""
+    import dagster as dg
+
+    from tide_etl import build_defs
+    from tide_etl.partitions import release_key
+    from tide_etl.resources import KeyProviderResource, ReleaseGateResource, TideConfigResource, WarehouseResource
+
+    warnings.filterwarnings("ignore")
+    defs = build_defs(
+        {
+            "warehouse": WarehouseResource(url=f"duckdb:{Path(root) / 'wh.duckdb'}"),
+            "tide_config": TideConfigResource(preset="rules"),
+            "key_provider": KeyProviderResource(key_dir=str(Path(root) / "keys")),
+            "gate": ReleaseGateResource(),
+        }
+    )
+    with dg.DagsterInstance.from_config(home) as instance:
+        r = defs.resolve_job_def("release_job").execute_in_process(
+            partition_key=release_key(S, key), instance=instance, raise_on_error=False
+        )
+        starts, intervals = {}, []
+        for entry in instance.all_logs(r.run_id):
+            e = entry.dagster_event
+            if e is None:
+                continue
+            if e.event_type_value == "STEP_START":
+                starts[e.step_key] = entry.timestamp
+            elif e.event_type_value in ("STEP_SUCCESS", "STEP_FAILURE"):
+                intervals.append((starts[e.step_key], entry.timestamp, key, e.step_key))
+        return r.success, intervals
+
+
+def test_a_multi_partition_backfill_runs_one_warehouse_step_at_a_time(recognized, tmp_path):
+    """Three (study, key) partitions launched at once in three processes, as a UI backfill
+    launches one run per partition, on an instance configured by dagster_home/dagster.yaml:
+    the tide_warehouse pool serializes their DuckDB steps and every run succeeds."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    shutil.copy(recognized / "wh.duckdb", tmp_path / "wh.duckdb")
+    shutil.copytree(recognized / "keys", tmp_path / "keys")
+    keys = ["k1", "k2", "k3"]
+    provider = FileKeyProvider(tmp_path / "keys")
+    for k in keys:
+        provider.create(S, k)
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(Path(__file__).parents[1] / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        instance.add_dynamic_partitions("study", [S])
+        instance.add_dynamic_partitions("key", keys)
+    with ProcessPoolExecutor(len(keys), mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = {k: pool.submit(_release_in_a_process, str(tmp_path), str(home), k) for k in keys}
+        results = {k: f.result(timeout=600) for k, f in futures.items()}
+    assert {k: ok for k, (ok, _) in results.items()} == {k: True for k in keys}
+    intervals = sorted(i for _, iv in results.values() for i in iv)
+    assert len(intervals) == 3 * 7  # per run: deidentified_notes, its 4 checks, release_summary, the gate
+    overlaps = [(a, b) for a, b in zip(intervals, intervals[1:], strict=False) if b[0] < a[1] and a[2] != b[2]]
+    assert overlaps == [], "two runs were in the warehouse at once"
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        assert instance.event_log_storage.get_concurrency_info("tide_warehouse").slot_count == 1
+    with open_warehouse(f"duckdb:{tmp_path / 'wh.duckdb'}") as wh:
+        status = {r["key"]: r["status"] for r in wh.read_table("tide_releases").to_pylist()}
+    assert status == {k: "awaiting_audit" for k in keys}

