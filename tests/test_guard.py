@@ -115,3 +115,13 @@ def test_dial_trades_catch_against_hold():
 def test_tokens_keep_joined_values_whole():
     text = "MRN 00-12-34, O'Brien-Smith"
     assert [text[s:e] for s, e in tokens(text)] == ["MRN", "00-12-34", ",", "O'Brien-Smith"]
+
+
+def test_negative_zero_weights_keep_one_version_through_save_and_load(tmp_path):
+    from tide_core.assurance.guard_model import N_FEATURES
+
+    coef = np.zeros(N_FEATURES, dtype=np.float32)
+    coef[3], coef[5] = -0.0, 0.25  # a sparse save drops zeros of either sign
+    model = GuardModel(coef, -1.5, 0.9)
+    model.save(tmp_path)
+    assert GuardModel.load(tmp_path).version == model.version

@@ -36,6 +36,16 @@ def user_model_location() -> Path:
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / "models" / "default"
 
 
+def guard_location() -> Path:
+    """Where the PHI Guard is trained to and read from: ``$TIDE_GUARD_DIR`` or the user data dir."""
+    env = os.environ.get("TIDE_GUARD_DIR")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / "models" / "guard"
+
+
 def legacy_model_location() -> Path:
     """The old, working-directory-relative location ``./.tide/models/default`` (absolute)."""
     return Path.cwd() / LEGACY_MODEL_SUBDIR

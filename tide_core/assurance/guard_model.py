@@ -121,7 +121,7 @@ class GuardModel:
     """Token-level linear PHI classifier; document scores from its token probabilities."""
 
     def __init__(self, coef: np.ndarray, intercept: float, threshold: float = 0.5, meta: dict | None = None):
-        coef = np.asarray(coef, dtype=np.float32).ravel()
+        coef = np.asarray(coef, dtype=np.float32).ravel() + np.float32(0.0)  # -0.0 -> 0.0: one version per model
         if coef.shape != (N_FEATURES,):
             raise ConfigError("E761", f"guard weights have shape {coef.shape}, expected ({N_FEATURES},)")
         self.coef = coef
