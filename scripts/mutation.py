@@ -36,7 +36,11 @@ WORK = ROOT / ".mutation"
 MODULES: dict[str, list[str]] = {
     "tide_core/assurance/bounds.py": ["tests/test_guard_bounds.py", "tests/test_assurance_audit.py"],
     "tide_core/engine/anonymization.py": ["tests/test_guard_fail_closed.py"],
-    "tide_core/anonymize/engine.py": ["tests/test_guard_fail_closed.py", "tests/test_anonymize_engine.py"],
+    "tide_core/anonymize/engine.py": [
+        "tests/test_guard_fail_closed.py",
+        "tests/test_anonymize_engine.py",
+        "tests/test_guard_anonymizer_engine.py",
+    ],
     "tide_core/engine/validation.py": ["tests/test_guard_inputs.py", "tests/test_validation.py"],
     "tide_etl/release_checks.py": ["tests/test_guard_release_checks.py"],
     "tide_core/anonymize/ages.py": ["tests/test_anonymize_identifiers.py", "tests/test_anonymize_engine.py"],
