@@ -37,13 +37,14 @@ def _yearless(note_date):
 def test_dates_without_a_year_use_the_note_date_year():
     # a patient whose offset crosses the end of February: leap and common years give different days
     pid = next(f"p{i}" for i in range(2000) if -60 < date_offset_days(KR, f"p{i}") < -3)
-    note = Note("n1", pid, "Seen on March 3.", {"note_date": "2020-06-01"})
-    out = Anonymizer(KR).anonymize(note, [Span("n1", 8, 15, "DATE", 1.0, "t")])
     leap = anonymize_date(KR, pid, "March 3", 2020)[0]
     common = anonymize_date(KR, pid, "March 3", 2019)[0]
-    assert leap != common and out.text == f"Seen on {leap}."
-    note19 = Note("n1", pid, "Seen on March 3.", {"note_date": date(2019, 6, 1)})
-    assert Anonymizer(KR).anonymize(note19, [Span("n1", 8, 15, "DATE", 1.0, "t")]).text == f"Seen on {common}."
+    assert leap != common
+    span = [Span("n1", 8, 15, "DATE", 1.0, "t")]
+    # an ISO string, a bare year and a date object all give the reference year (the default is 2020)
+    for note_date, expected in (("2019-06-01", common), ("2019", common), (date(2020, 6, 1), leap)):
+        note = Note("n1", pid, "Seen on March 3.", {"note_date": note_date})
+        assert Anonymizer(KR).anonymize(note, span).text == f"Seen on {expected}.", note_date
 
 
 def test_released_note_keeps_its_ids():
