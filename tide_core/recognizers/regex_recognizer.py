@@ -384,17 +384,21 @@ class _Compiled:
     anchor_fast: re.Pattern | None = None  # prefilter of ``anchor``
     use_fast: bool = False
 
+    def _scan(self, regex: re.Pattern, prefilter: re.Pattern | None, text: str, lo: int = 0, hi: int | None = None):
+        """``regex.finditer(text, lo, hi)``: through the prefilter on the fast path, plain ``re`` on
+        the reference path (each pattern tried at every position)."""
+        if self.use_fast:
+            return fast_finditer(regex, prefilter, text, lo, hi)
+        return regex.finditer(text, lo, len(text) if hi is None else hi)
+
     def matches(self, text: str):
         """All matches of the pattern; anchored patterns only search windows around their anchor."""
-        if not self.use_fast:
-            yield from self._matches_reference(text)
-            return
         if self.anchor is None:
-            yield from fast_finditer(self.regex, self.fast, text)
+            yield from self._scan(self.regex, self.fast, text)
             return
         before, after = self.pattern.anchor_window
         windows: list[list[int]] = []
-        for a in fast_finditer(self.anchor, self.anchor_fast, text):
+        for a in self._scan(self.anchor, self.anchor_fast, text):
             lo, hi = max(0, a.start() - before), min(len(text), a.end() + after)
             if windows and lo <= windows[-1][1]:
                 windows[-1][1] = max(windows[-1][1], hi)
@@ -402,27 +406,7 @@ class _Compiled:
                 windows.append([lo, hi])
         seen: set[tuple[int, int]] = set()
         for lo, hi in windows:
-            for m in fast_finditer(self.regex, self.fast, text, lo, hi):
-                if m.span() not in seen:
-                    seen.add(m.span())
-                    yield m
-
-    def _matches_reference(self, text: str):
-        """The reference path: each pattern (or anchor) scanned by ``re`` at every position."""
-        if self.anchor is None:
-            yield from self.regex.finditer(text)
-            return
-        before, after = self.pattern.anchor_window
-        windows: list[list[int]] = []
-        for a in self.anchor.finditer(text):
-            lo, hi = max(0, a.start() - before), min(len(text), a.end() + after)
-            if windows and lo <= windows[-1][1]:
-                windows[-1][1] = max(windows[-1][1], hi)
-            else:
-                windows.append([lo, hi])
-        seen: set[tuple[int, int]] = set()
-        for lo, hi in windows:
-            for m in self.regex.finditer(text, lo, hi):
+            for m in self._scan(self.regex, self.fast, text, lo, hi):
                 if m.span() not in seen:
                     seen.add(m.span())
                     yield m
