@@ -116,3 +116,34 @@ def test_tidy_trims_credentials_off_names():
     b = text.index("Yusuf")
     spans = [Span("n", a, a + 9, "PATIENT", 0.9, "m@1"), Span("n", b, b + 29, "PATIENT", 0.9, "m@1")]
     assert [text[s.start : s.end] for s in tidy_spans(text, spans)] == ["Hamish", "Yusuf Schoenberg"]
+
+
+def test_tidy_turns_four_digit_ages_into_ids_and_the_note_is_released():
+    """A model's AGE on a clock time ("Time seen: 1045") is no age: it becomes an ID span, the
+    anonymizer gives it a format-preserving surrogate, and the note is not quarantined (E420)."""
+    from tide_core.anonymize.engine import Anonymizer
+    from tide_core.anonymize.keys import keyring_for_tests
+    from tide_core.span_tidy import tidy_spans
+
+    text = "Time seen: 1045\nNaoko Gaines, 32 y/o, 104 yo"
+    clock = Span("n", 11, 15, "AGE", 0.9, "m@1")
+    age = Span("n", text.index("32"), text.index("32") + 2, "AGE", 0.9, "m@1")
+    old = Span("n", text.index("104"), text.index("104") + 3, "AGE", 0.9, "m@1")  # three digits: an age
+    got = tidy_spans(text, [clock, age, old])
+    assert [(text[s.start : s.end], s.label) for s in got] == [("1045", "ID"), ("32", "AGE"), ("104", "AGE")]
+    anon = Anonymizer(keyring_for_tests("s", "k", 1))
+    surrogate, _ = anon.replace_value("ID", "1045")
+    assert surrogate != "1045" and surrogate.isdigit() and len(surrogate) == 4
+
+
+def test_tidy_drops_locations_that_name_no_place():
+    """"Rm" alone would come back unchanged from the location surrogate (E405 quarantine); a span
+    with a number or a street's name is kept."""
+    from tide_core.span_tidy import tidy_spans
+
+    text = "Springfield Community Hospital, Rm 8A; Court Street; Suite 4; NW; Ave"
+    spans = [
+        Span("n", text.index(w), text.index(w) + len(w), "LOCATION", 0.9, "m@1")
+        for w in ("Rm", "Court Street", "Suite 4", "NW", "Ave")
+    ]
+    assert [text[s.start : s.end] for s in tidy_spans(text, spans)] == ["Court Street", "Suite 4"]

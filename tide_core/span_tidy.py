@@ -7,7 +7,11 @@ at newlines (all labels) and at " and " / " & " / " / " (people), trimmed of pun
 never part of a value, and dropped when no letter or digit is left (for people: no letter, since
 a name without letters cannot be replaced by a name surrogate and would quarantine the note).
 AGE spans are trimmed to their digits ("39M" -> "39") and a PHONE piece with fewer than three
-digits (the "+1" a line break left behind) is dropped, for the same reason.
+digits (the "+1" a line break left behind) is dropped, for the same reason.  An AGE piece of four
+or more digits is not an age (a clock time, a year, a number the model took for one): it is kept as
+an ``ID`` span, so whatever it is gets a format-preserving surrogate instead of quarantining the
+note.  A LOCATION piece made only of unit words or directions ("Rm", "NW") names no place and
+would come back unchanged from the location surrogate (E405), so it is dropped.
 
 The step is ``tide.tidy@VERSION``; :data:`STEP` exposes it (``qualified_name``, ``config()``) to
 the recognition fingerprint, so cached spans are recomputed when these rules change.  Bump
@@ -20,15 +24,17 @@ import re
 from collections.abc import Sequence
 
 from tide_core.spans import Span
+from tide_core.text.street_words import names_no_place
 
 NAME = "tide.tidy"
-VERSION = "2"
+VERSION = "3"
 
 PERSON = frozenset({"PATIENT", "DOCTOR"})
 _PERSON_SPLIT = re.compile(r"\s+(?:and|AND|&)\s+|\s*/\s*")
 _LEAD = "-\u2013\u2014*\u2022:;,.)]}>|"
 _TRAIL = ",;:([{<|-\u2013\u2014"
 _KEEPS_LEAD = frozenset({"PHONE", "URL"})  # "(617) ...", "+1 ..." and similar stay whole
+AGE_ID_DIGITS = 4  # an AGE span of this many digits or more is no age: replaced as an ID
 
 
 #: Credentials a model sometimes takes into a name ("Hamish RN", "Yusuf Schoenberg MB ChB"): trimmed
@@ -75,6 +81,8 @@ class TidyStep:
             "age_digits_only": True,
             "phone_min_digits": 3,
             "credential_tail": _CREDENTIAL_TAIL.pattern,
+            "age_min_id_digits": AGE_ID_DIGITS,
+            "location_drops_unit_words": True,
         }
 
     def __repr__(self) -> str:
@@ -104,7 +112,13 @@ def tidy_spans(text: str, spans: Sequence[Span]) -> list[Span]:
                     b -= 1
             if s.label == "PHONE" and sum(ch.isdigit() for ch in text[a:b]) < 3:
                 continue  # "+1" left on the line above a wrapped number: not a phone number by itself
+            if s.label == "LOCATION" and names_no_place(text[a:b]):
+                continue
+            label = s.label
+            if label == "AGE" and sum(ch.isdigit() for ch in text[a:b]) >= AGE_ID_DIGITS:
+                label = "ID"
             keep = str.isalpha if s.label in PERSON else str.isalnum
             if b > a and any(keep(ch) for ch in text[a:b]):
-                out.append(s if (a, b) == (s.start, s.end) else Span(s.note_id, a, b, s.label, s.score, s.recognizer))
+                same = (a, b, label) == (s.start, s.end, s.label)
+                out.append(s if same else Span(s.note_id, a, b, label, s.score, s.recognizer))
     return out

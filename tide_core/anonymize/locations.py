@@ -23,17 +23,9 @@ from tide_core.anonymize.keys import KeyRing
 from tide_core.anonymize.small_domain import cached_subkey, permutation
 from tide_core.anonymize.surrogates import DATA_DIR, case_like, load_list, norm
 from tide_core.errors import AnonymizationError
+from tide_core.text.street_words import DIRECTIONS, STREET_SUFFIXES, UNIT_WORDS
 
 DOMAIN = "location"
-STREET_SUFFIXES = frozenset(
-    """street st avenue ave av road rd boulevard blvd lane ln drive dr court ct place pl
-way terrace ter circle cir parkway pkwy highway hwy route rte square sq trail trl loop alley aly crossing xing
-pike plaza plz row run path walk expressway expy freeway fwy turnpike tpke""".split()
-)
-DIRECTIONS = frozenset("n s e w ne nw se sw north south east west northeast northwest southeast southwest".split())
-UNIT_WORDS = frozenset(
-    "apt apartment suite ste unit fl floor bldg building room rm po p o box lot trlr no number dept".split()
-)
 COUNTRY_ABBR = ("USA", "UK", "UAE", "PRC", "DRC", "ROK")
 _ZIP = re.compile(r"\d{5}(?:-\d{4})?|\d{9}")
 _TOKEN = re.compile(r"\d+(?:st|nd|rd|th)\b|\d+[A-Za-z]?\b|[A-Za-z0-9]+|[^\W\d_]+(?:['\u2019][^\W\d_]+)*", re.I)
