@@ -137,7 +137,7 @@ def test_tidy_turns_four_digit_ages_into_ids_and_the_note_is_released():
 
 
 def test_tidy_drops_locations_that_name_no_place():
-    """"Rm" alone would come back unchanged from the location surrogate (E405 quarantine); a span
+    """ "Rm" alone would come back unchanged from the location surrogate (E405 quarantine); a span
     with a number or a street's name is kept."""
     from tide_core.span_tidy import tidy_spans
 
