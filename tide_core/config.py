@@ -92,7 +92,7 @@ class TideConfig:
         return cls.preset("default", **overrides)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike, **overrides: Any) -> TideConfig:
+    def from_file(cls, path: str | os.PathLike[str], **overrides: Any) -> TideConfig:
         """Read a TOML or JSON file: ``recognizers = [{name = "tide.regex"}, ...]`` plus options."""
         p = Path(path)
         if not p.is_file():

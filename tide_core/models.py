@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from tide_core.errors import ConfigError
 
@@ -56,7 +57,7 @@ def _env_model_dir() -> Path | None:
     return Path(env).expanduser() if env else None
 
 
-def model_dir_is_complete(d: str | os.PathLike) -> bool:
+def model_dir_is_complete(d: str | os.PathLike[str]) -> bool:
     d = Path(d)
     return (d / "config.json").is_file() and any(d.glob("*.safetensors"))
 
@@ -154,7 +155,7 @@ def pretrained_encoder_dir() -> Path:
 #: in-house and out-of-generator benchmarks (never on the reporting seed 2): adding LOCATION and ID
 #: and lowering the threshold from 0.8 to 0.5 took the PHI characters left uncovered on
 #: oog-clinical from 4.5% to 1.4% at a character precision of 0.95 (docs/model.md).
-DEFAULT_MODEL_OPTIONS: dict = {
+DEFAULT_MODEL_OPTIONS: dict[str, Any] = {
     "window": 512,
     "overlap": 40,
     "labels": ["PATIENT", "DOCTOR", "AGE", "HOSPITAL", "OTHER", "LOCATION", "ID"],
@@ -162,7 +163,7 @@ DEFAULT_MODEL_OPTIONS: dict = {
 }
 
 
-def default_model_spec(model_dir: str | os.PathLike | None = None) -> dict:
+def default_model_spec(model_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """Registry spec of the default model as used in the default configuration."""
     d = Path(model_dir) if model_dir else default_model_dir()
     return {

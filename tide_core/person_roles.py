@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from tide_core.spans import Span
 
@@ -66,7 +67,7 @@ class RoleStep:
     def qualified_name(self) -> str:
         return f"{NAME}@{VERSION}"
 
-    def config(self) -> dict:
+    def config(self) -> dict[str, Any]:
         return {
             "staff_before": _STAFF_BEFORE.pattern,
             "staff_after": _STAFF_AFTER.pattern,

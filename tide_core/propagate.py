@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 from tide_core.spans import Span
 
@@ -84,7 +85,7 @@ class PropagationPolicy:
     def qualified_name(self) -> str:
         return f"{NAME}@{VERSION}"
 
-    def config(self) -> dict:
+    def config(self) -> dict[str, Any]:
         """Output-affecting settings: this policy's fields plus the module's labels, stop words
         and name lexicon (read when asked, so the recognition fingerprint follows them)."""
         return {

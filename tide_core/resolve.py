@@ -25,6 +25,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from tide_core.errors import ConfigError
 from tide_core.spans import Span
@@ -84,7 +85,7 @@ class ResolutionPolicy:
     def qualified_name(self) -> str:
         return f"{NAME}@{VERSION}"
 
-    def config(self) -> dict:
+    def config(self) -> dict[str, Any]:
         """Output-affecting settings, for the recognition fingerprint."""
         return {
             "label_priority": list(self.label_priority),

@@ -19,6 +19,7 @@ import uuid
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from tide_core.cache import tables
 from tide_core.cache.span_cache import SpanCache, text_sha256
@@ -95,14 +96,16 @@ def read_study_input(wh: Warehouse, study: str, config: TideConfig, notes_table:
     return validate_table(table, name, config.max_note_chars)
 
 
-def _patients_rows(wh: Warehouse, table: str, patient_ids: set[str]) -> list[dict] | None:
+def _patients_rows(wh: Warehouse, table: str, patient_ids: set[str]) -> list[dict[str, Any]] | None:
     if not wh.table_exists(table):
         return None
     rows = wh.read_table(table).to_pylist()
     return [r for r in rows if str(r.get("patient_id")) in patient_ids]
 
 
-def build_recognizers(wh: Warehouse, config: TideConfig, notes: Sequence[Note]) -> tuple[list, list[dict], list[str]]:
+def build_recognizers(
+    wh: Warehouse, config: TideConfig, notes: Sequence[Note]
+) -> tuple[list, list[dict[str, Any]], list[str]]:
     """Create the configured recognizers; known-PHI specs get this study's patient rows."""
     from tide_core.recognizers.registry import create
 
@@ -121,7 +124,7 @@ def build_recognizers(wh: Warehouse, config: TideConfig, notes: Sequence[Note]) 
     return recognizers, specs, warnings
 
 
-def _quarantine_rows(study: str, key: str, items: Sequence[Quarantined]) -> list[dict]:
+def _quarantine_rows(study: str, key: str, items: Sequence[Quarantined]) -> list[dict[str, Any]]:
     now = _now()
     return [
         {
@@ -158,7 +161,7 @@ def recognize_study(
     validated = read_study_input(wh, study, config, notes_table)
     notes = validated.notes
     warnings: list[str] = []
-    specs: list[dict] = []
+    specs: list[dict[str, Any]] = []
     if recognizers is None:
         recognizers, specs, warnings = build_recognizers(wh, config, notes)
     fingerprint = recognition_fingerprint(recognizers, policy)
@@ -252,7 +255,7 @@ def recognize_study(
     return report
 
 
-def _collect(batch, recognized: dict, statuses: dict) -> None:
+def _collect(batch, recognized: dict[str, Any], statuses: dict) -> None:
     for rec in batch.records:
         statuses[rec.note_id] = (rec.status, rec.error_code)
         recognized[rec.note_id] = list(batch.spans.get(rec.note_id, [])) if rec.status == "ok" else []

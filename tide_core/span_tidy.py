@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from tide_core.spans import Span
 from tide_core.text.street_words import names_no_place
@@ -68,7 +69,7 @@ class TidyStep:
     def qualified_name(self) -> str:
         return f"{NAME}@{VERSION}"
 
-    def config(self) -> dict:
+    def config(self) -> dict[str, Any]:
         """Output-affecting rules: the splitters in use, the trimmed characters, the labels."""
         return {
             "person_labels": sorted(PERSON),

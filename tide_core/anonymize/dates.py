@@ -128,7 +128,7 @@ _TIME = (
 )
 
 # (kind, regex, numeric-group order for ambiguous "a/b/y")
-_PATTERNS: list[tuple[str, re.Pattern]] = [
+_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (k, re.compile(p + (_TIME if k in ("full", "ambig") else ""), re.I))
     for k, p in [
         ("full", r"(?P<year>\d{4})(?P<s1>[-/.])(?P<month>\d{1,2})(?P=s1)(?P<day>\d{1,2})"),

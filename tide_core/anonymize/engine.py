@@ -30,7 +30,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Sequence
 from datetime import date
-from typing import Literal
+from typing import Any, Literal
 
 from tide_core.anonymize import ages, contacts, facilities, identifiers, locations, names
 from tide_core.anonymize.dates import (  # noqa: F401  (re-export)
@@ -86,7 +86,7 @@ class Anonymizer:
         self.keyring = keyring
         self.on_unparseable_date = on_unparseable_date
 
-    def config(self) -> dict:
+    def config(self) -> dict[str, Any]:
         """Output-affecting settings (for fingerprints); never key material."""
         return {"version": VERSION, "on_unparseable_date": self.on_unparseable_date}
 

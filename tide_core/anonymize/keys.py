@@ -253,7 +253,7 @@ class FileKeyProvider:
     secret locally, so the plain secret never rests on disk.
     """
 
-    def __init__(self, root: str | os.PathLike, unwrap: UnwrapHook | None = None):
+    def __init__(self, root: str | os.PathLike[str], unwrap: UnwrapHook | None = None):
         self.root = Path(root)
         self.unwrap = unwrap
 
@@ -463,7 +463,7 @@ class FileKeyProvider:
 class ChainKeyProvider:
     """Try several providers in order (directory first, then environment)."""
 
-    def __init__(self, *providers):
+    def __init__(self, *providers) -> None:
         self.providers = providers
 
     def has(self, study: str, key: str) -> bool:
@@ -482,7 +482,9 @@ class ChainKeyProvider:
         return sorted(out)
 
 
-def provider_from_env(key_dir: str | os.PathLike | None = None, unwrap: UnwrapHook | None = None) -> ChainKeyProvider:
+def provider_from_env(
+    key_dir: str | os.PathLike[str] | None = None, unwrap: UnwrapHook | None = None
+) -> ChainKeyProvider:
     """Default provider: ``key_dir`` or ``$TIDE_KEY_DIR`` (default ``./.tide/keys``), then environment variables.
 
     ``.wrapped`` key files are opened with ``unwrap``, else the hook ``$TIDE_KEY_UNWRAP`` /

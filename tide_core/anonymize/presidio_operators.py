@@ -15,6 +15,8 @@ selects the date offset; it is a pseudonymous id, never key material.
 
 from __future__ import annotations
 
+from typing import Any
+
 from tide_core.anonymize.engine import Anonymizer
 from tide_core.anonymize.keys import KeyRing
 from tide_core.errors import AnonymizationError
@@ -54,16 +56,16 @@ def keyed_operator_class(
     class TideKeyedOperator(Operator):
         """Keyed, consistent TIDE surrogates inside Presidio's AnonymizerEngine."""
 
-        def operate(self, text: str, params: dict = None) -> str:
+        def operate(self, text: str, params: dict[str, Any] = None) -> str:
             params = params or {}
             label = self._label(params)
             return anonymizer.replace_value(label, text, str(params.get("patient_id", bound_patient)))[0]
 
-        def validate(self, params: dict = None) -> None:
+        def validate(self, params: dict[str, Any] = None) -> None:
             self._label(params or {})
 
         @staticmethod
-        def _label(params: dict) -> str:
+        def _label(params: dict[str, Any]) -> str:
             entity_type = params.get("entity_type", "")
             label = params.get("label") or PRESIDIO_TO_TIDE.get(entity_type, entity_type)
             if label not in LABELS:

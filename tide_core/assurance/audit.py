@@ -22,6 +22,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +53,7 @@ class BucketPlan:
     census: bool  # every eligible patient is reviewed
     pass_probability_at: dict[str, float] = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "bucket": self.bucket,
             "n_patients": self.n_patients,
@@ -80,7 +81,7 @@ class AuditPlan:
                 return b
         raise KeyError(bucket)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "target_rate": self.target_rate,
             "confidence": self.confidence,

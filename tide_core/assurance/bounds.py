@@ -15,6 +15,7 @@ the claim, not on the release size.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from scipy.stats import beta, binom
 
@@ -88,7 +89,7 @@ class AuditBound:
     def supports(self, target_rate: float) -> bool:
         return self.upper_bound < target_rate
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "n_sampled": self.n_sampled,
             "n_leaks": self.n_leaks,

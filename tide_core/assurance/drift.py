@@ -54,9 +54,9 @@ class ComponentResult:
     band: str
     score: float | None
     reason: str | None = None
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "lens": self.lens,
@@ -92,7 +92,7 @@ class DriftResult:
                 return c
         raise KeyError(name)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "band": self.band,
             "lenses": self.lenses,
@@ -373,7 +373,7 @@ class DriftSetResult:
     results: dict[str, DriftResult]
     unvalidated: dict[str, int]  # group -> documents in the batch, no reference for it
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "by": self.by,
             "band": self.band,

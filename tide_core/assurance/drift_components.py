@@ -82,27 +82,27 @@ def relative_change(ref: float, batch: float, floor: float = 1e-9) -> float:
     return abs(batch - ref) / max(abs(ref), floor)
 
 
-def _ratio(prof: dict, num: str, den: str, scale: float = 1.0) -> float:
+def _ratio(prof: dict[str, Any], num: str, den: str, scale: float = 1.0) -> float:
     d = prof["text"][den]
     if d <= 0:
         raise Unavailable(f"no {den} in the documents")
     return scale * prof["text"][num] / d
 
 
-def _need(prof: dict, part: str, side: str = "batch") -> dict:
+def _need(prof: dict[str, Any], part: str, side: str = "batch") -> dict:
     if prof.get(part) is None:
         what = "recognizer spans" if part == "spans" else "residual screen results"
         raise Unavailable(f"no {what} given" + (" when the reference was frozen" if side == "reference" else ""))
     return prof[part]
 
 
-def _fingerprint(ref: dict, batch: dict, key: str) -> None:
+def _fingerprint(ref: dict[str, Any], batch: dict, key: str) -> None:
     r, b = ref.get(key), batch.get(key)
     if r and b and r != b:
         raise Unavailable("re-baseline: the measuring recognizer changed since the reference was frozen")
 
 
-def _rate_1k(prof: dict, count: int) -> float:
+def _rate_1k(prof: dict[str, Any], count: int) -> float:
     chars = prof["text"]["chars"]
     if chars <= 0:
         raise Unavailable("no characters")
@@ -180,7 +180,7 @@ class ComponentSpec:
     kind: str
     default_watch: float
     default_drift: float
-    compute: Callable[[dict, dict], Any]  # (reference profile, batch profile) -> value | (value, extra)
+    compute: Callable[[dict[str, Any], dict], Any]  # (reference profile, batch profile) -> value | (value, extra)
 
 
 def _rel(num: str, den: str, scale: float = 1.0, floor: float = 1e-9):
@@ -216,7 +216,7 @@ COMPONENTS: tuple[ComponentSpec, ...] = (
 COMPONENT_NAMES = tuple(c.name for c in COMPONENTS)
 
 
-def compute(spec: ComponentSpec, ref: dict, batch: dict) -> tuple[float | None, str | None, dict]:
+def compute(spec: ComponentSpec, ref: dict[str, Any], batch: dict) -> tuple[float | None, str | None, dict]:
     """(value, reason-if-unavailable, extra) -- never raises for missing data."""
     try:
         out = spec.compute(ref, batch)

@@ -76,7 +76,7 @@ def assert_aggregate_result(result: Mapping[str, Any], forbidden: Iterable[str] 
     walk(result, "")
 
 
-def _result_dict(result: Any) -> dict:
+def _result_dict(result: Any) -> dict[str, Any]:
     if isinstance(result, Mapping):
         return dict(result)
     if hasattr(result, "to_dict"):
@@ -105,7 +105,7 @@ def drift_row(
     reference_name: str,
     checked_at: datetime | None = None,
     forbidden: Iterable[str] = (),
-) -> dict:
+) -> dict[str, Any]:
     """One ``tide_drift`` row (checked for aggregate-only content)."""
     d = _result_dict(result)
     assert_aggregate_result(d, forbidden)
@@ -135,14 +135,14 @@ def record_drift(
     checked_at: datetime | None = None,
     forbidden: Iterable[str] = (),
     table: str = TABLE_NAME,
-) -> dict:
+) -> dict[str, Any]:
     """Append one drift verdict for (study, key); returns the row written (aggregates only)."""
     row = drift_row(study, key, result, reference_name, checked_at, forbidden)
     wh.append(table, pa.Table.from_pylist([row], schema=DRIFT))
     return row
 
 
-def latest_drift(wh, study: str, key: str, table: str = TABLE_NAME) -> dict | None:
+def latest_drift(wh, study: str, key: str, table: str = TABLE_NAME) -> dict[str, Any] | None:
     """The newest recorded drift row of (study, key) by ``checked_at``; None when none recorded.
 
     The returned dict has the table's columns plus ``result`` (``result_json`` parsed).

@@ -45,7 +45,7 @@ class GateDecision:
     sentence: str | None
     buckets: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"passed": self.passed, "reasons": self.reasons, "sentence": self.sentence, "buckets": self.buckets}
 
 

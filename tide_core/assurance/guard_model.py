@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy.sparse import csr_matrix
@@ -105,7 +106,7 @@ class DocumentScores:
         """The released text still looks like it holds PHI (masked score at or above threshold)."""
         return self.masked is not None and self.masked >= self.threshold
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "note_id": self.note_id,
             "raw": round(self.raw, 6),
@@ -120,7 +121,7 @@ class DocumentScores:
 class GuardModel:
     """Token-level linear PHI classifier; document scores from its token probabilities."""
 
-    def __init__(self, coef: np.ndarray, intercept: float, threshold: float = 0.5, meta: dict | None = None):
+    def __init__(self, coef: np.ndarray, intercept: float, threshold: float = 0.5, meta: dict[str, Any] | None = None):
         coef = np.asarray(coef, dtype=np.float32).ravel() + np.float32(0.0)  # -0.0 -> 0.0: one version per model
         if coef.shape != (N_FEATURES,):
             raise ConfigError("E761", f"guard weights have shape {coef.shape}, expected ({N_FEATURES},)")

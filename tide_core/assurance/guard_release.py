@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from tide_core.assurance.guard_model import DocumentScores
 from tide_core.errors import ConfigError
@@ -30,7 +31,7 @@ class GuardDecision:
         n = len(self.release_set) + len(self.review_pile)
         return len(self.review_pile) / n if n else 0.0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "version": self.version,
             "thresholds": dict(self.thresholds),

@@ -9,6 +9,7 @@ richness per pseudonymous patient reference. Only pseudonymous references leave 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from tide_core.assurance.guard_model import DocumentScores, GuardModel
 from tide_core.assurance.guard_release import GuardDecision, decide
@@ -24,7 +25,7 @@ class ReleaseGuardScores:
     decision: GuardDecision
     patient_richness: dict[str, float]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "study": self.study,
             "key": self.key,

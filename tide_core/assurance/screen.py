@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from tide_core.errors import ConfigError
 from tide_core.spans import Note, Span
@@ -55,7 +56,7 @@ class ScreenResult:
     def hits_per_1k_chars(self) -> dict[str, float]:
         return {lab: 1000.0 * n / self.n_chars for lab, n in self.hits_by_label.items()} if self.n_chars else {}
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "n_notes": self.n_notes,
             "n_chars": self.n_chars,
@@ -147,7 +148,7 @@ def screen_released(
                 )
             ranges = [(int(s.out_start), int(s.out_end)) for s in src]
         found = 0
-        labs_here: Counter = Counter()
+        labs_here: Counter[str] = Counter()
         # screen the normalised view (as recognition does): a U+200B inside a residual phone
         # number must not hide it; hits are mapped back to offsets of the released text
         view = normalize(note.text)

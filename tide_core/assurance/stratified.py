@@ -27,6 +27,7 @@ import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy.stats import binom, hypergeom
@@ -62,7 +63,7 @@ class StratifiedPlan:
     def total_sample(self) -> int:
         return sum(s.sample for s in self.strata)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "strata": [
                 {

@@ -15,6 +15,7 @@ import string
 import time
 from collections.abc import Callable
 from datetime import date, timedelta
+from typing import Any
 
 from tide_core.anonymize.keys import KeyRing, keyring_for_tests
 from tide_core.anonymize.surrogates import load_list
@@ -325,7 +326,7 @@ def clear_caches() -> None:
     identifiers._cipher.cache_clear()
 
 
-def category_checks(category: str, n: int, seed: int) -> dict:
+def category_checks(category: str, n: int, seed: int) -> dict[str, Any]:
     from tide_core.anonymize.engine import Anonymizer
 
     label, gen = STRESS[category]
@@ -354,7 +355,7 @@ def category_checks(category: str, n: int, seed: int) -> dict:
     }
 
 
-def date_checks(n: int, seed: int) -> dict:
+def date_checks(n: int, seed: int) -> dict[str, Any]:
     from tide_core.anonymize.dates import parse_date
     from tide_core.anonymize.engine import Anonymizer
 
@@ -429,7 +430,7 @@ def id_collisions(keyring: KeyRing, digits: int) -> tuple[float, float]:
     return 1 - ours / len(values), 1 - paper / len(values)
 
 
-def name_collisions(keyring: KeyRing, n: int, seed: int) -> dict:
+def name_collisions(keyring: KeyRing, n: int, seed: int) -> dict[str, Any]:
     from tide_core.anonymize.names import surrogate_name, surrogate_token
 
     names = full_name_set(random.Random(seed), n)
@@ -489,7 +490,7 @@ def note_throughput(seed: int, n_notes: int = 300) -> float:
     return n_spans / (time.perf_counter() - t0)
 
 
-def run(n: int = 2000, seed: int = 7, big_names: int = 20000) -> dict:
+def run(n: int = 2000, seed: int = 7, big_names: int = 20000) -> dict[str, Any]:
     cats = [category_checks(c, n, seed) for c in STRESS]
     dates_row = date_checks(n, seed)
     ka, _, _ = keyrings(seed)
@@ -502,7 +503,7 @@ def _pct(x: float, digits: int = 2) -> str:
     return f"{100 * x:.{digits}f}%"
 
 
-def markdown(res: dict) -> str:
+def markdown(res: dict[str, Any]) -> str:
     lines = ["| Check | Category | n | Result | Paper (TIDE 2.0, Table 2) |", "|---|---|---|---|---|"]
     d = res["dates"]
     for key, title in (

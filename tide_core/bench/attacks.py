@@ -36,6 +36,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import Any
 
 from tide_core.anonymize.dates import date_offset_days, parse_date
 from tide_core.anonymize.engine import Anonymizer
@@ -136,7 +137,7 @@ def _link(a: dict[str, Released], b: dict[str, Released], score) -> dict[str, st
     return {na: max(b, key=lambda nb, ra=ra: score(ra, b[nb])) for na, ra in a.items()}
 
 
-def attack_linkage(gold_docs: Sequence, seed: int) -> dict:
+def attack_linkage(gold_docs: Sequence, seed: int) -> dict[str, Any]:
     ra = release(gold_docs, test_keyring("k1", seed))
     rb = release(gold_docs, test_keyring("k2", seed))
     common = sorted(set(ra) & set(rb))
@@ -161,7 +162,7 @@ def attack_linkage(gold_docs: Sequence, seed: int) -> dict:
     def text_links() -> dict[str, str]:
         out = {}
         for n, r in ra.items():
-            votes: Counter = Counter()
+            votes: Counter[str] = Counter()
             for h in _skeleton_shingles(r):
                 for m in index.get(h, ()):
                     votes[m] += 1
@@ -172,7 +173,7 @@ def attack_linkage(gold_docs: Sequence, seed: int) -> dict:
     for name, links in (("phi_features", _link(ra, rb, phi_score)), ("with_text", text_links())):
         note_acc = sum(1 for n, m in links.items() if n == m) / len(links)
         # patient references: each A patient goes to the B patient most of its notes link to
-        votes: dict[str, Counter] = defaultdict(Counter)
+        votes: dict[str, Counter[str]] = defaultdict(Counter)
         for n, m in links.items():
             votes[ra[n].patient_id][rb[m].patient_id] += 1
         pat_acc = sum(1 for p, c in votes.items() if c.most_common(1)[0][0] == p) / len(votes)
@@ -204,7 +205,7 @@ def attack_linkage(gold_docs: Sequence, seed: int) -> dict:
 # -- (b) frequency analysis ---------------------------------------------------------------------
 
 
-def attack_frequency(seed: int, n_people: int = 2000, zipf_s: float = 1.0) -> dict:
+def attack_frequency(seed: int, n_people: int = 2000, zipf_s: float = 1.0) -> dict[str, Any]:
     """Population surnames ~ Zipf over a public ranking of the shipped surname list."""
     names = _read_list("last_names")
     rng = random.Random(seed)
@@ -282,7 +283,7 @@ def _classifier_scores(train: list[tuple[str, int]], test: list[str]) -> tuple[l
     return list(clf.decision_function(vec.transform(test))), "logistic regression, char 1-3-grams"
 
 
-def attack_hiding(gold_docs: Sequence, seed: int, miss_rate: float = 0.1) -> dict:
+def attack_hiding(gold_docs: Sequence, seed: int, miss_rate: float = 0.1) -> dict[str, Any]:
     """Drop ``miss_rate`` of the gold spans (what the pipeline missed) and classify surfaces."""
     rng = random.Random(seed)
     anon = Anonymizer(test_keyring("k1", seed))
@@ -301,7 +302,7 @@ def attack_hiding(gold_docs: Sequence, seed: int, miss_rate: float = 0.1) -> dic
         for s in missed:
             if s.label != "AGE":
                 items[s.label].append((d.text[s.start : s.end], 1, fold))
-    out: dict = {"miss_rate": miss_rate, "by_label": {}}
+    out: dict[str, Any] = {"miss_rate": miss_rate, "by_label": {}}
     all_scores, all_labels = [], []
     method = ""
     for label, rows in sorted(items.items()):
@@ -325,7 +326,7 @@ def attack_hiding(gold_docs: Sequence, seed: int, miss_rate: float = 0.1) -> dic
 # -- (d) date-shift recovery ---------------------------------------------------------------------
 
 
-def attack_date_shift(gold_docs: Sequence, seed: int) -> dict:
+def attack_date_shift(gold_docs: Sequence, seed: int) -> dict[str, Any]:
     """Per patient: one known true full date -> the offset -> every other date of the patient."""
     kr = test_keyring("k1", seed)
     rel = release(gold_docs, kr)
@@ -342,8 +343,8 @@ def attack_date_shift(gold_docs: Sequence, seed: int) -> dict:
                 )
     recovered = total = other_ok = other_total = 0
     patients = 0
-    kinds: Counter = Counter()
-    kind_ok: Counter = Counter()
+    kinds: Counter[str] = Counter()
+    kind_ok: Counter[str] = Counter()
     known_offsets = []
     for pid, dates in per_patient.items():
         parsed, refs = [], []
@@ -451,7 +452,7 @@ MITIGATIONS = {
 }
 
 
-def run(n_notes: int = 600, seed: int = 7) -> dict:
+def run(n_notes: int = 600, seed: int = 7) -> dict[str, Any]:
     from tide_core.synth import generate_heldout_dataset
 
     t0 = time.perf_counter()
@@ -470,7 +471,7 @@ def run(n_notes: int = 600, seed: int = 7) -> dict:
     return report
 
 
-def format_report(r: dict) -> str:
+def format_report(r: dict[str, Any]) -> str:
     a, f, h, d = r["linkage"], r["frequency"], r["hiding"], r["date_shift"]
     lines = [
         f"Attacks on our own releases ({r['notes']} in-house synthetic notes, gold spans, seed {r['seed']})",

@@ -16,6 +16,7 @@ that a de-identifier should leave alone.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from tide_core.bench.oog import generate_oog
 from tide_core.errors import ConfigError
@@ -34,7 +35,7 @@ class BenchCorpus:
     name: str
     seed: int
     gold: list[GoldDoc]
-    patients: list[dict] = field(default_factory=list)
+    patients: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def n_spans(self) -> int:

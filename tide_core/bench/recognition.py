@@ -200,7 +200,7 @@ class PeakRSS:
 
 
 # ------------------------------------------------------------------------------------ corpus
-def base_corpus(n: int, seed: int = 7) -> tuple[list[Note], list[dict]]:
+def base_corpus(n: int, seed: int = 7) -> tuple[list[Note], list[dict[str, Any]]]:
     from tide_core.synth.corpus import generate_demo_corpus
 
     c = generate_demo_corpus(seed=seed, n_notes=n)
@@ -234,7 +234,7 @@ def bare_forward(
     model = rec._model
     pad = int(rec._tokenizer.pad_token_id or 0)
 
-    def run(ws):
+    def run(ws) -> None:
         for i in range(0, len(ws), batch_size):
             batch = ws[i : i + batch_size]
             L = max(len(w.input_ids) for w in batch)
@@ -255,7 +255,12 @@ def bare_forward(
 
 
 def ray_pipeline(
-    notes: Sequence[Note], specs: list[dict], cpus: int, batch_size: int, tokens: int | None = None, warm: bool = True
+    notes: Sequence[Note],
+    specs: list[dict[str, Any]],
+    cpus: int,
+    batch_size: int,
+    tokens: int | None = None,
+    warm: bool = True,
 ) -> dict[str, float]:
     from tide_core.execution.ray_pipeline import RayRecognition, RayRecognitionConfig
 
@@ -293,7 +298,7 @@ def ray_pipeline(
     return out
 
 
-def local_rules(notes: Sequence[Note], specs: list[dict]) -> dict[str, float]:
+def local_rules(notes: Sequence[Note], specs: list[dict[str, Any]]) -> dict[str, float]:
     from tide_core.engine.recognition import recognize_notes
     from tide_core.recognizers.registry import create
 
@@ -308,7 +313,7 @@ def local_rules(notes: Sequence[Note], specs: list[dict]) -> dict[str, float]:
 
 
 def streamed_peak(
-    notes: Sequence[Note], factor: int, specs: list[dict], cpus: int, batch_size: int
+    notes: Sequence[Note], factor: int, specs: list[dict[str, Any]], cpus: int, batch_size: int
 ) -> dict[str, float]:
     """Stream ``factor`` x ``notes`` through the pipeline (default waves) keeping no results."""
     from tide_core.execution.ray_pipeline import RayRecognition, RayRecognitionConfig

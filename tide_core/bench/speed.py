@@ -65,7 +65,7 @@ class SpeedCorpus:
     name: str
     notes: list[Note]
     spans: dict[str, list[Span]] = field(default_factory=dict)  # gold spans per note id
-    patients: list[dict] = field(default_factory=list)
+    patients: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def n_bytes(self) -> int:
@@ -76,11 +76,11 @@ class SpeedCorpus:
         return sum(len(v) for v in self.spans.values())
 
 
-def _source_docs(n_hint: int, seed: int) -> tuple[list[Any], list[dict]]:
+def _source_docs(n_hint: int, seed: int) -> tuple[list[Any], list[dict[str, Any]]]:
     from tide_core.bench.corpora import load_corpus
 
     docs: list[Any] = []
-    patients: list[dict] = []
+    patients: list[dict[str, Any]] = []
     per = max(20, n_hint)
     for name, size in (("inhouse", per), ("oog-clinical", per), ("oog-messages", 2 * per)):
         c = load_corpus(name, size, seed=seed)

@@ -28,6 +28,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from tide_core.cache import tables
 from tide_core.cache.tables import TableNames
@@ -129,7 +130,7 @@ class SpanCache:
                 out.add(n.note_id)
         return out
 
-    def _rows(self, study: str, note_ids: Iterable[str] | None = None) -> list[dict]:
+    def _rows(self, study: str, note_ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
         if not self.wh.table_exists(self.names.spans):
             return []
         where: dict[str, object] = {"study": study}
@@ -137,7 +138,7 @@ class SpanCache:
             where["note_id"] = list(note_ids)
         return self.wh.read_table(self.names.spans, where=where).to_pylist()
 
-    def _legacy_decisions(self, rows: list[dict], entries: Mapping[str, CacheEntry]) -> list[dict]:
+    def _legacy_decisions(self, rows: list[dict[str, Any]], entries: Mapping[str, CacheEntry]) -> list[dict]:
         """Reviewer rows an older version kept in tide_spans, as decision rows (on the cached text)."""
         out = []
         for r in rows:
@@ -161,11 +162,11 @@ class SpanCache:
         return out
 
     def decisions(
-        self, study: str, note_ids: Iterable[str] | None = None, _legacy: list[dict] | None = None
-    ) -> list[dict]:
+        self, study: str, note_ids: Iterable[str] | None = None, _legacy: list[dict[str, Any]] | None = None
+    ) -> list[dict[str, Any]]:
         """Reviewer decision rows (``tables.REVIEW_DECISIONS`` columns), oldest first."""
         ids = None if note_ids is None else list(note_ids)
-        rows: list[dict] = []
+        rows: list[dict[str, Any]] = []
         if self.wh.table_exists(self.names.review_decisions):
             where: dict[str, object] = {"study": study}
             if ids is not None:
@@ -205,7 +206,7 @@ class SpanCache:
             nid = r["note_id"]
             model[nid].append(Span(nid, int(r["start"]), int(r["end"]), r["label"], float(r["score"]), r["recognizer"]))
         rejected: dict[str, set] = defaultdict(set)
-        added: dict[str, dict] = defaultdict(dict)
+        added: dict[str, dict[str, Any]] = defaultdict(dict)
         if apply_review:
             entries = self.entries(study, ids)
             for d in self.decisions(study, ids, _legacy=legacy):
@@ -224,7 +225,7 @@ class SpanCache:
             out[nid] = sorted(spans + list(added.get(nid, {}).values()))
         return out
 
-    def review_rows(self, study: str, note_id: str | None = None) -> list[dict]:
+    def review_rows(self, study: str, note_id: str | None = None) -> list[dict[str, Any]]:
         return self.decisions(study, None if note_id is None else [note_id])
 
     def review_summary(self, study: str) -> ReviewSummary:
@@ -352,7 +353,7 @@ class SpanCache:
         label: str,
         decision: str,
         reviewer: str | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Record a reviewer decision on a span of ``note`` (validated against its text)."""
         if decision not in DECISIONS:
             raise InputError("E380", f"unknown review decision {decision!r}", hint="use 'reject' or 'add'")

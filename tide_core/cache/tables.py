@@ -8,6 +8,7 @@ hold no original values.  The BigQuery DDL in ``sql/`` mirrors these schemas.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Any
 
 import pyarrow as pa
 
@@ -185,7 +186,7 @@ def empty(kind: str) -> pa.Table:
     return SCHEMAS[kind].empty_table()
 
 
-def to_table(kind: str, rows: list[dict]) -> pa.Table:
+def to_table(kind: str, rows: list[dict[str, Any]]) -> pa.Table:
     """Build an Arrow table of ``kind`` from row dicts (missing columns become null)."""
     schema = SCHEMAS[kind]
     cols = {f.name: [r.get(f.name) for r in rows] for f in schema}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from tide_core.errors import ConfigError, InputError
 
@@ -35,7 +36,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _teacher(arg: str) -> list[dict]:
+def _teacher(arg: str) -> list[dict[str, Any]]:
     raw = Path(arg[1:]).read_text() if arg.startswith("@") else arg
     try:
         specs = json.loads(raw)

@@ -6,6 +6,7 @@ import argparse
 import csv
 import sys
 from pathlib import Path
+from typing import Any
 
 from tide_core.errors import ConfigError
 
@@ -31,7 +32,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def write_patients_csv(path: Path, patients: list[dict]) -> None:
+def write_patients_csv(path: Path, patients: list[dict[str, Any]]) -> None:
     from tide_core.synth import PATIENT_COLUMNS
 
     with path.open("w", newline="", encoding="utf-8") as fh:

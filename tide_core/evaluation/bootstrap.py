@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -68,7 +69,7 @@ class Intervals:
     category: dict[str, dict[str, tuple[float | None, float | None]]]  # label -> metric -> (lo, hi)
     overall: dict[str, tuple[float | None, float | None]]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "level": self.level,
             "n_resamples": self.n_resamples,
@@ -108,7 +109,7 @@ class PairedResult:
     p_value: float | None
     p_bonferroni: float | None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "label": self.label,
             "n_gold": self.n_gold,

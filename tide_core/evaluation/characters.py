@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -90,7 +91,7 @@ class CharacterMetrics:
             return _share(self.total_pred_in_gold_chars, self.total_pred_chars)
         return _share(self.pred_in_gold_chars[label], self.pred_chars[label])
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         cats = {}
         for lab in self.labels:
             cats[lab] = {
@@ -198,7 +199,7 @@ class ClinicalTermsRemoved:
     def share(self) -> float | None:
         return _share(self.n_removed, self.n_terms)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"n_docs": self.n_docs, "n_terms": self.n_terms, "n_removed": self.n_removed, "share": self.share}
 
 

@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tide_core.errors import ConfigError, InputError
 from tide_core.evaluation.labelsets import get_label_set
@@ -93,7 +94,7 @@ class Crosswalk:
     mapping: dict[str, str | None]
     name: str = "custom"
     #: raw labels excluded so far (counts only; reported so exclusions stay visible)
-    excluded: Counter = field(default_factory=Counter)
+    excluded: Counter[str] = field(default_factory=Counter)
     #: scoring label set the targets may come from ("fine" = TIDE labels, or "coarse")
     label_set: str = "fine"
 
@@ -137,7 +138,7 @@ class Crosswalk:
             hint="add it to the crosswalk file (map it to a TIDE label, or to null to exclude it)",
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "map": dict(self.mapping), "label_set": self.label_set}
 
 

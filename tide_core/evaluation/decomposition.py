@@ -17,6 +17,7 @@ the drop is (within_c + mix_c) / D.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +57,7 @@ class RecallDropDecomposition:
                 return c.total / self.drop
         return None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "recall_a": self.recall_a,
             "recall_b": self.recall_b,

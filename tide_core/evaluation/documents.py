@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from tide_core.evaluation.gold_io import GoldDoc
 
@@ -21,7 +22,7 @@ class ReaderIssue:
     end: int | None
     detail: str  # offsets/lengths/labels only -- never surface text
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"note_id": self.note_id, "code": self.code, "start": self.start, "end": self.end, "detail": self.detail}
 
 
@@ -30,7 +31,7 @@ class LoadedDocs:
     docs: list[GoldDoc]
     issues: list[ReaderIssue] = field(default_factory=list)
     format: str = "jsonl"
-    excluded_labels: Counter = field(default_factory=Counter)
+    excluded_labels: Counter[str] = field(default_factory=Counter)
 
     def issue_counts(self) -> dict[str, int]:
         return dict(Counter(i.code for i in self.issues))

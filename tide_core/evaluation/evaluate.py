@@ -38,7 +38,7 @@ from tide_core.spans import Span
 Predictions = Sequence[GoldDoc] | Mapping[str, Sequence[Span]]
 
 
-def _pred_map(gold: Sequence[GoldDoc], pred: Predictions, check_text: bool) -> tuple[dict, dict]:
+def _pred_map(gold: Sequence[GoldDoc], pred: Predictions, check_text: bool) -> tuple[dict[str, Any], dict]:
     gold_ids = {d.note_id: d for d in gold}
     if isinstance(pred, Mapping):
         spans = {k: list(v) for k, v in pred.items()}
@@ -103,7 +103,7 @@ class SystemResult:
     characters: CharacterMetrics | None = None
     clinical_terms: ClinicalTermsRemoved | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         cats = {}
         for lab, m in self.point["category"].items():
             entry = dict(m)
@@ -129,7 +129,7 @@ class EvalReport:
     systems: list[SystemResult]
     pairing: dict[str, dict[str, int]]
     bootstrap: dict[str, Any]
-    paired: list[dict] | None = None
+    paired: list[dict[str, Any]] | None = None
     reader_issues: dict[str, int] = field(default_factory=dict)
     excluded_labels: dict[str, int] = field(default_factory=dict)
     crosswalk: str | None = None
@@ -144,7 +144,7 @@ class EvalReport:
         point = self.systems[system].point
         return point["overall"]["micro_recall"] if label is None else point["category"][label]["recall"]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "tau": self.tau,
             "n_docs": self.n_docs,

@@ -37,7 +37,7 @@ class GoldDoc:
     patient_id: str
     text: str
     spans: tuple[Span, ...]
-    metadata: dict = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
 
     def to_note(self) -> Note:
         """The note as a pipeline input (no gold information in its metadata)."""

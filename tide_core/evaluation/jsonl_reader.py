@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from tide_core.errors import InputError
 from tide_core.evaluation.crosswalk import Crosswalk
@@ -20,7 +21,7 @@ from tide_core.spans import Span
 from tide_core.types import LABELS
 
 
-def _metadata(obj: dict) -> dict:
+def _metadata(obj: dict[str, Any]) -> dict:
     """``metadata`` object, or notes-table rows with note_date/note_type/source/site at top level."""
     if isinstance(obj.get("metadata"), dict):
         return dict(obj["metadata"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tide_core.errors import ConfigError, InputError
 from tide_core.evaluation.brat import read_brat
@@ -50,7 +51,7 @@ class CachedPredictions:
     n_failed: int  # notes whose last recognition failed (not predicted: their gold spans are misses)
     n_text_checked: int = 0  # gold notes whose text hash was compared with the cache's
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "study": self.study,
             "warehouse": self.warehouse,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from tide_core.evaluation.evaluate import EvalReport
 
@@ -104,7 +105,7 @@ def to_markdown(report: EvalReport) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _characters_md(d: dict) -> list[str]:
+def _characters_md(d: dict[str, Any]) -> list[str]:
     """Character-level privacy section of one system (``SystemResult.to_dict()``)."""
     ch = d.get("characters")
     if not ch:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from tide_core.anonymize.engine import Anonymizer
 from tide_core.errors import AnonymizationError
@@ -46,7 +47,7 @@ class VerbatimResult:
             total, hit = self.n_surfaces.get(label, 0), self.n_verbatim.get(label, 0)
         return hit / total if total else None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         labels = sorted(self.n_surfaces)
         return {
             "n_docs": self.n_docs,

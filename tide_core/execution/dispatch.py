@@ -18,7 +18,7 @@ from tide_core.spans import Note
 def recognize_batches(
     notes: Sequence[Note],
     recognizers: Sequence,
-    specs: Sequence[dict],
+    specs: Sequence[dict[str, Any]],
     policy: Any = None,
     *,
     executor: str = "local",

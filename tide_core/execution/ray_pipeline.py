@@ -160,7 +160,7 @@ def plan_stages(config: RayRecognitionConfig, n_staged: int, n_rules: int, resou
     )
 
 
-def _factories(specs: Sequence[dict]) -> dict[str, Callable]:
+def _factories(specs: Sequence[dict[str, Any]]) -> dict[str, Callable]:
     """The registry factories the specs name, shipped to the workers: recognizers registered with
     ``registry.register`` in the driver only (tests, site plugins) do not exist there otherwise.
     Dotted-path specs ('pkg.module:Factory') are imported by the workers themselves."""
@@ -180,14 +180,16 @@ class RayRecognition:
         self.waves = 0
 
     # ---------------------------------------------------------------- public API
-    def run(self, notes: Iterable[Note], recognizer_specs: Sequence[dict], policy: Any = None) -> RecognitionBatch:
+    def run(
+        self, notes: Iterable[Note], recognizer_specs: Sequence[dict[str, Any]], policy: Any = None
+    ) -> RecognitionBatch:
         out = RecognitionBatch({}, [], RecognitionStats())
         for batch in self.iter_run(notes, recognizer_specs, policy):
             out.extend(batch)
         return out
 
     def iter_run(
-        self, notes: Iterable[Note], recognizer_specs: Sequence[dict], policy: Any = None
+        self, notes: Iterable[Note], recognizer_specs: Sequence[dict[str, Any]], policy: Any = None
     ) -> Iterator[RecognitionBatch]:
         """Yield one RecognitionBatch per wave (records in input order within and across waves)."""
         from tide_core.engine.recognition import as_policy

@@ -86,7 +86,7 @@ def decode(batch: Mapping[str, Any]) -> list[Group]:
 
 
 def build_recognizers(
-    specs: Sequence[dict], factories: Mapping[str, Callable] | None, indices: Sequence[int], load: bool = True
+    specs: Sequence[dict[str, Any]], factories: Mapping[str, Callable] | None, indices: Sequence[int], load: bool = True
 ) -> dict[int, Any]:
     """Create (and ``load()``) the recognizers at ``indices`` of ``specs`` in this worker."""
     from tide_core.recognizers import registry
@@ -114,7 +114,7 @@ class _Stage:
 
     def __init__(
         self,
-        specs: Sequence[dict],
+        specs: Sequence[dict[str, Any]],
         factories: Mapping[str, Callable] | None,
         indices: Sequence[int],
         resolve: bool = False,
@@ -178,7 +178,7 @@ class WindowStage(_Stage):
 class PredictStage(_Stage):
     def __init__(
         self,
-        specs: Sequence[dict],
+        specs: Sequence[dict[str, Any]],
         factories: Mapping[str, Callable] | None,
         indices: Sequence[int],
         threads: int | None = None,

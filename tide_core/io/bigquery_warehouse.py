@@ -511,7 +511,7 @@ class BigQueryWarehouse:
             qp.append(_array_param(k, list(v)) if isinstance(v, (list, tuple)) else _param(k, v))
         return self._query(query, qp).to_arrow(create_bqstorage_client=False)
 
-    def run_sql_file(self, path: str | os.PathLike, params: Mapping[str, object] | None = None) -> pa.Table:
+    def run_sql_file(self, path: str | os.PathLike[str], params: Mapping[str, object] | None = None) -> pa.Table:
         """Run one file of ``sql/`` (DDL, views, example queries) with ``{{dataset}}`` filled in."""
         from pathlib import Path
 
@@ -656,7 +656,7 @@ class BigQueryWarehouse:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         self.close()
 
     def __repr__(self) -> str:

@@ -29,7 +29,7 @@ def _ident(name: str, what: str = "table") -> str:
 class DuckDBWarehouse:
     """A DuckDB file (or ``:memory:``).  Thread-safe through one lock per instance."""
 
-    def __init__(self, path: str | os.PathLike = ":memory:", schema: str = "main", read_only: bool = False):
+    def __init__(self, path: str | os.PathLike[str] = ":memory:", schema: str = "main", read_only: bool = False):
         self.path = str(path)
         self.schema = schema
         self.url = f"duckdb:{self.path}" + ("" if schema == "main" else f"#{schema}")
@@ -205,7 +205,7 @@ class DuckDBWarehouse:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         self.close()
 
     def __repr__(self) -> str:

@@ -131,9 +131,9 @@ class HeadWordRecognizer(TideRecognizer):
     name = "tide.headwords"
     version = "1"
     label = "HOSPITAL"
-    tail_re: re.Pattern = _TAIL_RE
-    tail_cased_re: re.Pattern | None = _TAIL_CASED_RE
-    lead_re: re.Pattern | None = _LEAD_RE
+    tail_re: re.Pattern[str] = _TAIL_RE
+    tail_cased_re: re.Pattern[str] | None = _TAIL_CASED_RE
+    lead_re: re.Pattern[str] | None = _LEAD_RE
 
     def __init__(self, score: float = 0.7, max_words: int = 5):
         self.score = float(score)
@@ -170,7 +170,7 @@ class HeadWordRecognizer(TideRecognizer):
         chunk = text[max(line_start, hs - 120) : hs]
         toks = list(_TOKEN_RE.finditer(chunk))
         base = hs - len(chunk)
-        name: list[re.Match] = []
+        name: list[re.Match[str]] = []
         end_of_next = len(chunk)
         for t in reversed(toks):
             gap = chunk[t.end() : end_of_next]

@@ -57,7 +57,7 @@ class HFTokenClassifierRecognizer(TideRecognizer):
 
     def __init__(
         self,
-        model_dir: str | os.PathLike | None = None,
+        model_dir: str | os.PathLike[str] | None = None,
         window: int = 512,
         overlap: int = 40,
         label_map: Mapping[str, str | None] | None = None,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from tide_core.types import LABELS
 
@@ -90,7 +91,7 @@ def parse_answer(content: str, labels: Sequence[str] = LABELS) -> dict[str, list
     return None
 
 
-def _normalise(obj: dict, labels: Sequence[str]) -> dict[str, list[str]]:
+def _normalise(obj: dict[str, Any], labels: Sequence[str]) -> dict[str, list[str]]:
     wanted = {lab.upper(): lab for lab in labels}
     out: dict[str, list[str]] = {}
     for key, values in obj.items():
@@ -109,7 +110,7 @@ def _normalise(obj: dict, labels: Sequence[str]) -> dict[str, list[str]]:
     return out
 
 
-def surface_regex(surface: str) -> re.Pattern | None:
+def surface_regex(surface: str) -> re.Pattern[str] | None:
     """A regex for ``surface`` that allows any whitespace run between its tokens, on word boundaries."""
     tokens = surface.split()
     if not tokens:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 
 # --------------------------------------------------------------------------- building blocks
@@ -26,14 +27,14 @@ def word_alternation(words) -> str:
     Python's ``re`` tries alternation branches one by one; a trie branches on one character at a
     time, which keeps 200-word stop lists cheap at every text position.  Longer words win.
     """
-    trie: dict = {}
+    trie: dict[str, Any] = {}
     for w in sorted(set(words)):
         node = trie
         for ch in w:
             node = node.setdefault(ch, {})
         node[""] = {}
 
-    def build(node: dict) -> str:
+    def build(node: dict[str, Any]) -> str:
         ends = "" in node
         branches = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch != ""]
         if not branches:

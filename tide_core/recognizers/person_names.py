@@ -218,7 +218,9 @@ class PersonNameRecognizer(TideRecognizer):
         return sorted(out, key=lambda r: r.start)
 
     @staticmethod
-    def _clinician(m: re.Match, given: frozenset[str], surnames: frozenset[str], from_right: bool) -> tuple[int, int]:
+    def _clinician(
+        m: re.Match[str], given: frozenset[str], surnames: frozenset[str], from_right: bool
+    ) -> tuple[int, int]:
         """The name words of a clinician frame: the run of name-like words next to the credential
         (``from_right``) or the role word; (0, 0) when there is none."""
         words = list(re.finditer(r"\S+", m.group("n")))
@@ -338,7 +340,7 @@ def _strong_word(word: str) -> bool:
     return bool(f) and f not in _STRONG_STOP and not f.isdigit()
 
 
-def _name_run(text: str, m: re.Match, given: frozenset[str], surnames: frozenset[str]) -> tuple[int, int] | None:
+def _name_run(text: str, m: re.Match[str], given: frozenset[str], surnames: frozenset[str]) -> tuple[int, int] | None:
     """The name words of a multi-word strong frame, leading header words dropped ("FROM Oksana")."""
     words = list(re.finditer(r"\S+", m.group("n")))
     while words and words[0].group(0).casefold().rstrip(":") in _HEADER_LEAD:

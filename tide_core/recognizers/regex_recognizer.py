@@ -45,14 +45,14 @@ _CHAIN_GAP = re.compile(r"\s*(?:-|–|—|to|through|thru|and|or|until|,|;|&|\||
 
 
 # ------------------------------------------------------------------ validators
-def _valid_mdy(m: re.Match, s: int, e: int, text: str) -> bool:
+def _valid_mdy(m: re.Match[str], s: int, e: int, text: str) -> bool:
     """Month-first ("09/30/1958") or day-first ("23/06/1967", "21.11.2018"): either reading will do."""
     digits = re.findall(r"\d+", text[s:e])
     a, b = int(digits[0]), int(digits[1])
     return _day_fits(a, b) or _day_fits(b, a)
 
 
-def _valid_ymd(m: re.Match, s: int, e: int, text: str) -> bool:
+def _valid_ymd(m: re.Match[str], s: int, e: int, text: str) -> bool:
     digits = re.findall(r"\d+", text[s:e])
     return _day_fits(int(digits[1]), int(digits[2]))
 
@@ -63,12 +63,12 @@ def _day_fits(month: int, day: int) -> bool:
     return 1 <= day <= (29 if month == 2 else 30 if month in (4, 6, 9, 11) else 31)
 
 
-def _valid_year_range(m: re.Match, s: int, e: int, text: str) -> bool:
+def _valid_year_range(m: re.Match[str], s: int, e: int, text: str) -> bool:
     a, b = int(m.group("phi")), int(m.group("phi2"))
     return a < b <= a + 100
 
 
-def _valid_phone(m: re.Match, s: int, e: int, text: str) -> bool:
+def _valid_phone(m: re.Match[str], s: int, e: int, text: str) -> bool:
     value = text[s:e]
     core = re.split(r"(?i)x|ext", value)[0]
     digits = re.sub(r"\D", "", core)
@@ -79,7 +79,7 @@ def _valid_phone(m: re.Match, s: int, e: int, text: str) -> bool:
     return len(digits) in (10, 11)
 
 
-def _valid_phone_international(m: re.Match, s: int, e: int, text: str) -> bool:
+def _valid_phone_international(m: re.Match[str], s: int, e: int, text: str) -> bool:
     """E.164: at most 15 digits after the "+"/"00" (the "(0)" trunk digit not counted), at least 8."""
     value = text[s:e].replace("(0)", "")
     digits = re.sub(r"\D", "", value)
@@ -88,29 +88,29 @@ def _valid_phone_international(m: re.Match, s: int, e: int, text: str) -> bool:
     return 8 <= len(digits) <= 15
 
 
-def _valid_phone_national(m: re.Match, s: int, e: int, text: str) -> bool:
+def _valid_phone_national(m: re.Match[str], s: int, e: int, text: str) -> bool:
     """A national number with its trunk "0": 9 to 11 digits in all ("02 7623 0792", "06 77 25 84 90")."""
     return 9 <= len(re.sub(r"\D", "", text[s:e])) <= 11
 
 
-def _valid_ssn(m: re.Match, s: int, e: int, text: str) -> bool:
+def _valid_ssn(m: re.Match[str], s: int, e: int, text: str) -> bool:
     area, group, serial = text[s:e].split("-")
     return area != "000" and group != "00" and serial != "0000"
 
 
-def _valid_month_day(m: re.Match, s: int, e: int, text: str) -> bool:
+def _valid_month_day(m: re.Match[str], s: int, e: int, text: str) -> bool:
     md = re.search(r"(\d{1,2})/(\d{1,2})", text[s:e])
     return md is not None and _day_fits(int(md.group(1)), int(md.group(2)))
 
 
-def _valid_month_late_day(m: re.Match, s: int, e: int, text: str) -> bool:
+def _valid_month_late_day(m: re.Match[str], s: int, e: int, text: str) -> bool:
     """m/d with a day of 13 or more: no score, fraction or ratio is written that way ("4/10 pain",
     "5/5 strength", "2/6 murmur" all have small second numbers)."""
     md = re.search(r"(\d{1,2})/(\d{1,2})", text[s:e])
     return md is not None and int(md.group(2)) >= 13 and _day_fits(int(md.group(1)), int(md.group(2)))
 
 
-def _valid_id_token(m: re.Match, s: int, e: int, text: str) -> bool:
+def _valid_id_token(m: re.Match[str], s: int, e: int, text: str) -> bool:
     token = text[s:e]
     if sum(c.isdigit() for c in token) < 2:
         return False
@@ -129,17 +129,17 @@ WE HE ME MY BY UP SO IF OF AN ALL AND THE FOR ARE BUT NOT YOU HAS HAD WAS""".spl
 )
 
 
-def _valid_initials(m: re.Match, s: int, e: int, text: str) -> bool:
+def _valid_initials(m: re.Match[str], s: int, e: int, text: str) -> bool:
     return text[s:e] not in _COMMON_UPPER
 
 
-def _valid_local_phone(m: re.Match, s: int, e: int, text: str) -> bool:
+def _valid_local_phone(m: re.Match[str], s: int, e: int, text: str) -> bool:
     """A seven-digit number, not a round range such as "250-1000"."""
     head, tail = text[s:e].split("-")
     return not (head.endswith("0") and tail.endswith("00"))
 
 
-def _valid_two_tokens(m: re.Match, s: int, e: int, text: str) -> bool:
+def _valid_two_tokens(m: re.Match[str], s: int, e: int, text: str) -> bool:
     value = text[s:e]
     return "," in value or len(value.split()) >= 2
 
@@ -148,7 +148,7 @@ _AFTER_STREET = re.compile(r"(?:" + STREET_SUFFIX + r"|Apt|Suite|Ste|Unit|Box|Fl
 _NAME_COMMA_BEFORE = re.compile(r"(?:^|[^\w,.] ?)[A-Z][A-Za-z'-]+, $")
 
 
-def _valid_city_not_after_name(m: re.Match, s: int, e: int, text: str) -> bool:
+def _valid_city_not_after_name(m: re.Match[str], s: int, e: int, text: str) -> bool:
     """Reject "Berry, Krzysztof, MA": a city right after "Word, " is usually a "Last, First" name."""
     start = m.start()  # judge the whole match, whichever group (city or state) is being checked
     before = text[max(0, start - 30) : start]
@@ -170,21 +170,21 @@ support study group partners therapy primary consult consulting treatment tumor 
 )
 
 
-def _valid_specific_facility(m: re.Match, s: int, e: int, text: str) -> bool:
+def _valid_specific_facility(m: re.Match[str], s: int, e: int, text: str) -> bool:
     """ "Pain Clinic", "University Hospital": generic words only are a service, not a named facility."""
     words = re.findall(r"[\w'/-]+", text[s:e].lower())
     return any(w not in _GENERIC_FACILITY_WORDS and w not in ("of", "and", "de", "&") for w in words)
 
 
-def _valid_not_state_word(m: re.Match, s: int, e: int, text: str) -> bool:
+def _valid_not_state_word(m: re.Match[str], s: int, e: int, text: str) -> bool:
     return text[s:e] not in _STATE_NAME_SET
 
 
-def _valid_age(m: re.Match, s: int, e: int, text: str) -> bool:
+def _valid_age(m: re.Match[str], s: int, e: int, text: str) -> bool:
     return 0 <= int(text[s:e]) <= 125
 
 
-def _valid_state_name(m: re.Match, s: int, e: int, text: str) -> bool:
+def _valid_state_name(m: re.Match[str], s: int, e: int, text: str) -> bool:
     # "New York Heart Association", "Idaho Falls", "Virginia Smith": a capitalised word right after
     # the state name makes it part of a longer name; leave that to the other recognizers.
     if re.match(r" [A-Z][a-z]", text[e : e + 3]):
@@ -193,7 +193,7 @@ def _valid_state_name(m: re.Match, s: int, e: int, text: str) -> bool:
     return re.search(r"[A-Z][a-z]+ $", text[max(0, s - 20) : s]) is None or text[s:e] not in _NAME_LIKE_STATES
 
 
-VALIDATORS: dict[str, Callable[[re.Match, int, int, str], bool]] = {
+VALIDATORS: dict[str, Callable[[re.Match[str], int, int, str], bool]] = {
     "date_mdy": _valid_mdy,
     "date_ymd": _valid_ymd,
     "year_range": _valid_year_range,
@@ -326,7 +326,7 @@ def _charset_src(cps: set[int]) -> str:
     return "[" + "".join(_esc(a) if a == b else _esc(a) + "-" + _esc(b) for a, b in ranges) + "]"
 
 
-def prefilter_regex(source: str, flags: int = 0) -> re.Pattern | None:
+def prefilter_regex(source: str, flags: int = 0) -> re.Pattern[str] | None:
     """``[FIRST](?<=(?=source)[\\s\\S])``: reports (one character long) every position where
     ``source`` matches, skipping positions that cannot start a match at C speed (``[FIRST]`` alone,
     every candidate, when ``source`` has back-references); ``None`` when the FIRST set cannot be
@@ -349,7 +349,7 @@ def prefilter_regex(source: str, flags: int = 0) -> re.Pattern | None:
         return re.compile(cls)
 
 
-def fast_finditer(regex: re.Pattern, prefilter: re.Pattern | None, text: str, lo: int = 0, hi: int | None = None):
+def fast_finditer(regex: re.Pattern[str], prefilter: re.Pattern | None, text: str, lo: int = 0, hi: int | None = None):
     """Exactly ``regex.finditer(text, lo, hi)`` (non-empty matches), entering the matcher only at
     the prefilter's candidates."""
     hi = len(text) if hi is None else hi
@@ -374,17 +374,19 @@ def fast_finditer(regex: re.Pattern, prefilter: re.Pattern | None, text: str, lo
 @dataclass
 class _Compiled:
     pattern: PhiPattern
-    regex: re.Pattern
-    context: re.Pattern | None
-    exclude_after: re.Pattern | None
-    exclude_before: re.Pattern | None
+    regex: re.Pattern[str]
+    context: re.Pattern[str] | None
+    exclude_after: re.Pattern[str] | None
+    exclude_before: re.Pattern[str] | None
     validator: Callable | None
-    anchor: re.Pattern | None = None
-    fast: re.Pattern | None = None  # prefilter of ``regex`` (fast path)
-    anchor_fast: re.Pattern | None = None  # prefilter of ``anchor``
+    anchor: re.Pattern[str] | None = None
+    fast: re.Pattern[str] | None = None  # prefilter of ``regex`` (fast path)
+    anchor_fast: re.Pattern[str] | None = None  # prefilter of ``anchor``
     use_fast: bool = False
 
-    def _scan(self, regex: re.Pattern, prefilter: re.Pattern | None, text: str, lo: int = 0, hi: int | None = None):
+    def _scan(
+        self, regex: re.Pattern[str], prefilter: re.Pattern | None, text: str, lo: int = 0, hi: int | None = None
+    ):
         """``regex.finditer(text, lo, hi)``: through the prefilter on the fast path, plain ``re`` on
         the reference path (each pattern tried at every position)."""
         if self.use_fast:

@@ -131,7 +131,7 @@ class ReviewAPI:
             raise ReviewError("E865", f"method {method} not allowed here", hint=f"use {allowed}", status=405)
 
     @staticmethod
-    def _json_body(body: bytes | None, content_type: str | None, allow_empty: bool = False) -> dict:
+    def _json_body(body: bytes | None, content_type: str | None, allow_empty: bool = False) -> dict[str, Any]:
         if allow_empty and not body:
             return {}
         if (content_type or "").split(";")[0].strip().lower() != "application/json":
@@ -153,7 +153,7 @@ class ReviewAPI:
             raise ReviewError("E868", "request body must be a JSON object")
         return data
 
-    def _meta(self) -> dict:
+    def _meta(self) -> dict[str, Any]:
         s = self.store
         return {
             "study": s.study,

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from tide_core.review.api import MAX_BODY, ReviewAPI, error
@@ -266,7 +267,9 @@ class ReviewHandler(BaseHTTPRequestHandler):
         data = json.dumps(resp.body, ensure_ascii=False).encode("utf-8")
         self._send(resp.status, data, "application/json; charset=utf-8", head=head)
 
-    def _send(self, status: int, data: bytes, ctype: str, head: bool = False, extra: dict | None = None) -> None:
+    def _send(
+        self, status: int, data: bytes, ctype: str, head: bool = False, extra: dict[str, Any] | None = None
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(data)))

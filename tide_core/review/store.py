@@ -122,14 +122,14 @@ class ReviewStore:
             )
         return n
 
-    def _span_rows(self, note_id: str) -> list[dict]:
+    def _span_rows(self, note_id: str) -> list[dict[str, Any]]:
         """Recognizer rows of one note (reviewer rows of an older version are decisions)."""
         if not self.wh.table_exists(self.names.spans):
             return []
         rows = self.wh.read_table(self.names.spans, where={"study": self.study, "note_id": note_id}).to_pylist()
         return [r for r in rows if r["origin"] != "reviewer"]
 
-    def _decisions(self, note: Note, entry: CacheEntry | None) -> tuple[list[dict], int]:
+    def _decisions(self, note: Note, entry: CacheEntry | None) -> tuple[list[dict[str, Any]], int]:
         """Decisions made on the text the note was recognized from (else its current text), and
         how many others (made on text that has changed since) are kept but not applied."""
         h = entry.text_sha256 if entry is not None else text_sha256(note.text)
@@ -165,7 +165,7 @@ class ReviewStore:
             for r in rows
         }
 
-    def list_notes(self, offset: int = 0, limit: int = 100, query: str = "") -> dict:
+    def list_notes(self, offset: int = 0, limit: int = 100, query: str = "") -> dict[str, Any]:
         with self._lock:
             ids = [nid for nid in self._notes if query.lower() in nid.lower()] if query else list(self._notes)
             page = ids[offset : offset + limit]
@@ -195,7 +195,7 @@ class ReviewStore:
             return {"total": len(ids), "offset": offset, "limit": limit, "notes": out}
 
     # -- one note --------------------------------------------------------------------------
-    def note_view(self, note_id: str, key: str | None = None) -> dict:
+    def note_view(self, note_id: str, key: str | None = None) -> dict[str, Any]:
         """Original text, cached spans with their review status, and the released output."""
         with self._lock:
             note = self.note(note_id)
@@ -242,7 +242,7 @@ class ReviewStore:
             }
 
     @staticmethod
-    def _span_json(r: dict, note: Note, origin: str, status: str) -> dict:
+    def _span_json(r: dict[str, Any], note: Note, origin: str, status: str) -> dict:
         start, end = int(r["start"]), int(r["end"])
         decision = origin == "reviewer"
         return {
@@ -258,7 +258,7 @@ class ReviewStore:
             "reviewer": r.get("reviewer") if decision else None,
         }
 
-    def _deid_view(self, note: Note, key: str | None, last_review) -> dict:
+    def _deid_view(self, note: Note, key: str | None, last_review) -> dict[str, Any]:
         if not key:
             return {
                 "status": "no_key",
@@ -296,7 +296,7 @@ class ReviewStore:
             "spans": [{k: (int(v) if isinstance(v, int) else v) for k, v in s.items()} for s in spans],
         }
 
-    def _quarantine(self, note_id: str, key: str) -> list[dict]:
+    def _quarantine(self, note_id: str, key: str) -> list[dict[str, Any]]:
         """Codes and reasons (never text) of why the note was held back under ``key``."""
         if not self.wh.table_exists(self.names.quarantine):
             return []
@@ -341,7 +341,7 @@ class ReviewStore:
             )
         return e
 
-    def decide(self, note_id: str, decision: str, start: Any, end: Any, label: Any) -> dict:
+    def decide(self, note_id: str, decision: str, start: Any, end: Any, label: Any) -> dict[str, Any]:
         """Record ``reject`` (a recognizer span is wrong) or ``add`` (a missed span)."""
         if decision not in DECISIONS:
             raise ReviewError("E856", f"unknown decision {decision!r}", hint="use 'reject' or 'add'")
@@ -393,7 +393,7 @@ class ReviewStore:
                 "reviewer": self.reviewer,
             }
 
-    def undo(self, note_id: str, start: Any, end: Any, label: Any) -> dict:
+    def undo(self, note_id: str, start: Any, end: Any, label: Any) -> dict[str, Any]:
         """Remove the reviewer decision(s) on exactly [start, end) with ``label``."""
         with self._lock:
             note = self.note(note_id)

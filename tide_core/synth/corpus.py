@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from tide_core.evaluation.gold_io import GOLD_RECOGNIZER, GoldDoc
 from tide_core.spans import Note, Span
@@ -78,7 +78,7 @@ class DemoCorpus:
     """Notes (pipeline input), the patients table rows, and the gold documents."""
 
     notes: list[Note]
-    patients: list[dict]
+    patients: list[dict[str, Any]]
     gold: list[GoldDoc]
 
 
@@ -137,7 +137,7 @@ def generate(kind: Kind, n_notes: int, seed: int) -> DemoCorpus:
     weights = [NOTE_TYPE_WEIGHTS[t] for t in types]
     notes: list[Note] = []
     gold: list[GoldDoc] = []
-    patients: list[dict] = []
+    patients: list[dict[str, Any]] = []
     remaining = n_notes
     while remaining > 0:
         k = min(r.randint(2, 6), remaining)

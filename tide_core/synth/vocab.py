@@ -13,7 +13,7 @@ import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 Part = Literal["all", "train", "heldout"]
 
@@ -99,7 +99,7 @@ class Vocabulary:
     email_domains: tuple[str, ...]
     countries: tuple[str, ...]
     eponyms: tuple[str, ...]
-    eponyms_by_category: dict  # category (disease, sign, score, device, position, procedure) -> phrases
+    eponyms_by_category: dict[str, Any]  # category (disease, sign, score, device, position, procedure) -> phrases
     medications: tuple[tuple[str, str], ...]
     states: tuple[tuple[str, str], ...]  # (abbr, full name)
 

@@ -32,7 +32,7 @@ def _files(model_dir: Path) -> list[Path]:
     return out
 
 
-def model_dir_hash(model_dir: str | os.PathLike) -> str:
+def model_dir_hash(model_dir: str | os.PathLike[str]) -> str:
     """sha256 (first 16 hex digits) over the output-affecting files of ``model_dir``."""
     d = Path(model_dir)
     files = _files(d)

@@ -38,6 +38,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 VERSION = "tide.normalize@1"
 
@@ -246,7 +247,7 @@ class _Step:
 
     qualified_name = VERSION
 
-    def config(self) -> dict:
+    def config(self) -> dict[str, Any]:
         return {"nfkc": True, "remove": "Cf+default-ignorable", "digits": "ascii", "confusables": len(CONFUSABLES)}
 
 

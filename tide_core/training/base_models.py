@@ -43,7 +43,7 @@ def _label_kwargs(tags: Sequence[str]) -> dict[str, Any]:
 
 
 def load_base(
-    tags: Sequence[str], base: str | os.PathLike | None = None, from_config: str | None = None, seed: int = 0
+    tags: Sequence[str], base: str | os.PathLike[str] | None = None, from_config: str | None = None, seed: int = 0
 ) -> BaseModel:
     """Build a token-classification model with ``tags`` as its label set, plus its tokenizer."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")

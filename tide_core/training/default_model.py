@@ -34,7 +34,7 @@ CORPUS_SOURCES = ("tide_core.synth.compose.generate_mixed_training_corpus", "tid
 class DefaultRecipe:
     n_notes: int = 3200
     corpus_seed: int = 2026
-    corpus: dict = field(default_factory=lambda: dict(DEFAULT_CORPUS))
+    corpus: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_CORPUS))
     config: TrainConfig = field(
         default_factory=lambda: TrainConfig(
             window=256,
@@ -101,7 +101,7 @@ def build_corpus(recipe: DefaultRecipe) -> list:
 
 
 def train_default_model(
-    output_dir: str | os.PathLike,
+    output_dir: str | os.PathLike[str],
     recipe: DefaultRecipe = DEFAULT_RECIPE,
     progress: bool = True,
     n_notes: int | None = None,

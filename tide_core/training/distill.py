@@ -69,7 +69,7 @@ def label_notes(
     return out
 
 
-def predict_model_dir(model_dir: str | os.PathLike, notes: Sequence[Any]) -> dict[str, list[Span]]:
+def predict_model_dir(model_dir: str | os.PathLike[str], notes: Sequence[Any]) -> dict[str, list[Span]]:
     from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
 
     rec = HFTokenClassifierRecognizer(model_dir)
@@ -85,7 +85,7 @@ def predict_model_dir(model_dir: str | os.PathLike, notes: Sequence[Any]) -> dic
 def distill(
     notes: Sequence[Any],
     teacher_specs: Sequence[Mapping[str, Any]],
-    output_dir: str | os.PathLike,
+    output_dir: str | os.PathLike[str],
     config: TrainConfig | None = None,
     gold: Sequence[GoldDoc] | None = None,
     n_resamples: int = 2000,

@@ -229,7 +229,7 @@ def split_dev(docs: Sequence[Any], fraction: float, seed: int) -> tuple[list[Any
 
 
 def evaluate_model_dir(
-    model_dir: str | os.PathLike, docs: Sequence[Any], window: int = 512, overlap: int = 40
+    model_dir: str | os.PathLike[str], docs: Sequence[Any], window: int = 512, overlap: int = 40
 ) -> dict[str, Any]:
     """Span-level micro/per-category recall and precision (tau 0.8) of a saved model on ``docs``."""
     from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
@@ -247,7 +247,7 @@ def evaluate_model_dir(
 
 def train_token_classifier(
     docs: Sequence[Any],
-    output_dir: str | os.PathLike,
+    output_dir: str | os.PathLike[str],
     config: TrainConfig | None = None,
     corpus: dict[str, Any] | None = None,
     dev_docs: Sequence[Any] | None = None,
@@ -423,6 +423,6 @@ def train_token_classifier(
     return TrainResult(out_dir, step, seconds, n_tokens, n_tokens / max(seconds, 1e-9), ema or 0.0, metrics, card)
 
 
-def read_model_card(model_dir: str | os.PathLike) -> dict[str, Any]:
+def read_model_card(model_dir: str | os.PathLike[str]) -> dict[str, Any]:
     p = Path(model_dir) / MODEL_CARD
     return json.loads(p.read_text()) if p.is_file() else {}

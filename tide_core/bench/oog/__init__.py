@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from tide_core.bench.oog.builder import DocBuilder, OffsetError, check_offsets
 from tide_core.bench.oog.clinical import NOTE_TYPES
@@ -40,7 +41,7 @@ class OOGCorpus:
     name: str
     seed: int
     gold: list[GoldDoc] = field(default_factory=list)
-    patients: list[dict] = field(default_factory=list)
+    patients: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _patient(corpus: str, seed: int, j: int, cache: dict[int, Patient]) -> Patient:
@@ -52,7 +53,7 @@ def _patient(corpus: str, seed: int, j: int, cache: dict[int, Patient]) -> Patie
     return cache[j]
 
 
-def _noise(corpus: str, note_type: str, rng: random.Random) -> dict:
+def _noise(corpus: str, note_type: str, rng: random.Random) -> dict[str, Any]:
     x = rng.random()
     if corpus == "clinical":
         lower_p = 0.3 if note_type == "portal_message" else 0.06
@@ -118,7 +119,7 @@ def generate_oog(corpus: str, n_docs: int, seed: int) -> OOGCorpus:
         raise ValueError("n_docs must be >= 0")
     pcache: dict[int, Patient] = {}
     gold = [_one(corpus, seed, i, pcache) for i in range(n_docs)]
-    seen: dict[str, dict] = {}
+    seen: dict[str, dict[str, Any]] = {}
     for d in gold:
         if d.patient_id not in seen:
             j = int(d.patient_id.rsplit("P", 1)[1]) - 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tide_core.bench.oog.builder import TERM
 from tide_core.bench.oog.common import Ctx, age_on, pronouns
 from tide_core.bench.oog.vocab import WORLD
@@ -11,7 +13,7 @@ def _rel(c: Ctx, min_age: int = 18, max_age: int = 85):
     return c.f.person(min_age, max_age)
 
 
-_EPO_CACHE: dict = {}
+_EPO_CACHE: dict[str, Any] = {}
 
 
 def _epo_kind(eponyms: tuple, kind: str) -> list[str]:
@@ -29,7 +31,7 @@ def _epo_kind(eponyms: tuple, kind: str) -> list[str]:
     return _EPO_CACHE[kind]
 
 
-def _story_slots(c: Ctx) -> dict:
+def _story_slots(c: Ctx) -> dict[str, Any]:
     """Slots for narrative templates (fixed relatives, fresh dates/places on each use)."""
     r, f, p = c.rng, c.f, c.pat.person
     spouse, child, neighbour, coworker, friend, sib = (_rel(c) for _ in range(6))
@@ -173,7 +175,7 @@ COURSE = [
 ]
 
 
-def _sentences(c: Ctx, bank: list[str], k_lo: int, k_hi: int, slots: dict, joiner: str = " ") -> None:
+def _sentences(c: Ctx, bank: list[str], k_lo: int, k_hi: int, slots: dict[str, Any], joiner: str = " ") -> None:
     chosen = c.rng.sample(bank, min(len(bank), c.rng.randint(k_lo, k_hi)))
     for i, tpl in enumerate(chosen):
         if i:

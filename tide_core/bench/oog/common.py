@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from tide_core.bench.oog.builder import TERM, DocBuilder
 from tide_core.bench.oog.phi import Fake, Person
@@ -24,7 +25,7 @@ class Patient:
     state: str
     zip: str | None
 
-    def row(self) -> dict:
+    def row(self) -> dict[str, Any]:
         p = self.person
         return {
             "patient_id": self.pid,
@@ -70,7 +71,7 @@ class Ctx:
     pat: Patient
     date: dt.date
     staff: list[Person] = field(default_factory=list)
-    other_staff: dict = field(default_factory=dict)
+    other_staff: dict[str, Any] = field(default_factory=dict)
 
     # -- pieces (lists of (surface, label)) -----------------------------------------------------
     def pt(self, style: str | None = None, person: Person | None = None) -> list:
@@ -336,7 +337,7 @@ class Ctx:
             self.b.nl()
 
 
-def pronouns(p: Person) -> dict:
+def pronouns(p: Person) -> dict[str, Any]:
     if p.sex == "M":
         return {
             "HE": ("he", None),

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from tide_core.bench.oog.common import Ctx, age_on, pronouns
 from tide_core.bench.oog.vocab import WORLD
 
 
-def _slots(c: Ctx) -> dict:
+def _slots(c: Ctx) -> dict[str, Any]:
     r, f, p = c.rng, c.f, c.pat.person
     other, third = f.person(16, 80), f.person(16, 80)
     company = f.org("company")
@@ -74,7 +76,7 @@ def _slots(c: Ctx) -> dict:
     return s
 
 
-def _pick(c: Ctx, bank: list[str], lo: int, hi: int, s: dict, joiner: str = " ") -> None:
+def _pick(c: Ctx, bank: list[str], lo: int, hi: int, s: dict[str, Any], joiner: str = " ") -> None:
     for i, tpl in enumerate(c.rng.sample(bank, min(len(bank), c.rng.randint(lo, hi)))):
         if i:
             c.b.t(joiner)

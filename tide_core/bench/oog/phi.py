@@ -6,6 +6,7 @@ import datetime as dt
 import random
 import string
 from dataclasses import dataclass, field
+from typing import Any
 
 from tide_core.bench.oog.vocab import US_STATES, WORLD, Vocab
 
@@ -50,7 +51,7 @@ class Person:
     middle: str | None = None
     sex: str = "U"
     dob: dt.date | None = None
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def full(self) -> str:
         return f"{self.first} {self.last}"

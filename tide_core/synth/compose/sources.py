@@ -20,6 +20,7 @@ import importlib.util
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from tide_core.synth.vocab import Vocabulary, load_vocabulary
 
@@ -207,7 +208,7 @@ class Sources:
     vocab: Vocabulary
     us: tuple[UsPlace, ...]
     world: tuple[WorldPlace, ...]  # places outside the US with a known country name
-    world_by_cc: dict  # cc -> tuple[WorldPlace, ...]
+    world_by_cc: dict[str, Any]  # cc -> tuple[WorldPlace, ...]
     us_towns: tuple[str, ...]  # US place names from GeoNames (cities1000)
     countries: tuple[str, ...]
     first: tuple[tuple[str, str], ...]  # (name, sex)
