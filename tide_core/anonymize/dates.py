@@ -84,7 +84,7 @@ def _in_range(*days: date) -> bool:
     return all(MIN_YEAR <= d.year <= MAX_YEAR for d in days)
 
 
-def shift_note_date(keyring: KeyRing, patient_id: str, iso_date):
+def shift_note_date(keyring: KeyRing, patient_id: str, iso_date: object) -> str | None:
     """Shift a note's ISO ``yyyy-mm-dd`` date (or ``datetime.date``); ``None`` stays ``None``.
 
     Raises ``E412`` for text that is no ISO date and ``E413`` for a date outside (or shifted
@@ -157,6 +157,13 @@ class ParsedDate:
     month: int | None
     day: int | None
     render: Callable[[date], str]
+
+
+def date_part(v: int | None) -> int:
+    """A year, month or day the date's kind guarantees; ``None`` raises ``TypeError`` as ``date(None, ...)`` does."""
+    if v is None:
+        raise TypeError("date part missing")
+    return v
 
 
 def _case_like(template: str, word: str) -> str:
@@ -265,12 +272,12 @@ def parse_date(text: str, reference_year: int | None = None) -> ParsedDate:
     y, mo, d = values.get("year"), values.get("month"), values.get("day")
     try:
         if kind == "full":
-            date(y, mo, d)
+            date(date_part(y), date_part(mo), date_part(d))
         elif kind == "md":
-            date(DEFAULT_REFERENCE_YEAR, mo, d)
+            date(DEFAULT_REFERENCE_YEAR, date_part(mo), date_part(d))
         elif kind == "my":
-            date(y, mo, 1)
-        elif not 1000 <= y <= 2999:
+            date(date_part(y), date_part(mo), 1)
+        elif not 1000 <= date_part(y) <= 2999:
             raise ValueError
     except (ValueError, TypeError):
         raise _bad("E411", f"date span is not a valid calendar date ({kind})") from None
@@ -330,17 +337,17 @@ def shifted_date(parsed: ParsedDate, offset: int, reference_year: int | None = N
     """
     sign = -1 if offset < 0 else 1
     if parsed.kind == "full":
-        return date(parsed.year, parsed.month, parsed.day) + timedelta(days=offset)
+        return date(date_part(parsed.year), date_part(parsed.month), date_part(parsed.day)) + timedelta(days=offset)
     if parsed.kind == "md":
         ry = reference_year or DEFAULT_REFERENCE_YEAR
         if (parsed.month, parsed.day) == (2, 29) and not _leap(ry):
             ry = DEFAULT_REFERENCE_YEAR
-        return date(ry, parsed.month, parsed.day) + timedelta(days=offset)
+        return date(ry, date_part(parsed.month), date_part(parsed.day)) + timedelta(days=offset)
     if parsed.kind == "my":
         months = sign * max(1, round(abs(offset) / 30.44))
-        total = parsed.year * 12 + (parsed.month - 1) + months
+        total = date_part(parsed.year) * 12 + (date_part(parsed.month) - 1) + months
         return date(total // 12, total % 12 + 1, 1)
-    return date(parsed.year + sign * max(1, round(abs(offset) / 365.25)), 1, 1)
+    return date(date_part(parsed.year) + sign * max(1, round(abs(offset) / 365.25)), 1, 1)
 
 
 def _leap(y: int) -> bool:
@@ -353,7 +360,7 @@ def generalise_year(parsed: ParsedDate, text: str) -> str:
         raise ValueError("not a year-only date")
     core = text.strip()
     lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()) :]
-    decade = parsed.year - parsed.year % 10
+    decade = date_part(parsed.year) - date_part(parsed.year) % 10
     if core.startswith("'"):
         return f"{lead}'{decade % 100:02d}s{trail}"
     return f"{lead}{decade}s{trail}"
@@ -364,7 +371,7 @@ def anonymize_date(keyring: KeyRing, patient_id: str, text: str, reference_year:
     parsed = parse_date(text, reference_year)
     if parsed.kind == "y":
         return generalise_year(parsed, text), "date.decade"
-    if parsed.kind != "md" and not _in_range(date(parsed.year, parsed.month or 1, 1)):
+    if parsed.kind != "md" and not _in_range(date(date_part(parsed.year), parsed.month or 1, 1)):
         raise _out_of_range()
     try:
         new = shifted_date(parsed, date_offset_days(keyring, patient_id), reference_year)

@@ -35,11 +35,12 @@ notes on both sides.  These floors are the lowest alert levels; calibration may 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy.stats import norm
 
 LENSES = ("text", "mix", "output", "residual")
@@ -52,7 +53,7 @@ class Unavailable(Exception):
     """A component cannot be computed; the message is the reason (no data values)."""
 
 
-def psi(ref_counts, batch_counts, eps: float = 1e-4) -> float:
+def psi(ref_counts: Sequence[float], batch_counts: Sequence[float], eps: float = 1e-4) -> float:
     r = np.asarray(ref_counts, float)
     b = np.asarray(batch_counts, float)
     if r.sum() <= 0 or b.sum() <= 0:
@@ -71,7 +72,7 @@ def js_distance(ref: dict[str, int], batch: dict[str, int]) -> float:
     r, b = r / r.sum(), b / b.sum()
     m = (r + b) / 2
 
-    def kl(p, q):
+    def kl(p: npt.NDArray[np.float64], q: npt.NDArray[np.float64]) -> float:
         mask = p > 0
         return float(np.sum(p[mask] * np.log2(p[mask] / q[mask])))
 
@@ -86,17 +87,18 @@ def _ratio(prof: dict[str, Any], num: str, den: str, scale: float = 1.0) -> floa
     d = prof["text"][den]
     if d <= 0:
         raise Unavailable(f"no {den} in the documents")
-    return scale * prof["text"][num] / d
+    return float(scale * prof["text"][num] / d)
 
 
-def _need(prof: dict[str, Any], part: str, side: str = "batch") -> dict:
+def _need(prof: dict[str, Any], part: str, side: str = "batch") -> dict[str, Any]:
     if prof.get(part) is None:
         what = "recognizer spans" if part == "spans" else "residual screen results"
         raise Unavailable(f"no {what} given" + (" when the reference was frozen" if side == "reference" else ""))
-    return prof[part]
+    part_profile: dict[str, Any] = prof[part]
+    return part_profile
 
 
-def _fingerprint(ref: dict[str, Any], batch: dict, key: str) -> None:
+def _fingerprint(ref: dict[str, Any], batch: dict[str, Any], key: str) -> None:
     r, b = ref.get(key), batch.get(key)
     if r and b and r != b:
         raise Unavailable("re-baseline: the measuring recognizer changed since the reference was frozen")
@@ -106,21 +108,21 @@ def _rate_1k(prof: dict[str, Any], count: int) -> float:
     chars = prof["text"]["chars"]
     if chars <= 0:
         raise Unavailable("no characters")
-    return 1000.0 * count / chars
+    return float(1000.0 * count / chars)
 
 
-def _spans_per_1k(ref, batch):
+def _spans_per_1k(ref: dict[str, Any], batch: dict[str, Any]) -> float:
     _fingerprint(ref, batch, "recognizer_fingerprint")
     r, b = _need(ref, "spans", "reference"), _need(batch, "spans")
     return relative_change(_rate_1k(ref, sum(r["by_label"].values())), _rate_1k(batch, sum(b["by_label"].values())))
 
 
-def _label_mix(ref, batch):
+def _label_mix(ref: dict[str, Any], batch: dict[str, Any]) -> float:
     _fingerprint(ref, batch, "recognizer_fingerprint")
     return js_distance(_need(ref, "spans", "reference")["by_label"], _need(batch, "spans")["by_label"])
 
 
-def _label_rate_drop(ref, batch):
+def _label_rate_drop(ref: dict[str, Any], batch: dict[str, Any]) -> float:
     _fingerprint(ref, batch, "recognizer_fingerprint")
     r, b = _need(ref, "spans", "reference")["by_label"], _need(batch, "spans")["by_label"]
     drops = []
@@ -134,7 +136,7 @@ def _label_rate_drop(ref, batch):
     return max(drops)
 
 
-def _confidence(ref, batch):
+def _confidence(ref: dict[str, Any], batch: dict[str, Any]) -> float:
     _fingerprint(ref, batch, "recognizer_fingerprint")
     return psi(_need(ref, "spans", "reference")["conf_hist"], _need(batch, "spans")["conf_hist"])
 
@@ -149,7 +151,7 @@ def two_proportion_p(k1: int, n1: int, k2: int, n2: int) -> float:
     return float(2 * norm.sf(abs(z)))
 
 
-def _residual_rate(ref, batch):
+def _residual_rate(ref: dict[str, Any], batch: dict[str, Any]) -> tuple[float, dict[str, float]]:
     _fingerprint(ref, batch, "screen_fingerprint")
     r, b = _need(ref, "residual", "reference"), _need(batch, "residual")
     if r["n_notes"] < MIN_DOCS_PER_SIDE or b["n_notes"] < MIN_DOCS_PER_SIDE:
@@ -160,7 +162,7 @@ def _residual_rate(ref, batch):
     return (max(0.0, br - rr) if p < 0.01 else 0.0), {"p_value": p, "reference": rr, "batch": br}
 
 
-def _residual_label_rise(ref, batch):
+def _residual_label_rise(ref: dict[str, Any], batch: dict[str, Any]) -> float:
     _fingerprint(ref, batch, "screen_fingerprint")
     r, b = _need(ref, "residual", "reference"), _need(batch, "residual")
     if r["n_notes"] < MIN_DOCS_PER_SIDE or b["n_notes"] < MIN_DOCS_PER_SIDE:
@@ -180,15 +182,20 @@ class ComponentSpec:
     kind: str
     default_watch: float
     default_drift: float
-    compute: Callable[[dict[str, Any], dict], Any]  # (reference profile, batch profile) -> value | (value, extra)
+    compute: Callable[[dict[str, Any], dict[str, Any]], Any]  # (reference profile, batch profile) -> value | (value, extra)
 
 
-def _rel(num: str, den: str, scale: float = 1.0, floor: float = 1e-9):
-    return lambda ref, batch: relative_change(_ratio(ref, num, den, scale), _ratio(batch, num, den, scale), floor)
+def _rel(
+    num: str, den: str, scale: float = 1.0, floor: float = 1e-9
+) -> Callable[[dict[str, Any], dict[str, Any]], float]:
+    def f(ref: dict[str, Any], batch: dict[str, Any]) -> float:
+        return relative_change(_ratio(ref, num, den, scale), _ratio(batch, num, den, scale), floor)
+
+    return f
 
 
-def _mix(key: str):
-    def f(ref, batch):
+def _mix(key: str) -> Callable[[dict[str, Any], dict[str, Any]], float]:
+    def f(ref: dict[str, Any], batch: dict[str, Any]) -> float:
         if set(ref["mix"][key]) == {"?"} and set(batch["mix"][key]) == {"?"}:
             raise Unavailable(f"no {key} metadata")
         return js_distance(ref["mix"][key], batch["mix"][key])
@@ -216,7 +223,9 @@ COMPONENTS: tuple[ComponentSpec, ...] = (
 COMPONENT_NAMES = tuple(c.name for c in COMPONENTS)
 
 
-def compute(spec: ComponentSpec, ref: dict[str, Any], batch: dict) -> tuple[float | None, str | None, dict]:
+def compute(
+    spec: ComponentSpec, ref: dict[str, Any], batch: dict[str, Any]
+) -> tuple[float | None, str | None, dict[str, Any]]:
     """(value, reason-if-unavailable, extra) -- never raises for missing data."""
     try:
         out = spec.compute(ref, batch)

@@ -33,17 +33,18 @@ import random
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from tide_core.anonymize.dates import date_offset_days, parse_date
+from tide_core.anonymize.dates import ParsedDate, date_offset_days, date_part, parse_date
 from tide_core.anonymize.engine import Anonymizer
 from tide_core.anonymize.keys import KeyRing
 from tide_core.anonymize.names import surrogate_token
 from tide_core.errors import TideError
-from tide_core.spans import Note, Span
+from tide_core.evaluation.gold_io import GoldDoc
+from tide_core.spans import Note, ReleasedSpan, Span
 
 STUDY = "attackbench"
 OFFSETS = [o for o in range(-180, 181) if abs(o) >= 3]  # the date-shift range (dates.py)
@@ -60,12 +61,12 @@ class Released:
     note_id: str
     patient_id: str
     text: str
-    spans: list  # ReleasedSpan
+    spans: list[ReleasedSpan]
     gold: list[Span]
     original: str
 
 
-def release(gold_docs: Sequence, keyring: KeyRing) -> dict[str, Released]:
+def release(gold_docs: Sequence[GoldDoc], keyring: KeyRing) -> dict[str, Released]:
     """Anonymize every gold document under ``keyring`` (quarantined notes are left out)."""
     anon = Anonymizer(keyring)
     out = {}
@@ -110,11 +111,11 @@ def _full_dates(r: Released) -> list[date]:
         except TideError:
             continue
         if p.kind == "full":
-            out.append(date(p.year, p.month, p.day))
+            out.append(date(date_part(p.year), date_part(p.month), date_part(p.day)))
     return out
 
 
-def _signature(r: Released) -> tuple:
+def _signature(r: Released) -> tuple[tuple[tuple[str, int], ...], tuple[str, ...], tuple[int, ...]]:
     """PHI-side features: label counts, values no key changes, intervals between full dates."""
     kept = sorted(
         r.text[s.out_start : s.out_end].lower()
@@ -132,12 +133,18 @@ def _skeleton_shingles(r: Released, k: int = 4) -> set[int]:
     return {hash(tuple(words[i : i + k])) for i in range(max(0, len(words) - k + 1))}
 
 
-def _link(a: dict[str, Released], b: dict[str, Released], score) -> dict[str, str]:
+def _link(
+    a: dict[str, Released], b: dict[str, Released], score: Callable[[Released, Released], tuple[Any, ...]]
+) -> dict[str, str]:
     """Greedy best match of every note of ``a`` to a note of ``b`` under ``score(ra, rb)``."""
-    return {na: max(b, key=lambda nb, ra=ra: score(ra, b[nb])) for na, ra in a.items()}
+
+    def best(ra: Released) -> str:
+        return max(b, key=lambda nb: score(ra, b[nb]))
+
+    return {na: best(ra) for na, ra in a.items()}
 
 
-def attack_linkage(gold_docs: Sequence, seed: int) -> dict[str, Any]:
+def attack_linkage(gold_docs: Sequence[GoldDoc], seed: int) -> dict[str, Any]:
     ra = release(gold_docs, test_keyring("k1", seed))
     rb = release(gold_docs, test_keyring("k2", seed))
     common = sorted(set(ra) & set(rb))
@@ -150,7 +157,7 @@ def attack_linkage(gold_docs: Sequence, seed: int) -> dict[str, Any]:
     sig_a = {n: _signature(r) for n, r in ra.items()}
     sig_b = {n: _signature(r) for n, r in rb.items()}
 
-    def phi_score(x: Released, y: Released) -> tuple:
+    def phi_score(x: Released, y: Released) -> tuple[bool, int, float]:
         return (sig_a[x.note_id] == sig_b[y.note_id], -abs(len(x.text) - len(y.text)), rng.random())
 
     sh_b = {n: _skeleton_shingles(r) for n, r in rb.items()}
@@ -169,7 +176,7 @@ def attack_linkage(gold_docs: Sequence, seed: int) -> dict[str, Any]:
             out[n] = max(votes, key=lambda m: (votes[m], -abs(len(r.text) - len(rb[m].text)))) if votes else n
         return out
 
-    res = {"notes": len(common), "patients": len({ra[n].patient_id for n in common})}
+    res: dict[str, Any] = {"notes": len(common), "patients": len({ra[n].patient_id for n in common})}
     for name, links in (("phi_features", _link(ra, rb, phi_score)), ("with_text", text_links())):
         note_acc = sum(1 for n, m in links.items() if n == m) / len(links)
         # patient references: each A patient goes to the B patient most of its notes link to
@@ -251,8 +258,8 @@ def _ngrams(value: str, n_max: int = 3) -> list[str]:
 
 
 def _naive_bayes_scores(train: list[tuple[str, int]], test: list[str]) -> list[float]:
-    counts = {0: Counter(), 1: Counter()}
-    docs = Counter()
+    counts: dict[int, Counter[str]] = {0: Counter(), 1: Counter()}
+    docs: Counter[int] = Counter()
     for v, y in train:
         counts[y].update(_ngrams(v))
         docs[y] += 1
@@ -283,7 +290,7 @@ def _classifier_scores(train: list[tuple[str, int]], test: list[str]) -> tuple[l
     return list(clf.decision_function(vec.transform(test))), "logistic regression, char 1-3-grams"
 
 
-def attack_hiding(gold_docs: Sequence, seed: int, miss_rate: float = 0.1) -> dict[str, Any]:
+def attack_hiding(gold_docs: Sequence[GoldDoc], seed: int, miss_rate: float = 0.1) -> dict[str, Any]:
     """Drop ``miss_rate`` of the gold spans (what the pipeline missed) and classify surfaces."""
     rng = random.Random(seed)
     anon = Anonymizer(test_keyring("k1", seed))
@@ -326,20 +333,20 @@ def attack_hiding(gold_docs: Sequence, seed: int, miss_rate: float = 0.1) -> dic
 # -- (d) date-shift recovery ---------------------------------------------------------------------
 
 
-def attack_date_shift(gold_docs: Sequence, seed: int) -> dict[str, Any]:
+def attack_date_shift(gold_docs: Sequence[GoldDoc], seed: int) -> dict[str, Any]:
     """Per patient: one known true full date -> the offset -> every other date of the patient."""
     kr = test_keyring("k1", seed)
     rel = release(gold_docs, kr)
     per_patient: dict[str, list[tuple[str, str, int | None]]] = defaultdict(list)  # (true, released, ref)
-    for r in rel.values():
+    for rl in rel.values():
         doc_ref = None
-        nd = (next(d for d in gold_docs if d.note_id == r.note_id).metadata or {}).get("note_date")
+        nd = (next(d for d in gold_docs if d.note_id == rl.note_id).metadata or {}).get("note_date")
         if isinstance(nd, str) and nd[:4].isdigit():
             doc_ref = int(nd[:4])
-        for s in r.spans:
+        for s in rl.spans:
             if s.label == "DATE" and s.operator == "date.shift":
-                per_patient[r.patient_id].append(
-                    (r.original[s.start : s.end], r.text[s.out_start : s.out_end], doc_ref)
+                per_patient[rl.patient_id].append(
+                    (rl.original[s.start : s.end], rl.text[s.out_start : s.out_end], doc_ref)
                 )
     recovered = total = other_ok = other_total = 0
     patients = 0
@@ -347,7 +354,8 @@ def attack_date_shift(gold_docs: Sequence, seed: int) -> dict[str, Any]:
     kind_ok: Counter[str] = Counter()
     known_offsets = []
     for pid, dates in per_patient.items():
-        parsed, refs = [], []
+        parsed: list[tuple[ParsedDate, ParsedDate]] = []
+        refs: list[tuple[str, str, int | None]] = []
         for true_s, rel_s, ref in dates:
             try:
                 parsed.append((parse_date(true_s, ref), parse_date(rel_s, ref)))
@@ -360,7 +368,10 @@ def attack_date_shift(gold_docs: Sequence, seed: int) -> dict[str, Any]:
         patients += 1
         known = fulls[0]  # the one date the attacker knows
         t0, r0 = known
-        offset = (date(r0.year, r0.month, r0.day) - date(t0.year, t0.month, t0.day)).days
+        offset = (
+            date(date_part(r0.year), date_part(r0.month), date_part(r0.day))
+            - date(date_part(t0.year), date_part(t0.month), date_part(t0.day))
+        ).days
         known_offsets.append((pid, offset))
         for (t, r), (_, _, ref) in zip(parsed, refs, strict=True):
             if (t, r) is known:
@@ -397,7 +408,7 @@ def attack_date_shift(gold_docs: Sequence, seed: int) -> dict[str, Any]:
     }
 
 
-def _invert(true_p, rel_p, offset: int, reference_year: int | None = None) -> int:
+def _invert(true_p: ParsedDate, rel_p: ParsedDate, offset: int, reference_year: int | None = None) -> int:
     """1 when undoing ``offset`` on the released date gives the true date (at its precision).
 
     Month + day dates were shifted inside the note's reference year, which the attacker reads
@@ -407,18 +418,18 @@ def _invert(true_p, rel_p, offset: int, reference_year: int | None = None) -> in
     if true_p.kind == "full":
         # a 2-digit year is read with the %y pivot, so a shift across it (68 -> 69) reads back a
         # century off; the attacker knows the century of the date they hold: compare within it
-        y = rel_p.year
-        y += 100 * round((true_p.year - y) / 100)
+        y = date_part(rel_p.year)
+        y += 100 * round((date_part(true_p.year) - y) / 100)
         try:
-            guess = date(y, rel_p.month, rel_p.day) - timedelta(days=offset)
+            guess = date(y, date_part(rel_p.month), date_part(rel_p.day)) - timedelta(days=offset)
         except ValueError:
             return 0
-        return int(guess == date(true_p.year, true_p.month, true_p.day))
+        return int(guess == date(date_part(true_p.year), date_part(true_p.month), date_part(true_p.day)))
     if true_p.kind == "md":
         ry = reference_year or 2000
         for y in (ry - 1, ry, ry + 1):
             try:
-                guess = date(y, rel_p.month, rel_p.day) - timedelta(days=offset)
+                guess = date(y, date_part(rel_p.month), date_part(rel_p.day)) - timedelta(days=offset)
             except ValueError:  # 29 February in a common year
                 continue
             if guess.year in (ry, 2000) and (guess.month, guess.day) == (true_p.month, true_p.day):
@@ -427,7 +438,7 @@ def _invert(true_p, rel_p, offset: int, reference_year: int | None = None) -> in
     if true_p.kind == "my":
         sign = -1 if offset < 0 else 1
         months = sign * max(1, round(abs(offset) / 30.44))
-        total = rel_p.year * 12 + rel_p.month - 1 - months
+        total = date_part(rel_p.year) * 12 + date_part(rel_p.month) - 1 - months
         return int((total // 12, total % 12 + 1) == (true_p.year, true_p.month))
     return 0
 

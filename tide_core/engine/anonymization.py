@@ -8,10 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
 
 from tide_core.errors import TideError
 from tide_core.spans import AnonymizedNote, Note, Quarantined, Span
 from tide_core.text.normalize import normalize_surface
+
+if TYPE_CHECKING:
+    from tide_core.anonymize.keys import KeyRing
+    from tide_core.config import TideConfig
 
 #: Labels whose operator may legitimately keep the original surface (ages <= 89 are kept).
 KEEPS_VALUE = frozenset({"AGE"})
@@ -53,18 +58,19 @@ def _surfaces_survive(note: Note, out: AnonymizedNote) -> list[int]:
 def anonymize_notes(
     notes: Sequence[Note],
     spans: Mapping[str, Sequence[Span]],
-    keyring,
-    config=None,
+    keyring: KeyRing,
+    config: TideConfig | None = None,
     *,
     progress: bool = False,
     desc: str = "anonymize",
 ) -> AnonymizationBatch:
     from tqdm import tqdm
 
-    from tide_core.anonymize.engine import Anonymizer, pseudonym, shift_note_date
+    from tide_core.anonymize.dates import shift_note_date
+    from tide_core.anonymize.engine import Anonymizer, DatePolicy, pseudonym
     from tide_core.resolve import resolve_spans
 
-    policy = getattr(config, "on_unparseable_date", "mask")
+    policy = cast("DatePolicy", getattr(config, "on_unparseable_date", "mask"))  # checked by Anonymizer
     anonymizer = Anonymizer(keyring, on_unparseable_date=policy)
     batch = AnonymizationBatch(anonymizer.VERSION)
     for note in tqdm(notes, desc=desc, unit="note", disable=not progress, leave=False):

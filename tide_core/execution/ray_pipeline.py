@@ -32,15 +32,20 @@ import logging
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tide_core.engine.recognition import E_LOST, NoteRecognition, RecognitionBatch, RecognitionStats, _check_unique
 from tide_core.errors import ConfigError, TideError
 from tide_core.execution import ray_stages as st
 from tide_core.execution.ray_session import cluster_resources, ensure_ray
-from tide_core.spans import Note
+from tide_core.spans import Note, Quarantined, Span
+
+if TYPE_CHECKING:
+    from tide_core.anonymize.keys import KeyRing
+    from tide_core.config import TideConfig
+    from tide_core.engine.anonymization import ReleasedNote
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +165,7 @@ def plan_stages(config: RayRecognitionConfig, n_staged: int, n_rules: int, resou
     )
 
 
-def _factories(specs: Sequence[dict[str, Any]]) -> dict[str, Callable]:
+def _factories(specs: Sequence[dict[str, Any]]) -> dict[str, Callable[..., Any]]:
     """The registry factories the specs name, shipped to the workers: recognizers registered with
     ``registry.register`` in the driver only (tests, site plugins) do not exist there otherwise.
     Dotted-path specs ('pkg.module:Factory') are imported by the workers themselves."""
@@ -209,7 +214,7 @@ class RayRecognition:
         factories = _factories(specs)
         ray = ensure_ray(self.config.address, self.config.local_num_cpus)
         self.plan = plan_stages(self.config, len(staged), len(rules), cluster_resources())
-        total = len(notes) if hasattr(notes, "__len__") else None
+        total = len(notes) if isinstance(notes, Sized) else None
         bar = self._bar(total)
         try:
             for wave in self._waves(notes):
@@ -221,7 +226,7 @@ class RayRecognition:
                 bar.close()
 
     # ---------------------------------------------------------------- internals
-    def _bar(self, total):
+    def _bar(self, total: int | None) -> Any:
         self._progress_bar = None
         if self.config.progress:
             from tqdm import tqdm
@@ -268,7 +273,20 @@ class RayRecognition:
                 groups.append(st.Group(len(groups), rest))
         return groups
 
-    def _stages(self, ds, rd, plan, c, kw, retry, pool, staged, rules, policy, n_groups):
+    def _stages(
+        self,
+        ds: Any,
+        rd: Any,
+        plan: StagePlan,
+        c: RayRecognitionConfig,
+        kw: dict[str, Any],
+        retry: dict[str, Any],
+        pool: Callable[..., Any],
+        staged: list[int],
+        rules: list[int],
+        policy: Any,
+        n_groups: int,
+    ) -> Any:
         last = {"resolve": True, "policy": policy}
         light = max(1, min(plan.max_cpu_actors, n_groups))
         lpool = pool(light, full=True)
@@ -331,7 +349,15 @@ class RayRecognition:
         return ds
 
     def _run_wave(
-        self, ray, wave: list[Note], specs, factories, staged, rules, policy, _nested: bool = False
+        self,
+        ray: Any,
+        wave: list[Note],
+        specs: Sequence[dict[str, Any]],
+        factories: dict[str, Callable[..., Any]],
+        staged: list[int],
+        rules: list[int],
+        policy: Any,
+        _nested: bool = False,
     ) -> RecognitionBatch:
         import ray.data as rd
 
@@ -340,12 +366,13 @@ class RayRecognition:
             self.waves += 1
         groups = self._groups(wave)
         plan = self.plan
+        assert plan is not None  # set by iter_run before the first wave
         c = self.config
         items = [{"gid": g.gid, "payload": p} for g, p in zip(groups, st.encode(groups)["payload"], strict=True)]
         ds = rd.from_items(items, override_num_blocks=len(items))
         retry = {"max_restarts": c.max_retries, "max_task_retries": c.max_retries}
 
-        def pool(size_max, full=False):
+        def pool(size_max: int, full: bool = False) -> Any:
             low = size_max if full else max(1, min(plan.min_actors, size_max))
             return rd.ActorPoolStrategy(min_size=low, max_size=size_max)
 
@@ -357,7 +384,7 @@ class RayRecognition:
             ds = self._stages(ds, rd, plan, c, kw, retry, pool, staged, rules, policy, len(groups))
 
         records: dict[str, NoteRecognition] = {}
-        spans: dict[str, list] = {}
+        spans: dict[str, list[Span]] = {}
         stats = RecognitionStats()
         seen_groups: set[int] = set()
         error: BaseException | None = None
@@ -418,7 +445,7 @@ class RayRecognition:
 
 def _find_tide_error(exc: BaseException) -> TideError | None:
     seen = set()
-    stack = [exc]
+    stack: list[BaseException | None] = [exc]
     while stack:
         e = stack.pop()
         if e is None or id(e) in seen:
@@ -478,7 +505,14 @@ def map_notes(
     return [r for gid in range(len(chunks)) for r in by_gid[gid]]
 
 
-def _map_stage(rd, rows, make_fn, per, max_actors, config):
+def _map_stage(
+    rd: Any,
+    rows: list[dict[str, Any]],
+    make_fn: Callable[[], Callable[[Any], Any]],
+    per: float,
+    max_actors: int,
+    config: RayRecognitionConfig,
+) -> Any:
     return rd.from_items(rows, override_num_blocks=len(rows)).map_batches(
         st.MapStage,
         batch_size=1,
@@ -491,7 +525,9 @@ def _map_stage(rd, rows, make_fn, per, max_actors, config):
     )
 
 
-def _anonymize_one(keyring, config, item):
+def _anonymize_one(
+    keyring: KeyRing, config: TideConfig | None, item: tuple[Note, list[Span]]
+) -> ReleasedNote | Quarantined:
     """One note through :func:`tide_core.engine.anonymization.anonymize_notes`, the one
     anonymization path: span resolution, the operators' coded errors, the E405 check that no
     replacement equals its original, and E499 for any other failure are the same as in process."""
@@ -502,7 +538,9 @@ def _anonymize_one(keyring, config, item):
     return batch.released[0] if batch.released else batch.quarantined[0]
 
 
-def _make_anonymizer(keyring, config):
+def _make_anonymizer(
+    keyring: KeyRing, config: TideConfig | None
+) -> Callable[[tuple[Note, list[Span]]], ReleasedNote | Quarantined]:
     return functools.partial(_anonymize_one, keyring, config)
 
 
@@ -513,10 +551,16 @@ class RayAnonymization:
     ``anonymize_notes`` releases) or a ``Quarantined`` row; the ``KeyRing`` pickles.
     """
 
-    def __init__(self, config: RayRecognitionConfig | None = None):
+    def __init__(self, config: RayRecognitionConfig | None = None) -> None:
         self.config = config or RayRecognitionConfig(progress=False)
 
-    def run(self, notes: Sequence[Note], spans: Mapping[str, Sequence[Any]], keyring, tide_config=None) -> list[Any]:
+    def run(
+        self,
+        notes: Sequence[Note],
+        spans: Mapping[str, Sequence[Span]],
+        keyring: KeyRing,
+        tide_config: TideConfig | None = None,
+    ) -> list[Any]:
         items = [(n, list(spans.get(n.note_id, []))) for n in notes]
         return map_notes(items, functools.partial(_make_anonymizer, keyring, tide_config), self.config)
 

@@ -30,13 +30,16 @@ import uuid
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from tide_core.errors import ConfigError, WarehouseError
 from tide_core.io.warehouse import PartitionWrite, check_partition_rows, check_writes
+
+if TYPE_CHECKING:
+    from google.cloud import bigquery
 
 log = logging.getLogger("tide.bigquery")
 
@@ -114,7 +117,7 @@ def bq_type(t: pa.DataType) -> str:
     )
 
 
-def bq_schema(schema: pa.Schema) -> list:
+def bq_schema(schema: pa.Schema) -> list[bigquery.SchemaField]:
     from google.cloud import bigquery
 
     return [bigquery.SchemaField(f.name, bq_type(f.type), mode="NULLABLE") for f in schema]
@@ -135,7 +138,7 @@ def _normalise(table: pa.Table) -> pa.Table:
 
 
 # -- filters --------------------------------------------------------------------------------
-def _param(name: str, value: object):
+def _param(name: str, value: object) -> bigquery.ScalarQueryParameter:
     from google.cloud import bigquery
 
     if isinstance(value, bool):
@@ -151,18 +154,21 @@ def _param(name: str, value: object):
     return bigquery.ScalarQueryParameter(name, "STRING", str(value))
 
 
-def _array_param(name: str, values: list):
+def _array_param(name: str, values: list[Any]) -> bigquery.ArrayQueryParameter:
     from google.cloud import bigquery
 
     scalar = _param(name, values[0])
     return bigquery.ArrayQueryParameter(name, scalar.type_, values)
 
 
-def where_sql(where: Mapping[str, object] | None, alias: str = "") -> tuple[str, list]:
+def where_sql(
+    where: Mapping[str, object] | None, alias: str = ""
+) -> tuple[str, list[bigquery.ScalarQueryParameter | bigquery.ArrayQueryParameter]]:
     """Equality filters as a GoogleSQL predicate with named parameters (list/tuple -> IN UNNEST)."""
     if not where:
         return "TRUE", []
-    clauses, params = [], []
+    clauses: list[str] = []
+    params: list[bigquery.ScalarQueryParameter | bigquery.ArrayQueryParameter] = []
     prefix = f"{alias}." if alias else ""
     for i, (col, value) in enumerate(where.items()):
         ref = prefix + _col(col)
@@ -252,7 +258,7 @@ class BigQueryOptions:
 class BigQueryWarehouse:
     """The Warehouse protocol on one BigQuery dataset (see ``tide_core.io.warehouse``)."""
 
-    def __init__(self, options: BigQueryOptions, client=None, read_client=None):
+    def __init__(self, options: BigQueryOptions, client: Any = None, read_client: Any = None) -> None:
         from google.cloud import bigquery
 
         self.options = options
@@ -271,7 +277,7 @@ class BigQueryWarehouse:
             if options.api_endpoint and options.anonymous:
                 _emulator_upload_compat()
             client = bigquery.Client(**kwargs)
-        self.client = client
+        self.client: bigquery.Client = client
         self._read_client = read_client
         self._storage_ok: bool | None = None if options.use_storage_api else False
         self._lock = threading.RLock()
@@ -301,7 +307,7 @@ class BigQueryWarehouse:
         self.client.create_dataset(ds, exists_ok=True)
 
     # -- metadata ----------------------------------------------------------------------------
-    def _get_table(self, name: str):
+    def _get_table(self, name: str) -> bigquery.Table | None:
         from google.api_core.exceptions import NotFound
 
         try:
@@ -315,7 +321,7 @@ class BigQueryWarehouse:
     def columns(self, name: str) -> list[str]:
         return [f.name for f in self._require(name).schema]
 
-    def _require(self, name: str):
+    def _require(self, name: str) -> bigquery.Table:
         t = self._get_table(name)
         if t is None:
             raise WarehouseError(
@@ -325,7 +331,9 @@ class BigQueryWarehouse:
             )
         return t
 
-    def _create(self, name: str, schema: pa.Schema, expires: dt.datetime | None = None, layout: bool = True):
+    def _create(
+        self, name: str, schema: pa.Schema, expires: dt.datetime | None = None, layout: bool = True
+    ) -> bigquery.Table:
         from google.cloud import bigquery
 
         t = bigquery.Table(self.table_id(name), schema=bq_schema(schema))
@@ -342,7 +350,7 @@ class BigQueryWarehouse:
             t.expires = expires
         return self.client.create_table(t, exists_ok=True)
 
-    def _ensure(self, name: str, schema: pa.Schema):
+    def _ensure(self, name: str, schema: pa.Schema) -> bigquery.Table:
         """Create the table from the Arrow schema, or add columns the rows carry and it lacks."""
         existing = self._get_table(name)
         if existing is None:
@@ -385,7 +393,7 @@ class BigQueryWarehouse:
                 )
         return self._read_rest(name, cols, where)
 
-    def _storage_client(self):
+    def _storage_client(self) -> Any:
         if self._read_client is None:
             from google.cloud import bigquery_storage_v1
 
@@ -413,7 +421,7 @@ class BigQueryWarehouse:
                 self._read_client = bigquery_storage_v1.BigQueryReadClient(credentials=self.client._credentials)
         return self._read_client
 
-    def _read_storage(self, name: str, cols: list[str], where) -> pa.Table:
+    def _read_storage(self, name: str, cols: list[str], where: Mapping[str, object] | None) -> pa.Table:
         from google.api_core import exceptions as gexc
 
         try:
@@ -445,7 +453,7 @@ class BigQueryWarehouse:
             schema = pa.ipc.read_schema(pa.py_buffer(session.arrow_schema.serialized_schema))
         streams = list(session.streams)
 
-        def read(stream) -> pa.Table:
+        def read(stream: Any) -> pa.Table:
             # decode the Arrow IPC record batches directly (the reader's to_arrow() is deprecated)
             batches = [
                 pa.ipc.read_record_batch(pa.py_buffer(r.arrow_record_batch.serialized_record_batch), schema)
@@ -475,7 +483,7 @@ class BigQueryWarehouse:
         by_name = {f.name: f for f in t.schema}
         return pa.schema([(c, _arrow_type(by_name[c].field_type)) for c in cols]).empty_table()
 
-    def _read_rest(self, name: str, cols: list[str], where) -> pa.Table:
+    def _read_rest(self, name: str, cols: list[str], where: Mapping[str, object] | None) -> pa.Table:
         clause, params = where_sql(where)
         sql = f"SELECT {', '.join(_col(c) for c in cols)} FROM {self._q(name)} WHERE {clause}"
         out = self._query(sql, params).to_arrow(create_bqstorage_client=False)
@@ -483,7 +491,7 @@ class BigQueryWarehouse:
             return self._empty(name, cols)
         return out.select(cols)
 
-    def _query(self, sql: str, params: list | None = None):
+    def _query(self, sql: str, params: Sequence[Any] | None = None) -> Any:
         from google.cloud import bigquery
 
         job = self.client.query(sql, job_config=bigquery.QueryJobConfig(query_parameters=params or []))
@@ -519,7 +527,7 @@ class BigQueryWarehouse:
         return self.sql(text, params)
 
     # -- writes ------------------------------------------------------------------------------
-    def _load(self, table_id: str, table: pa.Table, disposition: str, schema) -> int:
+    def _load(self, table_id: str, table: pa.Table, disposition: str, schema: Sequence[bigquery.SchemaField]) -> int:
         from google.cloud import bigquery
 
         buf = io.BytesIO()
@@ -539,7 +547,7 @@ class BigQueryWarehouse:
                 hint="check the table schema against tide_core.cache.tables",
                 terminal=False,
             ) from exc
-        return table.num_rows
+        return int(table.num_rows)
 
     def append(self, name: str, table: pa.Table) -> int:
         with self._lock:
@@ -589,7 +597,7 @@ class BigQueryWarehouse:
                 )
             finally:
                 self.client.delete_table(self.table_id(stage), not_found_ok=True)
-        return table.num_rows
+        return int(table.num_rows)
 
     def replace_partitions(self, writes: Sequence[PartitionWrite]) -> int:
         """Replace several partitions all or nothing.
@@ -653,10 +661,10 @@ class BigQueryWarehouse:
             except Exception:  # pragma: no cover
                 pass
 
-    def __enter__(self):
+    def __enter__(self) -> BigQueryWarehouse:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -667,7 +675,7 @@ class _StorageUnavailable(Exception):
     pass
 
 
-def _job_config(params):
+def _job_config(params: Sequence[Any] | None) -> bigquery.QueryJobConfig:
     from google.cloud import bigquery
 
     return bigquery.QueryJobConfig(query_parameters=params or [])

@@ -6,7 +6,7 @@ import contextlib
 import os
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import duckdb
@@ -54,7 +54,7 @@ class DuckDBWarehouse:
         return f"{_ident(self.schema, 'schema')}.{_ident(name)}"
 
     @staticmethod
-    def _where(where: Mapping[str, object] | None) -> tuple[str, list]:
+    def _where(where: Mapping[str, object] | None) -> tuple[str, list[object]]:
         if not where:
             return "", []
         clauses, params = [], []
@@ -117,7 +117,7 @@ class DuckDBWarehouse:
                 self._con.execute(f"CREATE OR REPLACE TABLE {self._q(name)} AS SELECT * FROM _tide_in")
             finally:
                 self._con.unregister("_tide_in")
-        return table.num_rows
+        return int(table.num_rows)
 
     def _create_if_missing(self, name: str, table: pa.Table) -> None:
         if not self.table_exists(name):
@@ -138,7 +138,7 @@ class DuckDBWarehouse:
             self._con.unregister("_tide_in")
 
     @contextlib.contextmanager
-    def _transaction(self):
+    def _transaction(self) -> Iterator[None]:
         with self._lock:
             self._con.execute("BEGIN TRANSACTION")
             try:
@@ -152,7 +152,7 @@ class DuckDBWarehouse:
         with self._transaction():
             self._create_if_missing(name, table)
             self._insert(name, table)
-        return table.num_rows
+        return int(table.num_rows)
 
     def replace_partition(self, name: str, table: pa.Table, partition: Mapping[str, str]) -> int:
         check_partition_rows(name, table, partition)
@@ -161,7 +161,7 @@ class DuckDBWarehouse:
             self._create_if_missing(name, table)
             self._con.execute(f"DELETE FROM {self._q(name)}{clause}", params)
             self._insert(name, table)
-        return table.num_rows
+        return int(table.num_rows)
 
     def replace_partitions(self, writes: Sequence[PartitionWrite]) -> int:
         """Replace several partitions in one transaction: a crash leaves all old rows or all new."""
@@ -179,7 +179,9 @@ class DuckDBWarehouse:
             return 0
         clause, params = self._where(where)
         with self._transaction():
-            n = self._con.execute(f"SELECT count(*) FROM {self._q(name)}{clause}", params).fetchone()[0]
+            row = self._con.execute(f"SELECT count(*) FROM {self._q(name)}{clause}", params).fetchone()
+            assert row is not None  # count(*) returns exactly one row
+            n = row[0]
             self._con.execute(f"DELETE FROM {self._q(name)}{clause}", params)
         return int(n)
 
@@ -188,7 +190,9 @@ class DuckDBWarehouse:
             return 0
         clause, params = self._where(where)
         with self._lock:
-            return int(self._con.execute(f"SELECT count(*) FROM {self._q(name)}{clause}", params).fetchone()[0])
+            row = self._con.execute(f"SELECT count(*) FROM {self._q(name)}{clause}", params).fetchone()
+            assert row is not None  # count(*) returns exactly one row
+            return int(row[0])
 
     def sql(self, query: str, params: Sequence[object] | None = None) -> pa.Table:
         """DuckDB-only escape hatch for reports and tests (researcher queries)."""
@@ -202,10 +206,10 @@ class DuckDBWarehouse:
             except duckdb.Error:
                 pass
 
-    def __enter__(self):
+    def __enter__(self) -> DuckDBWarehouse:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:

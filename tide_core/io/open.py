@@ -7,13 +7,15 @@ shared helpers in :mod:`tide_core.io.warehouse`, so the arrows point one way
 
 from __future__ import annotations
 
+from typing import Any
+
 from tide_core.errors import ConfigError
 from tide_core.io.warehouse import Warehouse
 
 SCHEMES = ("duckdb", "bigquery")
 
 
-def open_warehouse(url: str, **options) -> Warehouse:
+def open_warehouse(url: str, **options: Any) -> Warehouse:
     """Open ``duckdb:PATH[#SCHEMA]`` or ``bigquery:PROJECT.DATASET``."""
     if not isinstance(url, str) or ":" not in url:
         raise ConfigError(

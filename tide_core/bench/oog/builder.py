@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from tide_core.spans import Span
 
 TERM = "TERM"  # pseudo-label: clinical vocabulary (recorded in metadata, never a PHI span)
 
-SlotValue = tuple | Callable[[], tuple]
+Piece = tuple[str, str | None]  # (surface, label); label None is plain text
+Pieces = list[Piece]
+SlotValue = Piece | Pieces | Callable[[], Piece | Pieces]
 _SLOT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -88,7 +90,7 @@ class DocBuilder:
         self.t(template[last:])
         return self
 
-    def _put(self, val) -> None:
+    def _put(self, val: Piece | Pieces) -> None:
         # a value is (surface, label) or a list of such pieces
         if isinstance(val, list):
             for piece in val:
@@ -136,7 +138,7 @@ def _wrap(text: str, width: int, rng: random.Random) -> str:
     return "".join(chars)
 
 
-def check_offsets(text: str, spans, terms) -> None:
+def check_offsets(text: str, spans: Sequence[Span], terms: Sequence[Sequence[int]]) -> None:
     """Self-check: non-empty, whitespace-trimmed, in-bounds, non-overlapping spans and terms."""
     prev_end = -1
     for sp in spans:

@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from tide_core.bench.oog.builder import TERM, DocBuilder
+from tide_core.bench.oog.builder import TERM, DocBuilder, Piece, Pieces
 from tide_core.bench.oog.phi import Fake, Person
 
 SEPARATORS = [": ", ":", " - ", " = ", "=", "\t", " : ", ":\t", " -- ", " | "]
@@ -74,10 +74,10 @@ class Ctx:
     other_staff: dict[str, Any] = field(default_factory=dict)
 
     # -- pieces (lists of (surface, label)) -----------------------------------------------------
-    def pt(self, style: str | None = None, person: Person | None = None) -> list:
+    def pt(self, style: str | None = None, person: Person | None = None) -> Pieces:
         return [(self.f.name(person or self.pat.person, style), "PATIENT")]
 
-    def pt_titled(self, person: Person | None = None) -> list:
+    def pt_titled(self, person: Person | None = None) -> Pieces:
         p = person or self.pat.person
         title = {
             "M": self.rng.choice(["Mr. ", "Mr ", "MR. "]),
@@ -85,7 +85,7 @@ class Ctx:
         }.get(p.sex, "Mx. ")
         return [(title, None), (self.f.name(p, self.rng.choice(["last", "last", "full"])), "PATIENT")]
 
-    def doc(self, person: Person | None = None, role: str = "md") -> list:
+    def doc(self, person: Person | None = None, role: str = "md") -> Pieces:
         r = self.rng
         if person is not None:
             p = person
@@ -122,16 +122,18 @@ class Ctx:
 
     def dt(
         self, lo: int = -400, hi: int = 30, style: str | None = None, time: bool = False, d: dt.date | None = None
-    ) -> list:
+    ) -> Pieces:
         return [(self.f.date(d or self.f.near(self.date, lo, hi), style, time), "DATE")]
 
-    def age(self, n: int | None = None, kind: str = "appos") -> list:
+    def age(self, n: int | None = None, kind: str = "appos") -> Pieces:
         """Age frames; ``kind`` is appos ("aged 54"), pred ("54 years old"), np ("a 54-year-old
         woman") or adj ("54-year-old woman")."""
-        n = age_on(self.pat.person.dob, self.date) if n is None else n
+        dob = self.pat.person.dob
+        assert dob is not None  # patients are made with a date of birth
+        n = age_on(dob, self.date) if n is None else n
         s, r = str(n), self.rng
         art = "an " if s.startswith("8") or s in ("11", "18") else "a "
-        sex = self.pat.person.sex if n == age_on(self.pat.person.dob, self.date) else "U"
+        sex = self.pat.person.sex if n == age_on(dob, self.date) else "U"
         noun = r.choice(
             {
                 "M": ["man", "gentleman", "male", "M", "patient", "pt"],
@@ -176,24 +178,24 @@ class Ctx:
         ]
         return r.choice(frames)
 
-    def drug(self) -> list:
+    def drug(self) -> Pieces:
         name, doses = self.rng.choice(self.f.v.drugs)
         freq = self.rng.choice(
             [" daily", " BID", " twice a day", " q8h", " at bedtime", " PRN", " once", " every morning", ""]
         )
         return [(name, TERM), (" ", None), (self.rng.choice(doses), TERM), (freq, None)]
 
-    def epo(self) -> list:
+    def epo(self) -> Pieces:
         return [(self.rng.choice(self.f.v.eponyms), TERM)]
 
-    def lab(self) -> list:
+    def lab(self) -> Pieces:
         lab = self.rng.choice(self.f.v.labs)
         val = self.rng.uniform(lab.low, lab.high)
         v = f"{val:.{lab.decimals}f}" + ((" " if lab.unit != "%" else "") + lab.unit if lab.unit else "")
         sep = self.rng.choice([" ", " of ", ": ", " was "])
         return [(lab.name, TERM), (sep, None), (v, TERM)]
 
-    def score(self) -> list:
+    def score(self) -> Pieces:
         r = self.rng
         return [
             (
@@ -223,7 +225,7 @@ class Ctx:
             )
         ]
 
-    def vital(self) -> list:
+    def vital(self) -> Pieces:
         r = self.rng
         return [
             (
@@ -243,13 +245,13 @@ class Ctx:
             )
         ]
 
-    def phone(self, intl: bool = False) -> list:
+    def phone(self, intl: bool = False) -> Pieces:
         return [(self.f.phone_intl() if intl else self.f.phone(), "PHONE")]
 
-    def ident(self, kind: str = "mrn") -> list:
+    def ident(self, kind: str = "mrn") -> Pieces:
         return [(self.f.ident(kind), "ID")]
 
-    def town(self, with_state: bool | None = None) -> list:
+    def town(self, with_state: bool | None = None) -> Pieces:
         city, st = self.f.town()
         if with_state is None:
             with_state = self.rng.random() < 0.35
@@ -258,7 +260,7 @@ class Ctx:
         self.b.tag("place_alone")
         return [(city, "LOCATION")]
 
-    def world(self) -> list:
+    def world(self) -> Pieces:
         city, cc = self.f.world_city()
         from tide_core.bench.oog.vocab import WORLD
 
@@ -274,7 +276,7 @@ class Ctx:
         st: str | None = None,
         zp: str | None = None,
         one_line: bool | None = None,
-    ) -> list:
+    ) -> Pieces:
         if city is None:
             city, st = self.f.town()
         street = street or self.f.street()
@@ -290,11 +292,11 @@ class Ctx:
             (zp, "LOCATION"),
         ]
 
-    def put(self, pieces: list) -> None:
+    def put(self, pieces: Piece | Pieces) -> None:
         self.b._put(pieces)
 
     # -- layouts ---------------------------------------------------------------------------------
-    def header(self, fields: list[tuple[str, list]], per_line: int | None = None) -> None:
+    def header(self, fields: list[tuple[str, Pieces]], per_line: int | None = None) -> None:
         """Fields in random order with a random separator; one or several per line."""
         r = self.rng
         fields = list(fields)
@@ -312,7 +314,7 @@ class Ctx:
             else:
                 self.b.raw(joiner)
 
-    def table(self, columns: list[str], rows: list[list[list]]) -> None:
+    def table(self, columns: list[str], rows: list[list[Pieces]]) -> None:
         r = self.rng
         style = r.choice(["pipe", "pipe_edge", "tab", "spaces"])
         sep = {"pipe": " | ", "pipe_edge": " | ", "tab": "\t", "spaces": "   "}[style]
