@@ -19,7 +19,7 @@ import uuid
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tide_core.cache import tables
 from tide_core.cache.span_cache import SpanCache, text_sha256
@@ -30,7 +30,12 @@ from tide_core.engine.release_columns import release_value
 from tide_core.engine.validation import ValidatedInput, validate_table
 from tide_core.errors import ConfigError
 from tide_core.io.warehouse import Warehouse
-from tide_core.spans import Note, Quarantined
+from tide_core.spans import Note, Quarantined, Span
+
+if TYPE_CHECKING:
+    from tide_core.anonymize.keys import KeyProvider
+    from tide_core.engine.recognition import RecognitionBatch
+    from tide_core.recognizers.base import TideRecognizer
 
 log = logging.getLogger("tide.runner")
 
@@ -105,11 +110,13 @@ def _patients_rows(wh: Warehouse, table: str, patient_ids: set[str]) -> list[dic
 
 def build_recognizers(
     wh: Warehouse, config: TideConfig, notes: Sequence[Note]
-) -> tuple[list, list[dict[str, Any]], list[str]]:
+) -> tuple[list[TideRecognizer], list[dict[str, Any]], list[str]]:
     """Create the configured recognizers; known-PHI specs get this study's patient rows."""
     from tide_core.recognizers.registry import create
 
-    warnings, specs, recognizers = [], [], []
+    warnings: list[str] = []
+    specs: list[dict[str, Any]] = []
+    recognizers: list[TideRecognizer] = []
     patient_ids = {n.patient_id for n in notes}
     for spec in config.recognizers:
         spec = dict(spec)
@@ -149,8 +156,8 @@ def recognize_study(
     *,
     notes_table: str | None = None,
     progress: bool = True,
-    recognizers: Sequence | None = None,
-    policy=None,
+    recognizers: Sequence[TideRecognizer] | None = None,
+    policy: Any = None,
     force: bool = False,
 ) -> RecognitionReport:
     from tide_core.engine.recognition import recognition_fingerprint
@@ -168,7 +175,9 @@ def recognize_study(
     cache = SpanCache(wh, config.tables)
     hits = set() if force else cache.hits(study, notes, fingerprint)
     todo = [n for n in notes if n.note_id not in hits]
-    recognized, statuses, failed_q = {}, {}, []
+    recognized: dict[str, list[Span]] = {}
+    statuses: dict[str, tuple[str, str | None]] = {}
+    failed_q: list[Quarantined] = []
     for batch in recognize_batches(
         todo,
         recognizers,
@@ -255,29 +264,31 @@ def recognize_study(
     return report
 
 
-def _collect(batch, recognized: dict[str, Any], statuses: dict) -> None:
+def _collect(
+    batch: RecognitionBatch, recognized: dict[str, list[Span]], statuses: dict[str, tuple[str, str | None]]
+) -> None:
     for rec in batch.records:
         statuses[rec.note_id] = (rec.status, rec.error_code)
         recognized[rec.note_id] = list(batch.spans.get(rec.note_id, [])) if rec.status == "ok" else []
 
 
 def _record_run(
-    wh,
-    config,
-    study,
-    key,
-    stage,
-    started,
-    n_in,
-    n_released,
-    n_quarantined,
-    n_spans,
-    n_recognized,
-    n_cached,
-    notes_per_s,
-    recognizers,
-    anonymizer,
-    fingerprint,
+    wh: Warehouse,
+    config: TideConfig,
+    study: str,
+    key: str,
+    stage: str,
+    started: dt.datetime,
+    n_in: int,
+    n_released: int,
+    n_quarantined: int,
+    n_spans: int,
+    n_recognized: int,
+    n_cached: int,
+    notes_per_s: float,
+    recognizers: Any,
+    anonymizer: str | None,
+    fingerprint: str,
 ) -> None:
     row = {
         "run_id": uuid.uuid4().hex,
@@ -304,7 +315,7 @@ def anonymize_study(
     wh: Warehouse,
     study: str,
     key: str,
-    key_provider,
+    key_provider: KeyProvider,
     config: TideConfig,
     *,
     notes_table: str | None = None,
@@ -359,7 +370,8 @@ def anonymize_study(
     result = anonymize_notes(ready, spans, keyring, config, progress=progress, desc=f"anonymize {study}/{key}")
     quarantined.extend(result.quarantined)
     now = _now()
-    deid_rows, span_rows = [], []
+    deid_rows: list[dict[str, Any]] = []
+    span_rows: list[dict[str, Any]] = []
     for out in result.released:
         src = out.source
         deid_rows.append(

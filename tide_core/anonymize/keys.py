@@ -141,7 +141,7 @@ class KeyRing:
     def __repr__(self) -> str:
         return f"KeyRing(study={self.study!r}, key={self.key!r}, fingerprint={self.fingerprint})"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[KeyRing], tuple[str, str, bytes]]:
         # Ray may need to ship a key ring to a worker; the secret travels only inside the object store.
         return (KeyRing, (self.study, self.key, self._secret))
 
@@ -181,7 +181,9 @@ class KeyProvider(Protocol):
 
 def env_var_name(study: str, key: str) -> str:
     """The environment variable EnvKeyProvider reads for (study, key)."""
-    norm = lambda s: re.sub(r"[^A-Za-z0-9]", "_", s).upper()  # noqa: E731
+    def norm(s: str) -> str:
+        return re.sub(r"[^A-Za-z0-9]", "_", s).upper()
+
     return f"TIDE_KEY_{norm(study)}__{norm(key)}"
 
 
@@ -213,7 +215,7 @@ class EnvKeyProvider:
 #: An unwrap hook: gets the wrapped bytes of ``<key>.wrapped`` and returns the secret, as raw bytes
 #: or as hex/base64 text.  Either a Python callable ``f(wrapped, *, study, key)`` or a command line
 #: (string or argv list) that reads the wrapped bytes on stdin and prints the secret as hex/base64.
-UnwrapHook = Callable[..., bytes | str] | str | list | tuple
+UnwrapHook = Callable[..., bytes | str] | str | list[str] | tuple[str, ...]
 
 UNWRAP_ENV = "TIDE_KEY_UNWRAP"  # "package.module:function"
 UNWRAP_COMMAND_ENV = "TIDE_KEY_UNWRAP_COMMAND"  # a command line, e.g. "kms-unwrap --key-ring tide"
@@ -236,7 +238,8 @@ def unwrap_hook_from_env(environ: dict[str, str] | None = None) -> UnwrapHook | 
                 f"{UNWRAP_ENV}={target!r} does not name an importable callable",
                 hint="set it to 'package.module:function'; the function gets (wrapped, *, study, key)",
             )
-        return fn
+        hook: Callable[..., bytes | str] = fn
+        return hook
     if env.get(UNWRAP_COMMAND_ENV):
         return env[UNWRAP_COMMAND_ENV]
     return None
@@ -463,7 +466,7 @@ class FileKeyProvider:
 class ChainKeyProvider:
     """Try several providers in order (directory first, then environment)."""
 
-    def __init__(self, *providers) -> None:
+    def __init__(self, *providers: KeyProvider) -> None:
         self.providers = providers
 
     def has(self, study: str, key: str) -> bool:

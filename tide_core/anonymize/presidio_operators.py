@@ -15,12 +15,15 @@ selects the date offset; it is a pseudonymous id, never key material.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tide_core.anonymize.engine import Anonymizer
+from tide_core.anonymize.engine import Anonymizer, DatePolicy
 from tide_core.anonymize.keys import KeyRing
 from tide_core.errors import AnonymizationError
 from tide_core.types import LABELS
+
+if TYPE_CHECKING:
+    from presidio_anonymizer.operators import Operator
 
 PRESIDIO_TO_TIDE = {
     "PERSON": "PATIENT",
@@ -45,8 +48,8 @@ PRESIDIO_TO_TIDE = {
 
 
 def keyed_operator_class(
-    keyring: KeyRing, name: str = "tide_keyed", patient_id: str = "", on_unparseable_date: str = "mask"
-):
+    keyring: KeyRing, name: str = "tide_keyed", patient_id: str = "", on_unparseable_date: DatePolicy = "mask"
+) -> type[Operator]:
     """Return a Presidio ``Operator`` subclass bound to ``keyring`` (register with ``add_anonymizer``)."""
     from presidio_anonymizer.operators import Operator, OperatorType
 
@@ -56,18 +59,18 @@ def keyed_operator_class(
     class TideKeyedOperator(Operator):
         """Keyed, consistent TIDE surrogates inside Presidio's AnonymizerEngine."""
 
-        def operate(self, text: str, params: dict[str, Any] = None) -> str:
+        def operate(self, text: str, params: dict[str, Any] | None = None) -> str:
             params = params or {}
             label = self._label(params)
             return anonymizer.replace_value(label, text, str(params.get("patient_id", bound_patient)))[0]
 
-        def validate(self, params: dict[str, Any] = None) -> None:
+        def validate(self, params: dict[str, Any] | None = None) -> None:
             self._label(params or {})
 
         @staticmethod
         def _label(params: dict[str, Any]) -> str:
             entity_type = params.get("entity_type", "")
-            label = params.get("label") or PRESIDIO_TO_TIDE.get(entity_type, entity_type)
+            label: str = params.get("label") or PRESIDIO_TO_TIDE.get(entity_type, entity_type)
             if label not in LABELS:
                 raise AnonymizationError(
                     "E466",
@@ -79,7 +82,7 @@ def keyed_operator_class(
         def operator_name(self) -> str:
             return name
 
-        def operator_type(self):
+        def operator_type(self) -> OperatorType:
             return OperatorType.Anonymize
 
     TideKeyedOperator.__name__ = f"TideKeyedOperator_{name}"

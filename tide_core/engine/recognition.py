@@ -34,13 +34,16 @@ are PHI-free by contract).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tide_core.errors import ConfigError, TideError
 from tide_core.spans import Note, Span
 from tide_core.text.normalize import NormalizedText, normalize
+
+if TYPE_CHECKING:
+    from tide_core.recognizers.base import Recognizer
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +175,9 @@ def spans_to_view(view: NormalizedText, spans: Iterable[Span]) -> list[Span]:
     return out
 
 
-def _on_views(recognize_many):
+def _on_views(
+    recognize_many: Callable[[Sequence[Note]], list[list[Span]]],
+) -> Callable[[Sequence[Note]], list[list[Span]]]:
     """Wrap ``recognize_many(notes)`` to run on the notes' views and return original offsets."""
 
     def call(notes: Sequence[Note]) -> list[list[Span]]:
@@ -205,7 +210,10 @@ def describe_exception(recognizer_name: str, note_id: str | None, exc: BaseExcep
 
 
 def run_recognizer(
-    recognizer: Any, notes: Sequence[Note], stats: RecognitionStats | None = None, call=None
+    recognizer: Any,
+    notes: Sequence[Note],
+    stats: RecognitionStats | None = None,
+    call: Callable[[Sequence[Note]], list[list[Span]]] | None = None,
 ) -> tuple[list[list[Span] | None], list[NoteFailure | None]]:
     """Run ``recognizer.recognize_many`` on ``notes``; split the batch in half on failure.
 
@@ -255,10 +263,11 @@ def run_recognizer(
                 return
             nid = notes[lo].note_id
             if oom:
-                out_fail[lo] = NoteFailure(E_OOM, f"recognizer {name} ran out of memory on note {nid} alone")
+                failure = NoteFailure(E_OOM, f"recognizer {name} ran out of memory on note {nid} alone")
             else:
-                out_fail[lo] = NoteFailure(E_RAISED, describe_exception(name, nid, exc))
-            log.warning("recognition failed on note %s (%s)", nid, out_fail[lo].code)
+                failure = NoteFailure(E_RAISED, describe_exception(name, nid, exc))
+            out_fail[lo] = failure
+            log.warning("recognition failed on note %s (%s)", nid, failure.code)
             return
         for i, spans in zip(range(lo, hi), result, strict=True):
             out_spans[i] = list(spans)
@@ -290,7 +299,7 @@ def checked_spans(note: Note, spans: Iterable[Span], recognizer_name: str) -> tu
     return kept, None
 
 
-def as_policy(policy: Any):
+def as_policy(policy: Any) -> Any:
     """Accept ``None``, a ``ResolutionPolicy`` or its dict form."""
     from tide_core.resolve import ResolutionPolicy
 
@@ -341,7 +350,10 @@ def finish_note(
 
 
 def recognize_notes(
-    notes: Sequence[Note], recognizers: Sequence[Any], policy: Any = None, stats: RecognitionStats | None = None
+    notes: Sequence[Note],
+    recognizers: Sequence[Recognizer],
+    policy: Any = None,
+    stats: RecognitionStats | None = None,
 ) -> RecognitionBatch:
     """Recognize ``notes`` with every recognizer in this process and resolve overlaps.
 
@@ -363,7 +375,7 @@ def recognize_notes(
             if fail is not None:
                 failures[i] = fail
             else:
-                collected[i].extend(spans)
+                collected[i].extend(spans or [])
     return assemble_batch(notes, collected, failures, policy, stats)
 
 
@@ -412,7 +424,7 @@ def note_steps(policy: Any = None) -> tuple[Any, Any, Any, Any]:
     return span_tidy.STEP, resolution, person_roles.STEP, propagate.DEFAULT_POLICY
 
 
-def recognition_fingerprint(recognizers: Sequence[Any], policy: Any = None) -> str:
+def recognition_fingerprint(recognizers: Sequence[Recognizer], policy: Any = None) -> str:
     """16 hex digits over everything that decides recognition output, through one helper
     (``tide_core.fingerprint``): every recognizer's ``fingerprint()`` (its ``name@version`` and
     ``config()``) in order, then the fingerprints of :func:`note_steps` (``tide.tidy``,

@@ -12,12 +12,13 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from tide_core.engine.recognition import RecognitionBatch, recognize_notes
+from tide_core.recognizers.base import Recognizer
 from tide_core.spans import Note
 
 
 def recognize_batches(
     notes: Sequence[Note],
-    recognizers: Sequence,
+    recognizers: Sequence[Recognizer],
     specs: Sequence[dict[str, Any]],
     policy: Any = None,
     *,

@@ -28,7 +28,7 @@ import json
 import re
 import re._constants as _sre_c
 import re._parser as _sre_parse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -251,8 +251,8 @@ def _chars_matching(src: str, flags: int) -> frozenset[int]:
     return hit
 
 
-def _in_src(items) -> str:
-    parts = []
+def _in_src(items: Sequence[tuple[Any, Any]]) -> str:
+    parts: list[str] = []
     for op, av in items:
         if op is _sre_c.NEGATE:
             parts.insert(0, "^")
@@ -267,7 +267,7 @@ def _in_src(items) -> str:
     return "[" + "".join(parts) + "]"
 
 
-def _first(items, flags: int) -> tuple[set[int], bool]:
+def _first(items: Sequence[tuple[Any, Any]], flags: int) -> tuple[set[int], bool]:
     """(characters a match of the sequence ``items`` can start with, whether it can match empty)."""
     out: set[int] = set()
     for op, av in items:
@@ -349,7 +349,9 @@ def prefilter_regex(source: str, flags: int = 0) -> re.Pattern[str] | None:
         return re.compile(cls)
 
 
-def fast_finditer(regex: re.Pattern[str], prefilter: re.Pattern | None, text: str, lo: int = 0, hi: int | None = None):
+def fast_finditer(
+    regex: re.Pattern[str], prefilter: re.Pattern[str] | None, text: str, lo: int = 0, hi: int | None = None
+) -> Iterator[re.Match[str]]:
     """Exactly ``regex.finditer(text, lo, hi)`` (non-empty matches), entering the matcher only at
     the prefilter's candidates."""
     hi = len(text) if hi is None else hi
@@ -378,22 +380,22 @@ class _Compiled:
     context: re.Pattern[str] | None
     exclude_after: re.Pattern[str] | None
     exclude_before: re.Pattern[str] | None
-    validator: Callable | None
+    validator: Callable[[re.Match[str], int, int, str], bool] | None
     anchor: re.Pattern[str] | None = None
     fast: re.Pattern[str] | None = None  # prefilter of ``regex`` (fast path)
     anchor_fast: re.Pattern[str] | None = None  # prefilter of ``anchor``
     use_fast: bool = False
 
     def _scan(
-        self, regex: re.Pattern[str], prefilter: re.Pattern | None, text: str, lo: int = 0, hi: int | None = None
-    ):
+        self, regex: re.Pattern[str], prefilter: re.Pattern[str] | None, text: str, lo: int = 0, hi: int | None = None
+    ) -> Iterator[re.Match[str]]:
         """``regex.finditer(text, lo, hi)``: through the prefilter on the fast path, plain ``re`` on
         the reference path (each pattern tried at every position)."""
         if self.use_fast:
             return fast_finditer(regex, prefilter, text, lo, hi)
         return regex.finditer(text, lo, len(text) if hi is None else hi)
 
-    def matches(self, text: str):
+    def matches(self, text: str) -> Iterator[re.Match[str]]:
         """All matches of the pattern; anchored patterns only search windows around their anchor."""
         if self.anchor is None:
             yield from self._scan(self.regex, self.fast, text)

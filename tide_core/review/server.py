@@ -39,7 +39,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tide_core.review.api import MAX_BODY, ReviewAPI, error
+from tide_core.review.api import MAX_BODY, Response, ReviewAPI, error
 
 log = logging.getLogger("tide.review")
 
@@ -112,13 +112,13 @@ class ReviewHTTPServer(ThreadingHTTPServer):
     def token_ok(self, candidate: str) -> bool:
         return hmac.compare_digest(_token_bytes(candidate), _token_bytes(self.token))
 
-    def handle_error(self, request, client_address) -> None:
+    def handle_error(self, request: Any, client_address: Any) -> None:
         """Log the exception type only: the stdlib prints a traceback whose message may quote a request."""
-        log.warning("review request failed: %s", sys.exc_info()[0].__name__)
+        log.warning("review request failed: %s", type(sys.exc_info()[1]).__name__)
 
     @property
     def url(self) -> str:
-        host, port = self.server_address[:2]
+        host, port = str(self.server_address[0]), self.server_address[1]
         if host in ("0.0.0.0", "::"):
             host = "127.0.0.1"
         return f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
@@ -135,13 +135,13 @@ class ReviewHandler(BaseHTTPRequestHandler):
     sys_version = ""
 
     # -- logging: method, path without query, status; nothing else ------------------------
-    def log_request(self, code="-", size="-") -> None:
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         path = urlsplit(getattr(self, "path", "") or "").path
         if not (path in ("/", "/index.html") or path.startswith(("/api/", "/static/"))):
             path = "(other path)"  # a typed-in URL could carry anything
         log.info("%s %s %s", getattr(self, "command", None) or "-", path[:200], code)
 
-    def log_message(self, format, *args) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         """Silenced: the stdlib's lines quote the raw request line (query strings, bodies of bad requests)."""
 
     # -- verbs -----------------------------------------------------------------------------
@@ -258,12 +258,12 @@ class ReviewHandler(BaseHTTPRequestHandler):
             return self._json(resp, head=method == "HEAD")
         return self._json(error(404, "E863", "no such page", "open / for the review page"))
 
-    def _refuse(self, resp) -> None:
+    def _refuse(self, resp: Response) -> None:
         """Answer a refused request and close the connection (its body, if any, is never read)."""
         self.close_connection = True
         self._json(resp)
 
-    def _json(self, resp, head: bool = False) -> None:
+    def _json(self, resp: Response, head: bool = False) -> None:
         data = json.dumps(resp.body, ensure_ascii=False).encode("utf-8")
         self._send(resp.status, data, "application/json; charset=utf-8", head=head)
 
