@@ -181,6 +181,7 @@ class KeyProvider(Protocol):
 
 def env_var_name(study: str, key: str) -> str:
     """The environment variable EnvKeyProvider reads for (study, key)."""
+
     def norm(s: str) -> str:
         return re.sub(r"[^A-Za-z0-9]", "_", s).upper()
 

@@ -182,7 +182,9 @@ class ComponentSpec:
     kind: str
     default_watch: float
     default_drift: float
-    compute: Callable[[dict[str, Any], dict[str, Any]], Any]  # (reference profile, batch profile) -> value | (value, extra)
+    compute: Callable[
+        [dict[str, Any], dict[str, Any]], Any
+    ]  # (reference profile, batch profile) -> value | (value, extra)
 
 
 def _rel(

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("audit", help="plan a patient-level PHI audit and compute its exact bound")
     sub = p.add_subparsers(dest="audit_command", required=True)
     pl = sub.add_parser("plan", help="patients to review per bucket (site x source x note type) and a seeded draw")

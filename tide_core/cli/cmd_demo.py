@@ -7,10 +7,17 @@ from __future__ import annotations
 
 import argparse
 
+from typing import TYPE_CHECKING
+
 from tide_core.cli.common import add_config, add_keys, config_from_args
 
+if TYPE_CHECKING:
+    from tide_core.config import TideConfig
+    from tide_core.io.warehouse import Warehouse
+    from tide_core.synth.corpus import DemoCorpus
 
-def register(sub) -> None:
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("demo", help="create the synthetic demo corpus (DuckDB by default) and de-identify it")
     p.add_argument("--warehouse", default="duckdb:tide_demo.duckdb", help="default duckdb:tide_demo.duckdb")
     p.add_argument("--study", default="demo")
@@ -23,7 +30,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def load_demo(wh, seed: int = 7, gold_out: str | None = None):
+def load_demo(wh: Warehouse, seed: int = 7, gold_out: str | None = None) -> DemoCorpus:
     """Write the demo ``notes`` and ``patients`` tables; return the corpus."""
     import pyarrow as pa
 
@@ -55,7 +62,7 @@ def load_demo(wh, seed: int = 7, gold_out: str | None = None):
 
 
 def run(args: argparse.Namespace) -> int:
-    from tide_core.anonymize.keys import provider_from_env
+    from tide_core.anonymize.keys import FileKeyProvider, provider_from_env
     from tide_core.cli.cmd_run import print_anonymization, print_recognition
     from tide_core.io.open import open_warehouse
     from tide_core.runner import anonymize_study, recognize_study
@@ -63,7 +70,9 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     provider = provider_from_env(args.key_dir)
     if not provider.has(args.study, args.key):
-        path = provider.providers[0].create(args.study, args.key)
+        file_provider = provider.providers[0]
+        assert isinstance(file_provider, FileKeyProvider)  # provider_from_env puts the key directory first
+        path = file_provider.create(args.study, args.key)
         print(f"created demo key {args.key!r} for study {args.study!r} at {path} (mode 0600)")
     wh = open_warehouse(args.warehouse)
     try:
@@ -100,7 +109,7 @@ def _researcher_hint(url: str, study: str, key: str) -> str:
     )
 
 
-def _print_quality(wh, study, config, corpus) -> None:
+def _print_quality(wh: Warehouse, study: str, config: TideConfig, corpus: DemoCorpus) -> None:
     """Recall/precision of the cached spans against the demo's gold annotations (tau = 0.8)."""
     from tide_core.cache.span_cache import SpanCache
     from tide_core.evaluation.evaluate import evaluate

@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tide_core.errors import ConfigError, InputError
 
+if TYPE_CHECKING:
+    from tide_core.spans import Note
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("distill", help="train a student token classifier on a teacher's labels")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--notes", help="JSONL of unannotated notes ({note_id, patient_id, text}; spans ignored)")
@@ -57,10 +60,10 @@ def _teacher(arg: str) -> list[dict[str, Any]]:
     return specs
 
 
-def _read_notes(path: str) -> list:
+def _read_notes(path: str) -> list[Note]:
     from tide_core.spans import Note
 
-    notes = []
+    notes: list[Note] = []
     for i, line in enumerate(Path(path).read_text().splitlines(), 1):
         if not line.strip():
             continue

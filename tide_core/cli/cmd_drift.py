@@ -12,9 +12,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 
-def _inputs(p) -> None:
+def _inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--notes", help="JSONL of notes (gold/notes shape: note_id, text, metadata)")
     p.add_argument(
         "--warehouse",
@@ -29,7 +30,7 @@ def _inputs(p) -> None:
     p.add_argument("--screen-fingerprint", help="fingerprint of the screen recognizers that made --residual")
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("drift", help="drift monitor: freeze a reference, check a batch against it")
     sub = p.add_subparsers(dest="drift_command", required=True)
     f = sub.add_parser("freeze", help="profile and calibrate a reference (aggregate statistics only)")
@@ -62,7 +63,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _load_warehouse(args):
+def _load_warehouse(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
     from tide_core.assurance.drift_table import warehouse_drift_inputs
     from tide_core.io.open import open_warehouse
 
@@ -77,7 +78,7 @@ def _load_warehouse(args):
     return inputs["notes"], inputs["spans"], inputs["residual"], inputs["forbidden"]
 
 
-def _check_mode(args) -> None:
+def _check_mode(args: argparse.Namespace) -> None:
     from tide_core.errors import ConfigError
 
     if args.warehouse and args.notes:
@@ -100,7 +101,7 @@ def _check_mode(args) -> None:
         )
 
 
-def _load(args):
+def _load(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
     from tide_core.evaluation.jsonl_reader import read_jsonl_docs
 
     if args.warehouse:

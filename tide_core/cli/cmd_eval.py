@@ -7,7 +7,7 @@ import json
 import sys
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("eval", help="score predictions against gold spans (recall, precision, CIs)")
     p.add_argument("--gold", required=True, help="gold corpus: JSONL file, BRAT folder or i2b2 XML folder")
     p.add_argument("--pred", help="predictions JSONL (system A); or use --warehouse/--study")
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from tide_core.errors import ConfigError
     from tide_core.evaluation.crosswalk import identity_crosswalk, load_crosswalk
     from tide_core.evaluation.decomposition import decompose_recall_drop
-    from tide_core.evaluation.evaluate import corpus_counts, evaluate
+    from tide_core.evaluation.evaluate import Predictions, corpus_counts, evaluate
     from tide_core.evaluation.loading import load_cached_predictions, load_gold, load_predictions
     from tide_core.evaluation.report import to_markdown, write_report
 
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
             + (f", {cached.n_failed} failed (their gold spans count as misses)" if cached.n_failed else ""),
             file=sys.stderr,
         )
-        pred_a = cached.spans
+        pred_a: Predictions = cached.spans
     else:
         pred_a = load_predictions(args.pred, xw).docs
     pred_b = load_predictions(args.pred_b, xw) if args.pred_b else None

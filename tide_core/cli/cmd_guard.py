@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -19,7 +20,7 @@ from tide_core.models import guard_location
 from tide_core.runner import read_study_input
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("guard", help="PHI Guard: document-level residual-PHI scores and stratified audits")
     sub = p.add_subparsers(dest="guard_command", required=True)
     t = sub.add_parser("train", help="train the guard on the synthetic training generators (about a minute)")
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if args.guard_command == "score":
         guard = GuardModel.load(args.guard_dir or guard_location())
         config = TideConfig.preset("rules")
-        with open_warehouse(args.warehouse) as wh:
+        with contextlib.closing(open_warehouse(args.warehouse)) as wh:
             notes = read_study_input(wh, args.study, config, args.notes_table).notes
             result = score_release(wh, args.study, args.key, guard, {n.note_id: n.text for n in notes})
         Path(args.out).write_text(json.dumps(result.to_dict(), indent=2))

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 
+from typing import TYPE_CHECKING
+
 from tide_core.cli.common import add_keys
 
+if TYPE_CHECKING:
+    from tide_core.anonymize.keys import FileKeyProvider
 
-def register(sub) -> None:
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("keys", help="create or list anonymization keys (secrets are never printed)")
     ks = p.add_subparsers(dest="keys_command", metavar="ACTION", required=True)
     new = ks.add_parser("new", help="create a new key version for a study (file with 0600 permissions)")
@@ -20,10 +25,12 @@ def register(sub) -> None:
     ls.set_defaults(func=run_list)
 
 
-def _file_provider(args):
-    from tide_core.anonymize.keys import provider_from_env
+def _file_provider(args: argparse.Namespace) -> FileKeyProvider:
+    from tide_core.anonymize.keys import FileKeyProvider, provider_from_env
 
-    return provider_from_env(args.key_dir).providers[0]
+    provider = provider_from_env(args.key_dir).providers[0]
+    assert isinstance(provider, FileKeyProvider)  # provider_from_env puts the key directory first
+    return provider
 
 
 def run_new(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ import sys
 from tide_core.cli.common import add_warehouse
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("review", help="review recognized spans of a study in a local web page (shows PHI)")
     add_warehouse(p)
     p.add_argument("--study", required=True, help="study whose span cache is reviewed")

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 
+from typing import TYPE_CHECKING
+
 from tide_core.cli.common import add_config, add_keys, add_warehouse, config_from_args
 
+if TYPE_CHECKING:
+    from tide_core.runner import AnonymizationReport, RecognitionReport
 
-def register(sub) -> None:
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("run", help="recognize + anonymize a study's notes into the released tables")
     add_warehouse(p)
     p.add_argument("--study", required=True, help="study name (partition of the span cache)")
@@ -20,7 +25,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def print_recognition(r) -> None:
+def print_recognition(r: RecognitionReport) -> None:
     print(
         f"recognition  study={r.study} rows={r.n_rows} valid={r.n_valid} input-quarantined={r.n_quarantined} "
         f"cached={r.n_cached} recognized={r.n_recognized} failed={r.n_failed} spans={r.n_spans} "
@@ -32,7 +37,7 @@ def print_recognition(r) -> None:
         print(f"  warning: {w}")
 
 
-def print_anonymization(a) -> None:
+def print_anonymization(a: AnonymizationReport) -> None:
     print(
         f"anonymization study={a.study} key={a.key} rows={a.n_rows} released={a.n_released} "
         f"quarantined={a.n_quarantined} spans={a.n_spans} ({a.notes_per_s:.1f} notes/s) {a.anonymizer}"

@@ -13,7 +13,7 @@ from tide_core.errors import ConfigError
 DEFAULT_N = {"demo": 150, "train": 5000, "heldout": 1000}
 
 
-def register(sub) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("synth", help="generate a synthetic clinical-note corpus with gold PHI spans")
     p.add_argument("--out", required=True, help="output directory (notes.jsonl + patients.csv)")
     p.add_argument(

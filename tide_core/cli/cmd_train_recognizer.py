@@ -10,7 +10,7 @@ from pathlib import Path
 from tide_core.errors import ConfigError
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "train-recognizer", help="fine-tune a PHI token classifier (--default: the default model)"
     )

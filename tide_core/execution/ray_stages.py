@@ -86,7 +86,10 @@ def decode(batch: Mapping[str, Any]) -> list[Group]:
 
 
 def build_recognizers(
-    specs: Sequence[dict[str, Any]], factories: Mapping[str, Callable] | None, indices: Sequence[int], load: bool = True
+    specs: Sequence[dict[str, Any]],
+    factories: Mapping[str, Callable[..., Any]] | None,
+    indices: Sequence[int],
+    load: bool = True,
 ) -> dict[int, Any]:
     """Create (and ``load()``) the recognizers at ``indices`` of ``specs`` in this worker."""
     from tide_core.recognizers import registry
@@ -115,7 +118,7 @@ class _Stage:
     def __init__(
         self,
         specs: Sequence[dict[str, Any]],
-        factories: Mapping[str, Callable] | None,
+        factories: Mapping[str, Callable[..., Any]] | None,
         indices: Sequence[int],
         resolve: bool = False,
         policy: Any = None,
@@ -179,7 +182,7 @@ class PredictStage(_Stage):
     def __init__(
         self,
         specs: Sequence[dict[str, Any]],
-        factories: Mapping[str, Callable] | None,
+        factories: Mapping[str, Callable[..., Any]] | None,
         indices: Sequence[int],
         threads: int | None = None,
         **kw: Any,
@@ -199,7 +202,7 @@ class PredictStage(_Stage):
             todo = [i for i in range(len(group.notes)) if group.runs(i, k) and windows[i] is not None]
             by_note_id = {group.notes[i].note_id: windows[i] for i in todo}
 
-            def call(notes: Sequence[Note], rec=rec, by_note_id=by_note_id) -> list[list[Any]]:
+            def call(notes: Sequence[Note], rec: Any = rec, by_note_id: dict[str, Any] = by_note_id) -> list[list[Any]]:
                 flat = [w for n in notes for w in by_note_id[n.note_id]]
                 preds = list(rec.predict(flat)) if flat else []
                 if len(preds) != len(flat):
@@ -226,9 +229,10 @@ class ModelStage(PredictStage):
     separate pools would share the same cores and only add a hop (and three model loads)."""
 
     def process(self, group: Group) -> None:
-        WindowStage.process(self, group)
+        # the three steps on one actor: ModelStage carries what WindowStage and AssembleStage read
+        WindowStage.process(self, group)  # type: ignore[arg-type]
         PredictStage.process(self, group)
-        AssembleStage.process(self, group)
+        AssembleStage.process(self, group)  # type: ignore[arg-type]
 
 
 class AssembleStage(_Stage):
@@ -253,7 +257,7 @@ class AssembleStage(_Stage):
                 if failure is not None:
                     group.fail(i, k, failure)
                 else:
-                    group.spans[i].extend(spans)
+                    group.spans[i].extend(spans or [])
 
 
 class MatchStage(_Stage):
@@ -268,7 +272,7 @@ class MatchStage(_Stage):
                 if f is not None:
                     group.fail(i, k, f)
                 else:
-                    group.spans[i].extend(spans)
+                    group.spans[i].extend(spans or [])
 
 
 def resolve_group(g: Group, policy: Any = None) -> None:

@@ -17,8 +17,8 @@ otherwise try the network.  Presidio is imported lazily (importing it costs seco
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from tide_core.errors import ConfigError
 from tide_core.fingerprint import fingerprint
@@ -26,6 +26,9 @@ from tide_core.plugins import load_dotted
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.spans import RecognizerResult
 from tide_core.types import LABELS
+
+if TYPE_CHECKING:
+    from presidio_analyzer import AnalyzerEngine, EntityRecognizer
 
 #: Presidio's predefined entity names -> TIDE labels.  PERSON has no patient/provider split in
 #: Presidio; it maps to PATIENT (override with label_map={"PERSON": "DOCTOR"} for a staff list).
@@ -155,10 +158,10 @@ def adapter_from_spec(**options: Any) -> PresidioRecognizerAdapter:
     return PresidioRecognizerAdapter(rec, label_map)
 
 
-_ENTITY_RECOGNIZER_CLASS = None
+_ENTITY_RECOGNIZER_CLASS: Callable[[TideRecognizer, str], EntityRecognizer] | None = None
 
 
-def _tide_entity_recognizer_class():
+def _tide_entity_recognizer_class() -> Callable[[TideRecognizer, str], EntityRecognizer]:
     """Define the Presidio subclass on first use (keeps ``import presidio_analyzer`` lazy)."""
     global _ENTITY_RECOGNIZER_CLASS
     if _ENTITY_RECOGNIZER_CLASS is not None:
@@ -169,7 +172,7 @@ def _tide_entity_recognizer_class():
     class TideEntityRecognizer(EntityRecognizer):
         """A TIDE recognizer inside Presidio; entity names are TIDE labels."""
 
-        def __init__(self, tide_recognizer: TideRecognizer, supported_language: str = "en"):
+        def __init__(self, tide_recognizer: TideRecognizer, supported_language: str = "en") -> None:
             self.tide_recognizer = tide_recognizer
             super().__init__(
                 supported_entities=list(tide_recognizer.supported_entities),
@@ -181,7 +184,7 @@ def _tide_entity_recognizer_class():
         def load(self) -> None:
             self.tide_recognizer.load()
 
-        def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list:
+        def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[PresidioResult]:
             results = self.tide_recognizer.analyze(text, entities or None, nlp_artifacts)
             return [
                 PresidioResult(
@@ -190,7 +193,7 @@ def _tide_entity_recognizer_class():
                     end=r.end,
                     score=float(r.score),
                     recognition_metadata={
-                        PresidioResult.RECOGNIZER_NAME_KEY: self.name,
+                        PresidioResult.RECOGNIZER_NAME_KEY: self.name,  # type: ignore[has-type]  # set untyped by Presidio
                         PresidioResult.RECOGNIZER_IDENTIFIER_KEY: self.id,
                     },
                 )
@@ -201,12 +204,12 @@ def _tide_entity_recognizer_class():
     return TideEntityRecognizer
 
 
-def as_presidio_recognizer(tide_recognizer: TideRecognizer, supported_language: str = "en"):
+def as_presidio_recognizer(tide_recognizer: TideRecognizer, supported_language: str = "en") -> EntityRecognizer:
     """Wrap a TIDE recognizer as a ``presidio_analyzer.EntityRecognizer`` instance."""
     return _tide_entity_recognizer_class()(tide_recognizer, supported_language)
 
 
-def presidio_engine(recognizers: Sequence[Any], language: str = "en"):
+def presidio_engine(recognizers: Sequence[Any], language: str = "en") -> AnalyzerEngine:
     """An offline ``AnalyzerEngine``: no-op NLP engine, only the given recognizers.
 
     ``recognizers`` may mix Presidio recognizers and TIDE recognizers (wrapped automatically).
