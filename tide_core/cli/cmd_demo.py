@@ -6,7 +6,6 @@ The default is an embedded DuckDB file; ``--warehouse bigquery:PROJECT.DATASET``
 from __future__ import annotations
 
 import argparse
-
 from typing import TYPE_CHECKING
 
 from tide_core.cli.common import add_config, add_keys, config_from_args

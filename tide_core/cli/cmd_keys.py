@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-
 from typing import TYPE_CHECKING
 
 from tide_core.cli.common import add_keys
