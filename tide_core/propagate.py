@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -141,7 +141,7 @@ def _extend_names(text: str, spans: list[Span]) -> list[Span]:
     return out
 
 
-def _occurrences(text: str, needle: str, case_sensitive: bool):
+def _occurrences(text: str, needle: str, case_sensitive: bool) -> Iterator[tuple[int, int]]:
     """Every match of ``needle`` in ``text``, left to right (the reference definition).
 
     :class:`_Finder` yields exactly these matches without scanning the whole note per needle;
@@ -214,7 +214,7 @@ class _Finder:
     def _parts(self, needle: str, case_sensitive: bool) -> list[str]:
         return needle.split() if case_sensitive else [_fold(p) for p in needle.split()]
 
-    def occurrences(self, needle: str, case_sensitive: bool):
+    def occurrences(self, needle: str, case_sensitive: bool) -> Iterator[tuple[int, int]]:
         parts = self._parts(needle, case_sensitive)
         if not parts:
             yield from _occurrences(self.text, needle, case_sensitive)
@@ -253,7 +253,7 @@ class _Occupied:
     (marks are only ever added), where sorted-list insertion was quadratic on long notes.
     """
 
-    def __init__(self, n: int, ranges):
+    def __init__(self, n: int, ranges: Iterable[tuple[int, int]]) -> None:
         self.end_at: dict[int, int] = {}
         ranges = sorted(ranges)
         self.size = max([n, *(a + 1 for a, _ in ranges)])
@@ -324,6 +324,7 @@ def propagate_spans(text: str, spans: Sequence[Span], policy: PropagationPolicy 
             todo.append((needle, label, case_sensitive))
     finder = _Finder(text, [(needle, cs) for needle, _, cs in todo]) if todo else None
     for needle, label, case_sensitive in todo:
+        assert finder is not None  # built whenever there is something to do
         for a, b in finder.occurrences(needle, case_sensitive):
             if free(a, b):
                 add(a, b, label)

@@ -21,15 +21,19 @@ import hashlib
 import weakref
 from functools import lru_cache
 from math import isqrt
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tide_core.anonymize.keys import KeyRing
 
 TABLE_MAX = 4096
 ROUNDS = 12
 MEMO_MAX = 1 << 16  # derange() results remembered per permutation (Feistel domains only)
 
-_SUBKEYS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_SUBKEYS: weakref.WeakKeyDictionary[KeyRing, dict[str, bytes]] = weakref.WeakKeyDictionary()
 
 
-def cached_subkey(keyring, domain: str) -> bytes:
+def cached_subkey(keyring: KeyRing, domain: str) -> bytes:
     """``keyring.subkey(domain)``, derived once per key ring object and domain (speed only).
 
     Held in a weak mapping, so an entry disappears with its key ring; the sub-key never leaves

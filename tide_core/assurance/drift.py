@@ -117,7 +117,13 @@ def score_of(value: float, watch: float, drift: float) -> float:
     return float(min(200.0, s))
 
 
-def _frame(notes, spans, residual, recognizer_fingerprint, screen_fingerprint) -> FeatureFrame:
+def _frame(
+    notes: Iterable[Any],
+    spans: Mapping[str, Sequence[Any]] | None,
+    residual: Any,
+    recognizer_fingerprint: str | None,
+    screen_fingerprint: str | None,
+) -> FeatureFrame:
     return build_frame(
         list(notes),
         spans,
@@ -226,6 +232,9 @@ def check_drift(
             continue
         watch, drift = float(levels["watch"]), float(levels["drift"])
         if frame.n == 0:
+            value: float | None
+            reason: str | None
+            extra: dict[str, Any]
             value, reason, extra = None, "empty batch", {}
         else:
             value, reason, extra = compute(spec, ref_prof, batch)
@@ -356,7 +365,8 @@ def load_reference(path: str | Path) -> dict[str, Any]:
             hint="re-freeze the reference with this TIDE version",
         )
     assert_no_phi(ref)
-    return ref
+    out: dict[str, Any] = ref
+    return out
 
 
 # --- one baseline per source ---------------------------------------------------------------
@@ -396,7 +406,7 @@ def freeze_reference_set(
     *,
     by: str = "source",
     min_docs: int = LOW_CONFIDENCE_DOCS,
-    **kwargs,
+    **kwargs: Any,
 ) -> dict[str, Any]:
     """One calibrated reference per value of ``metadata[by]`` with at least ``min_docs`` notes.
 
@@ -432,7 +442,7 @@ def check_drift_set(
     notes: Sequence[Any],
     spans: Mapping[str, Sequence[Any]] | None = None,
     residual: Any = None,
-    **kwargs,
+    **kwargs: Any,
 ) -> DriftSetResult:
     """Check each group of the batch against its own reference; worst group wins."""
     if refset.get("format") != SET_FORMAT:

@@ -101,6 +101,7 @@ def build_frame(
         for k in MIX_KEYS:
             mix[k].append(str(meta.get(k) or "?"))
         if spans is not None:
+            assert span_counts is not None and conf is not None  # allocated when spans are given
             doc_spans = spans.get(note.note_id, ())
             scores = []
             for s in doc_spans:
@@ -111,6 +112,7 @@ def build_frame(
                 b = np.clip(np.searchsorted(edges, scores, side="right") - 1, 0, len(edges) - 2)
                 conf[i] = np.bincount(b, minlength=len(edges) - 1)
         if res is not None:
+            assert residual is not None  # res is allocated only for a residual
             for lab, c in _labels_counts(residual.get(note.note_id)).items():
                 if lab in lab_idx:
                     res[i, lab_idx[lab]] += c
@@ -155,6 +157,7 @@ def aggregate(frame: FeatureFrame, rows: np.ndarray | None, len_edges: Sequence[
         "screen_fingerprint": frame.screen_fingerprint,
     }
     if frame.span_counts is not None:
+        assert frame.conf_hist is not None  # built together with span_counts
         sc = frame.span_counts[sel].sum(0)
         prof["spans"] = {
             "by_label": {lab: int(c) for lab, c in zip(LABELS, sc, strict=True)},

@@ -23,10 +23,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tide_core.errors import ConfigError
+from tide_core.recognizers.base import Recognizer
 from tide_core.spans import Note, Span
 from tide_core.text.normalize import normalize
 
-RecognizerSet = Callable[[Note], Sequence[Span]] | Sequence[object]
+RecognizerSet = Callable[[Note], Sequence[Span]] | Sequence[Recognizer]
 
 
 @dataclass
@@ -108,10 +109,10 @@ def _residual(text: str, hit: Span, ranges: Sequence[tuple[int, int]]) -> bool:
 
 
 def screen_released(
-    notes: Iterable,
+    notes: Iterable[Any],
     recognizers: RecognizerSet,
     surrogate_aware: bool = True,
-    released_spans: Mapping[str, Sequence] | None = None,
+    released_spans: Mapping[str, Sequence[Any]] | None = None,
     min_score: float = 0.0,
     labels: Sequence[str] | None = None,
 ) -> ScreenResult:
@@ -121,7 +122,8 @@ def screen_released(
     of released text.  ``released_spans``: note id → objects with ``out_start``/``out_end``.
     """
     run, names = _as_callable(recognizers)
-    hits, notes_lab = Counter(), Counter()
+    hits: Counter[str] = Counter()
+    notes_lab: Counter[str] = Counter()
     flagged: list[str] = []
     per_note: dict[str, dict[str, int]] = {}
     ignored = 0

@@ -92,7 +92,9 @@ def _source_docs(n_hint: int, seed: int) -> tuple[list[Any], list[dict[str, Any]
 
 
 def _join(docs: Sequence[Any], note_id: str) -> tuple[Note, list[Span]]:
-    parts, spans, pos = [], [], 0
+    parts: list[str] = []
+    spans: list[Span] = []
+    pos = 0
     for i, d in enumerate(docs):
         if i:
             parts.append("\n\n")
@@ -116,7 +118,8 @@ def build_corpora(
 
     def take(target: int) -> list[Any]:
         nonlocal i
-        out, size = [], 0
+        out: list[Any] = []
+        size = 0
         while size < target or not out:
             d = docs[i % len(docs)]
             i += 1
@@ -180,7 +183,7 @@ def presidio_regex_analyzer() -> Any:
     registry.load_predefined_recognizers(languages=["en"], nlp_engine=nlp)
     for r in list(registry.recognizers):
         if type(r).__name__ == "SpacyRecognizer":
-            registry.remove_recognizer(r.name)
+            registry.remove_recognizer(r.name)  # type: ignore[has-type]  # set untyped by Presidio
     return AnalyzerEngine(registry=registry, nlp_engine=nlp, supported_languages=["en"])
 
 
@@ -315,7 +318,8 @@ def side_by_side(
     warm = list(notes[:WARMUP_NOTES])
     tide(warm)
     presidio(warm)
-    ts, ps = [], []
+    ts: list[float] = []
+    ps: list[float] = []
     for r in range(max(1, repeats)):
         order = ((tide, ts), (presidio, ps)) if r % 2 == 0 else ((presidio, ps), (tide, ts))
         for fn, out in order:

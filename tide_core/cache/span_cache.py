@@ -136,9 +136,10 @@ class SpanCache:
         where: dict[str, object] = {"study": study}
         if note_ids is not None:
             where["note_id"] = list(note_ids)
-        return self.wh.read_table(self.names.spans, where=where).to_pylist()
+        rows: list[dict[str, Any]] = self.wh.read_table(self.names.spans, where=where).to_pylist()
+        return rows
 
-    def _legacy_decisions(self, rows: list[dict[str, Any]], entries: Mapping[str, CacheEntry]) -> list[dict]:
+    def _legacy_decisions(self, rows: list[dict[str, Any]], entries: Mapping[str, CacheEntry]) -> list[dict[str, Any]]:
         """Reviewer rows an older version kept in tide_spans, as decision rows (on the cached text)."""
         out = []
         for r in rows:
@@ -205,8 +206,8 @@ class SpanCache:
                 continue
             nid = r["note_id"]
             model[nid].append(Span(nid, int(r["start"]), int(r["end"]), r["label"], float(r["score"]), r["recognizer"]))
-        rejected: dict[str, set] = defaultdict(set)
-        added: dict[str, dict[str, Any]] = defaultdict(dict)
+        rejected: dict[str, set[tuple[int, int, str]]] = defaultdict(set)
+        added: dict[str, dict[tuple[int, int, str], Span]] = defaultdict(dict)
         if apply_review:
             entries = self.entries(study, ids)
             for d in self.decisions(study, ids, _legacy=legacy):

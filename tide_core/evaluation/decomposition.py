@@ -105,6 +105,7 @@ def decompose_recall_drop(table_a: CountTable, table_b: CountTable) -> RecallDro
         rb = tpb[c] / nb[c] if nb[c] else None
         ra_f = ra if ra is not None else rb
         rb_f = rb if rb is not None else ra
+        assert ra_f is not None and rb_f is not None  # one side has gold spans of this label
         within = 0.5 * (sa[c] + sb[c]) * (ra_f - rb_f)
         mix = 0.5 * (ra_f + rb_f) * (sa[c] - sb[c])
         cats.append(

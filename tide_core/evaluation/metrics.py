@@ -11,8 +11,9 @@ the corpus (precision: categories with gold spans or predictions).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -55,8 +56,8 @@ def build_counts(
     identity); ``split`` enables split matching (see :mod:`tide_core.evaluation.matching`).
     """
     labels = tuple(labels)
-    index = {lab: i for i, lab in enumerate(labels)}
-    lab = (lambda s: label_map.get(s.label)) if label_map else (lambda s: s.label)
+    index: dict[str | None, int] = {lab: i for i, lab in enumerate(labels)}
+    lab: Callable[[Span], str | None] = (lambda s: label_map.get(s.label)) if label_map else (lambda s: s.label)
     n, c = len(gold_docs), len(labels)
     tp = np.zeros((n, c), dtype=np.int64)
     fp = np.zeros((n, c), dtype=np.int64)
@@ -122,7 +123,7 @@ def summary_stats(
     }
 
 
-def to_float(x) -> float | None:
+def to_float(x: float | np.floating[Any]) -> float | None:
     """NaN → None for JSON."""
     x = float(x)
     return None if np.isnan(x) else x

@@ -52,7 +52,7 @@ class AhoMatcher:
 
     def __init__(self) -> None:
         self._terms: dict[str, dict[Hashable, None]] = {}  # term -> payloads (an ordered set)
-        self._automaton = None
+        self._automaton: Any = None  # ahocorasick.Automaton (the package ships no types)
 
     def add(self, term: str, payload: Hashable) -> None:
         key = _lower_same_length(term.strip())
@@ -83,7 +83,7 @@ class AhoMatcher:
         low = _lower_same_length(text)
         n = len(text)
         out = []
-        for end_idx, (key, payloads) in self._automaton.iter(low):  # type: ignore[union-attr]
+        for end_idx, (key, payloads) in self._automaton.iter(low):
             start, end = end_idx - len(key) + 1, end_idx + 1
             if _is_word(text[start]) and start > 0 and _is_word(text[start - 1]):
                 continue
@@ -101,7 +101,7 @@ class AhoMatcher:
                 taken.append(m)
         return sorted(taken, key=lambda m: m.start)
 
-    def __getstate__(self):  # rebuild the automaton in the worker instead of pickling it
+    def __getstate__(self) -> dict[str, Any]:  # rebuild the automaton in the worker instead of pickling it
         return {"_terms": self._terms, "_automaton": None}
 
 
@@ -205,7 +205,7 @@ class GazetteerRecognizer(TideRecognizer):
             )
         if csv_path is not None:
             self._entries, self._digest = read_gazetteer_csv(csv_path, score)
-            self.csv_path = str(csv_path)
+            self.csv_path: str | None = str(csv_path)
         else:
             self._entries = list(entries or ())
             blob = "\n".join(f"{e.term}\t{e.label}\t{e.score}" for e in self._entries)

@@ -27,7 +27,14 @@ from tide_core.recognizers.base import TideRecognizer
 from tide_core.spans import Note, RecognizerResult, Span
 from tide_core.text.model_hash import model_dir_hash
 from tide_core.text.tag_decoding import TagInfo, decode, detect_scheme, parse_tag
-from tide_core.text.windowing import SpecialTokens, Window, make_windows, special_tokens_of, stitch
+from tide_core.text.windowing import (
+    SpecialTokens,
+    Window,
+    make_windows,
+    special_tokens_of,
+    stitch,
+    stitched_word_ids,
+)
 from tide_core.types import LABELS
 
 
@@ -86,8 +93,8 @@ class HFTokenClassifierRecognizer(TideRecognizer):
                 raise ConfigError("E309", f"unknown label {lab!r} in labels=", hint=f"use {', '.join(LABELS)}")
         if self.scheme_option not in ("AUTO", "BIO", "IO"):
             raise ConfigError("E310", f"unknown tag scheme {scheme!r}", hint="use 'auto', 'BIO' or 'IO'")
-        self._model = None
-        self._tokenizer = None
+        self._model: Any = None  # a transformers token-classification model once loaded
+        self._tokenizer: Any = None  # its fast tokenizer
         self._special: SpecialTokens | None = None
         self._tags: list[TagInfo] = []
         self._scheme: str | None = None
@@ -284,7 +291,7 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         tags = stitch(windows, [[self._tags[int(t)] for t in p.tag_ids] for p in preds])
         probs = stitch(windows, [p.probs.tolist() for p in preds])
         offsets = stitch(windows, [w.offsets for w in windows])
-        words = stitch(windows, [w.word_ids for w in windows])
+        words = stitched_word_ids(windows)
         decoded = decode(tags, probs, offsets, words, note.text, self._scheme or "BIO")
         return [
             Span(note.note_id, d.start, d.end, d.label, min(1.0, max(0.0, d.score)), self.qualified_name)

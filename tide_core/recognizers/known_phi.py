@@ -97,7 +97,7 @@ def _clean(v: Any) -> str:
     return "" if v is None else str(v).strip()
 
 
-def name_variants(first: str, middle: str, last: str) -> set[str]:
+def name_variants(first: str | None, middle: str | None, last: str | None) -> set[str]:
     out: set[str] = set()
     f, m, la = _clean(first), _clean(middle), _clean(last)
     mi = m[:1]
@@ -167,7 +167,7 @@ def dob_variants(dob: Any) -> set[str]:
     return out
 
 
-def mrn_variants(mrn: str) -> set[str]:
+def mrn_variants(mrn: str | None) -> set[str]:
     raw = _clean(mrn)
     if len(raw) < 4:
         return set()
@@ -180,7 +180,7 @@ def mrn_variants(mrn: str) -> set[str]:
     return {v for v in out if len(v) >= 4}
 
 
-def street_variants(street: str) -> set[str]:
+def street_variants(street: str | None) -> set[str]:
     """The street line as written, with suffixes abbreviated ("Street" -> "St") and expanded."""
     s = re.sub(r"\s+", " ", _clean(street)).rstrip(".")
     if len(s) < 5:

@@ -22,7 +22,7 @@ import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tide_core.errors import ConfigError, RecognitionError, TransientError
 from tide_core.recognizers import llm_prompt
@@ -30,6 +30,9 @@ from tide_core.recognizers.base import TideRecognizer
 from tide_core.resolve import ResolutionPolicy, resolve_spans
 from tide_core.spans import Note, RecognizerResult, Span
 from tide_core.types import LABELS
+
+if TYPE_CHECKING:
+    import requests
 
 _POLICY = ResolutionPolicy()
 
@@ -89,7 +92,7 @@ class LLMRecognizer(TideRecognizer):
         self.max_tokens = max_tokens
         self.json_mode = bool(json_mode)
         self.max_workers = max(1, int(max_workers))
-        self._session = None
+        self._session: requests.Session | None = None
 
     # ------------------------------------------------------------------ config
     def config(self) -> dict[str, Any]:
@@ -112,7 +115,7 @@ class LLMRecognizer(TideRecognizer):
 
             self._session = requests.Session()
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_session"] = None
         return state
@@ -147,10 +150,11 @@ class LLMRecognizer(TideRecognizer):
             if attempt:
                 time.sleep(self.backoff_s * (2 ** (attempt - 1)))
             try:
+                assert self._session is not None  # opened by load() above
                 resp = self._session.post(
                     self.endpoint,
                     data=json.dumps(body),
-                    headers=headers,  # type: ignore[union-attr]
+                    headers=headers,
                     timeout=self.timeout_s,
                 )
             except requests.exceptions.Timeout:

@@ -73,8 +73,10 @@ def create(spec: Mapping[str, Any]) -> TideRecognizer:
         try:
             from presidio_analyzer import EntityRecognizer
         except ImportError:  # pragma: no cover
-            EntityRecognizer = ()  # type: ignore[assignment]
-        if EntityRecognizer and isinstance(rec, EntityRecognizer):
+            entity_types: tuple[type, ...] = ()
+        else:
+            entity_types = (EntityRecognizer,)
+        if entity_types and isinstance(rec, entity_types):
             from tide_core.recognizers.presidio_adapter import PresidioRecognizerAdapter
 
             return PresidioRecognizerAdapter(rec)
@@ -121,7 +123,8 @@ def _known_phi(rows: Any = None, **options: Any) -> TideRecognizer:
 
 def _hf(**options: Any) -> TideRecognizer:
     module = importlib.import_module("tide_core.recognizers.hf_token_classifier")
-    return module.HFTokenClassifierRecognizer(**options)
+    rec: TideRecognizer = module.HFTokenClassifierRecognizer(**options)
+    return rec
 
 
 def _llm(**options: Any) -> TideRecognizer:

@@ -43,11 +43,11 @@ class ReviewError(InputError):
         super().__init__(code, message, hint)
         self.status = status
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Any, tuple[str, str, str, int]]:
         return (_rebuild_review_error, (self.code, self.message, self.hint, self.status))
 
 
-def _rebuild_review_error(code, message, hint, status):
+def _rebuild_review_error(code: str, message: str, hint: str, status: int) -> ReviewError:
     return ReviewError(code, message, hint, status)
 
 
@@ -187,7 +187,7 @@ class ReviewStore:
                         n.metadata.get("note_type"),
                         _iso(n.metadata.get("note_date")),
                         ok,
-                        bool(ok and e.text_sha256 != text_sha256(n.text)),
+                        bool(ok and e is not None and e.text_sha256 != text_sha256(n.text)),
                         e.n_spans if e else 0,
                         review_counts.get(nid, 0),
                     ).__dict__
@@ -242,7 +242,7 @@ class ReviewStore:
             }
 
     @staticmethod
-    def _span_json(r: dict[str, Any], note: Note, origin: str, status: str) -> dict:
+    def _span_json(r: dict[str, Any], note: Note, origin: str, status: str) -> dict[str, Any]:
         start, end = int(r["start"]), int(r["end"])
         decision = origin == "reviewer"
         return {
@@ -258,7 +258,7 @@ class ReviewStore:
             "reviewer": r.get("reviewer") if decision else None,
         }
 
-    def _deid_view(self, note: Note, key: str | None, last_review) -> dict[str, Any]:
+    def _deid_view(self, note: Note, key: str | None, last_review: dt.datetime | None) -> dict[str, Any]:
         if not key:
             return {
                 "status": "no_key",
@@ -305,7 +305,8 @@ class ReviewStore:
             ["stage", "code", "reason"],
             where={"study": self.study, "key": key, "note_id": note_id},
         ).to_pylist()
-        return rows
+        out: list[dict[str, Any]] = rows
+        return out
 
     # -- decisions -------------------------------------------------------------------------
     @staticmethod
