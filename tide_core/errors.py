@@ -10,6 +10,8 @@ ones (a lost worker, an out-of-memory batch, a flaky network) may succeed when r
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class TideError(Exception):
     """Base class of all TIDE errors."""
@@ -30,11 +32,11 @@ class TideError(Exception):
             text += f" -- {self.hint}"
         return text
 
-    def __reduce__(self):  # keep errors picklable across Ray workers
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:  # picklable across Ray workers
         return (_rebuild, (type(self), self.code, self.message, self.hint, self.terminal))
 
 
-def _rebuild(cls, code, message, hint, terminal):
+def _rebuild(cls: type[TideError], code: str, message: str, hint: str, terminal: bool) -> TideError:
     return cls(code, message, hint, terminal)
 
 

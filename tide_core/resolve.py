@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tide_core.errors import ConfigError
-from tide_core.spans import Span
+from tide_core.spans import RecognizerResult, Span
 from tide_core.types import LABELS
 
 NAME = "tide.resolve"
@@ -95,7 +95,7 @@ class ResolutionPolicy:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping | None) -> ResolutionPolicy:
+    def from_dict(cls, data: Mapping[str, Any] | None) -> ResolutionPolicy:
         if not data:
             return cls()
         known = {"label_priority", "min_score", "default_min_score", "merge_same_label_overlaps"}
@@ -178,7 +178,10 @@ def resolve_spans(spans: Iterable[Span], policy: ResolutionPolicy | None = None)
 
 
 def resolve_results(
-    results: Sequence, policy: ResolutionPolicy | None = None, note_id: str = "_", recognizer: str = "unknown@0"
+    results: Sequence[RecognizerResult],
+    policy: ResolutionPolicy | None = None,
+    note_id: str = "_",
+    recognizer: str = "unknown@0",
 ) -> list[Span]:
     """Convenience for recognizers: resolve Presidio-shaped results of one text."""
     spans = [Span.from_result(note_id, r, recognizer) for r in results]

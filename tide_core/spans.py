@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tide_core.errors import InputError
 from tide_core.types import LABELS
+
+if TYPE_CHECKING:
+    from presidio_analyzer import RecognizerResult as PresidioResult
 
 
 @dataclass
@@ -85,7 +88,7 @@ class Span:
         name = recognizer or meta.get("recognizer_name") or "unknown@0"
         return cls(note_id, int(result.start), int(result.end), entity, float(result.score), name)
 
-    def to_presidio(self):
+    def to_presidio(self) -> PresidioResult:
         """Return a ``presidio_analyzer.RecognizerResult`` (Presidio imported lazily)."""
         from presidio_analyzer import RecognizerResult as PresidioResult
 

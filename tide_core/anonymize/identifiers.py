@@ -115,7 +115,8 @@ class _FastFF3:
     def encrypt(self, plaintext: str, tweak_hex: str) -> str:
         n = len(plaintext)
         if n < self.min_len or n > self.max_len or len(tweak_hex) != 14 or any(c not in self.index for c in plaintext):
-            return self.lib.encrypt_with_tweak(plaintext, tweak_hex)
+            out: str = self.lib.encrypt_with_tweak(plaintext, tweak_hex)
+            return out
         pre = self._round_prefixes(tweak_hex)
         u = (n + 1) // 2
         v = n - u
@@ -184,7 +185,8 @@ class _Block:
         if self.mode == "ff3":
             if not decrypt:
                 return _fast_cipher(self.key_hex, self.alphabets[0]).encrypt(chars, self.tweak_hex)
-            return _cipher(self.key_hex, self.alphabets[0]).decrypt_with_tweak(chars, self.tweak_hex)
+            plain: str = _cipher(self.key_hex, self.alphabets[0]).decrypt_with_tweak(chars, self.tweak_hex)
+            return plain
         f = (
             _fast_cipher(self.key_hex, DIGITS).encrypt
             if not decrypt

@@ -60,8 +60,9 @@ def _state_index(value: str) -> tuple[int, bool] | None:
     j = abbrs.get(v) if value.replace(".", "").isupper() else None
     if i is None and j is None:
         return None
-    if j is None or (i is not None and i <= j):
+    if i is not None and (j is None or i <= j):
         return i, False
+    assert j is not None  # i and j are not both None (returned above)
     return j, True
 
 

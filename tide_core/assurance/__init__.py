@@ -8,6 +8,7 @@ See docs/assurance.md.  Entry points (imported lazily): ``freeze_reference``, ``
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 _EXPORTS = {
     "freeze_reference": "tide_core.assurance.drift",
@@ -28,7 +29,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(name)

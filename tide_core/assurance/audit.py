@@ -37,7 +37,7 @@ def bucket_of(metadata: Mapping[str, object], keys: Sequence[str] = BUCKET_KEYS)
     return "|".join(str(metadata.get(k) or "?") for k in keys)
 
 
-def buckets_from_notes(notes: Iterable, keys: Sequence[str] = BUCKET_KEYS) -> dict[str, list[str]]:
+def buckets_from_notes(notes: Iterable[Any], keys: Sequence[str] = BUCKET_KEYS) -> dict[str, list[str]]:
     """Eligible patient ids per bucket from Notes (or anything with patient_id and metadata)."""
     out: dict[str, set[str]] = defaultdict(set)
     for note in notes:
@@ -135,7 +135,9 @@ def sample_patients(
             )
         pool = sorted(set(str(p) for p in patient_buckets[bp.bucket]))
         rng = np.random.default_rng(_bucket_seed(seed, bp.bucket))
-        idx = rng.choice(len(pool), size=min(bp.n_sample, len(pool)), replace=False) if pool else []
+        idx: Sequence[int] | np.ndarray = (
+            rng.choice(len(pool), size=min(bp.n_sample, len(pool)), replace=False) if pool else []
+        )
         out[bp.bucket] = sorted(pool[i] for i in idx)
     return out
 

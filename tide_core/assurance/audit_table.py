@@ -12,11 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from tide_core.assurance.bounds import clopper_pearson_upper
 from tide_core.errors import InputError
+
+if TYPE_CHECKING:
+    from tide_core.io.warehouse import Warehouse
 
 TABLE_NAME = "tide_audits"
 
@@ -73,7 +77,9 @@ class AuditRecord:
         )
 
 
-def released_patients(wh, study: str, key: str, bucket: str | None = None, deid_table: str = "tide_deid_notes") -> int:
+def released_patients(
+    wh: Warehouse, study: str, key: str, bucket: str | None = None, deid_table: str = "tide_deid_notes"
+) -> int:
     """Distinct patients released for (study, key), or for one bucket of it (``site|source|note_type``).
 
     Read from the released notes table (pseudonymous ``patient_ref`` only); 0 when nothing is released.
@@ -88,7 +94,7 @@ def released_patients(wh, study: str, key: str, bucket: str | None = None, deid_
     return len({r["patient_ref"] for r in rows if r["patient_ref"] and (bucket is None or bucket_of(r) == bucket)})
 
 
-def check_against_release(wh, record: AuditRecord, deid_table: str = "tide_deid_notes") -> None:
+def check_against_release(wh: Warehouse, record: AuditRecord, deid_table: str = "tide_deid_notes") -> None:
     """Refuse an audit round that reviewed more patients than were released (E747).
 
     The cap is the release's distinct patients for (study, key) and, when ``record.bucket`` is one

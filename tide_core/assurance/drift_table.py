@@ -14,11 +14,15 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from tide_core.errors import InputError
+
+if TYPE_CHECKING:
+    from tide_core.config import TideConfig
+    from tide_core.io.warehouse import Warehouse
 
 TABLE_NAME = "tide_drift"
 #: Longest string allowed inside result_json (component reasons are ~80 characters).
@@ -80,7 +84,8 @@ def _result_dict(result: Any) -> dict[str, Any]:
     if isinstance(result, Mapping):
         return dict(result)
     if hasattr(result, "to_dict"):
-        return result.to_dict()
+        d: dict[str, Any] = result.to_dict()
+        return d
     raise InputError(
         "E755",
         f"cannot record a drift result of type {type(result).__name__}",
@@ -126,7 +131,7 @@ def drift_row(
 
 
 def record_drift(
-    wh,
+    wh: Warehouse,
     study: str,
     key: str,
     result: Any,
@@ -142,7 +147,7 @@ def record_drift(
     return row
 
 
-def latest_drift(wh, study: str, key: str, table: str = TABLE_NAME) -> dict[str, Any] | None:
+def latest_drift(wh: Warehouse, study: str, key: str, table: str = TABLE_NAME) -> dict[str, Any] | None:
     """The newest recorded drift row of (study, key) by ``checked_at``; None when none recorded.
 
     The returned dict has the table's columns plus ``result`` (``result_json`` parsed).
@@ -158,7 +163,9 @@ def latest_drift(wh, study: str, key: str, table: str = TABLE_NAME) -> dict[str,
     return out
 
 
-def warehouse_drift_inputs(wh, study: str, key: str | None = None, config=None) -> dict[str, Any]:
+def warehouse_drift_inputs(
+    wh: Warehouse, study: str, key: str | None = None, config: TideConfig | None = None
+) -> dict[str, Any]:
     """Drift-monitor inputs for one study, read from the warehouse.
 
     ``notes``: the validated source notes (``read_study_input``); ``spans``: the span cache after
@@ -207,7 +214,7 @@ def warehouse_drift_inputs(wh, study: str, key: str | None = None, config=None) 
             f"no released notes for study {study!r} key {key!r}",
             hint="run anonymization for this study and key first, or omit --key",
         )
-    rel_spans: dict[str, list] = {r["note_id"]: [] for r in released}
+    rel_spans: dict[str, list[Any]] = {r["note_id"]: [] for r in released}
     if wh.table_exists(names.released_spans):
         for s in wh.read_table(
             names.released_spans, ["note_id", "out_start", "out_end"], where={"study": study, "key": key}

@@ -78,10 +78,11 @@ def _hash(feature: str) -> int:
     return int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little") % N_FEATURES
 
 
-def featurize(text: str, spans: Sequence[tuple[int, int]] | None = None):
+def featurize(text: str, spans: Sequence[tuple[int, int]] | None = None) -> tuple[Any, list[tuple[int, int]]]:
     """Sparse (n_tokens x N_FEATURES) feature matrix of one text and its token offsets."""
     spans = tokens(text) if spans is None else list(spans)
-    rows, cols = [], []
+    rows: list[int] = []
+    cols: list[int] = []
     for i in range(len(spans)):
         for f in _token_features(text, spans, i):
             rows.append(i)
@@ -146,7 +147,7 @@ class GuardModel:
         return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30))), spans
 
     def score(
-        self, note_id: str, raw_text: str, released_text: str | None = None, surrogates: Iterable = ()
+        self, note_id: str, raw_text: str, released_text: str | None = None, surrogates: Iterable[Any] = ()
     ) -> DocumentScores:
         """Scores of one document. ``surrogates``: (start, end) ranges of replaced spans in the released text."""
         p, _ = self.token_probabilities(raw_text)
@@ -157,7 +158,7 @@ class GuardModel:
             masked = self.masked_score(released_text, surrogates)
         return DocumentScores(note_id, raw, richness, masked, self.version, self.threshold)
 
-    def masked_score(self, released_text: str, surrogates: Iterable = ()) -> float:
+    def masked_score(self, released_text: str, surrogates: Iterable[Any] = ()) -> float:
         """Largest PHI probability of a released token outside every surrogate range."""
         ranges = sorted((int(a), int(b)) for a, b in surrogates)
         p, spans = self.token_probabilities(released_text)

@@ -42,6 +42,11 @@ class GuardDecision:
         }
 
 
+def _masked(s: DocumentScores) -> float:
+    assert s.masked is not None  # checked by decide (E764)
+    return s.masked
+
+
 def decide(
     scores: Sequence[DocumentScores],
     sources: Mapping[str, str] | None = None,
@@ -64,11 +69,12 @@ def decide(
             raise ConfigError("E764", f"note {s.note_id!r} has no masked score", hint="score the released text")
     sources = sources or {}
     thresholds = dict(thresholds or {})
-    held, released = [], []
+    held: list[DocumentScores] = []
+    released: list[DocumentScores] = []
     for s in scores:
         t = thresholds.get(sources.get(s.note_id, ""), s.threshold)
-        (held if s.masked >= t else released).append(s)
-    held.sort(key=lambda s: (-s.masked, s.note_id))
+        (held if _masked(s) >= t else released).append(s)
+    held.sort(key=lambda s: (-_masked(s), s.note_id))
     used = {src: thresholds.get(src, scores[0].threshold) for src in set(sources.values())} if scores else {}
     return GuardDecision(
         version=next(iter(versions), ""),

@@ -9,11 +9,14 @@ richness per pseudonymous patient reference. Only pseudonymous references leave 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tide_core.assurance.guard_model import DocumentScores, GuardModel
 from tide_core.assurance.guard_release import GuardDecision, decide
 from tide_core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from tide_core.io.warehouse import Warehouse
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,12 @@ class ReleaseGuardScores:
 
 
 def score_release(
-    wh, study: str, key: str, guard: GuardModel, source_texts: dict[str, str], deid_table: str = "tide_deid_notes"
+    wh: Warehouse,
+    study: str,
+    key: str,
+    guard: GuardModel,
+    source_texts: dict[str, str],
+    deid_table: str = "tide_deid_notes",
 ) -> ReleaseGuardScores:
     """Guard scores of every released note of (study, key); ``source_texts``: note_id -> original text."""
     if not wh.table_exists(deid_table):

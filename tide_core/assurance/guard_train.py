@@ -16,6 +16,7 @@ import random
 import secrets
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from scipy.sparse import vstack
@@ -33,7 +34,9 @@ DEFAULT_DOCS = 1200
 LEAK_SHARE = 0.15
 
 
-def _labels(spans: Sequence[tuple[int, int]], positives: Sequence[tuple[int, int]], ignore=()) -> np.ndarray:
+def _labels(
+    spans: Sequence[tuple[int, int]], positives: Sequence[tuple[int, int]], ignore: Sequence[tuple[int, int]] = ()
+) -> np.ndarray:
     y = np.zeros(len(spans), dtype=np.int8)
     for i, (s, e) in enumerate(spans):
         if any(a < e and s < b for a, b in ignore):
@@ -70,7 +73,7 @@ def released_with_leaks(
     return out.text, surrogates, leaks
 
 
-def build_examples(docs: Sequence[GoldDoc], seed: int, leak_share: float = LEAK_SHARE):
+def build_examples(docs: Sequence[GoldDoc], seed: int, leak_share: float = LEAK_SHARE) -> tuple[Any, np.ndarray]:
     """Stacked sparse features and labels (raw + released-with-leaks views of every document)."""
     rng = random.Random(seed)
     anonymizer = Anonymizer(KeyRing("guard", "train", secrets.token_bytes(32)))

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -158,7 +158,7 @@ def coverage(
     n_sims: int = 2000,
     confidence: float = 0.95,
     seed: int = 0,
-    bound=stratified_upper_bound,
+    bound: Callable[..., float] = stratified_upper_bound,
 ) -> float:
     """Share of simulated releases whose bound covers the true leak share.
 

@@ -73,7 +73,7 @@ def validate_rows(rows: Iterable[Mapping[str, Any]], max_chars: int = 2_000_000)
     notes: list[tuple[int, Note]] = []
     quarantined: list[Quarantined] = []
 
-    def q(i: int, note_id, patient_id, code: str, reason: str) -> None:
+    def q(i: int, note_id: str | None, patient_id: str | None, code: str, reason: str) -> None:
         quarantined.append(Quarantined(note_id, patient_id, "input", code, reason, i))
 
     for i, row in enumerate(rows):

@@ -9,6 +9,7 @@ See docs/evaluation.md.  Main entry points (imported lazily so ``gold_io`` stays
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 _EXPORTS = {
     "evaluate": "tide_core.evaluation.evaluate",
@@ -29,7 +30,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
         return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(name)

@@ -85,8 +85,8 @@ def bootstrap_intervals(
     if table.n_docs == 0:
         raise InputError("E713", "cannot bootstrap an empty corpus", hint="evaluate at least one document")
     stats = resampled_stats(table, resample_weights(table.n_docs, n_resamples, seed))
-    category: dict[str, dict[str, tuple]] = {lab: {} for lab in table.labels}
-    overall: dict[str, tuple] = {}
+    category: dict[str, dict[str, tuple[float | None, float | None]]] = {lab: {} for lab in table.labels}
+    overall: dict[str, tuple[float | None, float | None]] = {}
     for key, values in stats.items():
         lo, hi = _percentiles(values, level)
         if key.startswith("category_"):

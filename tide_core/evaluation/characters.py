@@ -126,7 +126,7 @@ def _masks(spans: Sequence[Span], n: int, index: Mapping[str, int], label_map: M
     m = np.zeros((len(index), n), dtype=bool)
     for s in spans:
         lab = label_map.get(s.label) if label_map else s.label
-        c = index.get(lab)
+        c = index.get(lab) if lab is not None else None
         if c is not None:
             m[c, s.start : s.end] = True
     return m
@@ -173,6 +173,7 @@ def character_metrics(
     def per(a: np.ndarray) -> dict[str, int]:
         return {lab: int(a[i]) for i, lab in enumerate(labels)}
 
+    total_gold, total_unc, total_same, total_pred, total_pig = (int(x) for x in tot)
     return CharacterMetrics(
         labels,
         len(gold_docs),
@@ -181,7 +182,11 @@ def character_metrics(
         per(same_n),
         per(pred_n),
         per(pig_n),
-        *(int(x) for x in tot),
+        total_gold,
+        total_unc,
+        total_same,
+        total_pred,
+        total_pig,
         label_set=ls.name,
     )
 

@@ -187,7 +187,7 @@ def load_crosswalk(path: str | Path | None, label_set: str = "fine") -> Crosswal
             f"crosswalk {path.name} is not valid JSON (line {exc.lineno})",
             hint='write {"map": {"EXTERNAL": "TIDE_LABEL" | null}}',
         ) from None
-    mapping_obj: Mapping = obj.get("map", obj) if isinstance(obj, dict) else {}
+    mapping_obj: Mapping[str, Any] = obj.get("map", obj) if isinstance(obj, dict) else {}
     if not isinstance(mapping_obj, Mapping) or not mapping_obj:
         raise ConfigError(
             "E703", f"crosswalk {path.name} holds no mapping", hint='write {"map": {"EXTERNAL": "TIDE_LABEL" | null}}'

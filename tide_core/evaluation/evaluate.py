@@ -38,7 +38,7 @@ from tide_core.spans import Span
 Predictions = Sequence[GoldDoc] | Mapping[str, Sequence[Span]]
 
 
-def _pred_map(gold: Sequence[GoldDoc], pred: Predictions, check_text: bool) -> tuple[dict[str, Any], dict]:
+def _pred_map(gold: Sequence[GoldDoc], pred: Predictions, check_text: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     gold_ids = {d.note_id: d for d in gold}
     if isinstance(pred, Mapping):
         spans = {k: list(v) for k, v in pred.items()}
@@ -142,7 +142,8 @@ class EvalReport:
 
     def recall(self, label: str | None = None, system: int = 0) -> float | None:
         point = self.systems[system].point
-        return point["overall"]["micro_recall"] if label is None else point["category"][label]["recall"]
+        recall: float | None = point["overall"]["micro_recall"] if label is None else point["category"][label]["recall"]
+        return recall
 
     def to_dict(self) -> dict[str, Any]:
         return {

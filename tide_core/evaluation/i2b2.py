@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 from tide_core.errors import InputError
 from tide_core.evaluation.crosswalk import Crosswalk, i2b2_crosswalk
@@ -124,7 +125,7 @@ def read_i2b2_document(
     return GoldDoc(note_id, note_id.split("-")[0], text, tuple(spans), {"format": "i2b2"}), issues
 
 
-def read_i2b2(path: str | Path, crosswalk: Crosswalk | None = None, **kwargs) -> LoadedDocs:
+def read_i2b2(path: str | Path, crosswalk: Crosswalk | None = None, **kwargs: Any) -> LoadedDocs:
     """Read one i2b2 XML file or every ``*.xml`` under a folder (sorted by name)."""
     path = Path(path)
     files = sorted(path.rglob("*.xml")) if path.is_dir() else ([path] if path.exists() else [])

@@ -21,7 +21,7 @@ from tide_core.spans import Span
 from tide_core.types import LABELS
 
 
-def _metadata(obj: dict[str, Any]) -> dict:
+def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
     """``metadata`` object, or notes-table rows with note_date/note_type/source/site at top level."""
     if isinstance(obj.get("metadata"), dict):
         return dict(obj["metadata"])

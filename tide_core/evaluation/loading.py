@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tide_core.errors import ConfigError, InputError
 from tide_core.evaluation.brat import read_brat
@@ -19,6 +19,10 @@ from tide_core.evaluation.gold_io import GoldDoc, read_gold
 from tide_core.evaluation.i2b2 import read_i2b2
 from tide_core.evaluation.jsonl_reader import read_jsonl_docs
 from tide_core.spans import Span
+
+if TYPE_CHECKING:
+    from tide_core.cache.tables import TableNames
+    from tide_core.io.warehouse import Warehouse
 
 FORMATS = ("jsonl", "brat", "i2b2")
 
@@ -62,11 +66,11 @@ class CachedPredictions:
 
 
 def load_cached_predictions(
-    warehouse,
+    warehouse: Warehouse | str,
     study: str,
     *,
     gold: Sequence[GoldDoc] | None = None,
-    tables=None,
+    tables: TableNames | None = None,
     crosswalk: Crosswalk | None = None,
     apply_review: bool = True,
 ) -> CachedPredictions:
@@ -85,7 +89,7 @@ def load_cached_predictions(
     from tide_core.io.open import open_warehouse
 
     own = isinstance(warehouse, str)
-    if own:
+    if isinstance(warehouse, str):
         url = warehouse
         scheme, _, rest = url.partition(":")
         path = rest.partition("#")[0]
@@ -98,7 +102,7 @@ def load_cached_predictions(
         wh = open_warehouse(url)
     else:
         wh = warehouse
-        url = getattr(wh, "url", type(wh).__name__)
+        url = str(getattr(wh, "url", type(wh).__name__))
     try:
         cache = SpanCache(wh, tables)
         entries = cache.entries(study)

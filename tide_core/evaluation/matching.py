@@ -77,7 +77,7 @@ class DocumentMatch:
         return [s for i, s in enumerate(self.pred) if i not in hit]
 
 
-def _key(s: Span) -> tuple:
+def _key(s: Span) -> tuple[int, int, str, str, float]:
     return (s.start, s.end, s.label, s.recognizer, s.score)
 
 
@@ -129,10 +129,17 @@ def match_document(
 SPLIT_INSIDE = 0.5
 
 
-def _split_matches(g_sorted, p_sorted, g_lab, p_lab, pairs, tau) -> tuple:
+def _split_matches(
+    g_sorted: Sequence[Span],
+    p_sorted: Sequence[Span],
+    g_lab: Sequence[str],
+    p_lab: Sequence[str],
+    pairs: Sequence[tuple[int, int, float]],
+    tau: float,
+) -> tuple[tuple[int, tuple[int, ...], float], ...]:
     used_g = {g for g, _, _ in pairs}
     used_p = {p for _, p, _ in pairs}
-    out = []
+    out: list[tuple[int, tuple[int, ...], float]] = []
     for i, gs in enumerate(g_sorted):
         if i in used_g:
             continue

@@ -13,7 +13,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import SupportsFloat
 
 import numpy as np
 
@@ -123,7 +123,7 @@ def summary_stats(
     }
 
 
-def to_float(x: float | np.floating[Any]) -> float | None:
+def to_float(x: SupportsFloat) -> float | None:
     """NaN → None for JSON."""
     x = float(x)
     return None if np.isnan(x) else x

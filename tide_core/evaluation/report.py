@@ -7,6 +7,7 @@ can leave the secure environment with the model card.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ def _fmt(x: float | None, digits: int = 3) -> str:
     return "n/a" if x is None else f"{x:.{digits}f}"
 
 
-def _ci(ci) -> str:
+def _ci(ci: Sequence[float | None] | None) -> str:
     if not ci or ci[0] is None or ci[1] is None:
         return ""
     return f" [{ci[0]:.3f}, {ci[1]:.3f}]"

@@ -102,7 +102,7 @@ def _normalise(obj: dict[str, Any], labels: Sequence[str]) -> dict[str, list[str
             values = [values]
         if not isinstance(values, list):
             continue
-        strings = [v.strip() for v in values if isinstance(v, (str, int)) and str(v).strip()]
+        strings = [str(v).strip() for v in values if isinstance(v, (str, int)) and str(v).strip()]
         strings = [str(v) for v in strings]
         if strings:
             out.setdefault(label, [])

@@ -226,7 +226,7 @@ class PersonNameRecognizer(TideRecognizer):
         words = list(re.finditer(r"\S+", m.group("n")))
         if from_right:
             words.reverse()
-        keep = []
+        keep: list[re.Match[str]] = []
         for w in words:
             tok = w.group(0)
             f = tok.casefold().rstrip(".")
@@ -378,7 +378,7 @@ def _strong_frame_names(text: str, given: frozenset[str], surnames: frozenset[st
                 found.append(span)
     for m in _RELATION.finditer(text):
         words = list(re.finditer(r"\S+", m.group("n")))
-        keep = []
+        keep: list[re.Match[str]] = []
         for w in words:  # the name words: stop at the first filler ("his son May flew" keeps "May")
             f = w.group(0).casefold()
             if not _strong_word(f) or f in _WEEKDAY_WORDS or f in _NOT_NAME and f not in given and keep:
@@ -395,7 +395,7 @@ def _strong_frame_names(text: str, given: frozenset[str], surnames: frozenset[st
             if span:
                 found.append(span)
     # a capitalised word that is also a word of an e-mail address's local part in the same note
-    chunks = set()
+    chunks: set[str] = set()
     for m in _EMAIL.finditer(text):
         chunks.update(c.casefold() for c in re.findall(r"[^\W\d_]{3,}", m.group("local")))
     if chunks:

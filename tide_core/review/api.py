@@ -84,7 +84,14 @@ class ReviewAPI:
             )
 
     # -- routing -------------------------------------------------------------------------
-    def _route(self, method, path, query, body, content_type) -> Response:
+    def _route(
+        self,
+        method: str,
+        path: str,
+        query: Mapping[str, Sequence[str]],
+        body: bytes | None,
+        content_type: str | None,
+    ) -> Response:
         parts = [unquote(p) for p in path.split("/") if p]
         if not parts or parts[0] != "api":
             return error(404, "E863", "no such API route", "see tide_core/review/api.py for the routes")
@@ -104,7 +111,8 @@ class ReviewAPI:
             return Response(200, {"notes": self.store.reload_notes(), "quarantined": self.store.n_quarantined})
         if len(parts) == 2 and parts[0] == "notes":
             self._method(method, "GET")
-            key = (query.get("key") or [None])[0]
+            keys = query.get("key")
+            key = keys[0] if keys else None
             return Response(200, self.store.note_view(parts[1], key))
         if len(parts) == 3 and parts[0] == "notes" and parts[2] in ("reject", "add", "undo"):
             self._method(method, "POST")

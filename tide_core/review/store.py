@@ -43,7 +43,7 @@ class ReviewError(InputError):
         super().__init__(code, message, hint)
         self.status = status
 
-    def __reduce__(self) -> tuple[Any, tuple[str, str, str, int]]:
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (_rebuild_review_error, (self.code, self.message, self.hint, self.status))
 
 

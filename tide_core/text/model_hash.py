@@ -23,7 +23,7 @@ _OUTPUT_FILES = (
     "sentencepiece.bpe.model",
 )
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt")
-_cache: dict[tuple, str] = {}
+_cache: dict[tuple[object, ...], str] = {}
 
 
 def _files(model_dir: Path) -> list[Path]:

@@ -103,7 +103,7 @@ class NormalizedText:
 
     def extent(self, i: int) -> tuple[int, int]:
         """Original extent ``[start, end)`` of view character ``i``."""
-        if self.starts is None:
+        if self.starts is None or self.ends is None:  # both set or both None
             return i, i + 1
         return self.starts[i], self.ends[i]
 
@@ -113,7 +113,7 @@ class NormalizedText:
         A span that reaches past the end of the view keeps reaching past the end of the original
         by as much, so the engine's bounds check still rejects it.
         """
-        if self.starts is None:
+        if self.starts is None or self.ends is None:  # both set or both None
             return start, end
         n, m = len(self.text), len(self.original)
         o_start = self.starts[start] if start < n else m + (start - n)
@@ -123,7 +123,7 @@ class NormalizedText:
     def to_view(self, start: int, end: int) -> tuple[int, int] | None:
         """The smallest view span whose original extent covers every kept character of the
         original span ``[start, end)``; ``None`` when that span holds only removed characters."""
-        if self.starts is None:
+        if self.starts is None or self.ends is None:  # both set or both None
             return start, end
         a = bisect.bisect_right(self.ends, start)  # first view char ending after ``start``
         b = bisect.bisect_left(self.starts, end)  # view chars starting before ``end``

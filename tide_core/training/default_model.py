@@ -16,9 +16,12 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tide_core.training.trainer import TrainConfig, TrainResult, train_token_classifier
+
+if TYPE_CHECKING:
+    from tide_core.evaluation.gold_io import GoldDoc
 
 #: The corpus of the default recipe: a description that is passed through to the model card and
 #: that :func:`build_corpus` turns into documents.  ``source`` names the generator.
@@ -76,7 +79,7 @@ class DefaultRecipe:
 DEFAULT_RECIPE = DefaultRecipe()
 
 
-def build_corpus(recipe: DefaultRecipe) -> list:
+def build_corpus(recipe: DefaultRecipe) -> list[GoldDoc]:
     """The training documents the recipe describes."""
     source = recipe.corpus.get("source")
     if source == "tide_core.synth.compose.generate_mixed_training_corpus":
@@ -105,7 +108,7 @@ def train_default_model(
     recipe: DefaultRecipe = DEFAULT_RECIPE,
     progress: bool = True,
     n_notes: int | None = None,
-    **overrides,
+    **overrides: Any,
 ) -> TrainResult:
     """Generate the training corpus and train the default model into ``output_dir``.
 

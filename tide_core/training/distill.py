@@ -35,7 +35,8 @@ def _as_note(d: Any) -> Note:
     if isinstance(d, Note):
         return d
     if hasattr(d, "to_note"):
-        return d.to_note()
+        note: Note = d.to_note()
+        return note
     return Note(d.note_id, getattr(d, "patient_id", ""), d.text, dict(getattr(d, "metadata", {}) or {}))
 
 

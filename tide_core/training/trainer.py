@@ -30,12 +30,15 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tide_core.errors import ConfigError
 from tide_core.training.base_models import load_base
 from tide_core.training.examples import TrainWindow, build_windows
 from tide_core.training.tags import IGNORE_INDEX, tag_names
+
+if TYPE_CHECKING:
+    from tide_core.spans import Span
 
 MODEL_CARD = "tide_model.json"
 FORMAT = "tide-model/1"
@@ -203,7 +206,7 @@ def _batches(windows: Sequence[TrainWindow], bs: int, rng: random.Random) -> lis
     return batches
 
 
-def _tensors(batch: Sequence[TrainWindow], pad: int, torch: Any):
+def _tensors(batch: Sequence[TrainWindow], pad: int, torch: Any) -> tuple[Any, Any, Any]:
     L = max(len(w.input_ids) for w in batch)
     ids = torch.full((len(batch), L), pad, dtype=torch.long)
     mask = torch.zeros((len(batch), L), dtype=torch.long)
@@ -237,7 +240,7 @@ def evaluate_model_dir(
 
     rec = HFTokenClassifierRecognizer(model_dir, window=window, overlap=overlap)
     notes = [d.to_note() if hasattr(d, "to_note") else d for d in docs]
-    preds: dict[str, list] = {}
+    preds: dict[str, list[Span]] = {}
     for i in range(0, len(notes), 32):
         chunk = notes[i : i + 32]
         for n, spans in zip(chunk, rec.recognize_many(chunk), strict=False):
