@@ -16,12 +16,13 @@ clinical look-alikes.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 
 # --------------------------------------------------------------------------- building blocks
-def word_alternation(words) -> str:
+def word_alternation(words: Iterable[str]) -> str:
     """A deterministic regex matching any of ``words``, built as a trie.
 
     Python's ``re`` tries alternation branches one by one; a trie branches on one character at a
@@ -60,10 +61,10 @@ def _month_alternation() -> str:
     return _month_forms(set(_MONTH_WORDS + _MONTH_ABBR), (str, str.upper))
 
 
-def _month_forms(words, casings) -> str:
+def _month_forms(words: Iterable[str], casings: Sequence[Callable[[str], str]]) -> str:
     """Abbreviations may take a period ("Mar.", "may. 6"); a full name only when a number follows
     ("March. 3" is a typo, "in March." ends the sentence)."""
-    def alt(ws):
+    def alt(ws: Iterable[str]) -> str:
         return "|".join(sorted({c(w) for w in ws for c in casings}, key=lambda w: (-len(w), w)))
     abbr = {w for w in words if w in _MONTH_ABBR or w.lower() in ("may",)}
     full = set(words) - abbr
@@ -599,5 +600,5 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
 )
 
 
-def pattern_names(patterns=DEFAULT_PATTERNS) -> list[str]:
+def pattern_names(patterns: Sequence[PhiPattern] = DEFAULT_PATTERNS) -> list[str]:
     return [p.name for p in patterns]

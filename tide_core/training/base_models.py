@@ -21,7 +21,7 @@ from typing import Any
 from tide_core.errors import ConfigError
 from tide_core.models import pretrained_encoder_dir
 
-TINY_CONFIGS: dict[str, dict[str, int]] = {
+TINY_CONFIGS: dict[str, dict[str, Any]] = {
     "tiny": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 128},
     "small": {"hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 256},
 }
