@@ -8,6 +8,7 @@ is only labelled where it was inserted as PHI.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tide_core.types import LABELS
@@ -75,7 +76,7 @@ class NoteBuilder:
         else:
             self.text(piece.text)
 
-    def extend(self, pieces) -> None:
+    def extend(self, pieces: Iterable[Piece]) -> None:
         for p in pieces:
             self.add(p)
 

@@ -26,6 +26,7 @@ from tide_core.synth.world import World
 
 Kind = Literal["demo", "train", "heldout"]
 SYNTH_VERSION = "tide.synth@1"
+TemplateIndex = dict[tuple[str, str], tuple[Template, ...]]  # (note type, section) -> templates
 
 NOTE_TYPE_WEIGHTS = {
     "progress_note": 18,
@@ -90,7 +91,7 @@ def _render(ctx: NoteContext, t: Template, b: NoteBuilder) -> None:
             b.extend(render_slot(ctx, head[1:], arg))
 
 
-def _pick(index, note_type: str, section: str, r: random.Random, p_specific: float = 0.75):
+def _pick(index: TemplateIndex, note_type: str, section: str, r: random.Random, p_specific: float = 0.75) -> Template:
     specific = index.get((note_type, section), ())
     generic = index.get(("any", section), ())
     if specific and (not generic or r.random() < p_specific):
@@ -98,7 +99,9 @@ def _pick(index, note_type: str, section: str, r: random.Random, p_specific: flo
     return r.choice(generic)
 
 
-def compose_note(ctx: NoteContext, index) -> tuple[str, list, list, list[str]]:
+def compose_note(
+    ctx: NoteContext, index: TemplateIndex
+) -> tuple[str, list[tuple[int, int, str]], list[tuple[int, int, str]], list[str]]:
     """Build one note; returns (text, spans, hard negatives, template ids)."""
     r = ctx.rng
     nt = ctx.note_type

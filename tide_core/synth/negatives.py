@@ -65,7 +65,8 @@ def _one(r: random.Random, vocab: Vocabulary, kind: str) -> str:
     if kind == "eponym":
         return r.choice(vocab.eponyms)
     if kind.startswith("eponym_"):
-        return r.choice(vocab.eponyms_by_category[kind[7:]])
+        phrase: str = r.choice(vocab.eponyms_by_category[kind[7:]])
+        return phrase
     if kind == "med":
         drug, dose = r.choice(vocab.medications)
         return f"{drug} {dose}"

@@ -409,11 +409,11 @@ def render_slot(ctx: NoteContext, name: str, arg: str) -> list[Piece]:
     if name == "faddr":
         return address_pieces(ctx.facility.address, arg or "line", r)
     if name == "city":
-        c = r.choice(w.vocab.cities)
+        town = r.choice(w.vocab.cities)
         return (
-            [phi(c.city, "LOCATION")]
+            [phi(town.city, "LOCATION")]
             if arg != "state"
-            else [phi(c.city, "LOCATION"), lit(", "), phi(c.state, "LOCATION")]
+            else [phi(town.city, "LOCATION"), lit(", "), phi(town.state, "LOCATION")]
         )
     if name == "state":  # the state a patient moved from: fixed per patient
         return [phi(_fixed(ctx, "state", lambda: r.choice(w.vocab.states)[1]), "LOCATION")]

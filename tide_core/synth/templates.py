@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -70,7 +71,7 @@ def slot_names(text: str) -> list[str]:
     return [m.group(1) for m in _SLOT.finditer(text)]
 
 
-def _build(family: str, rows) -> list[Template]:
+def _build(family: str, rows: Iterable[tuple[str, str, str]]) -> list[Template]:
     out = []
     for i, (note_type, section, text) in enumerate(rows):
         if note_type != "any" and note_type not in NOTE_TYPES:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -39,7 +40,7 @@ def _stable_half(value: str) -> str:
     return "train" if zlib.crc32(value.encode("utf-8")) % 2 == 0 else "heldout"
 
 
-def split(items: list, part: Part, key=lambda x: x) -> tuple:
+def split(items: list[Any], part: Part, key: Callable[[Any], Any] = lambda x: x) -> tuple[Any, ...]:
     """The entries of ``items`` that belong to ``part`` (order preserved)."""
     if part == "all":
         return tuple(items)

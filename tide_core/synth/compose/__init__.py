@@ -16,6 +16,7 @@ are recorded while the text is built.
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 
 from tide_core.evaluation.gold_io import GOLD_RECOGNIZER, GoldDoc
 from tide_core.spans import Span
@@ -29,7 +30,7 @@ SITE = "synth_compose"
 __all__ = ["SOURCE", "check_document", "generate_compositional_corpus", "generate_mixed_training_corpus"]
 
 
-def check_document(text: str, spans) -> None:
+def check_document(text: str, spans: Iterable[tuple[int, int, str]]) -> None:
     """Raise ValueError unless the spans are inside the text, sorted, non-overlapping and unpadded."""
     prev_end = 0
     for s, e, label in spans:

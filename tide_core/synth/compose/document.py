@@ -40,8 +40,8 @@ NOTE_TYPES = (
 class Section:
     name: str
     text: str
-    spans: list  # (start, end, label)
-    negatives: list  # (start, end, kind)
+    spans: list[tuple[int, int, str]]  # (start, end, label)
+    negatives: list[tuple[int, int, str]]  # (start, end, kind)
 
 
 # -- small layout helpers --------------------------------------------------------------------
@@ -592,7 +592,7 @@ SECTION_WEIGHTS = {
 PROSE = {"hpi", "social", "plan", "comm_log"}
 
 
-def wrap(text: str, spans: list, width: int, into_spans: bool) -> str:
+def wrap(text: str, spans: list[tuple[int, int, str]], width: int, into_spans: bool) -> str:
     """Turn spaces into newlines so no line exceeds ``width`` (length, hence offsets, unchanged)."""
     inside = bytearray(len(text))
     if not into_spans:
@@ -649,7 +649,9 @@ MAX_CHARS = 4000
 MIN_CHARS = 200
 
 
-def compose_document(r: random.Random, src: Sources) -> tuple[Ctx, str, list, list, list[str]]:
+def compose_document(
+    r: random.Random, src: Sources
+) -> tuple[Ctx, str, list[tuple[int, int, str]], list[tuple[int, int, str]], list[str]]:
     """One document: (context, text, spans, hard negatives, section names)."""
     ctx = make_context(r, src)
     names = list(SECTION_WEIGHTS)
@@ -683,8 +685,8 @@ def compose_document(r: random.Random, src: Sources) -> tuple[Ctx, str, list, li
         tries += 1
         add(build_section(r.choice(("meds", "exam", "hpi")), ctx))
     parts: list[str] = []
-    spans: list = []
-    negatives: list = []
+    spans: list[tuple[int, int, str]] = []
+    negatives: list[tuple[int, int, str]] = []
     offset = 0
     for glue, sec in zip(glues, sections, strict=True):
         parts.append(glue)

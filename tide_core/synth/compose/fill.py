@@ -217,7 +217,8 @@ def us_place(r: random.Random, src: Sources) -> UsPlace:
 
 def world_place(r: random.Random, src: Sources, cc: str | None = None) -> WorldPlace:
     if cc and cc in src.world_by_cc:
-        return r.choice(src.world_by_cc[cc])
+        place: WorldPlace = r.choice(src.world_by_cc[cc])
+        return place
     return r.choice(src.world) if src.world else WorldPlace("Oaxaca", "", "MX")
 
 

@@ -181,8 +181,8 @@ class Ctx:
     home: UsPlace
     fac: fill.Facility
     mrn: str
-    staff: list = field(default_factory=list)  # (Person, role)
-    family: list = field(default_factory=list)  # (Person, relation)
+    staff: list[tuple[fill.Person, str]] = field(default_factory=list)  # (Person, role)
+    family: list[tuple[fill.Person, str]] = field(default_factory=list)  # (Person, relation)
 
     @property
     def age(self) -> int:
