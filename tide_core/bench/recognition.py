@@ -83,7 +83,7 @@ def build_tiny_model(
         model_max_length=max_positions,
     )
     fast.save_pretrained(str(out))
-    cfg = BertConfig(
+    cfg = BertConfig(  # type: ignore[call-arg]  # num_labels reaches PretrainedConfig through **kwargs
         vocab_size=tok.get_vocab_size(),
         hidden_size=hidden,
         num_hidden_layers=layers,
@@ -193,7 +193,7 @@ class PeakRSS:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
         self.peak = max(self.peak, _tree_rss_bytes(os.getpid()))
@@ -217,16 +217,18 @@ def scaled(notes: Sequence[Note], factor: int) -> Iterator[Note]:
 # ------------------------------------------------------------------------------------ measurements
 def bare_forward(
     model_dir: Path, notes: Sequence[Note], window: int, overlap: int, batch_size: int, threads: int
-) -> dict[str, float]:
+) -> dict[str, Any]:
     """Forward passes only: windows are built first (untimed), then timed batch by batch."""
     import torch
 
+    from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
     from tide_core.recognizers.registry import create
 
     torch.set_num_threads(threads)
     rec = create(
         {"name": "tide.hf", "model_dir": str(model_dir), "window": window, "overlap": overlap, "batch_size": batch_size}
     )
+    assert isinstance(rec, HFTokenClassifierRecognizer)  # tide.hf builds one
     rec.load()
     windows = [w for n in notes for w in rec.make_windows(n)]
     windows.sort(key=lambda w: len(w.input_ids), reverse=True)
@@ -234,7 +236,7 @@ def bare_forward(
     model = rec._model
     pad = int(rec._tokenizer.pad_token_id or 0)
 
-    def run(ws) -> None:
+    def run(ws: Sequence[Any]) -> None:
         for i in range(0, len(ws), batch_size):
             batch = ws[i : i + batch_size]
             L = max(len(w.input_ids) for w in batch)
@@ -261,7 +263,7 @@ def ray_pipeline(
     batch_size: int,
     tokens: int | None = None,
     warm: bool = True,
-) -> dict[str, float]:
+) -> dict[str, Any]:
     from tide_core.execution.ray_pipeline import RayRecognition, RayRecognitionConfig
 
     marks: list[tuple[float, int]] = []
@@ -278,10 +280,11 @@ def ray_pipeline(
     t0 = time.perf_counter()
     batch = runner.run(notes, specs)
     dt = time.perf_counter() - t0
+    assert runner.plan is not None  # set by the run
     first_t, first_n = marks[0]
     steady = (len(notes) - first_n) / (marks[-1][0] - first_t) if len(marks) > 1 and marks[-1][0] > first_t else 0.0
     mb = sum(len(n.text.encode()) for n in notes) / 1e6
-    out = {
+    out: dict[str, Any] = {
         "seconds": dt,
         "first_result_s": first_t - t0,
         "steady_notes_per_s": steady,

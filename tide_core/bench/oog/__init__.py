@@ -82,7 +82,9 @@ def _one(corpus: str, seed: int, i: int, pcache: dict[int, Patient]) -> GoldDoc:
     for attempt in range(12):
         rng = random.Random(f"oog:{corpus}:{seed}:{i}:{attempt}")
         f = Fake(rng, vocab)
-        earliest = max(dt.date(2015, 1, 1), pat.person.dob + dt.timedelta(days=40))
+        dob = pat.person.dob
+        assert dob is not None  # patients are made with a date of birth
+        earliest = max(dt.date(2015, 1, 1), dob + dt.timedelta(days=40))
         span_days = max(1, (dt.date(2024, 6, 30) - earliest).days)
         note_date = earliest + dt.timedelta(days=rng.randrange(span_days))
         noise = _noise(corpus, note_type, rng)

@@ -101,6 +101,11 @@ class DocBuilder:
     def tag(self, *names: str) -> None:
         self.tags.update(names)
 
+    def tagged(self, name: str, piece: Piece) -> Piece:
+        """Tag the document and return ``piece`` (for slot lambdas that tag what they place)."""
+        self.tag(name)
+        return piece
+
     # -- finishing -----------------------------------------------------------------------------
     def text(self) -> str:
         return "".join(self.parts)

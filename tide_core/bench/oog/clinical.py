@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from tide_core.bench.oog.builder import TERM
+from tide_core.bench.oog.builder import TERM, Pieces
 from tide_core.bench.oog.common import Ctx, age_on, pronouns
+from tide_core.bench.oog.phi import Person
 from tide_core.bench.oog.vocab import WORLD
 
 
-def _rel(c: Ctx, min_age: int = 18, max_age: int = 85):
+def _rel(c: Ctx, min_age: int = 18, max_age: int = 85) -> Person:
     return c.f.person(min_age, max_age)
 
 
-_EPO_CACHE: dict[str, Any] = {}
+_EPO_CACHE: dict[str, list[str]] = {}
 
 
-def _epo_kind(eponyms: tuple, kind: str) -> list[str]:
+def _epo_kind(eponyms: tuple[str, ...], kind: str) -> list[str]:
     """Split the eponym list into diagnoses, signs/tests/scales and devices/procedures."""
     if kind not in _EPO_CACHE:
         dev = ("catheter", "line", "drain", "monitor", "ultrasound")
@@ -51,7 +53,7 @@ def _story_slots(c: Ctx) -> dict[str, Any]:
         "FRIEND": lambda: c.pt(r.choice(["full", "first"]), friend),
         "SIB": lambda: c.pt(r.choice(["full", "first"]), sib),
         "SIB_REL": (r.choice(["sister", "brother", "half-brother", "twin sister", "cousin"]), None),
-        "HOME": lambda: (c.b.tag("place_alone"), (home[0], "LOCATION"))[1],
+        "HOME": lambda: c.b.tagged("place_alone", (home[0], "LOCATION")),
         "TOWN": lambda: c.town(False),
         "TOWN_ST": lambda: c.town(True),
         "TOWN_ANY": lambda: c.town(),
@@ -116,10 +118,9 @@ def _story_slots(c: Ctx) -> dict[str, Any]:
             ),
             None,
         ),
-        "NOCUE_ID": lambda: (
-            c.b.tag("id_no_cue"),
-            (f.ident(r.choice(["mrn", "account", "encounter", "member"])), "ID"),
-        )[1],
+        "NOCUE_ID": lambda: c.b.tagged(
+            "id_no_cue", (f.ident(r.choice(["mrn", "account", "encounter", "member"])), "ID")
+        ),
         "MEMBER": lambda: (f.ident("member"), "ID"),
         "CASE": lambda: (f.ident("case"), "ID"),
         "SSN": lambda: (f.ident("ssn"), "ID"),
@@ -198,7 +199,7 @@ def discharge_narrative(c: Ctx) -> None:
         fac = f.facility("hospital", p.city)
         c.b.e(fac.upper() if r.random() < 0.5 else fac, "HOSPITAL").nl()
     c.b.t(r.choice(["DISCHARGE SUMMARY", "Discharge Summary", "Hospital Discharge Narrative"])).nl()
-    fields = [
+    fields: list[tuple[str, Pieces]] = [
         ("Patient", c.pt(r.choice(["last_first", "upper_last_first", "full"]))),
         (
             r.choice(["DOB", "Date of Birth", "D.O.B.", "Born"]),
@@ -257,9 +258,9 @@ def discharge_narrative(c: Ctx) -> None:
         _sec(c, r.choice(["Pertinent labs", "LABS", "Results"]))
         labs = r.sample(list(f.v.labs), r.randint(3, 8))
         days = sorted({f.near(c.date, -6, 0) for _ in range(r.randint(1, 3))})
-        rows = []
+        rows: list[list[Pieces]] = []
         for lab in labs:
-            cells = [[(lab.name, TERM)]]
+            cells: list[Pieces] = [[(lab.name, TERM)]]
             for _ in days:
                 v = r.uniform(lab.low, lab.high)
                 cells.append([(f"{v:.{lab.decimals}f}", TERM)])
@@ -311,7 +312,7 @@ def portal_message(c: Ctx) -> None:
     r, p, f = c.rng, c.pat, c.f
     s = _story_slots(c)
     sent = f.near(c.date, -3, 0)
-    hdr = [
+    hdr: list[tuple[str, Pieces]] = [
         ("From", c.pt("full") + ([(" <", None), (p.email, "EMAIL"), (">", None)] if p.email else [])),
         ("Sent", c.dt(d=sent, time=True, style=r.choice(["weekday_full", "us", "iso", "mon_d_y"]))),
         ("To", [(r.choice(["Nurse Triage Pool", "Refill Requests", "Clinic Inbox"]), None)]),
@@ -489,14 +490,14 @@ def nursing_flowsheet(c: Ctx) -> None:
         ]
     )
     d0 = f.near(c.date, -3, 0)
-    rows = []
+    rows: list[list[Pieces]] = []
     for _i in range(r.randint(3, 9)):
         if cols[0] == "Time":
-            when = [(f.time_of_day(), None)]
+            when: Pieces = [(f.time_of_day(), None)]
         else:
             when = [(f.date(f.near(d0, 0, 2), r.choice(["us_short", "us", "iso", "eu_dot"]), time=True), "DATE")]
         nurse = r.choice(nurses)
-        sig = r.choice(
+        sig: Pieces = r.choice(
             [
                 [(f.name(nurse, "init_last"), "DOCTOR")],
                 [(f.name(nurse, "first"), "DOCTOR"), (" RN", None)],
@@ -531,7 +532,7 @@ def nursing_flowsheet(c: Ctx) -> None:
             rows.append([when, c.vital(), [(str(r.randint(0, 10)), None)], sig])
     c.table(cols, rows)
     c.b.nl()
-    grid = [
+    grid: list[tuple[str, Pieces]] = [
         ("Braden Scale", [(str(r.randint(9, 23)), None)]),
         ("Morse Fall Scale", [(str(r.choice([0, 25, 45, 65])), None)]),
         ("Foley catheter", [(r.choice(["in place", "removed", "none"]), None)]),
@@ -578,7 +579,7 @@ def pathology_report(c: Ctx) -> None:
     c.b.e(fac.upper() if r.random() < 0.5 else fac, "HOSPITAL").nl()
     c.b.t(r.choice(["SURGICAL PATHOLOGY REPORT", "Pathology Consultation", "CYTOLOGY REPORT"])).nl(2)
     col = f.near(c.date, -6, -1)
-    fields = [
+    fields: list[tuple[str, Pieces]] = [
         (r.choice(["Accession", "Accession #", "Acc No", "Case"]), [(f.ident("accession"), "ID")]),
         (r.choice(["Specimen ID", "Specimen", "Container"]), [(f.ident("specimen"), "ID")]),
         (r.choice(["Collected", "Collection date", "Procedure date"]), c.dt(d=col, time=r.random() < 0.5)),
@@ -607,7 +608,7 @@ def pathology_report(c: Ctx) -> None:
             c.b.nl()
     c.b.nl()
     c.b.t(r.choice(["FINAL DIAGNOSIS:", "Diagnosis", "DIAGNOSIS -"])).nl()
-    diag = [
+    diag: list[Callable[[], Pieces]] = [
         lambda: [
             ("A. Prostate, needle biopsies: adenocarcinoma, ", None),
             (f"Gleason score {r.choice(['3+3=6', '3+4=7', '4+3=7'])}", TERM),
@@ -716,7 +717,7 @@ def radiology_addendum(c: Ctx) -> None:
         ]
     )
     c.b.t(r.choice(["ADDENDUM", "*** ADDENDUM ***", "Addendum to report"])).nl()
-    fields = [
+    fields: list[tuple[str, Pieces]] = [
         ("Exam", [(exam, TERM if exam.startswith("Doppler") else None)]),
         (r.choice(["Accession", "Acc#", "Study ID"]), [(f.ident("accession"), "ID")]),
         (r.choice(["Exam date", "Performed", "DOS"]), c.dt(-5, 0, time=r.random() < 0.6)),
@@ -754,7 +755,7 @@ def transfer_summary(c: Ctx) -> None:
     city, cc = f.world_city()
     src = f.facility_abroad(city, cc)
     c.b.t(r.choice(["INTERFACILITY TRANSFER", "Transfer Summary", "Transfer note / Nota de traslado"])).nl()
-    fields = [
+    fields: list[tuple[str, Pieces]] = [
         (
             "From",
             [
@@ -801,15 +802,13 @@ def telephone_encounter(c: Ctx) -> None:
     c.b.t(r.choice(["Telephone encounter", "TEL ENC", "Phone note"])).t(r.choice([" ", " - ", ": "]))
     c.put(c.dt(d=c.date, time=True, style=r.choice(["us", "us2", "iso", "mon_d_y"])))
     c.b.nl()
-    c.header(
-        [
-            ("Pt", c.pt(r.choice(["last_first", "full"]))),
-            ("DOB", c.dt(d=p.person.dob, style=r.choice(["us", "us2", "iso"]))),
-            (r.choice(["MRN", "Chart #"]), [(p.mrn, "ID")]),
-            ("Call back", [(p.phone, "PHONE")]),
-        ][: r.randint(2, 4)],
-        per_line=r.choice([1, 4]),
-    )
+    phone_fields: list[tuple[str, Pieces]] = [
+        ("Pt", c.pt(r.choice(["last_first", "full"]))),
+        ("DOB", c.dt(d=p.person.dob, style=r.choice(["us", "us2", "iso"]))),
+        (r.choice(["MRN", "Chart #"]), [(p.mrn, "ID")]),
+        ("Call back", [(p.phone, "PHONE")]),
+    ]
+    c.header(phone_fields[: r.randint(2, 4)], per_line=r.choice([1, 4]))
     c.b.fill(
         r.choice(
             [

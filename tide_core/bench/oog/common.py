@@ -59,7 +59,8 @@ def make_patient(pid: str, f: Fake, min_age: int = 0, max_age: int = 97) -> Pati
     )
 
 
-def age_on(dob: dt.date, d: dt.date) -> int:
+def age_on(dob: dt.date | None, d: dt.date) -> int:
+    assert dob is not None  # patients are made with a date of birth
     return d.year - dob.year - ((d.month, d.day) < (dob.month, dob.day))
 
 

