@@ -129,12 +129,10 @@ class Ctx:
     def age(self, n: int | None = None, kind: str = "appos") -> Pieces:
         """Age frames; ``kind`` is appos ("aged 54"), pred ("54 years old"), np ("a 54-year-old
         woman") or adj ("54-year-old woman")."""
-        dob = self.pat.person.dob
-        assert dob is not None  # patients are made with a date of birth
-        n = age_on(dob, self.date) if n is None else n
+        n = age_on(self.pat.person.dob, self.date) if n is None else n
         s, r = str(n), self.rng
         art = "an " if s.startswith("8") or s in ("11", "18") else "a "
-        sex = self.pat.person.sex if n == age_on(dob, self.date) else "U"
+        sex = self.pat.person.sex if n == age_on(self.pat.person.dob, self.date) else "U"
         noun = r.choice(
             {
                 "M": ["man", "gentleman", "male", "M", "patient", "pt"],
