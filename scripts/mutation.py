@@ -44,7 +44,9 @@ MODULES: dict[str, list[str]] = {
     "tide_core/engine/validation.py": ["tests/test_guard_inputs.py", "tests/test_validation.py"],
     "tide_etl/release_checks.py": ["tests/test_guard_release_checks.py"],
     "tide_core/anonymize/ages.py": ["tests/test_anonymize_identifiers.py", "tests/test_anonymize_engine.py"],
-    "tide_core/anonymize/small_domain.py": ["tests/test_anonymize_identifiers.py"],
+    # the exhaustive bijection tests of test_anonymize_identifiers.py take minutes per mutant; this file checks
+    # both constructions exhaustively on small domains in seconds
+    "tide_core/anonymize/small_domain.py": ["tests/test_guard_small_domain.py"],
     "tide_core/anonymize/identifiers.py": ["tests/test_anonymize_identifiers.py"],
     "tide_core/anonymize/names.py": ["tests/test_anonymize_names.py"],
     "tide_core/anonymize/contacts.py": ["tests/test_anonymize_locations_contacts.py"],
@@ -56,7 +58,7 @@ MODULES: dict[str, list[str]] = {
     ],
     "tide_core/anonymize/presidio_operators.py": ["tests/test_anonymize_presidio.py"],
     "tide_core/anonymize/dates.py": ["tests/test_anonymize_dates.py", "tests/test_guard_dates.py"],
-    "tide_core/anonymize/keys.py": ["tests/test_anonymize_engine.py", "tests/test_anonymize_identifiers.py"],
+    "tide_core/anonymize/keys.py": ["tests/test_keys.py", "tests/test_guard_keys.py"],
     "tide_core/engine/recognition.py": ["tests/test_recognition_engine.py"],
     "tide_core/cache/span_cache.py": ["tests/test_span_cache.py"],
     "tide_core/cache/tables.py": ["tests/test_span_cache.py"],
@@ -99,11 +101,21 @@ def results(work: Path, module: str) -> dict[str, str]:
     return {name: status_by_exit_code[code] for name, code in sorted(data["exit_code_by_key"].items())}
 
 
-def show(work: Path, name: str) -> str:
-    out = subprocess.run(
-        [str(Path(sys.executable).parent / "mutmut"), "show", name], cwd=work, capture_output=True, text=True
-    )
-    return out.stdout.strip() or out.stderr.strip()
+def show(work: Path, name: str, module: str) -> str:
+    """The diff of one mutant, computed in this process (one ``mutmut show`` per survivor took seconds)."""
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+
+    here = os.getcwd()
+    try:
+        os.chdir(work)  # mutmut reads ``mutants/<module>`` relative to the working directory
+        return get_diff_for_mutant(name, path=module)
+    except Exception:  # fall back to mutmut's own command
+        out = subprocess.run(
+            [str(Path(sys.executable).parent / "mutmut"), "show", name], cwd=work, capture_output=True, text=True
+        )
+        return out.stdout.strip() or out.stderr.strip()
+    finally:
+        os.chdir(here)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2), help="mutants run in parallel")
     p.add_argument("--show", action="store_true", help="print the diff of every surviving mutant")
     p.add_argument("--list", action="store_true", help="list the configured modules and their tests")
+    p.add_argument("--report", action="store_true", help="do not run: report the last run's results again")
     args = p.parse_args(argv)
     if args.list or not args.module:
         for m, t in MODULES.items():
@@ -124,11 +137,16 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"no covering tests configured for {module}; pass --tests")
     if not (ROOT / module).is_file():
         p.error(f"{module} not found")
-    work = prepare(module, tests)
     t0 = time.time()
-    mutmut = str(Path(sys.executable).parent / "mutmut")
-    run = subprocess.run([mutmut, "run", "--max-children", str(args.jobs)], cwd=work, capture_output=True, text=True)
-    (work / "mutmut.log").write_text(run.stdout + run.stderr)
+    if args.report:
+        work = WORK / module.replace("/", "__").removesuffix(".py")
+        run = subprocess.CompletedProcess([], 0, "", "")
+    else:
+        work = prepare(module, tests)
+        mutmut = str(Path(sys.executable).parent / "mutmut")
+        cmd = [mutmut, "run", "--max-children", str(args.jobs)]
+        run = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+        (work / "mutmut.log").write_text(run.stdout + run.stderr)
     if not (work / "mutants" / (module + ".meta")).exists():
         print(run.stdout[-3000:] + run.stderr[-3000:])
         print(f"mutmut did not produce results for {module} (log: {work / 'mutmut.log'})")
@@ -143,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     survivors = [n for n, s in got.items() if s not in detected]
     with open(work / "survivors.txt", "w") as f:
         for name in survivors:
-            f.write(f"### {name} ({got[name]})\n{show(work, name)}\n\n")
+            f.write(f"### {name} ({got[name]})\n{show(work, name, module)}\n\n")
     total, killed = len(got), counts["killed"] + counts["timeout"]
     print(f"module:  {module}")
     print(f"tests:   {' '.join(tests)}")

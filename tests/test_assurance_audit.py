@@ -115,6 +115,8 @@ def test_audit_table_schema_and_roundtrip():
         "upper_bound",
         "reviewer",
         "audited_at",
+        "stratum",  # stratified audits (issue 17): empty / null for a simple round
+        "stratum_population",
     ]
     back = records_from_table(table)
     assert back[0] == recs[0]

@@ -87,7 +87,14 @@ def emulator(tmp_path_factory):
                 proc.kill()
                 pytest.fail(f"bqemulator did not start: {log.read_text()[-2000:]}")
             time.sleep(0.3)
+    # bqemulator rejects the client's generic "*/*" upload content type.  A shim for the emulator
+    # only, so it lives here (a process-wide private constant is not production code's to patch).
+    import google.cloud.bigquery.client as bq_client
+
+    generic = bq_client._GENERIC_CONTENT_TYPE
+    bq_client._GENERIC_CONTENT_TYPE = "application/octet-stream"
     yield {"rest": f"http://127.0.0.1:{rest}", "grpc": f"127.0.0.1:{grpc_port}"}
+    bq_client._GENERIC_CONTENT_TYPE = generic
     proc.terminate()
     try:
         proc.wait(10)

@@ -549,7 +549,7 @@ def test_cli_partitions(tmp_path, monkeypatch, capsys):
 
 
 def test_study_discovery_sources(tmp_path, monkeypatch):
-    from tide_etl.definitions import build_defs, executor_for
+    from tide_etl.definitions import build_defs
     from tide_etl.discovery import discover_studies
     from tide_etl.resources import WarehouseResource
 
@@ -563,9 +563,9 @@ def test_study_discovery_sources(tmp_path, monkeypatch):
         wh.replace_table("notes", pa.table({"note_id": ["a"], "text": ["t"]}))
         monkeypatch.setenv("TIDE_DEFAULT_STUDY", "only")
         assert discover_studies(wh) == ["only"]
-    assert executor_for({"warehouse": WarehouseResource(url="duckdb:x.duckdb")}) is dg.in_process_executor
-    assert executor_for({"warehouse": WarehouseResource(url="bigquery:p.d")}) is dg.multiprocess_executor
+    # one process per run on both warehouses (the run reads its source partition once)
     from tide_etl.resources import default_resources
 
-    res = {**default_resources(), "warehouse": WarehouseResource(url="bigquery:p.d")}
-    assert build_defs(res).resolve_job_def("release_job").executor_def is dg.multiprocess_executor
+    for url in ("duckdb:x.duckdb", "bigquery:p.d"):
+        res = {**default_resources({}), "warehouse": WarehouseResource(url=url)}
+        assert build_defs(res).resolve_job_def("release_job").executor_def is dg.in_process_executor

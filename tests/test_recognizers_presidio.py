@@ -98,3 +98,26 @@ def test_registry_presidio_spec():
 def test_dotted_factory_returning_presidio_recognizer_is_wrapped():
     rec = registry.create({"name": "presidio_analyzer.predefined_recognizers:EmailRecognizer"})
     assert isinstance(rec, PresidioRecognizerAdapter)
+
+
+def test_one_presidio_label_map_for_adapter_and_operator():
+    """The adapter and the keyed operator read the same map; every entity maps to a TIDE label, and
+    the operator replaces an entity the map knows (US_NPI, once missing from the operator's copy)."""
+    from presidio_anonymizer import AnonymizerEngine
+    from presidio_anonymizer.entities import OperatorConfig, RecognizerResult
+
+    from tide_core.anonymize import presidio_operators
+    from tide_core.anonymize.keys import keyring_for_tests
+    from tide_core.presidio_labels import PRESIDIO_TO_TIDE
+    from tide_core.recognizers import presidio_adapter
+    from tide_core.types import LABELS
+
+    assert presidio_adapter.DEFAULT_LABEL_MAP is PRESIDIO_TO_TIDE is presidio_operators.PRESIDIO_TO_TIDE
+    assert set(PRESIDIO_TO_TIDE.values()) <= set(LABELS)
+    engine = AnonymizerEngine()
+    engine.add_anonymizer(presidio_operators.keyed_operator_class(keyring_for_tests("s", "k", 1)))
+    text = "NPI 1234567893 on file"
+    out = engine.anonymize(
+        text, [RecognizerResult("US_NPI", 4, 14, 0.9)], {"DEFAULT": OperatorConfig("tide_keyed", {"patient_id": "p1"})}
+    )
+    assert "1234567893" not in out.text and out.text.startswith("NPI ") and out.text.endswith(" on file")

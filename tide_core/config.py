@@ -59,6 +59,13 @@ class TideConfig:
     on_unparseable_date: str = "mask"
     #: values of note_type/source/site released as they are; others are withheld (empty: label shapes)
     metadata_allowlist: tuple[str, ...] = ()
+    #: PHI Guard (tide_core.assurance.guard_hold): a trained guard directory holds flagged documents
+    #: out of the published release; None: no guard (the release says so).  ``guard_version`` pins
+    #: the model (another version fails closed: re-baseline); ``guard_thresholds``: frozen threshold
+    #: per released ``source`` value (others use the guard's own threshold).
+    guard_dir: str | None = None
+    guard_version: str | None = None
+    guard_thresholds: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
@@ -114,7 +121,9 @@ class TideConfig:
         try:
             return cls(**data)
         except TypeError as exc:
-            raise ConfigError("E027", f"config file {p}: {exc}", hint="see README, section Configuration") from None
+            raise ConfigError(
+                "E027", f"config file {p}: {exc}", hint="see docs/configuration.md for the keys and an example"
+            ) from None
 
     def with_(self, **changes: Any) -> TideConfig:
         return replace(self, **changes)

@@ -7,33 +7,42 @@ recognize (locally or on Ray) and nothing below imports it (engine <- execution 
 cached spans are missing or stale and writes the span cache.  It never changes text.
 ``anonymize_study`` reads the same notes and the cache only, anonymizes under (study, key) and
 writes the released tables.  Both are idempotent: a rerun replaces the partition's rows.
+
+Both stream the study in chunks (:mod:`tide_core.engine.study_chunks`): memory holds one chunk,
+each chunk is committed as it finishes with a ``<stage>.chunk`` row in ``tide_runs``, and a rerun
+after a crash redoes only uncommitted chunks.  ``on_chunk`` receives a
+:class:`tide_core.chunk_progress.ChunkProgress` after every chunk.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import logging
 import time
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+
 from tide_core.cache import tables
-from tide_core.cache.span_cache import SpanCache, text_sha256
+from tide_core.cache.span_cache import CacheEntry, SpanCache, text_sha256
+from tide_core.chunk_progress import ChunkProgress, ProgressHook
 from tide_core.config import TideConfig
-from tide_core.engine.anonymization import anonymize_notes
+from tide_core.engine.anonymization import ReleasedNote, anonymize_notes
 from tide_core.engine.release_columns import COLUMNS as RELEASE_COLUMNS
 from tide_core.engine.release_columns import release_value
-from tide_core.engine.validation import ValidatedInput, validate_table
+from tide_core.engine.study_chunks import StudyChunk, delete_absent, digest, iter_chunks, note_identity, open_source
+from tide_core.engine.validation import ValidatedInput, sort_quarantined, validate_table
 from tide_core.errors import ConfigError
-from tide_core.io.warehouse import Warehouse
+from tide_core.io.warehouse import PartitionWrite, Warehouse
 from tide_core.spans import Note, Quarantined, Span
 
 if TYPE_CHECKING:
-    from tide_core.anonymize.keys import KeyProvider
     from tide_core.engine.recognition import RecognitionBatch
     from tide_core.recognizers.base import TideRecognizer
 
@@ -149,6 +158,113 @@ def _quarantine_rows(study: str, key: str, items: Sequence[Quarantined]) -> list
     ]
 
 
+def _fixed_recognizers(
+    wh: Warehouse, config: TideConfig
+) -> tuple[list[Any], list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """The recognizers built once per run, the known-PHI specs rebuilt per chunk, and warnings.
+
+    Returns ``(recognizers, specs, per_chunk_specs, warnings)``: ``recognizers`` has ``None`` at
+    the place of each per-chunk known-PHI recognizer (built by :func:`_chunk_recognizers` from
+    the chunk's patients only).
+    """
+    from tide_core.recognizers.registry import create
+
+    warnings: list[str] = []
+    specs: list[dict[str, Any]] = []
+    recognizers: list[Any] = []
+    per_chunk: list[dict[str, Any]] = []
+    for spec in config.recognizers:
+        spec = dict(spec)
+        if spec["name"] == "tide.known_phi" and "rows" not in spec:
+            table = spec.pop("patients_table", config.tables.patients)
+            if not wh.table_exists(table):
+                warnings.append("patients table not found: known-PHI matching is off for this run")
+                continue
+            spec["_patients_table"] = table
+            per_chunk.append(spec)
+            specs.append(spec)
+            recognizers.append(None)
+            continue
+        specs.append(spec)
+        recognizers.append(create(spec))
+    return recognizers, specs, per_chunk, warnings
+
+
+def _patient_rows_for(wh: Warehouse, table: str, patient_ids: set[str], everyone: bool) -> list[dict[str, Any]]:
+    """The patients rows of ``patient_ids`` through a filtered read (all rows when ``everyone``,
+    or when the id column is not a string column and the filter cannot be pushed down)."""
+    if not everyone:
+        probe = wh.read_table(table, ["patient_id"], where={"patient_id": []})
+        if pa.types.is_string(probe.schema.field("patient_id").type) or pa.types.is_large_string(
+            probe.schema.field("patient_id").type
+        ):
+            if not patient_ids:
+                return []
+            rows = wh.read_table(table, where={"patient_id": sorted(patient_ids)}).to_pylist()
+            return [r for r in rows if str(r.get("patient_id")) in patient_ids]
+    rows = wh.read_table(table).to_pylist()
+    return rows if everyone else [r for r in rows if str(r.get("patient_id")) in patient_ids]
+
+
+def _chunk_recognizers(
+    wh: Warehouse, fixed: list[Any], specs: list[dict[str, Any]], patient_ids: set[str]
+) -> tuple[list[Any], list[dict[str, Any]]]:
+    """This chunk's recognizers and specs: known-PHI ones get the chunk's patients' rows only."""
+    from tide_core.recognizers.registry import create
+
+    recs: list[Any] = []
+    out_specs: list[dict[str, Any]] = []
+    for rec, spec in zip(fixed, specs, strict=True):
+        if rec is not None:
+            recs.append(rec)
+            out_specs.append(spec)
+            continue
+        chunk_spec = {k: v for k, v in spec.items() if k != "_patients_table"}
+        everyone = bool(chunk_spec.get("match_any_patient"))  # matches any patient's values: needs them all
+        chunk_spec["rows"] = _patient_rows_for(wh, spec["_patients_table"], patient_ids, everyone)
+        recs.append(create(chunk_spec))
+        out_specs.append(chunk_spec)
+    return recs, out_specs
+
+
+def _chunk_row(
+    run_id: str,
+    study: str,
+    key: str,
+    stage: str,
+    started: dt.datetime,
+    chunk: StudyChunk,
+    **counts: Any,
+) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "study": study,
+        "key": key,
+        "stage": f"{stage}.chunk",
+        "started_at": started,
+        "finished_at": _now(),
+        "chunk": chunk.index,
+        "n_chunks": chunk.n_chunks,
+        "n_in": chunk.n_rows,
+        **counts,
+    }
+
+
+def _progress_write(config: TideConfig, row: dict[str, Any]) -> PartitionWrite:
+    return PartitionWrite(
+        config.tables.runs,
+        tables.to_table("runs", [row]),
+        {"run_id": row["run_id"], "stage": row["stage"], "chunk": row["chunk"]},
+    )
+
+
+def _chunk_failed(exc: BaseException, stage: str, study: str, chunk: StudyChunk) -> None:
+    """Name the failed chunk (on the exception and in the log); committed chunks stay committed."""
+    where = f"{stage} of study {study}: chunk {chunk.index + 1}/{chunk.n_chunks} failed"
+    exc.add_note(f"{where}; earlier chunks are committed, a rerun resumes from this chunk")
+    log.error("%s (%s)", where, type(exc).__name__)
+
+
 def recognize_study(
     wh: Warehouse,
     study: str,
@@ -156,53 +272,137 @@ def recognize_study(
     *,
     notes_table: str | None = None,
     progress: bool = True,
-    recognizers: Sequence[TideRecognizer] | None = None,
+    recognizers: Sequence[Any] | None = None,
     policy: Any = None,
     force: bool = False,
+    chunk_rows: int | None = None,
+    on_chunk: ProgressHook | None = None,
 ) -> RecognitionReport:
+    """Recognize a study chunk by chunk, committing each chunk's spans and statuses as it finishes.
+
+    Memory holds one chunk (``chunk_rows`` notes, default ``DEFAULT_CHUNK_ROWS``).  A rerun after
+    a crash redoes only what no chunk committed: committed notes are cache hits.  Each commit
+    also appends a ``recognition.chunk`` row to ``tide_runs`` (``chunk``, ``n_chunks``);
+    ``on_chunk`` is called after every chunk.
+    """
+    from tqdm import tqdm
+
     from tide_core.engine.recognition import recognition_fingerprint
     from tide_core.execution.dispatch import recognize_batches
 
     t0 = time.perf_counter()
     started = _now()
-    validated = read_study_input(wh, study, config, notes_table)
-    notes = validated.notes
+    run_id = uuid.uuid4().hex
+    src = open_source(wh, study, config, notes_table, chunk_rows)
     warnings: list[str] = []
     specs: list[dict[str, Any]] = []
+    fixed: list[Any]
     if recognizers is None:
-        recognizers, specs, warnings = build_recognizers(wh, config, notes)
-    fingerprint = recognition_fingerprint(recognizers, policy)
+        fixed, specs, _, warnings = _fixed_recognizers(wh, config)
+        probe, _ = _chunk_recognizers(wh, fixed, specs, set())
+        fingerprint = recognition_fingerprint(probe, policy)  # known-PHI rows are not in the fingerprint
+        names = [r.qualified_name for r in probe]
+    else:
+        fixed, specs = list(recognizers), [{} for _ in recognizers]
+        fingerprint = recognition_fingerprint(fixed, policy)
+        names = [r.qualified_name for r in fixed]
     cache = SpanCache(wh, config.tables)
-    hits = set() if force else cache.hits(study, notes, fingerprint)
-    todo = [n for n in notes if n.note_id not in hits]
-    recognized: dict[str, list[Span]] = {}
-    statuses: dict[str, tuple[str, str | None]] = {}
+    cache.migrate_legacy(study)
+    n_rows = n_valid = n_cached = n_recognized = n_failed = 0
+    input_q: list[Quarantined] = []
     failed_q: list[Quarantined] = []
-    for batch in recognize_batches(
-        todo,
-        recognizers,
-        specs,
-        policy,
-        executor=config.executor,
-        ray_address=config.ray_address,
-        batch_size=config.batch_size,
-        progress=progress,
-        desc=f"recognize {study}",
-    ):
-        _collect(batch, recognized, statuses)
-    by_id = {n.note_id: n for n in notes}
-    for nid, (status, code) in statuses.items():
-        if status != "ok":
-            failed_q.append(
-                Quarantined(
-                    nid,
-                    by_id[nid].patient_id,
+    by_label: Counter[str] = Counter()
+    bar = tqdm(total=src.n_source_rows, desc=f"recognize {study}", unit="row", disable=not progress, leave=False)
+    try:
+        for chunk in iter_chunks(src):
+            try:
+                notes = chunk.notes
+                ids = [n.note_id for n in notes]
+                entries = cache.entries(study, chunk.owned_ids) if chunk.owned_ids else {}
+                hits = set() if force else cache_hits(entries, notes, fingerprint)
+                todo = [n for n in notes if n.note_id not in hits]
+                recognized: dict[str, list[Span]] = {}
+                statuses: dict[str, tuple[str, str | None]] = {}
+                if todo:
+                    if recognizers is None:
+                        recs, chunk_specs = _chunk_recognizers(wh, fixed, specs, {n.patient_id for n in todo})
+                    else:
+                        recs, chunk_specs = fixed, []
+                    for batch in recognize_batches(
+                        todo,
+                        recs,
+                        chunk_specs,
+                        policy,
+                        executor=config.executor,
+                        ray_address=config.ray_address,
+                        batch_size=config.batch_size,
+                        progress=False,
+                    ):
+                        _collect(batch, recognized, statuses)
+                chunk_failed = sum(1 for st, _ in statuses.values() if st != "ok")
+                owned = [nid for nid in chunk.owned_ids if nid not in hits]  # hits stay as they are
+                row = _chunk_row(
+                    run_id,
+                    study,
+                    "",
                     "recognition",
-                    code or "E500",
-                    f"note {nid}: recognition failed ({code}); rerun after fixing the recognizer",
+                    started,
+                    chunk,
+                    n_quarantined=len(chunk.quarantined) + chunk_failed,
+                    n_recognized=len(todo),
+                    n_cached=len(hits),
+                    recognizers=json.dumps(names),
+                    fingerprint=fingerprint,
                 )
-            )
-    cache.store(study, fingerprint, notes, recognized, statuses, hits)
+                cache.store_chunk(
+                    study, fingerprint, notes, recognized, statuses, owned, [_progress_write(config, row)]
+                )
+                if ids:
+                    by_label.update(s.label for spans in cache.spans(study, ids).values() for s in spans)
+            except Exception as exc:
+                _chunk_failed(exc, "recognition", study, chunk)
+                raise
+            by_id = {n.note_id: n for n in todo}
+            for nid, (status, code) in statuses.items():
+                if status != "ok":
+                    failed_q.append(
+                        Quarantined(
+                            nid,
+                            by_id[nid].patient_id,
+                            "recognition",
+                            code or "E500",
+                            f"note {nid}: recognition failed ({code}); rerun after fixing the recognizer",
+                        )
+                    )
+            input_q.extend(chunk.quarantined)
+            input_q.extend(chunk.null_id_rows)
+            n_rows += chunk.n_rows + len(chunk.null_id_rows)
+            n_valid += len(notes)
+            n_cached += len(hits)
+            n_recognized += len(todo)
+            n_failed += chunk_failed
+            bar.update(chunk.n_rows + len(chunk.null_id_rows))
+            if on_chunk is not None:
+                on_chunk(
+                    ChunkProgress(
+                        "recognition",
+                        study,
+                        "",
+                        chunk.index,
+                        chunk.n_chunks,
+                        len(notes),
+                        len(todo),
+                        False,
+                        n_rows,
+                        src.n_source_rows,
+                        time.perf_counter() - t0,
+                    )
+                )
+    finally:
+        bar.close()
+    # notes that left the source: entries first, so a crash in between never leaves an entry without its spans
+    delete_absent(src, config.tables.recognized_notes, {"study": study})
+    delete_absent(src, config.tables.spans, {"study": study})
     review = cache.review_summary(study)  # decisions are data: re-applied by cache.spans on every read
     if review.n_stale:
         warnings.append(
@@ -211,25 +411,23 @@ def recognize_study(
         )
     wh.replace_partition(
         config.tables.quarantine,
-        tables.to_table("quarantine", _quarantine_rows(study, "", validated.quarantined + failed_q)),
+        tables.to_table("quarantine", _quarantine_rows(study, "", sort_quarantined(input_q) + failed_q)),
         {"study": study, "key": ""},
     )
-    all_spans = cache.spans(study)
-    by_label = Counter(s.label for spans in all_spans.values() for s in spans)
     seconds = time.perf_counter() - t0
-    n_failed = sum(1 for s, _ in statuses.values() if s != "ok")
+    n_input_q = len(input_q)
     report = RecognitionReport(
         study,
         fingerprint,
-        validated.n_rows,
-        len(notes),
-        len(validated.quarantined),
-        len(hits),
-        len(todo),
+        n_rows,
+        n_valid,
+        n_input_q,
+        n_cached,
+        n_recognized,
         n_failed,
         sum(by_label.values()),
         dict(sorted(by_label.items())),
-        [r.qualified_name for r in recognizers],
+        names,
         seconds,
         warnings,
         review.n_applied,
@@ -242,26 +440,38 @@ def recognize_study(
         "",
         "recognition",
         started,
-        validated.n_rows,
+        n_rows,
         0,
-        len(validated.quarantined) + n_failed,
+        n_input_q + n_failed,
         report.n_spans,
-        len(todo),
-        len(hits),
+        n_recognized,
+        n_cached,
         report.notes_per_s,
         report.recognizers,
         None,
         fingerprint,
+        run_id=run_id,
+        n_chunks=src.n_chunks,
     )
     log.info(
         "recognized study %s: %d notes (%d cached, %d failed), %d spans",
         study,
-        len(notes),
-        len(hits),
+        n_valid,
+        n_cached,
         n_failed,
         report.n_spans,
     )
     return report
+
+
+def cache_hits(entries: Mapping[str, CacheEntry], notes: Sequence[Note], fingerprint: str) -> set[str]:
+    """Notes whose cached recognition is current (same text, same fingerprint, status ok)."""
+    out = set()
+    for n in notes:
+        e = entries.get(n.note_id)
+        if e and e.status == "ok" and e.fingerprint == fingerprint and e.text_sha256 == text_sha256(n.text):
+            out.add(n.note_id)
+    return out
 
 
 def _collect(
@@ -286,12 +496,15 @@ def _record_run(
     n_recognized: int,
     n_cached: int,
     notes_per_s: float,
-    recognizers: Any,
+    recognizers: list[str],
     anonymizer: str | None,
     fingerprint: str,
+    *,
+    run_id: str | None = None,
+    n_chunks: int | None = None,
 ) -> None:
     row = {
-        "run_id": uuid.uuid4().hex,
+        "run_id": run_id or uuid.uuid4().hex,
         "study": study,
         "key": key,
         "stage": stage,
@@ -307,30 +520,78 @@ def _record_run(
         "recognizers": json.dumps(recognizers),
         "anonymizer": anonymizer,
         "fingerprint": fingerprint,
+        "chunk": None,
+        "n_chunks": n_chunks,
     }
     wh.append(config.tables.runs, tables.to_table("runs", [row]))
 
 
-def anonymize_study(
-    wh: Warehouse,
-    study: str,
-    key: str,
-    key_provider: KeyProvider,
-    config: TideConfig,
-    *,
-    notes_table: str | None = None,
-    progress: bool = True,
-) -> AnonymizationReport:
-    """Anonymize a study's notes under ``key`` from cached spans only (recognition never runs here)."""
-    t0 = time.perf_counter()
-    started = _now()
-    keyring = key_provider.keyring(study, key)
-    validated = read_study_input(wh, study, config, notes_table)
-    cache = SpanCache(wh, config.tables)
-    entries = cache.entries(study)
-    quarantined: list[Quarantined] = list(validated.quarantined)
+def _resumable_chunks(wh: Warehouse, config: TideConfig, study: str, key: str, stage: str) -> dict[int, str]:
+    """Chunks committed since the last finished ``stage`` run of (study, key): index -> digest.
+
+    An interrupted run leaves ``<stage>.chunk`` rows and no ``<stage>`` row; the next run skips
+    each chunk whose digest (its input, spans and key) is unchanged.  A finished run closes them.
+    """
+    if not wh.table_exists(config.tables.runs):
+        return {}
+    rows = wh.read_table(
+        config.tables.runs,
+        ["stage", "started_at", "finished_at", "chunk", "fingerprint"],
+        where={"study": study, "key": key, "stage": [stage, f"{stage}.chunk"]},
+    ).to_pylist()
+    finished = [r["finished_at"] for r in rows if r["stage"] == stage and r["finished_at"] is not None]
+    since = max(finished) if finished else None
+    out: dict[int, str] = {}
+    for r in sorted((r for r in rows if r["stage"] != stage), key=lambda r: r["finished_at"]):
+        if r["chunk"] is not None and (since is None or r["started_at"] > since):
+            out[int(r["chunk"])] = r["fingerprint"]
+    return out
+
+
+def _deid_row(
+    study: str, key: str, out: ReleasedNote, anonymizer: str, fp: str, now: dt.datetime, config: TideConfig
+) -> dict[str, Any]:
+    src = out.source
+    return {
+        "study": study,
+        "key": key,
+        "note_id": src.note_id,
+        "note_ref": out.note_ref,
+        "patient_ref": out.patient_ref,
+        "text": out.note.text,
+        "note_date": out.note_date,
+        **{c: release_value(src.metadata.get(c), config.metadata_allowlist) for c in RELEASE_COLUMNS},
+        "anonymizer": anonymizer,
+        "fingerprint": fp,
+        "released_at": now,
+    }
+
+
+def _released_span_rows(study: str, key: str, out: ReleasedNote) -> list[dict[str, Any]]:
+    return [
+        {
+            "study": study,
+            "key": key,
+            "note_id": s.note_id,
+            "start": s.start,
+            "end": s.end,
+            "out_start": s.out_start,
+            "out_end": s.out_end,
+            "label": s.label,
+            "operator": s.operator,
+            "recognizer": s.recognizer,
+        }
+        for s in out.note.spans
+    ]
+
+
+def _cache_quarantines(
+    study: str, notes: Sequence[Note], entries: Mapping[str, CacheEntry]
+) -> tuple[list[Note], list[Quarantined]]:
+    """Notes ready to anonymize, and those the span cache cannot vouch for (fail closed)."""
     ready: list[Note] = []
-    for n in validated.notes:
+    quarantined: list[Quarantined] = []
+    for n in notes:
         e = entries.get(n.note_id)
         if e is None:
             quarantined.append(
@@ -364,67 +625,186 @@ def anonymize_study(
             )
         else:
             ready.append(n)
-    spans = cache.spans(study, [n.note_id for n in ready])
-    fingerprints = {entries[n.note_id].fingerprint for n in ready}
-    fingerprint = ",".join(sorted(fingerprints))
-    result = anonymize_notes(ready, spans, keyring, config, progress=progress, desc=f"anonymize {study}/{key}")
-    quarantined.extend(result.quarantined)
-    now = _now()
-    deid_rows: list[dict[str, Any]] = []
-    span_rows: list[dict[str, Any]] = []
-    for out in result.released:
-        src = out.source
-        deid_rows.append(
-            {
-                "study": study,
-                "key": key,
-                "note_id": src.note_id,
-                "note_ref": out.note_ref,
-                "patient_ref": out.patient_ref,
-                "text": out.note.text,
-                "note_date": out.note_date,
-                **{c: release_value(src.metadata.get(c), config.metadata_allowlist) for c in RELEASE_COLUMNS},
-                "anonymizer": result.anonymizer,
-                "fingerprint": entries[src.note_id].fingerprint,
-                "released_at": now,
-            }
-        )
-        for s in out.note.spans:
-            span_rows.append(
-                {
-                    "study": study,
-                    "key": key,
-                    "note_id": s.note_id,
-                    "start": s.start,
-                    "end": s.end,
-                    "out_start": s.out_start,
-                    "out_end": s.out_end,
-                    "label": s.label,
-                    "operator": s.operator,
-                    "recognizer": s.recognizer,
-                }
-            )
-    part = {"study": study, "key": key}
-    wh.replace_partition(config.tables.deid_notes, tables.to_table("deid_notes", deid_rows), part)
-    wh.replace_partition(config.tables.released_spans, tables.to_table("released_spans", span_rows), part)
+    return ready, quarantined
+
+
+@dataclass
+class _AnonTotals:
+    n_rows: int = 0
+    n_released: int = 0
+    n_quarantined: int = 0
+    quarantined_by_code: Counter[str] = field(default_factory=Counter)
+    by_label: Counter[str] = field(default_factory=Counter)
+    operators: Counter[str] = field(default_factory=Counter)
+    fingerprints: set[str] = field(default_factory=set)
+
+
+def _count_committed(
+    wh: Warehouse, config: TideConfig, study: str, key: str, ids: Sequence[str], t: _AnonTotals
+) -> None:
+    """Add a resumed chunk's committed rows to the totals (read back, filtered to its notes)."""
+    if not ids:
+        return
+    where = {"study": study, "key": key, "note_id": list(ids)}
+    t.n_released += wh.count(config.tables.deid_notes, where)
+    for r in wh.read_table(config.tables.released_spans, ["label", "operator"], where).to_pylist():
+        t.by_label[r["label"]] += 1
+        t.operators[r["operator"]] += 1
+    codes = wh.read_table(config.tables.quarantine, ["code"], where).column("code").to_pylist()
+    t.n_quarantined += len(codes)
+    t.quarantined_by_code.update(codes)
+
+
+def anonymize_study(
+    wh: Warehouse,
+    study: str,
+    key: str,
+    key_provider: Any,
+    config: TideConfig,
+    *,
+    notes_table: str | None = None,
+    progress: bool = True,
+    chunk_rows: int | None = None,
+    on_chunk: ProgressHook | None = None,
+) -> AnonymizationReport:
+    """Anonymize a study's notes under ``key`` from cached spans only (recognition never runs here).
+
+    Streams the study chunk by chunk: each chunk's released notes, released spans and quarantine
+    rows are committed together with its ``anonymization.chunk`` progress row (one atomic
+    commit, replacing exactly that chunk's notes).  A rerun after a crash skips every chunk an
+    interrupted run committed whose input, spans and key are unchanged.
+    """
+    from tqdm import tqdm
+
+    from tide_core.anonymize.engine import Anonymizer, pseudonym
+
+    t0 = time.perf_counter()
+    started = _now()
+    run_id = uuid.uuid4().hex
+    keyring = key_provider.keyring(study, key)
+    key_id = hashlib.sha256(pseudonym(keyring, "note", "\x00tide-resume").encode()).hexdigest()[:16]
+    src = open_source(wh, study, config, notes_table, chunk_rows)
+    cache = SpanCache(wh, config.tables)
+    done = _resumable_chunks(wh, config, study, key, "anonymization")
+    settings = [config.on_unparseable_date, list(config.metadata_allowlist), Anonymizer.VERSION]
+    t = _AnonTotals()
+    null_id_rows: list[Quarantined] = []
+    anonymizer_version = Anonymizer.VERSION
+    bar = tqdm(total=src.n_source_rows, desc=f"anonymize {study}/{key}", unit="row", disable=not progress, leave=False)
+    try:
+        for chunk in iter_chunks(src):
+            try:
+                entries = cache.entries(study, chunk.owned_ids) if chunk.owned_ids else {}
+                ready, cache_q = _cache_quarantines(study, chunk.notes, entries)
+                spans = cache.spans(study, [n.note_id for n in ready]) if ready else {}
+                t.fingerprints.update(entries[n.note_id].fingerprint for n in ready)
+                chunk_digest = digest(
+                    [
+                        key_id,
+                        settings,
+                        note_identity(chunk.notes),
+                        [[q.note_id, q.code, q.row_number] for q in chunk.quarantined],
+                        sorted([nid, e.fingerprint, e.status, e.text_sha256] for nid, e in entries.items()),
+                        sorted([nid, [[s.start, s.end, s.label] for s in ss]] for nid, ss in spans.items()),
+                    ]
+                )
+                resumed = done.get(chunk.index) == chunk_digest
+                if resumed:
+                    _count_committed(wh, config, study, key, chunk.owned_ids, t)
+                else:
+                    result = anonymize_notes(ready, spans, keyring, config, progress=False)
+                    anonymizer_version = result.anonymizer
+                    quarantined = list(chunk.quarantined) + cache_q + list(result.quarantined)
+                    now = _now()
+                    deid_rows = [
+                        _deid_row(
+                            study, key, out, result.anonymizer, entries[out.source.note_id].fingerprint, now, config
+                        )
+                        for out in result.released
+                    ]
+                    span_rows = [r for out in result.released for r in _released_span_rows(study, key, out)]
+                    row = _chunk_row(
+                        run_id,
+                        study,
+                        key,
+                        "anonymization",
+                        started,
+                        chunk,
+                        n_released=len(deid_rows),
+                        n_quarantined=len(quarantined),
+                        n_spans=len(span_rows),
+                        anonymizer=result.anonymizer,
+                        fingerprint=chunk_digest,
+                    )
+                    part = {"study": study, "key": key, "note_id": list(chunk.owned_ids)}
+                    wh.replace_partitions(
+                        [
+                            PartitionWrite(config.tables.deid_notes, tables.to_table("deid_notes", deid_rows), part),
+                            PartitionWrite(
+                                config.tables.released_spans, tables.to_table("released_spans", span_rows), part
+                            ),
+                            PartitionWrite(
+                                config.tables.quarantine,
+                                tables.to_table("quarantine", _quarantine_rows(study, key, quarantined)),
+                                part,
+                            ),
+                            _progress_write(config, row),
+                        ]
+                    )
+                    t.n_released += len(deid_rows)
+                    t.n_quarantined += len(quarantined)
+                    t.quarantined_by_code.update(q.code for q in quarantined)
+                    t.by_label.update(r["label"] for r in span_rows)
+                    t.operators.update(r["operator"] for r in span_rows)
+            except Exception as exc:
+                _chunk_failed(exc, "anonymization", study, chunk)
+                raise
+            null_id_rows.extend(chunk.null_id_rows)
+            t.n_rows += chunk.n_rows + len(chunk.null_id_rows)
+            bar.update(chunk.n_rows + len(chunk.null_id_rows))
+            if on_chunk is not None:
+                on_chunk(
+                    ChunkProgress(
+                        "anonymization",
+                        study,
+                        key,
+                        chunk.index,
+                        chunk.n_chunks,
+                        len(chunk.notes),
+                        0 if resumed else len(ready),
+                        resumed,
+                        t.n_rows,
+                        src.n_source_rows,
+                        time.perf_counter() - t0,
+                    )
+                )
+    finally:
+        bar.close()
+    # rows without a note id belong to no chunk: written once; then notes that left the source
     wh.replace_partition(
-        config.tables.quarantine, tables.to_table("quarantine", _quarantine_rows(study, key, quarantined)), part
+        config.tables.quarantine,
+        tables.to_table("quarantine", _quarantine_rows(study, key, null_id_rows)),
+        {"study": study, "key": key, "note_id": None},
     )
+    t.n_quarantined += len(null_id_rows)
+    t.quarantined_by_code.update(q.code for q in null_id_rows)
+    part = {"study": study, "key": key}
+    for name in (config.tables.deid_notes, config.tables.released_spans, config.tables.quarantine):
+        delete_absent(src, name, part)
+    fingerprint = ",".join(sorted(t.fingerprints))
     seconds = time.perf_counter() - t0
-    by_label = Counter(r["label"] for r in span_rows)
-    operators = Counter(r["operator"] for r in span_rows)
     report = AnonymizationReport(
         study,
         key,
         fingerprint,
-        result.anonymizer,
-        validated.n_rows,
-        len(deid_rows),
-        len(quarantined),
-        dict(sorted(Counter(q.code for q in quarantined).items())),
-        len(span_rows),
-        dict(sorted(by_label.items())),
-        dict(sorted(operators.items())),
+        anonymizer_version,
+        t.n_rows,
+        t.n_released,
+        t.n_quarantined,
+        dict(sorted(t.quarantined_by_code.items())),
+        sum(t.by_label.values()),
+        dict(sorted(t.by_label.items())),
+        dict(sorted(t.operators.items())),
         seconds,
     )
     _record_run(
@@ -434,16 +814,18 @@ def anonymize_study(
         key,
         "anonymization",
         started,
-        validated.n_rows,
-        len(deid_rows),
-        len(quarantined),
-        len(span_rows),
+        t.n_rows,
+        t.n_released,
+        t.n_quarantined,
+        report.n_spans,
         0,
         0,
         report.notes_per_s,
         [],
-        result.anonymizer,
+        anonymizer_version,
         fingerprint,
+        run_id=run_id,
+        n_chunks=src.n_chunks,
     )
-    log.info("anonymized study %s key %s: %d released, %d quarantined", study, key, len(deid_rows), len(quarantined))
+    log.info("anonymized study %s key %s: %d released, %d quarantined", study, key, t.n_released, t.n_quarantined)
     return report

@@ -13,7 +13,7 @@ import dagster as dg
 
 from tide_etl.partitions import release_partitions, split_release_key, study_of_release, study_partitions
 from tide_etl.resources import KeyProviderResource, ReleaseGateResource, TideConfigResource, WarehouseResource
-from tide_etl.retry import POOL, TRANSIENT_RETRY, transient_only
+from tide_etl.retry import ONE_PARTITION_PER_RUN, POOL, TRANSIENT_RETRY, transient_only
 
 RECOGNITION = "recognition"
 RELEASE = "release"
@@ -26,9 +26,9 @@ def _labels(by_label: dict) -> dg.MetadataValue:
 @dg.asset(
     pool=POOL,
     retry_policy=TRANSIENT_RETRY,
+    backfill_policy=ONE_PARTITION_PER_RUN,
     partitions_def=study_partitions,
     group_name=RECOGNITION,
-    kinds={"sql"},
     description="The study's rows of the source notes table, validated (a snapshot of counts; "
     "the data version changes when any note id or text changes).",
 )
@@ -66,10 +66,10 @@ def source_notes(
 @dg.asset(
     pool=POOL,
     retry_policy=TRANSIENT_RETRY,
+    backfill_policy=ONE_PARTITION_PER_RUN,
     partitions_def=study_partitions,
     group_name=RECOGNITION,
     deps=[source_notes],
-    kinds={"python"},
     description="The span cache (tide_spans + tide_recognized_notes) for one study: original offsets, "
     "labels, recognizer name@version. Cache hits are not recognized again.",
 )
@@ -80,8 +80,21 @@ def recognized_spans(
 
     study = context.partition_key
     config = tide_config.build()
-    with transient_only(), warehouse.open() as wh:
-        report = recognize_study(wh, study, config, progress=False)
+    done: list[int] = []  # chunk progress in the run's log; a failed chunk is named (issue 13)
+
+    def on_chunk(p):  # noqa: ANN001, ANN202 - tide_core.chunk_progress.ChunkProgress
+        done.append(p.chunk)
+        context.log.info(p.describe())
+
+    try:
+        with transient_only(), warehouse.open() as wh:
+            report = recognize_study(wh, study, config, progress=False, on_chunk=on_chunk)
+    except Exception:
+        context.log.error(
+            f"study {study}: recognition failed in chunk {len(done) + 1}; chunks 1..{len(done)} are committed "
+            "and a re-execution resumes after them"
+        )
+        raise
     for w in report.warnings:
         context.log.warning(w)
     context.log.info(
@@ -111,9 +124,9 @@ def recognized_spans(
 @dg.asset(
     pool=POOL,
     retry_policy=TRANSIENT_RETRY,
+    backfill_policy=ONE_PARTITION_PER_RUN,
     partitions_def=release_partitions,
     group_name=RELEASE,
-    kinds={"python"},
     deps=[dg.AssetDep(recognized_spans, partition_mapping=study_of_release)],
     description="De-identified notes (tide_deid_notes) and released span metadata with output offsets "
     "(tide_released_spans) for one (study, key), from cached spans only.",
@@ -143,8 +156,28 @@ def deidentified_notes(
         # write: an earlier gate decision does not cover the rows about to be written; the
         # release leaves researchers' views before they change (the checks and release_summary
         # decide again; the new rows' released_at stamp is not the published one either)
-        set_status(wh, study, key, PENDING, f"re-release of {study}/{key} in progress: not yet verified")
-        report = anonymize_study(wh, study, key, provider, config, progress=False)
+        set_status(
+            wh,
+            study,
+            key,
+            PENDING,
+            f"re-release of {study}/{key} in progress: not yet verified",
+            config.tables.releases,
+        )
+        done: list[int] = []  # chunk progress in the run's log; a failed chunk is named (issue 13)
+
+        def on_chunk(p):  # noqa: ANN001, ANN202 - tide_core.chunk_progress.ChunkProgress
+            done.append(p.chunk)
+            context.log.info(p.describe())
+
+        try:
+            report = anonymize_study(wh, study, key, provider, config, progress=False, on_chunk=on_chunk)
+        except Exception:
+            context.log.error(
+                f"{study}/{key}: anonymization failed in chunk {len(done) + 1}; chunks 1..{len(done)} are "
+                "committed and a re-execution resumes after them"
+            )
+            raise
     context.log.info(
         f"{study}/{key}: {report.n_released} released, {report.n_quarantined} quarantined, "
         f"{report.notes_per_s:.1f} notes/s"
@@ -174,10 +207,10 @@ RELEASES_TABLE = "tide_releases"
 @dg.asset(
     pool=POOL,
     retry_policy=TRANSIENT_RETRY,
+    backfill_policy=ONE_PARTITION_PER_RUN,
     partitions_def=release_partitions,
     group_name=RELEASE,
     deps=[deidentified_notes],
-    kinds={"sql"},
     description="One row per (study, key) in tide_releases: counts, versions, the release-gate decision "
     "(audit evidence) and the status (pending, blocked, awaiting_audit, published). Re-runs the blocking "
     "checks, then publishes atomically; researchers' views read only published, gated releases.",
@@ -193,11 +226,19 @@ def release_summary(
     study, key = split_release_key(context.partition_key)
     config = tide_config.build()
     with transient_only(), warehouse.open() as wh:
-        row = summarize_release(wh, config, study, key, gate.policy(), RELEASES_TABLE)
+        row = summarize_release(wh, config, study, key, gate.policy(), config.tables.releases)
     if not row["gate_passed"]:
         context.log.warning(f"release {study}/{key} is {row['status']}, not published: {row['gate_reasons']}")
+    guard = row["guard"]
+    if row["n_held"] is None:
+        context.log.info(f"release {study}/{key}: PHI Guard {guard['guard_version']}")
+    else:
+        context.log.info(
+            f"release {study}/{key}: PHI Guard {guard['guard_version']} held {guard['n_held']} documents for review"
+        )
     return dg.MaterializeResult(
         metadata={
+            **{f"guard/{k}": dg.MetadataValue.json(v) if isinstance(v, dict) else v for k, v in guard.items()},
             "n_in": row["n_in"],
             "n_released": row["n_released"],
             "n_quarantined": row["n_quarantined"],
@@ -208,7 +249,7 @@ def release_summary(
             "gate_reasons": row["gate_reasons"] or "none",
             "anonymizer": row["anonymizer"] or "",
             "recognizers": row["recognizers"] or "",
-            "table": RELEASES_TABLE,
+            "table": config.tables.releases,
         }
     )
 

@@ -38,7 +38,9 @@ def _run(fn, context, warehouse: WarehouseResource, tide_config: TideConfigResou
     with transient_only(), warehouse.open() as wh:
         outcome = fn(wh, config, study, key)
         if not outcome.passed:  # fail closed at once: hidden from researchers until a release passes
-            set_status(wh, study, key, BLOCKED, f"check {fn.__name__} failed: {outcome.description}")
+            set_status(
+                wh, study, key, BLOCKED, f"check {fn.__name__} failed: {outcome.description}", config.tables.releases
+            )
         return _result(outcome)
 
 
@@ -118,10 +120,11 @@ def release_gate(
     config = tide_config.build()
     with transient_only(), warehouse.open() as wh:
         outcome = rc.release_gate(wh, config, study, key, gate.policy())
-        row = read_release(wh, study, key) or {}
+        row = read_release(wh, study, key, config.tables.releases) or {}
     status = row.get("status") or "none recorded"
     passed = outcome.passed and status == PUBLISHED
-    metadata = dict(outcome.metadata, status=status)
+    guard = row.get("guard_version") or "none configured"
+    metadata = dict(outcome.metadata, status=status, guard_version=guard, n_held=int(row.get("n_held") or 0))
     if not passed and status == AWAITING_AUDIT:
         return dg.AssetCheckResult(
             passed=False,

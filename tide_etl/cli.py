@@ -78,10 +78,10 @@ def _cmd_remove(dim: str):
 
 
 def _cmd_discover(args) -> int:
-    from tide_etl.resources import default_resources
+    from tide_etl.resources import default_resources, resolved
     from tide_etl.sensors import partition_requests
 
-    res = default_resources()
+    res = {name: resolved(r) for name, r in default_resources().items()}  # the settings the runs resolve
     with _instance() as inst:
         studies, keys = partition_requests(inst, res["warehouse"], res["tide_config"], res["key_provider"])
         print("new studies:", " ".join(studies) or "-")

@@ -1,38 +1,68 @@
-"""The one Dagster code location of TIDE: ``tide_etl.defs`` (``dagster dev -m tide_etl``)."""
+"""The one Dagster code location of TIDE: ``tide_etl.defs`` (``dagster dev -m tide_etl``).
+
+``defs`` is built on first access (when Dagster loads the code location), not at import: the
+resources bind their settings to ``dg.EnvVar`` then (tide_etl/resources.py), and the catalog
+metadata is computed from the same resolved resources the runs use.
+
+Every run executes in one process (``in_process_executor``), on DuckDB and BigQuery alike: the
+warehouse resource then lives for the whole run, so the run reads its source partition once
+(``WarehouseResource.source_reads``).  Parallelism comes from Ray inside recognition and from
+several partitions' runs at once (the ``tide_warehouse`` pool: 1 slot on a DuckDB file, more on
+BigQuery).
+"""
 
 from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
 
 import dagster as dg
 
 from tide_etl.assets import ASSETS
+from tide_etl.catalog import annotate, catalog_context
 from tide_etl.checks import CHECKS
 from tide_etl.jobs import JOBS
-from tide_etl.resources import default_resources
-from tide_etl.schedules import SCHEDULES
+from tide_etl.resources import ReleaseGateResource, TideConfigResource, WarehouseResource, default_resources, resolved
+from tide_etl.schedules import NIGHTLY_CRON, nightly_schedule
 from tide_etl.sensors import SENSORS
 
-
-def executor_for(resources: dict):
-    """An embedded DuckDB file admits one writing process: run its steps in one process.
-    BigQuery runs use the default multiprocess executor (the four checks run in parallel)."""
-    wh = resources.get("warehouse")
-    if wh is not None and getattr(wh, "url", "").startswith("duckdb:"):
-        return dg.in_process_executor
-    return dg.multiprocess_executor
+#: The executor of every TIDE job and of backfills launched from the asset graph.
+EXECUTOR = dg.in_process_executor
 
 
-def build_defs(resources: dict | None = None) -> dg.Definitions:
-    """Definitions with the environment's resources, or the given ones (tests)."""
-    resources = resources or default_resources()
+def build_defs(resources: Mapping[str, Any] | None = None, nightly_cron: str = NIGHTLY_CRON) -> dg.Definitions:
+    """Definitions with the given resources (tests), else :func:`default_resources`."""
+    res = dict(resources) if resources else default_resources()
+    warehouse = resolved(res.get("warehouse") or WarehouseResource())
+    config = resolved(res.get("tide_config") or TideConfigResource()).build()
+    gate = resolved(res.get("gate") or ReleaseGateResource()).policy()
+    assets = annotate(ASSETS, catalog_context(warehouse.url, config, gate))
     return dg.Definitions(
-        assets=ASSETS,
+        assets=assets,
         asset_checks=CHECKS,
         jobs=JOBS,
-        schedules=SCHEDULES,
+        schedules=[nightly_schedule(nightly_cron)],
         sensors=SENSORS,
-        resources=resources,
-        executor=executor_for(resources),
+        resources=res,
+        executor=EXECUTOR,
     )
 
 
-defs = build_defs()
+def load_defs() -> dg.Definitions:
+    """The code location's definitions: resources from the environment (``dg.EnvVar``) and the
+    nightly cron from ``TIDE_NIGHTLY_CRON``, read now -- when Dagster loads the location."""
+    return build_defs(default_resources(), os.environ.get("TIDE_NIGHTLY_CRON") or NIGHTLY_CRON)
+
+
+_DEFS: dg.Definitions | None = None
+
+
+def __getattr__(name: str) -> Any:
+    """``tide_etl.definitions.defs``: built on first access (PEP 562), then kept."""
+    global _DEFS
+    if name == "defs":
+        if _DEFS is None:
+            _DEFS = load_defs()
+        return _DEFS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

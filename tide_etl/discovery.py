@@ -2,7 +2,8 @@
 
 Studies come from a ``tide_studies`` table (column ``study``) when the source schema has one,
 else from the distinct ``study`` values of the notes table.  A notes table without a ``study``
-column is one study, named by ``$TIDE_DEFAULT_STUDY`` (default ``default``).
+column is one study, named by ``default_study`` (the ``tide_config`` resource's setting; else
+``$TIDE_DEFAULT_STUDY``, default ``default``).
 Keys come from the key provider: a key version becomes a partition once any study has its secret.
 """
 
@@ -20,12 +21,14 @@ def _columns(wh, name: str) -> list[str]:
     return wh.read_table(name).column_names
 
 
-def discover_studies(wh, notes_table: str = "notes", studies_table: str = STUDIES_TABLE) -> list[str]:
+def discover_studies(
+    wh, notes_table: str = "notes", studies_table: str = STUDIES_TABLE, default_study: str | None = None
+) -> list[str]:
     if wh.table_exists(studies_table):
         values = wh.read_table(studies_table, ["study"]).column("study").to_pylist()
     elif wh.table_exists(notes_table):
         if "study" not in _columns(wh, notes_table):
-            return [os.environ.get("TIDE_DEFAULT_STUDY", "default")]
+            return [default_study or os.environ.get("TIDE_DEFAULT_STUDY") or "default"]
         values = wh.read_table(notes_table, ["study"]).column("study").to_pylist()
     else:
         return []

@@ -10,22 +10,23 @@ from __future__ import annotations
 import dagster as dg
 
 from tide_etl.assets import deidentified_notes, release_summary
-from tide_etl.resources import default_warehouse_url
 
-#: dagster_home/dagster.yaml limits concurrent runs per warehouse kind (one DuckDB writer).
-WAREHOUSE_TAG = {"tide/warehouse": default_warehouse_url().partition(":")[0]}
+# No warehouse run tag: the one-writer limit of a DuckDB file is the step pool ``tide_warehouse``
+# (tide_etl/retry.py), which every asset and check claims whatever launched it -- these jobs, a
+# schedule, a sensor or a backfill from the asset graph -- so it cannot disagree with the
+# warehouse the resources open.  ``tide/stage`` only bounds concurrent recognition runs.
 
 recognition_job = dg.define_asset_job(
     "recognition_job",
     selection=dg.AssetSelection.groups("recognition"),
-    tags={"tide/stage": "recognition", **WAREHOUSE_TAG},
+    tags={"tide/stage": "recognition"},
     description="Validate a study's notes and fill its span cache (recognizes cache misses only).",
 )
 
 release_job = dg.define_asset_job(
     "release_job",
     selection=dg.AssetSelection.groups("release"),
-    tags={"tide/stage": "release", **WAREHOUSE_TAG},
+    tags={"tide/stage": "release"},
     description="Anonymize one (study, key) from cached spans, check it, and record the release decision.",
 )
 
@@ -35,7 +36,7 @@ release_job = dg.define_asset_job(
 release_checks_job = dg.define_asset_job(
     "release_checks_job",
     selection=dg.AssetSelection.checks_for_assets(deidentified_notes) | dg.AssetSelection.assets(release_summary),
-    tags={"tide/stage": "checks", **WAREHOUSE_TAG},
+    tags={"tide/stage": "checks"},
     description="Re-verify an existing (study, key) release without re-anonymizing: the release checks, "
     "then release_summary and the gate (e.g. after audit rounds are recorded).",
 )

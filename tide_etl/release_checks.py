@@ -8,9 +8,15 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any
+
+from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
+from tide_core.cache.release_store import ReleaseStore
+from tide_core.cache.tables import TableNames
+from tide_core.config import TideConfig
+from tide_core.io.warehouse import Warehouse
 
 #: Labels whose operator may keep the original value (ages <= 89); see tide_core.engine.anonymization.
 KEEPS_VALUE = frozenset({"AGE"})
@@ -27,21 +33,21 @@ class CheckOutcome:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-def _release_rows(wh, tables, study: str, key: str, table: str, columns=None) -> list[dict]:
-    name = getattr(tables, table)
-    if not wh.table_exists(name):
-        return []
-    return wh.read_table(name, columns, where={"study": study, "key": key}).to_pylist()
+def _release_rows(
+    wh: Warehouse, tables: TableNames, study: str, key: str, table: str, columns: list[str] | None = None
+) -> list[dict[str, Any]]:
+    """Rows of one released table of (study, key), through the ReleaseStore."""
+    return ReleaseStore(wh, tables).rows(table, study, key, columns)
 
 
-def _source_notes(wh, config, study: str) -> dict[str, Any]:
+def _source_notes(wh: Warehouse, config: TideConfig, study: str) -> dict[str, Any]:
     from tide_core.runner import read_study_input
 
     validated = read_study_input(wh, study, config)
     return {"n_rows": validated.n_rows, "notes": {n.note_id: n for n in validated.notes}}
 
 
-def rows_accounted(wh, config, study: str, key: str) -> CheckOutcome:
+def rows_accounted(wh: Warehouse, config: TideConfig, study: str, key: str) -> CheckOutcome:
     """Rows in = de-identified + quarantined, each note in exactly one of the two.
 
     An exact duplicate row (same note_id, text and patient as an earlier row) is quarantined as
@@ -80,7 +86,7 @@ def rows_accounted(wh, config, study: str, key: str) -> CheckOutcome:
     return CheckOutcome(passed, desc, md)
 
 
-def offsets_in_text(wh, config, study: str, key: str) -> CheckOutcome:
+def offsets_in_text(wh: Warehouse, config: TideConfig, study: str, key: str) -> CheckOutcome:
     """Every released span's output offsets lie inside its released text; inputs inside the source."""
     src = _source_notes(wh, config, study)["notes"]
     texts = {
@@ -126,7 +132,7 @@ def offsets_in_text(wh, config, study: str, key: str) -> CheckOutcome:
     )
 
 
-def no_surface_survives(wh, config, study: str, key: str) -> CheckOutcome:
+def no_surface_survives(wh: Warehouse, config: TideConfig, study: str, key: str) -> CheckOutcome:
     """No original PHI surface (from the span cache + source text) appears in the released text.
 
     Two ways to survive: at its own span (the replacement equals the original), or anywhere else
@@ -141,7 +147,7 @@ def no_surface_survives(wh, config, study: str, key: str) -> CheckOutcome:
         r["note_id"]: r["text"] or ""
         for r in _release_rows(wh, config.tables, study, key, "deid_notes", ["note_id", "text"])
     }
-    rel_spans: dict[str, list[dict]] = defaultdict(list)
+    rel_spans: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for s in _release_rows(
         wh, config.tables, study, key, "released_spans", ["note_id", "start", "end", "out_start", "out_end", "label"]
     ):
@@ -195,19 +201,20 @@ def no_surface_survives(wh, config, study: str, key: str) -> CheckOutcome:
     )
 
 
-def versions_recorded(wh, config, study: str, key: str) -> CheckOutcome:
+def _versioned(v: object) -> bool:
+    """A ``name@version`` string."""
+    return isinstance(v, str) and "@" in v and not v.startswith("@")
+
+
+def versions_recorded(wh: Warehouse, config: TideConfig, study: str, key: str) -> CheckOutcome:
     """Recognizer and anonymizer name@version are recorded on every released row and run."""
     deid = _release_rows(wh, config.tables, study, key, "deid_notes", ["anonymizer", "fingerprint"])
     spans = _release_rows(wh, config.tables, study, key, "released_spans", ["recognizer"])
-    ok = lambda v: isinstance(v, str) and "@" in v and not v.startswith("@")  # noqa: E731
+    ok = _versioned
     no_anon = sum(1 for r in deid if not ok(r["anonymizer"]))
     no_fp = sum(1 for r in deid if not r["fingerprint"])
     no_rec = sum(1 for r in spans if not ok(r["recognizer"]))
-    runs = []
-    if wh.table_exists(config.tables.runs):
-        runs = wh.read_table(
-            config.tables.runs, ["stage", "key", "recognizers", "anonymizer"], where={"study": study}
-        ).to_pylist()
+    runs = ReleaseStore(wh, config.tables).runs(study, ["stage", "key", "recognizers", "anonymizer"])
     has_rec_run = any(r["stage"] == "recognition" and r["recognizers"] not in (None, "", "[]") for r in runs)
     has_anon_run = any(r["stage"] == "anonymization" and r["key"] == key and ok(r["anonymizer"]) for r in runs)
     anonymizers = sorted({r["anonymizer"] for r in deid if r["anonymizer"]})
@@ -231,7 +238,7 @@ def versions_recorded(wh, config, study: str, key: str) -> CheckOutcome:
     )
 
 
-def release_buckets(wh, config, study: str, key: str) -> list[str]:
+def release_buckets(wh: Warehouse, config: TideConfig, study: str, key: str) -> list[str]:
     """Audit buckets (site|source|note_type) present in this release."""
     from tide_core.assurance.audit import bucket_of
 
@@ -239,25 +246,27 @@ def release_buckets(wh, config, study: str, key: str) -> list[str]:
     return sorted({bucket_of(r) for r in rows})
 
 
-def release_gate(wh, config, study: str, key: str, policy=None, audits_table: str | None = None) -> CheckOutcome:
+def release_gate(
+    wh: Warehouse,
+    config: TideConfig,
+    study: str,
+    key: str,
+    policy: ReleaseGatePolicy | None = None,
+    audits_table: str | None = None,
+) -> CheckOutcome:
     """The release gate: audit evidence for every bucket of the release, bounds below target,
     and the newest recorded drift verdict (``tide_drift``) not ``drift``.
 
     No drift row recorded for (study, key) is not blocking unless the policy sets ``require_drift``.
     """
-    from dataclasses import replace
-
-    from tide_core.assurance.audit_table import AUDITS, TABLE_NAME
-    from tide_core.assurance.drift_table import latest_drift
-    from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
-
     policy = policy or ReleaseGatePolicy()
     buckets = release_buckets(wh, config, study, key)
     if policy.required_buckets is None:
         policy = replace(policy, required_buckets=tuple(buckets))
-    name = audits_table or TABLE_NAME
-    audits = wh.read_table(name, where={"study": study, "key": key}) if wh.table_exists(name) else AUDITS.empty_table()
-    drift = latest_drift(wh, study, key)
+    names = config.tables if audits_table is None else replace(config.tables, audits=audits_table)
+    store = ReleaseStore(wh, names)
+    audits = store.audits(study, key)
+    drift = store.latest_drift(study, key)
     drift_band = drift["band"] if drift else None
     decision = evaluate_release(audits, drift_result=drift_band, policy=policy, population=f"release {study}/{key}")
     audited = set(decision.buckets)

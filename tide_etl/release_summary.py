@@ -24,8 +24,18 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections import Counter
+from dataclasses import replace
+from typing import Any
 
 import pyarrow as pa
+
+from tide_core.assurance.gate import ReleaseGatePolicy
+from tide_core.assurance.guard_hold import NO_GUARD, HoldReport, apply_guard, load_pinned_guard, release_guard_columns
+from tide_core.cache.release_store import ReleaseStore
+from tide_core.cache.tables import RELEASES
+from tide_core.config import TideConfig
+from tide_core.io.warehouse import Warehouse
+from tide_etl import release_checks as rc
 
 PENDING = "pending"
 BLOCKED = "blocked"
@@ -33,53 +43,42 @@ AWAITING_AUDIT = "awaiting_audit"
 PUBLISHED = "published"
 STATUSES = (PENDING, BLOCKED, AWAITING_AUDIT, PUBLISHED)
 
-RELEASES = pa.schema(
-    [
-        ("study", pa.string()),
-        ("key", pa.string()),
-        ("n_in", pa.int64()),
-        ("n_released", pa.int64()),
-        ("n_quarantined", pa.int64()),
-        ("n_spans", pa.int64()),
-        ("spans_by_label", pa.string()),
-        ("anonymizer", pa.string()),
-        ("recognizers", pa.string()),
-        ("gate_passed", pa.bool_()),
-        ("gate_reasons", pa.string()),
-        ("gate_statement", pa.string()),
-        ("decided_at", pa.timestamp("us", tz="UTC")),
-        ("status", pa.string()),
-        ("released_at", pa.timestamp("us", tz="UTC")),
-    ]
-)
-
 #: The blocking checks a release must pass before it is published (tide_etl.release_checks).
 BLOCKING_CHECKS = ("rows_accounted", "offsets_in_text", "no_surface_survives", "versions_recorded")
 
-_DUCKDB_TYPES = {pa.string(): "VARCHAR", pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ", pa.bool_(): "BOOLEAN"}
+_DUCKDB_TYPES = {
+    pa.string(): "VARCHAR",
+    pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ",
+    pa.bool_(): "BOOLEAN",
+    pa.float64(): "DOUBLE",
+}
+__all__ = ["RELEASES", "read_release", "set_status", "summarize_release", "verify_release"]
 
 
-def _ensure_columns(wh, table: str) -> None:
+def _ensure_columns(wh: Warehouse, table: str) -> None:
     """Add the lifecycle columns to a ``tide_releases`` written by an earlier version (DuckDB;
     the BigQuery warehouse adds missing columns itself)."""
     if not wh.table_exists(table) or not str(getattr(wh, "url", "")).startswith("duckdb:"):
         return
     have = set(wh.columns(table))
     qualified = f'"{getattr(wh, "schema", "main")}"."{table}"'
+    sql: Any = getattr(wh, "sql")  # noqa: B009 -- DuckDB only (checked above)
     for f in RELEASES:
         if f.name not in have:
-            wh.sql(f'ALTER TABLE {qualified} ADD COLUMN "{f.name}" {_DUCKDB_TYPES.get(f.type, "BIGINT")}')
+            sql(f'ALTER TABLE {qualified} ADD COLUMN "{f.name}" {_DUCKDB_TYPES.get(f.type, "BIGINT")}')
 
 
-def read_release(wh, study: str, key: str, table: str = "tide_releases") -> dict | None:
+def _store(wh: Warehouse, table: str, config: TideConfig | None = None) -> ReleaseStore:
+    names = config.tables if config is not None else ReleaseStore(wh).names
+    return ReleaseStore(wh, replace(names, releases=table))
+
+
+def read_release(wh: Warehouse, study: str, key: str, table: str = "tide_releases") -> dict[str, Any] | None:
     """The ``tide_releases`` row of (study, key), or None."""
-    if not wh.table_exists(table):
-        return None
-    rows = wh.read_table(table, where={"study": study, "key": key}).to_pylist()
-    return rows[0] if rows else None
+    return _store(wh, table).release(study, key)
 
 
-def _write(wh, table: str, row: dict) -> dict:
+def _write(wh: Warehouse, table: str, row: dict[str, Any]) -> dict[str, Any]:
     _ensure_columns(wh, table)
     full = {f.name: row.get(f.name) for f in RELEASES}
     wh.replace_partition(
@@ -88,7 +87,9 @@ def _write(wh, table: str, row: dict) -> dict:
     return full
 
 
-def set_status(wh, study: str, key: str, status: str, reason: str, table: str = "tide_releases") -> dict:
+def set_status(
+    wh: Warehouse, study: str, key: str, status: str, reason: str, table: str = "tide_releases"
+) -> dict[str, Any]:
     """Take a release out of researchers' views: ``pending`` (being rewritten) or ``blocked``
     (a check or the gate failed).  Counts of the previous row are kept for the operator."""
     if status not in (PENDING, BLOCKED):
@@ -106,32 +107,39 @@ def set_status(wh, study: str, key: str, status: str, reason: str, table: str = 
     return _write(wh, table, row)
 
 
-def release_stamps(wh, config, study: str, key: str) -> list:
+def release_stamps(wh: Warehouse, config: TideConfig, study: str, key: str) -> list[dt.datetime | None]:
     """The distinct ``released_at`` stamps of the released rows: one per anonymization run."""
-    from tide_etl.release_checks import _release_rows
-
-    rows = _release_rows(wh, config.tables, study, key, "deid_notes", ["released_at"])
-    return sorted({r["released_at"] for r in rows}, key=lambda v: (v is None, v))
+    return ReleaseStore(wh, config.tables).stamps(study, key)
 
 
-def verify_release(wh, config, study: str, key: str) -> dict:
+def verify_release(wh: Warehouse, config: TideConfig, study: str, key: str) -> dict[str, rc.CheckOutcome]:
     """Run the blocking checks; {check name: CheckOutcome}."""
-    from tide_etl import release_checks as rc
-
     return {name: getattr(rc, name)(wh, config, study, key) for name in BLOCKING_CHECKS}
 
 
-def summarize_release(wh, config, study: str, key: str, policy=None, table: str = "tide_releases") -> dict:
-    """Verify, gate and (when both pass) publish one release; returns its ``tide_releases`` row."""
-    from tide_etl.release_checks import _release_rows, _source_notes, release_gate
+def summarize_release(
+    wh: Warehouse,
+    config: TideConfig,
+    study: str,
+    key: str,
+    policy: ReleaseGatePolicy | None = None,
+    table: str = "tide_releases",
+) -> dict[str, Any]:
+    """Guard, verify, gate and (when all pass) publish one release; returns its ``tide_releases`` row.
 
-    part = {"study": study, "key": key}
+    With a PHI Guard configured (``config.guard_dir``), the documents it flags are held first
+    (``tide_core.assurance.guard_hold``): quarantined as E773 and queued for review, so the rows
+    verified and published are the release set.  Without one the row records that no guard ran.
+    """
+    store = _store(wh, table, config)
+    previous = store.release(study, key)
+    guard_report = _guard(wh, config, study, key)
     stamps = release_stamps(wh, config, study, key)
     checks = verify_release(wh, config, study, key)
-    deid = _release_rows(wh, config.tables, study, key, "deid_notes", ["anonymizer"])
-    spans = _release_rows(wh, config.tables, study, key, "released_spans", ["label", "recognizer"])
-    n_q = wh.count(config.tables.quarantine, part) if wh.table_exists(config.tables.quarantine) else 0
-    gate = release_gate(wh, config, study, key, policy)
+    deid = store.deid_notes(study, key, ["anonymizer"])
+    spans = store.released_spans(study, key, ["label", "recognizer"])
+    n_q = store.count("quarantine", study, key)
+    gate = rc.release_gate(wh, config, study, key, policy)
     failed = [name for name, out in checks.items() if not out.passed]
     reasons = [f"check {name} failed: {checks[name].description}" for name in failed]
     if len(stamps) > 1:
@@ -154,7 +162,7 @@ def summarize_release(wh, config, study: str, key: str, policy=None, table: str 
     row = {
         "study": study,
         "key": key,
-        "n_in": _source_notes(wh, config, study)["n_rows"],
+        "n_in": rc._source_notes(wh, config, study)["n_rows"],
         "n_released": len(deid),
         "n_quarantined": n_q,
         "n_spans": len(spans),
@@ -167,5 +175,28 @@ def summarize_release(wh, config, study: str, key: str, policy=None, table: str 
         "decided_at": dt.datetime.now(dt.UTC),
         "status": status,
         "released_at": stamps[0] if len(stamps) == 1 else None,
+        **release_guard_columns(guard_report),
     }
-    return _write(wh, table, row)
+    out = _write(wh, table, row)
+    out["guard"] = guard_report.metadata() if guard_report is not None else {"guard_version": NO_GUARD}
+    # a changed guard version re-baselines the flag rates: it is not drift of the data
+    prev_version = (previous or {}).get("guard_version") or ""
+    out["guard"]["rebaseline"] = bool(prev_version and prev_version != row["guard_version"])
+    return out
+
+
+def _guard(wh: Warehouse, config: TideConfig, study: str, key: str) -> HoldReport | None:
+    """Hold what the configured PHI Guard flags (None: no guard configured for this site)."""
+    guard = load_pinned_guard(config)
+    if guard is None:
+        return None
+    notes = rc._source_notes(wh, config, study)["notes"]
+    return apply_guard(
+        wh,
+        config,
+        study,
+        key,
+        guard,
+        {nid: n.text for nid, n in notes.items()},
+        {nid: n.patient_id for nid, n in notes.items()},
+    )

@@ -1,30 +1,221 @@
-"""Dagster resources: the warehouse, the run configuration and the key provider.
+"""Dagster resources: the warehouse, the run configuration, the key provider and the release gate.
 
 Each wraps a ``tide_core`` object so the assets stay thin.  None of them holds key material:
 the key provider resource holds a directory path; secrets are read inside the step that needs
 them and never reach run config, logs or metadata.
+
+Configuration is Dagster resource config only.  :func:`default_resources` (called when the code
+location loads, never at import) binds each setting of :data:`ENV_SETTINGS` to a ``dg.EnvVar``
+when that variable is set, so Dagster resolves its value when a run starts and the UI's resource
+page names the variable; unset settings keep their defaults here.  Nothing in ``tide_etl`` reads
+``os.environ`` at import.
+
+BigQuery clients come from ``dagster_gcp.BigQueryResource`` (:class:`BigQueryClientResource`
+adds the endpoint settings an emulator or a private endpoint needs); ``tide_core``'s BigQuery
+warehouse stays free of Dagster and is handed the client.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
+import pyarrow as pa
+from dagster_gcp import BigQueryResource
+from pydantic import PrivateAttr
+
+if TYPE_CHECKING:
+    from google.cloud import bigquery
+
+    from tide_core.anonymize.keys import ChainKeyProvider
+    from tide_core.assurance.gate import ReleaseGatePolicy
+    from tide_core.config import TideConfig
+    from tide_core.io.warehouse import PartitionWrite, Warehouse
 
 DEFAULT_WAREHOUSE = "duckdb:tide_warehouse.duckdb"
 
+#: (resource, field) -> the environment variable that configures it in the default resources.
+ENV_SETTINGS: dict[tuple[str, str], str] = {
+    ("warehouse", "url"): "TIDE_WAREHOUSE",
+    ("warehouse", "location"): "TIDE_BQ_LOCATION",
+    ("warehouse", "api_endpoint"): "TIDE_BQ_API_ENDPOINT",
+    ("warehouse", "storage_endpoint"): "TIDE_BQ_STORAGE_ENDPOINT",
+    ("warehouse", "gcp_credentials"): "TIDE_BQ_CREDENTIALS",
+    ("tide_config", "preset"): "TIDE_PRESET",
+    ("tide_config", "config_file"): "TIDE_CONFIG",
+    ("tide_config", "executor"): "TIDE_EXECUTOR",
+    ("tide_config", "ray_address"): "TIDE_RAY_ADDRESS",
+    ("tide_config", "default_study"): "TIDE_DEFAULT_STUDY",
+    ("key_provider", "key_dir"): "TIDE_KEY_DIR",
+}
 
-def default_warehouse_url() -> str:
-    return os.environ.get("TIDE_WAREHOUSE", DEFAULT_WAREHOUSE)
+
+class BigQueryClientResource(BigQueryResource):
+    """``dagster_gcp.BigQueryResource`` (project, location, base64 ``gcp_credentials``) plus the
+    endpoint settings of an emulator or a private endpoint: ``api_endpoint`` (REST) and
+    ``anonymous`` credentials (emulators only).  Without them it is dagster-gcp's client."""
+
+    api_endpoint: str | None = None
+    anonymous: bool = False
+
+    @contextmanager
+    def get_client(self) -> Iterator[bigquery.Client]:
+        if not self.api_endpoint and not self.anonymous:
+            with super().get_client() as client:
+                yield client
+            return
+        from google.api_core.client_options import ClientOptions
+        from google.auth.credentials import AnonymousCredentials
+        from google.cloud import bigquery
+
+        kwargs: dict[str, Any] = {"project": self.project, "location": self.location}
+        if self.api_endpoint:
+            kwargs["client_options"] = ClientOptions(api_endpoint=self.api_endpoint)
+        if self.anonymous:
+            kwargs["credentials"] = AnonymousCredentials()
+        yield bigquery.Client(**kwargs)
+
+
+#: (table, columns or None for all, the equality filters as sorted (column, repr(value)) pairs)
+_ReadKey = tuple[str, tuple[str, ...] | None, tuple[tuple[str, str], ...]]
+
+
+class SourceReads:
+    """A run's reads of the source tables (the notes and patients TIDE never writes), kept for
+    the run: every step of a run reads the same source partition, so the warehouse serves it once
+    -- whole (``read_table``) or streamed (``iter_batches``: a stream read to its end is kept too).
+    A partition over ``max_rows`` rows is not kept (streaming steps then stay in bounded memory).
+    ``reads`` counts the reads the warehouse served, ``hits`` the reads served from memory."""
+
+    def __init__(self, tables: Sequence[str], max_rows: int = 250_000) -> None:
+        self.tables = frozenset(tables)
+        self.max_rows = max_rows
+        self._rows: dict[_ReadKey, pa.Table] = {}
+        self.reads = 0
+        self.hits = 0
+
+    @staticmethod
+    def key(name: str, columns: Sequence[str] | None, where: Mapping[str, object] | None) -> _ReadKey:
+        cols = None if columns is None else tuple(columns)
+        return (name, cols, tuple(sorted((k, repr(v)) for k, v in (where or {}).items())))
+
+    def kept(self, key: _ReadKey) -> pa.Table | None:
+        hit = self._rows.get(key)
+        if hit is not None:
+            self.hits += 1
+        return hit
+
+    def keep(self, key: _ReadKey, table: pa.Table) -> None:
+        if table.num_rows <= self.max_rows:
+            self._rows[key] = table
+
+    def read(
+        self, wh: Warehouse, name: str, columns: Sequence[str] | None, where: Mapping[str, object] | None
+    ) -> pa.Table:
+        if name not in self.tables:
+            return wh.read_table(name, columns, where)
+        key = self.key(name, columns, where)
+        hit = self.kept(key)
+        if hit is not None:
+            return hit
+        self.reads += 1
+        table = wh.read_table(name, columns, where)
+        self.keep(key, table)
+        return table
+
+    def stream(
+        self,
+        wh: Any,
+        name: str,
+        columns: Sequence[str] | None,
+        where: Mapping[str, object] | None,
+        batch_rows: int,
+    ) -> Iterator[pa.RecordBatch]:
+        if name not in self.tables:
+            yield from wh.iter_batches(name, columns, where, batch_rows)
+            return
+        key = self.key(name, columns, where)
+        hit = self.kept(key)
+        if hit is not None:
+            yield from hit.to_batches(max_chunksize=batch_rows)
+            return
+        self.reads += 1
+        batches: list[pa.RecordBatch] | None = []
+        n = 0
+        for batch in wh.iter_batches(name, columns, where, batch_rows):
+            n += batch.num_rows
+            if batches is not None and n <= self.max_rows:
+                batches.append(batch)
+            else:
+                batches = None
+            yield batch
+        if batches:
+            self.keep(key, pa.Table.from_batches(batches))
+
+    def forget(self, name: str) -> None:
+        """A write to a source table (never by TIDE; tests and demos do) drops what was kept."""
+        self._rows = {k: v for k, v in self._rows.items() if k[0] != name}
+
+    def clear(self) -> None:
+        self._rows.clear()
+
+
+class RunScopedWarehouse:
+    """The step's warehouse with source reads served by the run's :class:`SourceReads`; every
+    other call goes to the warehouse itself (writes to a source table forget its kept reads)."""
+
+    _WRITES = ("replace_table", "append", "replace_partition", "delete", "drop")
+
+    def __init__(self, wh: Warehouse, reads: SourceReads) -> None:
+        self._wh = wh
+        self._reads = reads
+
+    def read_table(
+        self, name: str, columns: Sequence[str] | None = None, where: Mapping[str, object] | None = None
+    ) -> pa.Table:
+        return self._reads.read(self._wh, name, columns, where)
+
+    def iter_batches(
+        self,
+        name: str,
+        columns: Sequence[str] | None = None,
+        where: Mapping[str, object] | None = None,
+        batch_rows: int = 1000,
+    ) -> Iterator[pa.RecordBatch]:
+        return self._reads.stream(self._wh, name, columns, where, batch_rows)
+
+    def replace_partitions(self, writes: Sequence[PartitionWrite]) -> int:
+        for w in writes:
+            self._reads.forget(w.name)
+        return int(self._wh.replace_partitions(writes))
+
+    def __getattr__(self, attr: str) -> Any:
+        value = getattr(self._wh, attr)
+        if attr in self._WRITES and callable(value):
+
+            def write(name: str, *args: Any, **kwargs: Any) -> Any:
+                self._reads.forget(name)
+                return value(name, *args, **kwargs)
+
+            return write
+        return value
+
+    def __repr__(self) -> str:
+        return f"<run-scoped {self._wh!r}>"
 
 
 class WarehouseResource(dg.ConfigurableResource):
-    """``duckdb:PATH[#SCHEMA]`` (embedded default) or ``bigquery:PROJECT.DATASET``.
+    """``duckdb:PATH[#SCHEMA]`` (embedded) or ``bigquery:PROJECT.DATASET``.
 
-    BigQuery client options (all optional; also read from TIDE_BQ_* environment variables):
-    ``api_endpoint``/``storage_endpoint``/``anonymous`` for an emulator, ``location``.
+    BigQuery settings (all optional): ``location``; ``gcp_credentials`` (base64 service-account
+    JSON; default: the environment's application-default credentials, e.g. workload identity);
+    ``api_endpoint``/``storage_endpoint``/``anonymous`` for an emulator or a private endpoint.
+
+    ``source_tables`` are read once per run (see :class:`SourceReads`): a run executes in one
+    process (``tide_etl.definitions``), and this resource lives for the run.
     """
 
     url: str = DEFAULT_WAREHOUSE
@@ -32,40 +223,83 @@ class WarehouseResource(dg.ConfigurableResource):
     storage_endpoint: str | None = None
     anonymous: bool | None = None
     location: str | None = None
+    gcp_credentials: str | None = None
+    source_tables: list[str] = ["notes", "patients"]
+    source_max_rows: int = 250_000
+
+    _reads: SourceReads | None = PrivateAttr(default=None)
 
     @property
     def scheme(self) -> str:
         return self.url.partition(":")[0]
 
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        self._reads = SourceReads(self.source_tables, self.source_max_rows)
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        if self._reads is not None:
+            self._reads.clear()
+
+    @property
+    def source_reads(self) -> SourceReads:
+        """This run's source reads; outside a run (a sensor tick, the CLI) each ``open`` gets its own."""
+        return self._reads if self._reads is not None else SourceReads(self.source_tables, self.source_max_rows)
+
+    def bigquery_client(self) -> BigQueryClientResource:
+        """The dagster-gcp client resource for this warehouse's project."""
+        from tide_core.io.bigquery_warehouse import parse_url
+
+        project, _dataset = parse_url(self.url)
+        return BigQueryClientResource(
+            project=project,
+            location=self.location or None,
+            gcp_credentials=self.gcp_credentials or None,
+            api_endpoint=self.api_endpoint or None,
+            anonymous=bool(self.anonymous),
+        )
+
     @contextmanager
-    def open(self) -> Iterator:
+    def open(self) -> Iterator[Warehouse]:
         """Open for the duration of one step: DuckDB files admit one writing process at a time."""
+        if self.scheme == "bigquery":
+            with self._open_bigquery() as wh:
+                yield wh
+            return
         from tide_core.io.open import open_warehouse
 
-        options = {}
-        if self.scheme == "bigquery":
-            options = {
-                k: v
-                for k, v in (
-                    ("api_endpoint", self.api_endpoint),
-                    ("storage_endpoint", self.storage_endpoint),
-                    ("anonymous", self.anonymous),
-                    ("location", self.location),
-                )
-                if v is not None
-            }
-        wh = open_warehouse(self.url, **options)
+        wh = open_warehouse(self.url)
         try:
-            yield wh
+            yield RunScopedWarehouse(wh, self.source_reads)
         finally:
             wh.close()
+
+    @contextmanager
+    def _open_bigquery(self) -> Iterator[Warehouse]:
+        from tide_core.io.bigquery_warehouse import BigQueryOptions, BigQueryWarehouse, parse_url
+
+        project, dataset = parse_url(self.url)
+        options = BigQueryOptions(
+            project=project,
+            dataset=dataset,
+            location=self.location or None,
+            api_endpoint=self.api_endpoint or None,
+            storage_endpoint=self.storage_endpoint or None,
+            anonymous=bool(self.anonymous),
+        )
+        with self.bigquery_client().get_client() as client:
+            wh = BigQueryWarehouse(options, client=client)
+            try:
+                yield RunScopedWarehouse(wh, self.source_reads)
+            finally:
+                wh.close()
 
 
 class TideConfigResource(dg.ConfigurableResource):
     """Builds the ``TideConfig``: a preset or a config file, plus the execution layer.
 
     ``executor="ray"`` runs recognition on Ray (``ray_address`` = an existing cluster, or None
-    for a local one started inside the step).
+    for a local one started inside the step).  ``default_study`` names the one study of a notes
+    table without a ``study`` column.
     """
 
     preset: str = "default"
@@ -73,52 +307,38 @@ class TideConfigResource(dg.ConfigurableResource):
     executor: str | None = None
     ray_address: str | None = None
     batch_size: int | None = None
+    default_study: str = "default"
 
-    def build(self):
+    def build(self) -> TideConfig:
         from tide_core.config import TideConfig
 
         overrides = {
             k: v
             for k, v in (
-                ("executor", self.executor),
-                ("ray_address", self.ray_address),
+                ("executor", self.executor or None),
+                ("ray_address", self.ray_address or None),
                 ("batch_size", self.batch_size),
             )
             if v is not None
         }
         if self.config_file:
             return TideConfig.from_file(self.config_file, **overrides)
-        return TideConfig.preset(self.preset, **overrides)
+        return TideConfig.preset(self.preset or "default", **overrides)
 
 
 class KeyProviderResource(dg.ConfigurableResource):
-    """Key secrets: ``key_dir`` (or $TIDE_KEY_DIR) first, then TIDE_KEY_<STUDY>__<KEY> variables."""
+    """Key secrets: files under ``key_dir`` first, then TIDE_KEY_<STUDY>__<KEY> variables (read when
+    a key is asked for, never listed or logged)."""
 
     key_dir: str | None = None
 
-    def provider(self):
+    def provider(self) -> ChainKeyProvider:
         from tide_core.anonymize.keys import provider_from_env
 
-        return provider_from_env(self.key_dir)
+        return provider_from_env(self.key_dir or os.path.join(".tide", "keys"))
 
     def has(self, study: str, key: str) -> bool:
-        return self.provider().has(study, key)
-
-
-def default_resources() -> dict:
-    """Resources from the environment (TIDE_WAREHOUSE, TIDE_PRESET, TIDE_CONFIG, TIDE_EXECUTOR, ...)."""
-    env = os.environ
-    return {
-        "warehouse": WarehouseResource(url=default_warehouse_url()),
-        "tide_config": TideConfigResource(
-            preset=env.get("TIDE_PRESET", "default"),
-            config_file=env.get("TIDE_CONFIG") or None,
-            executor=env.get("TIDE_EXECUTOR") or None,
-            ray_address=env.get("TIDE_RAY_ADDRESS") or None,
-        ),
-        "key_provider": KeyProviderResource(key_dir=env.get("TIDE_KEY_DIR") or None),
-        "gate": ReleaseGateResource(),
-    }
+        return bool(self.provider().has(study, key))
 
 
 class ReleaseGateResource(dg.ConfigurableResource):
@@ -129,7 +349,7 @@ class ReleaseGateResource(dg.ConfigurableResource):
     confidence: float = 0.95
     every_bucket: bool = True  # False: audits of any buckets suffice (evaluate_release's default)
 
-    def policy(self):
+    def policy(self) -> ReleaseGatePolicy:
         """The gate policy.  The gate also reads the newest drift verdict for the release from
         ``tide_drift`` (written by ``tide drift check --warehouse ... --record``): band ``drift``
         blocks; no verdict recorded does not block (the policy's ``require_drift`` is off)."""
@@ -138,3 +358,42 @@ class ReleaseGateResource(dg.ConfigurableResource):
         return ReleaseGatePolicy(
             target_rate=self.target_rate, confidence=self.confidence, required_buckets=None if self.every_bucket else ()
         )
+
+
+def _setting(resource: str, field: str, default: Any, environ: Mapping[str, str]) -> Any:
+    name = ENV_SETTINGS[(resource, field)]
+    return dg.EnvVar(name) if environ.get(name) else default
+
+
+def default_resources(environ: Mapping[str, str] | None = None) -> dict[str, dg.ConfigurableResource]:
+    """The code location's resources: each setting of :data:`ENV_SETTINGS` is a ``dg.EnvVar`` when
+    that variable is set in ``environ`` (default: the loading process's environment), else the
+    default.  Called when the definitions load, not at import."""
+    env = os.environ if environ is None else environ
+    return {
+        "warehouse": WarehouseResource(
+            url=_setting("warehouse", "url", DEFAULT_WAREHOUSE, env),
+            location=_setting("warehouse", "location", None, env),
+            api_endpoint=_setting("warehouse", "api_endpoint", None, env),
+            storage_endpoint=_setting("warehouse", "storage_endpoint", None, env),
+            gcp_credentials=_setting("warehouse", "gcp_credentials", None, env),
+        ),
+        "tide_config": TideConfigResource(
+            preset=_setting("tide_config", "preset", "default", env),
+            config_file=_setting("tide_config", "config_file", None, env),
+            executor=_setting("tide_config", "executor", None, env),
+            ray_address=_setting("tide_config", "ray_address", None, env),
+            default_study=_setting("tide_config", "default_study", "default", env),
+        ),
+        "key_provider": KeyProviderResource(key_dir=_setting("key_provider", "key_dir", None, env)),
+        "gate": ReleaseGateResource(),
+    }
+
+
+def resolved(resource: dg.ConfigurableResource) -> Any:
+    """A copy of ``resource`` with its ``EnvVar`` settings resolved (when definitions load: the
+    catalog metadata and the CLI need values; runs resolve them again when they start)."""
+    fields = {}
+    for name, value in resource._get_non_default_public_field_values().items():  # noqa: SLF001
+        fields[name] = value.get_value() if isinstance(value, dg.EnvVar) else value
+    return type(resource)(**fields)

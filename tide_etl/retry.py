@@ -9,6 +9,12 @@
   locked by another process, a write-write conflict, a lost connection, a BigQuery 429/5xx, a
   TIDE error marked not terminal).  ``transient_only`` turns every other error into a
   ``dg.Failure`` that is not retried: bad data or configuration fails the same way every time.
+* ``ONE_PARTITION_PER_RUN``: the backfill policy of every asset.  A backfill of many small
+  (study, key) partitions becomes one small run per partition, each its own write-audit-publish
+  unit: a failed partition is retried or re-executed alone and never holds back or re-writes the
+  others; the run queue (``max_concurrent_runs``) and the pool bound how many are in flight.
+  Several partitions per run would need partition *ranges*, which a study x key dynamic
+  multi-partition does not have, and one failing check would fail the whole batch.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from contextlib import contextmanager
 import dagster as dg
 
 POOL = "tide_warehouse"
+
+ONE_PARTITION_PER_RUN = dg.BackfillPolicy.multi_run(max_partitions_per_run=1)
 
 TRANSIENT_RETRY = dg.RetryPolicy(max_retries=4, delay=1.0, backoff=dg.Backoff.EXPONENTIAL, jitter=dg.Jitter.PLUS_MINUS)
 

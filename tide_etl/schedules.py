@@ -5,7 +5,7 @@ recognition run succeeds (``release_after_recognition`` in sensors.py), so a rel
 a span cache that is still being written.
 """
 
-import os
+from __future__ import annotations
 
 import dagster as dg
 
@@ -14,7 +14,8 @@ from tide_etl.jobs import recognition_job
 from tide_etl.partitions import STUDY
 from tide_etl.resources import TideConfigResource, WarehouseResource
 
-NIGHTLY_CRON = os.environ.get("TIDE_NIGHTLY_CRON", "0 2 * * *")
+#: The default cron of the nightly schedule (UTC); ``build_defs(nightly_cron=...)`` sets another.
+NIGHTLY_CRON = "0 2 * * *"
 
 
 def studies_with_new_notes(
@@ -30,17 +31,9 @@ def studies_with_new_notes(
     return out
 
 
-@dg.schedule(
-    job=recognition_job,
-    cron_schedule=NIGHTLY_CRON,
-    execution_timezone="UTC",
-    default_status=dg.DefaultScheduleStatus.STOPPED,
-    description="Nightly: recognition for each study partition with notes not yet processed; "
-    "release_after_recognition then releases every (study, key) with a key secret.",
-)
-def nightly_release_schedule(
+def nightly_release_requests(
     context: dg.ScheduleEvaluationContext, warehouse: WarehouseResource, tide_config: TideConfigResource
-):
+) -> dg.SkipReason | list[dg.RunRequest]:
     new = studies_with_new_notes(context.instance, warehouse, tide_config)
     if not new:
         return dg.SkipReason("no study has new notes")
@@ -55,4 +48,25 @@ def nightly_release_schedule(
     ]
 
 
+def nightly_schedule(cron: str = NIGHTLY_CRON) -> dg.ScheduleDefinition:
+    """The nightly schedule at ``cron`` (UTC), switched off until an operator turns it on."""
+
+    @dg.schedule(
+        name="nightly_release_schedule",
+        job=recognition_job,
+        cron_schedule=cron,
+        execution_timezone="UTC",
+        default_status=dg.DefaultScheduleStatus.STOPPED,
+        description="Nightly: recognition for each study partition with notes not yet processed; "
+        "release_after_recognition then releases every (study, key) with a key secret.",
+    )
+    def nightly_release_schedule(
+        context: dg.ScheduleEvaluationContext, warehouse: WarehouseResource, tide_config: TideConfigResource
+    ) -> dg.SkipReason | list[dg.RunRequest]:
+        return nightly_release_requests(context, warehouse, tide_config)
+
+    return nightly_release_schedule
+
+
+nightly_release_schedule = nightly_schedule()
 SCHEDULES = [nightly_release_schedule]

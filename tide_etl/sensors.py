@@ -21,7 +21,7 @@ def partition_requests(
 ) -> tuple[list[str], list[str]]:
     tables = tide_config.build().tables
     with warehouse.open() as wh:
-        studies = discover_studies(wh, tables.notes)
+        studies = discover_studies(wh, tables.notes, default_study=tide_config.default_study)
     keys = discover_keys(key_provider.provider())
     new_studies = sorted(set(studies) - set(instance.get_dynamic_partitions(STUDY)))
     new_keys = sorted(set(keys) - set(instance.get_dynamic_partitions(KEY)))

@@ -1,5 +1,5 @@
 -- Released de-identified notes, one row per (study, key, note). The table researchers query. Partition = (study, key).
--- Mirrors tide_core.cache.tables.DEID_NOTES; replace {{dataset}} with PROJECT.DATASET (the source dataset).
+-- Generated from tide_core.cache.tables.TABLES['deid_notes'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_deid_notes` (
   `study` STRING,
   `key` STRING,

@@ -1,5 +1,5 @@
 -- One row per recognition / anonymization run (append only).
--- Mirrors tide_core.cache.tables.RUNS; replace {{dataset}} with PROJECT.DATASET (the source dataset).
+-- Generated from tide_core.cache.tables.TABLES['runs'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_runs` (
   `run_id` STRING,
   `study` STRING,
@@ -16,7 +16,9 @@ CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_runs` (
   `notes_per_s` FLOAT64,
   `recognizers` STRING,
   `anonymizer` STRING,
-  `fingerprint` STRING
+  `fingerprint` STRING,
+  `chunk` INT64,
+  `n_chunks` INT64
 )
 PARTITION BY TIMESTAMP_TRUNC(`started_at`, MONTH)
 CLUSTER BY study, key

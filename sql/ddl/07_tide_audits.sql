@@ -1,5 +1,5 @@
 -- Audit rounds (append only): patients sampled and leaks found per (study, key, bucket); counts and reviewer only. The release gate pools every round.
--- Mirrors tide_core.assurance.audit_table.AUDITS; replace {{dataset}} with PROJECT.DATASET.
+-- Generated from tide_core.cache.tables.TABLES['audits'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_audits` (
   `study` STRING,
   `key` STRING,
@@ -9,7 +9,9 @@ CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_audits` (
   `confidence` FLOAT64,
   `upper_bound` FLOAT64,
   `reviewer` STRING,
-  `audited_at` TIMESTAMP
+  `audited_at` TIMESTAMP,
+  `stratum` STRING,
+  `stratum_population` INT64
 )
 PARTITION BY TIMESTAMP_TRUNC(`audited_at`, MONTH)
 CLUSTER BY study, key

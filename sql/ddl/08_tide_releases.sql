@@ -1,5 +1,5 @@
--- One row per (study, key) release: counts, versions, the release-gate decision and the status (pending | blocked | awaiting_audit | published; released_at = the stamp of the published tide_deid_notes rows). Written by the Dagster asset release_summary.
--- Mirrors tide_etl.release_summary.RELEASES; replace {{dataset}} with PROJECT.DATASET.
+-- One row per (study, key) release: counts, versions, the release-gate decision and the status (pending | blocked | awaiting_audit | published; released_at = the stamp of the published tide_deid_notes rows), the documents held by the PHI Guard and its version and thresholds. Written by the Dagster asset release_summary.
+-- Generated from tide_core.cache.tables.TABLES['releases'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_releases` (
   `study` STRING,
   `key` STRING,
@@ -15,8 +15,11 @@ CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_releases` (
   `gate_statement` STRING,
   `decided_at` TIMESTAMP,
   `status` STRING,
-  `released_at` TIMESTAMP
+  `released_at` TIMESTAMP,
+  `n_held` INT64,
+  `guard_version` STRING,
+  `guard_thresholds` STRING
 )
 PARTITION BY TIMESTAMP_TRUNC(`decided_at`, MONTH)
 CLUSTER BY study, key
-OPTIONS (description = "One row per (study, key) release: counts, versions, the release-gate decision and the status (pending | blocked | awaiting_audit | published; released_at = the stamp of the published tide_deid_notes rows). Written by the Dagster asset release_summary.");
+OPTIONS (description = "One row per (study, key) release: counts, versions, the release-gate decision and the status (pending | blocked | awaiting_audit | published; released_at = the stamp of the published tide_deid_notes rows), the documents held by the PHI Guard and its version and thresholds. Written by the Dagster asset release_summary.");

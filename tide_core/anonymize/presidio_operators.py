@@ -20,31 +20,11 @@ from typing import TYPE_CHECKING, Any
 from tide_core.anonymize.engine import Anonymizer, DatePolicy
 from tide_core.anonymize.keys import KeyRing
 from tide_core.errors import AnonymizationError
+from tide_core.presidio_labels import PRESIDIO_TO_TIDE
 from tide_core.types import LABELS
 
 if TYPE_CHECKING:
     from presidio_anonymizer.operators import Operator
-
-PRESIDIO_TO_TIDE = {
-    "PERSON": "PATIENT",
-    "DATE_TIME": "DATE",
-    "PHONE_NUMBER": "PHONE",
-    "EMAIL_ADDRESS": "EMAIL",
-    "URL": "URL",
-    "IP_ADDRESS": "URL",
-    "LOCATION": "LOCATION",
-    "US_SSN": "ID",
-    "US_DRIVER_LICENSE": "ID",
-    "US_PASSPORT": "ID",
-    "US_BANK_NUMBER": "ID",
-    "US_ITIN": "ID",
-    "MEDICAL_LICENSE": "ID",
-    "CREDIT_CARD": "ID",
-    "IBAN_CODE": "ID",
-    "NRP": "OTHER",
-    "ORGANIZATION": "OTHER",
-    "AGE": "AGE",
-}
 
 
 def keyed_operator_class(

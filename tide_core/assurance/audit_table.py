@@ -17,26 +17,15 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from tide_core.assurance.bounds import clopper_pearson_upper
+from tide_core.cache.release_store import ReleaseStore
+from tide_core.cache.tables import AUDITS, TableNames
 from tide_core.errors import InputError
 
 if TYPE_CHECKING:
     from tide_core.io.warehouse import Warehouse
 
 TABLE_NAME = "tide_audits"
-
-AUDITS = pa.schema(
-    [
-        ("study", pa.string()),
-        ("key", pa.string()),
-        ("bucket", pa.string()),
-        ("n_patients_sampled", pa.int64()),
-        ("n_leaks", pa.int64()),
-        ("confidence", pa.float64()),
-        ("upper_bound", pa.float64()),
-        ("reviewer", pa.string()),
-        ("audited_at", pa.timestamp("us", tz="UTC")),
-    ]
-)
+__all__ = ["AUDITS", "TABLE_NAME", "AuditRecord", "check_against_release", "records_from_table", "records_to_table"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +39,10 @@ class AuditRecord:
     upper_bound: float | None = None
     reviewer: str = ""
     audited_at: datetime | None = None
+    #: a round of a stratified audit (``tide audit plan --warehouse``): stratum name and size; the
+    #: gate combines a bucket's strata with the weighted bound of tide_core.assurance.stratified
+    stratum: str = ""
+    stratum_population: int | None = None
 
     @classmethod
     def create(
@@ -62,6 +55,8 @@ class AuditRecord:
         confidence: float = 0.95,
         reviewer: str = "",
         audited_at: datetime | None = None,
+        stratum: str = "",
+        stratum_population: int | None = None,
     ) -> AuditRecord:
         """A record with its exact upper bound filled in and a UTC timestamp."""
         return cls(
@@ -74,6 +69,8 @@ class AuditRecord:
             clopper_pearson_upper(n_patients_sampled, n_leaks, confidence),
             reviewer,
             audited_at or datetime.now(UTC),
+            stratum,
+            None if stratum_population is None else int(stratum_population),
         )
 
 
@@ -86,11 +83,9 @@ def released_patients(
     """
     from tide_core.assurance.audit import bucket_of
 
-    if not wh.table_exists(deid_table):
-        return 0
-    rows = wh.read_table(
-        deid_table, ["patient_ref", "site", "source", "note_type"], where={"study": study, "key": key}
-    ).to_pylist()
+    rows = ReleaseStore(wh, TableNames(deid_notes=deid_table)).deid_notes(
+        study, key, ["patient_ref", "site", "source", "note_type"]
+    )
     return len({r["patient_ref"] for r in rows if r["patient_ref"] and (bucket is None or bucket_of(r) == bucket)})
 
 
@@ -128,7 +123,8 @@ def records_to_table(records: Iterable[AuditRecord]) -> pa.Table:
 
 
 def records_from_table(table: pa.Table) -> list[AuditRecord]:
-    missing = [f.name for f in fields(AuditRecord) if f.name not in table.column_names]
+    optional = {"stratum", "stratum_population"}  # absent from tables written before stratified audits
+    missing = [f.name for f in fields(AuditRecord) if f.name not in table.column_names and f.name not in optional]
     if missing:
         raise InputError(
             "E744",
@@ -148,6 +144,8 @@ def records_from_table(table: pa.Table) -> list[AuditRecord]:
                 row["upper_bound"],
                 row["reviewer"] or "",
                 row["audited_at"],
+                str(row.get("stratum") or ""),
+                None if row.get("stratum_population") is None else int(row["stratum_population"]),
             )
         )
     return out

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from tide_core.cache.release_store import ReleaseStore
+from tide_core.cache.tables import DRIFT, TableNames
 from tide_core.errors import InputError
 
 if TYPE_CHECKING:
@@ -27,22 +29,6 @@ if TYPE_CHECKING:
 TABLE_NAME = "tide_drift"
 #: Longest string allowed inside result_json (component reasons are ~80 characters).
 MAX_STRING = 120
-
-DRIFT = pa.schema(
-    [
-        ("study", pa.string()),
-        ("key", pa.string()),
-        ("band", pa.string()),
-        ("n_docs", pa.int64()),
-        ("low_confidence", pa.bool_()),
-        ("worst_component", pa.string()),
-        ("worst_band", pa.string()),
-        ("n_components", pa.int64()),
-        ("reference_name", pa.string()),
-        ("checked_at", pa.timestamp("us", tz="UTC")),
-        ("result_json", pa.string()),
-    ]
-)
 
 
 def assert_aggregate_result(result: Mapping[str, Any], forbidden: Iterable[str] = ()) -> None:
@@ -147,20 +133,12 @@ def record_drift(
     return row
 
 
-def latest_drift(wh: Warehouse, study: str, key: str, table: str = TABLE_NAME) -> dict[str, Any] | None:
+def latest_drift(wh, study: str, key: str, table: str = TABLE_NAME) -> dict[str, Any] | None:
     """The newest recorded drift row of (study, key) by ``checked_at``; None when none recorded.
 
     The returned dict has the table's columns plus ``result`` (``result_json`` parsed).
     """
-    if not wh.table_exists(table):
-        return None
-    rows = wh.read_table(table, where={"study": study, "key": key or ""}).to_pylist()
-    if not rows:
-        return None
-    newest = max(rows, key=lambda r: r["checked_at"])
-    out = dict(newest)
-    out["result"] = json.loads(newest["result_json"]) if newest.get("result_json") else None
-    return out
+    return ReleaseStore(wh, TableNames(drift=table)).latest_drift(study, key)
 
 
 def warehouse_drift_inputs(
@@ -207,7 +185,8 @@ def warehouse_drift_inputs(
             f"no released notes table {names.deid_notes!r} for study {study!r} key {key!r}",
             hint="run `tide run` (anonymization) for this study and key first, or omit --key",
         )
-    released = wh.read_table(names.deid_notes, ["note_id", "text"], where={"study": study, "key": key}).to_pylist()
+    store = ReleaseStore(wh, names)
+    released = store.deid_notes(study, key, ["note_id", "text"])
     if not released:
         raise InputError(
             "E756",
@@ -215,13 +194,8 @@ def warehouse_drift_inputs(
             hint="run anonymization for this study and key first, or omit --key",
         )
     rel_spans: dict[str, list[Any]] = {r["note_id"]: [] for r in released}
-    if wh.table_exists(names.released_spans):
-        for s in wh.read_table(
-            names.released_spans, ["note_id", "out_start", "out_end"], where={"study": study, "key": key}
-        ).to_pylist():
-            rel_spans.setdefault(s["note_id"], []).append(
-                SimpleNamespace(out_start=s["out_start"], out_end=s["out_end"])
-            )
+    for note_id, ranges in store.surrogate_ranges(study, key).items():
+        rel_spans.setdefault(note_id, []).extend(SimpleNamespace(out_start=a, out_end=b) for a, b in ranges)
     recognizers, _, _ = build_recognizers(wh, config, notes)
     screen = screen_released(
         [Note(r["note_id"], "", r["text"] or "", {}) for r in released], recognizers, released_spans=rel_spans

@@ -5,7 +5,9 @@ A release passes only with evidence:
 - every required bucket has at least one audit record (no audit → blocked: "unvalidated");
 - for every audited bucket, all its rounds pooled (sum of patients, sum of leaks) give an exact
   upper bound below ``policy.target_rate`` at ``policy.confidence`` -- recomputed here from
-  the counts, never read from the stored ``upper_bound``;
+  the counts, never read from the stored ``upper_bound``; a bucket audited with a sample
+  stratified by PHI Guard richness (rounds with a ``stratum``) is judged by the weighted bound
+  of ``tide_core.assurance.stratified`` over its strata instead (valid whatever the allocation);
 - the drift verdict, when given, is not ``drift`` (``watch``/``unknown`` block only when the
   policy says so; ``require_drift`` makes a missing drift check block).
 
@@ -24,6 +26,8 @@ from typing import Any
 from tide_core.assurance.audit import release_sentence
 from tide_core.assurance.audit_table import AuditRecord, records_from_table
 from tide_core.assurance.bounds import audit_bound
+from tide_core.assurance.stratified import Stratum, stratified_upper_bound
+from tide_core.errors import TideError
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,18 @@ def _drift_band(drift_result: Any) -> str | None:
     return getattr(drift_result, "band", None)
 
 
+def _strata_by_bucket(records: Sequence[AuditRecord]) -> dict[str, list[Stratum]]:
+    """The strata of each bucket audited with a stratified design: rounds of a stratum add up
+    (patients and leaks summed), its size is the largest recorded for it."""
+    acc: dict[str, dict[str, list[int]]] = defaultdict(dict)
+    for r in records:
+        if not r.stratum:
+            continue
+        n, k, pop = acc[r.bucket].setdefault(r.stratum, [0, 0, 0])
+        acc[r.bucket][r.stratum] = [n + r.n_patients_sampled, k + r.n_leaks, max(pop, r.stratum_population or 0)]
+    return {b: [Stratum(name, pop, n, k) for name, (n, k, pop) in sorted(s.items())] for b, s in acc.items()}
+
+
 def evaluate_release(
     audit_records: Iterable[AuditRecord] | Any,
     drift_result: Any = None,
@@ -86,21 +102,34 @@ def evaluate_release(
             reasons.append(f"bucket {bucket!r} has no audit: unvalidated")
     buckets: dict[str, dict[str, Any]] = {}
     worst = None
+    worst_stratified = 0.0
+    strata = _strata_by_bucket(records)
     for bucket in sorted(pooled):
         n, k, rounds = pooled[bucket]
         b = audit_bound(n, k, policy.confidence)
-        ok = b.supports(policy.target_rate)
+        upper, design = b.upper_bound, "simple"
+        if bucket in strata:  # a richness-stratified audit: its weighted bound, never the pooled one
+            design = "stratified"
+            try:
+                upper = stratified_upper_bound(strata[bucket], policy.confidence)
+            except TideError as exc:
+                upper = 1.0
+                reasons.append(f"bucket {bucket!r}: stratified audit rounds are inconsistent ({exc.code})")
+            worst_stratified = max(worst_stratified, upper)
+        ok = upper < policy.target_rate
         buckets[bucket] = {
             "n_patients_sampled": n,
             "n_leaks": k,
             "rounds": rounds,
-            "upper_bound": b.upper_bound,
+            "upper_bound": upper,
             "passed": ok,
         }
+        if design != "simple":
+            buckets[bucket]["design"] = design
         if not ok:
             reasons.append(
                 f"bucket {bucket!r}: {k} leaks in {n} patients gives an upper bound of "
-                f"{b.upper_bound * 100:.4f}% at {policy.confidence * 100:g}% confidence, not below "
+                f"{upper * 100:.4f}% at {policy.confidence * 100:g}% confidence, not below "
                 f"{policy.target_rate * 100:g}%"
             )
         if worst is None or b.upper_bound > worst.upper_bound:
@@ -124,7 +153,12 @@ def evaluate_release(
             + (f" of study {studies[0][0]}" if studies else "")
         )
         pooled_bound = audit_bound(total_n, total_k, policy.confidence)
-        if len(buckets) == 1:
+        claim = max(v["upper_bound"] for v in buckets.values())
+        if worst_stratified:  # state the weighted bound (the weakest bucket's), not the pooled one
+            sentence = release_sentence(
+                pooled_bound, where, claim_bound=claim, scope=" in every bucket" if len(buckets) > 1 else ""
+            )
+        elif len(buckets) == 1:
             sentence = release_sentence(pooled_bound, where)
         else:  # the claim is per bucket: state the weakest bucket's bound
             sentence = release_sentence(pooled_bound, where, claim_bound=worst.upper_bound, scope=" in every bucket")

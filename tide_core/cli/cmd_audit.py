@@ -7,12 +7,29 @@ import json
 import sys
 from pathlib import Path
 
+from tide_core.assurance.audit_strata import parse_leaks, stratified_plan, stratified_records
+from tide_core.assurance.audit_table import TABLE_NAME, AuditRecord, check_against_release, records_to_table
+from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
+from tide_core.cache.release_store import ReleaseStore
+from tide_core.cache.tables import TableNames
+from tide_core.errors import ConfigError
+from tide_core.io.open import open_warehouse
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("audit", help="plan a patient-level PHI audit and compute its exact bound")
     sub = p.add_subparsers(dest="audit_command", required=True)
     pl = sub.add_parser("plan", help="patients to review per bucket (site x source x note type) and a seeded draw")
-    pl.add_argument("--notes", required=True, help="JSONL of the notes to be released (patient_id + metadata)")
+    pl.add_argument("--notes", help="JSONL of the notes to be released (patient_id + metadata)")
+    pl.add_argument(
+        "--warehouse",
+        help="stratify the sample of a release by PHI Guard richness instead (needs --study, --key and the "
+        "guard scores the release step wrote); with --n patients per bucket",
+    )
+    pl.add_argument("--study")
+    pl.add_argument("--key")
+    pl.add_argument("--n", type=int, default=None, help="warehouse mode: patients to review per bucket")
+    pl.add_argument("--strata", type=int, default=3, help="warehouse mode: richness strata per bucket")
     pl.add_argument("--target", type=float, default=0.01, help="leak rate to bound (default 0.01 = 1%%)")
     pl.add_argument("--confidence", type=float, default=0.95)
     pl.add_argument("--max-leaks", type=int, default=0, help="leaks the audit rule allows (0: 299 patients; 1: 473)")
@@ -32,8 +49,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_warehouse(r)
     for name in ("--study", "--key", "--bucket"):
         r.add_argument(name, required=True)
-    r.add_argument("--n", type=int, required=True, help="patients reviewed")
-    r.add_argument("--leaks", type=int, required=True, help="patients with a leaked identifier")
+    r.add_argument("--n", type=int, help="patients reviewed")
+    r.add_argument("--leaks", type=int, help="patients with a leaked identifier")
+    r.add_argument("--plan", help="a stratified plan (`tide audit plan --warehouse --out`): record its strata")
+    r.add_argument("--leaks-by-stratum", help="with --plan: leaks per stratum, e.g. richness-1=0,richness-2=1")
     r.add_argument("--confidence", type=float, default=0.95)
     r.add_argument("--reviewer", default="", help="reviewer name or role (no patient information)")
     g = sub.add_parser("gate", help="release gate: audits (all rounds pooled) + optional drift result")
@@ -65,6 +84,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.audit_command in ("record", "gate"):
         return _warehouse_command(args)
+    if args.warehouse:
+        return _stratified_plan(args)
+    if not args.notes:
+        raise ConfigError(
+            "E778", "tide audit plan needs --notes FILE or --warehouse URL", hint="see tide audit plan -h"
+        )
     from tide_core.evaluation.jsonl_reader import read_jsonl_docs
 
     notes = read_jsonl_docs(args.notes).docs
@@ -89,29 +114,56 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _warehouse_command(args: argparse.Namespace) -> int:
-    from tide_core.assurance.audit_table import TABLE_NAME, AuditRecord, check_against_release, records_to_table
-    from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
-    from tide_core.io.open import open_warehouse
+def _stratified_plan(args: argparse.Namespace) -> int:
+    """The audit sample of a release, stratified by PHI Guard richness (refs to --out only)."""
+    if not (args.study and args.key and args.n):
+        raise ConfigError("E778", "tide audit plan --warehouse needs --study, --key and --n", hint="add them")
+    with open_warehouse(args.warehouse) as wh:
+        plan = stratified_plan(wh, TableNames(), args.study, args.key, args.n, args.strata, args.seed)
+    print(f"release {args.study}/{args.key}, guard {plan['guard']}: sample stratified by richness", file=sys.stderr)
+    print(f"{'bucket':40s} {'stratum':12s} {'patients':>9s} {'sample':>7s}  p(incl)")
+    for bucket, b in plan["buckets"].items():
+        for s in b["strata"]:
+            print(
+                f"{bucket:40s} {s['name']:12s} {s['population']:9d} {s['sample']:7d}  {s['inclusion_probability']:.3f}"
+            )
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(plan, indent=2), encoding="utf-8")
+        print(f"wrote the plan and sampled patient refs to {args.out}", file=sys.stderr)
+    return 0
 
+
+def _records(args: argparse.Namespace) -> list[AuditRecord]:
+    if args.plan:
+        if not args.leaks_by_stratum:
+            raise ConfigError("E778", "--plan needs --leaks-by-stratum", hint="e.g. richness-1=0,richness-2=0")
+        plan = json.loads(Path(args.plan).read_text(encoding="utf-8"))
+        if (plan.get("study"), plan.get("key")) != (args.study, args.key):
+            raise ConfigError("E778", "the plan is for another release", hint="check --study/--key and --plan")
+        leaks = parse_leaks(args.leaks_by_stratum)
+        return stratified_records(plan, args.bucket, leaks, args.confidence, args.reviewer)
+    if args.n is None or args.leaks is None:
+        raise ConfigError("E778", "tide audit record needs --n and --leaks (or --plan)", hint="see -h")
+    return [AuditRecord.create(args.study, args.key, args.bucket, args.n, args.leaks, args.confidence, args.reviewer)]
+
+
+def _warehouse_command(args: argparse.Namespace) -> int:
     wh = open_warehouse(args.warehouse)
     try:
         if args.audit_command == "record":
-            rec = AuditRecord.create(
-                args.study, args.key, args.bucket, args.n, args.leaks, args.confidence, args.reviewer
-            )
-            check_against_release(wh, rec)
-            wh.append(TABLE_NAME, records_to_table([rec]))
-            print(
-                f"recorded {rec.n_leaks} leaks in {rec.n_patients_sampled} patients for bucket {rec.bucket!r} "
-                f"(upper bound {rec.upper_bound:.4%})"
-            )
+            recs = _records(args)
+            for rec in recs:
+                check_against_release(wh, rec)
+            wh.append(TABLE_NAME, records_to_table(recs))
+            for rec in recs:
+                print(
+                    f"recorded {rec.n_leaks} leaks in {rec.n_patients_sampled} patients for bucket {rec.bucket!r}"
+                    + (f" stratum {rec.stratum} of {rec.stratum_population}" if rec.stratum else "")
+                    + f" (upper bound {rec.upper_bound:.4%})"
+                )
             return 0
-        table = (
-            wh.read_table(TABLE_NAME, where={"study": args.study, "key": args.key})
-            if wh.table_exists(TABLE_NAME)
-            else []
-        )
+        table = ReleaseStore(wh, TableNames(audits=TABLE_NAME)).audits(args.study, args.key)
     finally:
         wh.close()
     drift = json.loads(Path(args.drift).read_text(encoding="utf-8")) if args.drift else None

@@ -62,6 +62,7 @@ def load_demo(wh: Warehouse, seed: int = 7, gold_out: str | None = None) -> Demo
 
 def run(args: argparse.Namespace) -> int:
     from tide_core.anonymize.keys import FileKeyProvider, provider_from_env
+    from tide_core.cache.release_store import ReleaseStore
     from tide_core.cli.cmd_run import print_anonymization, print_recognition
     from tide_core.io.open import open_warehouse
     from tide_core.runner import anonymize_study, recognize_study
@@ -85,9 +86,9 @@ def run(args: argparse.Namespace) -> int:
         anon = anonymize_study(wh, args.study, args.key, provider, config, progress=not args.no_progress)
         print_anonymization(anon)
         _print_quality(wh, args.study, config, corpus)
-        sample = wh.read_table("tide_deid_notes", ["note_ref", "text"], where={"study": args.study, "key": args.key})
-        if sample.num_rows:
-            row = sample.slice(0, 1).to_pylist()[0]
+        sample = ReleaseStore(wh, config.tables).deid_notes(args.study, args.key, ["note_ref", "text"])
+        if sample:
+            row = sample[0]
             print(f"\nfirst released note ({row['note_ref']}), first 400 characters:\n{row['text'][:400]}")
         print(_researcher_hint(wh.url, args.study, args.key))
     finally:

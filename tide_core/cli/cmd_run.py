@@ -19,6 +19,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--stage", choices=("all", "recognize", "anonymize"), default="all")
     p.add_argument("--force", action="store_true", help="re-run recognition even for cached notes")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--chunk-rows",
+        type=int,
+        default=None,
+        help="notes per chunk: memory holds one chunk; each chunk is committed as it finishes and a "
+        "rerun after a crash resumes after the last committed chunk (default 2000)",
+    )
     add_config(p)
     add_keys(p)
     p.set_defaults(func=run)
@@ -47,6 +54,7 @@ def print_anonymization(a: AnonymizationReport) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tide_core.anonymize.keys import env_var_name, provider_from_env
+    from tide_core.chunk_progress import log_progress
     from tide_core.io.open import open_warehouse
     from tide_core.runner import anonymize_study, recognize_study
 
@@ -72,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
                     notes_table=args.notes_table,
                     progress=not args.no_progress,
                     force=args.force,
+                    chunk_rows=args.chunk_rows,
+                    on_chunk=log_progress,
                 )
             )
         if args.stage in ("all", "anonymize"):
@@ -84,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
                     config,
                     notes_table=args.notes_table,
                     progress=not args.no_progress,
+                    chunk_rows=args.chunk_rows,
+                    on_chunk=log_progress,
                 )
             )
     finally:

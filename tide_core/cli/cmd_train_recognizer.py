@@ -6,11 +6,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from tide_core.errors import ConfigError
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "train-recognizer", help="fine-tune a PHI token classifier (--default: the default model)"
     )
@@ -42,6 +43,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="random-init BERT from a config (fast; for tests and smoke runs)",
     )
     p.add_argument("--force", action="store_true", help="with --default: retrain even if the model exists")
+    p.add_argument(
+        "--export-onnx",
+        action="store_true",
+        help="with --default: also build the model's ONNX Runtime file for the default runtime now "
+        "(else it is built on first use; cached beside the model directory, keyed by the model's hash)",
+    )
     p.add_argument("--scheme", default="BIO", choices=("BIO", "IO"))
     p.add_argument("--window", type=int, default=256, help="training window in tokens incl. specials (default 256)")
     p.add_argument("--overlap", type=int, default=32)
@@ -62,6 +69,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=run)
 
 
+def _export_default(model_dir: Path) -> None:
+    """Build (or find) the ONNX file of the default runtime for ``model_dir``."""
+    from tide_core.inference.onnx_export import ONNX_RUNTIMES, onnx_model
+    from tide_core.models import DEFAULT_MODEL_OPTIONS
+
+    runtime = str(DEFAULT_MODEL_OPTIONS.get("runtime", "torch"))
+    if runtime not in ONNX_RUNTIMES:
+        print(f"the default runtime is {runtime!r}: no ONNX file to build", file=sys.stderr)
+        return
+    built = onnx_model(model_dir, runtime)
+    print(f"{'built' if built.built else 'found'} the {runtime} file {built.path}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     from tide_core.training.trainer import TrainConfig, train_token_classifier
 
@@ -80,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
                     f"{'' if existing == out else f' into {out}'})",
                     file=sys.stderr,
                 )
+                if args.export_onnx:
+                    _export_default(existing)
                 return 0
         overrides = {}
         if args.threads:
@@ -92,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         res = train_default_model(out, progress=progress, **overrides)
+        if args.export_onnx:
+            _export_default(out)
     else:
         if not args.output:
             raise ConfigError("E337", "--output is required", hint="pass --output DIR, or use --default")

@@ -23,7 +23,7 @@ def add_config(p: argparse.ArgumentParser) -> None:
         default=None,
         help="recognizer preset: default (PHI model + regex + gazetteer + known-PHI) or rules (no model)",
     )
-    g.add_argument("--config", default=None, help="TOML/JSON run configuration (see README)")
+    g.add_argument("--config", default=None, help="TOML/JSON run configuration (docs/configuration.md)")
     p.add_argument("--executor", choices=("local", "ray"), default=None, help="run recognition locally or on Ray")
     p.add_argument("--ray-address", default=None, help="existing Ray cluster (else RAY_ADDRESS or a local Ray)")
     p.add_argument("--notes-table", default=None, help="source notes table (default: notes)")

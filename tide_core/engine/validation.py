@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,81 +68,97 @@ def _iso_date(value: Any) -> str | None:
     return dt.date.fromisoformat(s[:10]).isoformat()
 
 
-def validate_rows(rows: Iterable[Mapping[str, Any]], max_chars: int = 2_000_000) -> ValidatedInput:
-    rows = list(rows)
-    notes: list[tuple[int, Note]] = []
-    quarantined: list[Quarantined] = []
+def _validate_row(i: int, row: Mapping[str, Any], max_chars: int) -> Note | Quarantined:
+    """One raw row (row number ``i`` of the study's input) as a Note, or why it is quarantined."""
 
-    def q(i: int, note_id: str | None, patient_id: str | None, code: str, reason: str) -> None:
-        quarantined.append(Quarantined(note_id, patient_id, "input", code, reason, i))
+    def q(note_id: str | None, patient_id: str | None, code: str, reason: str) -> Quarantined:
+        return Quarantined(note_id, patient_id, "input", code, reason, i)
 
-    for i, row in enumerate(rows):
-        note_id = _as_str_id(row.get("note_id"))
-        patient_id = _as_str_id(row.get("patient_id"))
-        text = row.get("text")
-        if note_id is None:
-            q(i, None, patient_id, "E601", f"row {i}: note_id is null or empty")
-            continue
-        if patient_id is None:
-            q(
-                i,
-                note_id,
-                None,
-                "E602",
-                f"row {i} (note {note_id}): patient_id is null or empty; "
-                "dates are shifted per patient, so the note cannot be released",
-            )
-            continue
-        if isinstance(text, (bytes, bytearray, memoryview)):
-            try:
-                text = bytes(text).decode("utf-8")
-            except UnicodeDecodeError as exc:
-                q(
-                    i,
-                    note_id,
-                    patient_id,
-                    "E603",
-                    f"row {i} (note {note_id}): text is not valid UTF-8 "
-                    f"(byte offset {exc.start}); re-export the note as UTF-8",
-                )
-                continue
-        if text is None or not isinstance(text, str) or not text.strip():
-            q(i, note_id, patient_id, "E604", f"row {i} (note {note_id}): text is null or empty")
-            continue
+    note_id = _as_str_id(row.get("note_id"))
+    patient_id = _as_str_id(row.get("patient_id"))
+    text = row.get("text")
+    if note_id is None:
+        return q(None, patient_id, "E601", f"row {i}: note_id is null or empty")
+    if patient_id is None:
+        return q(
+            note_id,
+            None,
+            "E602",
+            f"row {i} (note {note_id}): patient_id is null or empty; "
+            "dates are shifted per patient, so the note cannot be released",
+        )
+    if isinstance(text, (bytes, bytearray, memoryview)):
         try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            q(
-                i,
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return q(
                 note_id,
                 patient_id,
                 "E603",
-                f"row {i} (note {note_id}): text holds an unpaired surrogate "
-                f"at character {exc.start}; re-export the note as UTF-8",
+                f"row {i} (note {note_id}): text is not valid UTF-8 "
+                f"(byte offset {exc.start}); re-export the note as UTF-8",
             )
-            continue
-        if len(text) > max_chars:
-            q(
-                i,
-                note_id,
-                patient_id,
-                "E605",
-                f"row {i} (note {note_id}): text has {len(text)} characters, "
-                f"more than the limit {max_chars}; raise max_note_chars",
-            )
-            continue
-        try:
-            note_date = _iso_date(row.get("note_date"))
-        except (ValueError, TypeError):
-            q(i, note_id, patient_id, "E606", f"row {i} (note {note_id}): note_date is not an ISO date")
-            continue
-        meta = {"note_date": note_date}
-        for col in METADATA_COLUMNS[1:]:
-            v = row.get(col)
-            meta[col] = None if v is None else str(v)
-        notes.append((i, Note(note_id, patient_id, text, meta)))
+    if text is None or not isinstance(text, str) or not text.strip():
+        return q(note_id, patient_id, "E604", f"row {i} (note {note_id}): text is null or empty")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return q(
+            note_id,
+            patient_id,
+            "E603",
+            f"row {i} (note {note_id}): text holds an unpaired surrogate "
+            f"at character {exc.start}; re-export the note as UTF-8",
+        )
+    if len(text) > max_chars:
+        return q(
+            note_id,
+            patient_id,
+            "E605",
+            f"row {i} (note {note_id}): text has {len(text)} characters, "
+            f"more than the limit {max_chars}; raise max_note_chars",
+        )
+    try:
+        note_date = _iso_date(row.get("note_date"))
+    except (ValueError, TypeError):
+        return q(note_id, patient_id, "E606", f"row {i} (note {note_id}): note_date is not an ISO date")
+    meta: dict[str, Any] = {"note_date": note_date}
+    for col in METADATA_COLUMNS[1:]:
+        v = row.get(col)
+        meta[col] = None if v is None else str(v)
+    return Note(note_id, patient_id, text, meta)
 
-    # Duplicate note ids: exact duplicates keep the first row; conflicting ones are all quarantined.
+
+def validate_chunk(
+    rows: Iterable[Mapping[str, Any]], first_row: int = 0, max_chars: int = 2_000_000
+) -> tuple[list[tuple[int, Note]], list[Quarantined]]:
+    """Validate rows ``first_row, first_row + 1, ...`` of a study's input, one by one.
+
+    Returns the valid rows as (row number, Note) and the quarantined rows.  Duplicate note ids
+    are not looked at here (they may span chunks): :func:`resolve_duplicates` decides them.
+    """
+    notes: list[tuple[int, Note]] = []
+    quarantined: list[Quarantined] = []
+    for i, row in enumerate(rows, start=first_row):
+        out = _validate_row(i, row, max_chars)
+        if isinstance(out, Note):
+            notes.append((i, out))
+        else:
+            quarantined.append(out)
+    return notes, quarantined
+
+
+def resolve_duplicates(notes: Sequence[tuple[int, Note]]) -> tuple[list[Note], list[Quarantined]]:
+    """Duplicate note ids: exact duplicates keep the first row; conflicting ones are all quarantined.
+
+    ``notes`` are (row number, Note) in row order and must hold every valid row of each note id
+    that appears more than once (rows of other ids pass through unchanged).
+    """
+    quarantined: list[Quarantined] = []
+
+    def q(i: int, note_id: str, patient_id: str, code: str, reason: str) -> None:
+        quarantined.append(Quarantined(note_id, patient_id, "input", code, reason, i))
+
     counts = Counter(n.note_id for _, n in notes)
     kept: list[Note] = []
     first_row: dict[str, tuple[int, Note]] = {}
@@ -177,8 +193,18 @@ def validate_rows(rows: Iterable[Mapping[str, Any]], max_chars: int = 2_000_000)
                 "E608",
                 f"row {i}: exact duplicate of row {first_row[n.note_id][0]} (note {n.note_id}); released once",
             )
-    quarantined.sort(key=lambda r: r.row_number if r.row_number is not None else -1)
-    return ValidatedInput(kept, quarantined)
+    return kept, quarantined
+
+
+def sort_quarantined(items: Iterable[Quarantined]) -> list[Quarantined]:
+    """Quarantined input rows in row order (rows without a number first)."""
+    return sorted(items, key=lambda r: r.row_number if r.row_number is not None else -1)
+
+
+def validate_rows(rows: Iterable[Mapping[str, Any]], max_chars: int = 2_000_000) -> ValidatedInput:
+    notes, quarantined = validate_chunk(rows, 0, max_chars)
+    kept, duplicates = resolve_duplicates(notes)
+    return ValidatedInput(kept, sort_quarantined(quarantined + duplicates))
 
 
 def validate_table(table: pa.Table, name: str = "notes", max_chars: int = 2_000_000) -> ValidatedInput:

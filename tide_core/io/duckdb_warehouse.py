@@ -127,9 +127,24 @@ class DuckDBWarehouse:
             finally:
                 self._con.unregister("_tide_in")
 
+    def _add_missing_columns(self, name: str, table: pa.Table) -> None:
+        """Add the (nullable) columns a newer schema has and the stored table lacks."""
+        have = set(self.columns(name))
+        for f in table.schema:
+            if f.name in have:
+                continue
+            self._con.register("_tide_in", table.select([f.name]).slice(0, 0))
+            try:
+                row = self._con.execute(f"DESCRIBE SELECT {_ident(f.name, 'column')} FROM _tide_in").fetchone()
+            finally:
+                self._con.unregister("_tide_in")
+            sql_type = str(row[1]) if row else "VARCHAR"
+            self._con.execute(f"ALTER TABLE {self._q(name)} ADD COLUMN {_ident(f.name, 'column')} {sql_type}")
+
     def _insert(self, name: str, table: pa.Table) -> None:
         if table.num_rows == 0:
             return
+        self._add_missing_columns(name, table)
         cols = ", ".join(_ident(c, "column") for c in table.column_names)
         self._con.register("_tide_in", table)
         try:
@@ -154,7 +169,7 @@ class DuckDBWarehouse:
             self._insert(name, table)
         return int(table.num_rows)
 
-    def replace_partition(self, name: str, table: pa.Table, partition: Mapping[str, str]) -> int:
+    def replace_partition(self, name: str, table: pa.Table, partition: Mapping[str, object]) -> int:
         check_partition_rows(name, table, partition)
         clause, params = self._where(partition)
         with self._transaction():
@@ -193,6 +208,78 @@ class DuckDBWarehouse:
             row = self._con.execute(f"SELECT count(*) FROM {self._q(name)}{clause}", params).fetchone()
             assert row is not None  # count(*) returns exactly one row
             return int(row[0])
+
+    # -- streaming reads (StreamingWarehouse) ------------------------------------------------
+    def iter_batches(
+        self,
+        name: str,
+        columns: Sequence[str] | None = None,
+        where: Mapping[str, object] | None = None,
+        batch_rows: int = 1000,
+    ) -> Iterator[pa.RecordBatch]:
+        """Stream rows in storage order (DuckDB's default ``preserve_insertion_order``), ``batch_rows``
+        at a time, on a cursor of its own (the connection stays free for each chunk's commit)."""
+        self._require(name)
+        cols = ", ".join(_ident(c, "column") for c in columns) if columns else "*"
+        clause, params = self._where(where)
+        with self._lock:
+            cur = self._con.cursor()
+            reader = cur.execute(f"SELECT {cols} FROM {self._q(name)}{clause}", params).fetch_record_batch(
+                max(1, int(batch_rows))
+            )
+        try:
+            while True:
+                try:
+                    with self._lock:
+                        batch = reader.read_next_batch()
+                except StopIteration:
+                    return
+                if batch.num_rows:
+                    yield batch
+        finally:
+            with contextlib.suppress(duckdb.Error):
+                cur.close()
+
+    def duplicate_values(self, name: str, column: str, where: Mapping[str, object] | None = None) -> list[str]:
+        self._require(name)
+        key = f"trim(CAST({_ident(column, 'column')} AS VARCHAR))"
+        clause, params = self._where(where)
+        with self._lock:
+            rows = self._con.execute(
+                f"SELECT {key} AS k FROM {self._q(name)}{clause} GROUP BY k HAVING count(*) > 1 AND k IS NOT NULL",
+                params,
+            ).fetchall()
+        return sorted(str(r[0]) for r in rows if r[0])
+
+    def delete_absent(
+        self,
+        name: str,
+        where: Mapping[str, object],
+        column: str,
+        source: str,
+        source_column: str,
+        source_where: Mapping[str, object] | None = None,
+    ) -> int:
+        if not self.table_exists(name):
+            return 0
+        self._require(source)
+        clause, params = self._where(where)
+        src_clause, src_params = self._where(source_where)
+        src_key = f"trim(CAST(S.{_ident(source_column, 'column')} AS VARCHAR))"
+        src_filter = src_clause.replace(" WHERE ", " AND ", 1) if src_clause else ""
+        absent = (
+            f"NOT EXISTS (SELECT 1 FROM {self._q(source)} S "
+            f"WHERE {src_key} = {self._q(name)}.{_ident(column, 'column')}{src_filter})"
+        )
+        # the source filter's column names are unqualified: they bind to the inner table S
+        present = f"{self._q(name)}.{_ident(column, 'column')} IS NOT NULL"  # rows without an id are no note's
+        cond = f"{clause} AND {present} AND {absent}" if clause else f" WHERE {present} AND {absent}"
+        with self._transaction():
+            row = self._con.execute(f"SELECT count(*) FROM {self._q(name)}{cond}", params + src_params).fetchone()
+            n = int(row[0]) if row else 0
+            if n:
+                self._con.execute(f"DELETE FROM {self._q(name)}{cond}", params + src_params)
+        return int(n)
 
     def sql(self, query: str, params: Sequence[object] | None = None) -> pa.Table:
         """DuckDB-only escape hatch for reports and tests (researcher queries)."""

@@ -14,7 +14,7 @@ Backends import this module (the protocol and shared helpers) and nothing above 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -29,7 +29,8 @@ class PartitionWrite:
 
     name: str
     table: pa.Table
-    partition: Mapping[str, str]
+    #: column -> value; a list value selects several values (``note_id IN (...)``: one chunk's rows)
+    partition: Mapping[str, object]
 
 
 def check_writes(writes: Sequence[PartitionWrite]) -> None:
@@ -62,7 +63,7 @@ class Warehouse(Protocol):
 
     def append(self, name: str, table: pa.Table) -> int: ...
 
-    def replace_partition(self, name: str, table: pa.Table, partition: Mapping[str, str]) -> int: ...
+    def replace_partition(self, name: str, table: pa.Table, partition: Mapping[str, object]) -> int: ...
 
     def replace_partitions(self, writes: Sequence[PartitionWrite]) -> int: ...
 
@@ -73,7 +74,7 @@ class Warehouse(Protocol):
     def close(self) -> None: ...
 
 
-def check_partition_rows(name: str, table: pa.Table, partition: Mapping[str, str]) -> None:
+def check_partition_rows(name: str, table: pa.Table, partition: Mapping[str, object]) -> None:
     """Refuse a ``replace_partition`` whose rows do not all belong to ``partition``."""
     if not partition:
         raise ConfigError(
@@ -84,9 +85,50 @@ def check_partition_rows(name: str, table: pa.Table, partition: Mapping[str, str
     for col, value in partition.items():
         if col not in table.column_names:
             raise ConfigError("E306", f"partition column {col!r} missing from the rows written to {name}")
+        if isinstance(value, (list, tuple, set, frozenset)):
+            if table.num_rows and not set(table.column(col).to_pylist()) <= set(value):
+                raise WarehouseError(
+                    "E307",
+                    f"rows written to a chunk of {name} carry {col} values outside the chunk",
+                    hint="this is a bug in the caller",
+                )
+            continue
         if table.num_rows and set(table.column(col).to_pylist()) != {value}:
             raise WarehouseError(
                 "E307",
                 f"rows written to partition {dict(partition)} of {name} carry other {col} values",
                 hint="this is a bug in the caller",
             )
+
+
+@runtime_checkable
+class StreamingWarehouse(Protocol):
+    """Reads a study in bounded memory (both built-in backends implement it).
+
+    ``iter_batches`` yields a table's rows as Arrow record batches of at most ``batch_rows``
+    rows, in one deterministic order for an unchanged table; ``duplicate_values`` returns the
+    (trimmed, string) values of ``column`` that occur more than once; ``delete_absent`` deletes
+    the rows of ``name`` matching ``where`` whose ``column`` is not among the (trimmed, string)
+    ``source_column`` values of ``source`` rows matching ``source_where``: the warehouse does
+    the anti-join, so no process holds every id of a study.
+    """
+
+    def iter_batches(
+        self,
+        name: str,
+        columns: Sequence[str] | None = None,
+        where: Mapping[str, object] | None = None,
+        batch_rows: int = 1000,
+    ) -> Iterator[pa.RecordBatch]: ...
+
+    def duplicate_values(self, name: str, column: str, where: Mapping[str, object] | None = None) -> list[str]: ...
+
+    def delete_absent(
+        self,
+        name: str,
+        where: Mapping[str, object],
+        column: str,
+        source: str,
+        source_column: str,
+        source_where: Mapping[str, object] | None = None,
+    ) -> int: ...

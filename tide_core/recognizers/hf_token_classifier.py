@@ -5,11 +5,18 @@ Three stages (the contract with the Ray pipeline, see docs/architecture.md):
 ``make_windows(note)``   CPU: tokenize once, cut 512-token windows with 40-token overlap.
 ``predict(windows)``     the forward pass, batched; sorted by length so padding is minimal;
                          GPU when ``device="cuda"``; a batch that runs out of memory is halved.
+                         ``runtime="onnx"`` / ``"onnx-int8"`` run it with ONNX Runtime instead
+                         (fp32 or int8 dynamic quantization; tide_core.inference), in batches of
+                         up to ``batch_size * window`` tokens of length-sorted windows.
 ``assemble(note, ...)``  CPU: stitch the windows' cores, decode BIO/IO tags into character
                          spans of the original note.
 
 ``recognize_many`` is exactly these three in sequence.  torch and transformers are imported
-only when the model is loaded, so importing this module is cheap.
+only when the model is loaded, so importing this module is cheap; the ONNX runtimes import torch
+only to export the model the first time (the export is cached beside the model directory).
+
+PyTorch is the reference runtime.  The ONNX runtimes are part of ``config()`` (and so of the
+recognition fingerprint): their spans may differ slightly from the reference.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from tide_core.errors import ConfigError, RecognitionError
+from tide_core.inference.onnx_export import ONNX_RUNTIMES, RECIPES, check_runtime
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.spans import Note, RecognizerResult, Span
 from tide_core.text.model_hash import model_dir_hash
@@ -73,7 +81,9 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         scheme: str = "auto",
         min_score: float = 0.0,
         labels: Sequence[str] | None = None,
-    ):
+        runtime: str = "torch",
+        threads: int | None = None,
+    ) -> None:
         if model_dir is None:
             from tide_core.models import default_model_dir
 
@@ -88,13 +98,22 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         self.min_score = float(min_score)
         # restrict the labels this recognizer emits (e.g. leave structured PHI to the regex layer)
         self.labels = tuple(sorted(labels)) if labels else None
+        self.runtime = check_runtime(str(runtime))
+        if self.runtime in ONNX_RUNTIMES and not self.device.startswith("cpu"):
+            raise ConfigError(
+                "E368",
+                f"runtime={self.runtime!r} runs on the CPU only (device={self.device!r})",
+                hint="use runtime='torch' with device='cuda', or device='cpu'",
+            )
+        self.threads = int(threads) if threads else None  # ONNX intra-op threads (default: every core)
         for lab in self.labels or ():
             if lab not in LABELS:
                 raise ConfigError("E309", f"unknown label {lab!r} in labels=", hint=f"use {', '.join(LABELS)}")
         if self.scheme_option not in ("AUTO", "BIO", "IO"):
             raise ConfigError("E310", f"unknown tag scheme {scheme!r}", hint="use 'auto', 'BIO' or 'IO'")
-        self._model: Any = None  # a transformers token-classification model once loaded
-        self._tokenizer: Any = None  # its fast tokenizer
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._session: Any = None  # OnnxTokenClassifier when runtime is an ONNX one
         self._special: SpecialTokens | None = None
         self._tags: list[TagInfo] = []
         self._scheme: str | None = None
@@ -167,6 +186,9 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         self._tokenizer = tok
 
     def load(self) -> None:
+        if self.runtime in ONNX_RUNTIMES:
+            self._load_onnx()
+            return
         if self._model is not None:
             return
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -196,9 +218,35 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         model.eval().to(self.device)
         self._model = model
 
+    def _load_onnx(self) -> None:
+        if self._session is not None:
+            return
+        from tide_core.inference.onnx_export import onnx_model
+        from tide_core.inference.onnx_session import OnnxTokenClassifier
+
+        self.load_tokenizer()
+        cfg_limit = self._max_positions()
+        if cfg_limit and self.window > cfg_limit:
+            raise ConfigError(
+                "E317",
+                f"window={self.window} exceeds the model's {cfg_limit} positions",
+                hint=f"use window <= {cfg_limit}",
+            )
+        if self._hash is None:
+            self._hash = model_dir_hash(self.model_dir)
+        exported = onnx_model(self.model_dir, self.runtime, self._hash)
+        self._session = OnnxTokenClassifier(exported.path, self.threads)
+
+    def _max_positions(self) -> int:
+        import json
+
+        cfg = json.loads((self.model_dir / "config.json").read_text())
+        return int(cfg.get("max_position_embeddings") or 0)
+
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_model"] = None
+        state["_session"] = None
         state["_tokenizer"] = None  # reloaded lazily in the worker
         return state
 
@@ -213,6 +261,8 @@ class HFTokenClassifierRecognizer(TideRecognizer):
             "scheme": self._scheme,
             "min_score": self.min_score,
             "labels": list(self.labels) if self.labels else None,
+            # the reference runtime adds nothing, so its fingerprints (and span caches) are unchanged
+            **({"runtime": self.runtime, "onnx_recipe": RECIPES[self.runtime]} if self.runtime != "torch" else {}),
         }
 
     # ------------------------------------------------------------------ stages
@@ -225,6 +275,8 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         if not windows:
             return []
         self.load()
+        if self._session is not None:
+            return self._predict_onnx(windows)
         import torch
 
         order = sorted(range(len(windows)), key=lambda i: len(windows[i].input_ids), reverse=True)
@@ -261,6 +313,26 @@ class HFTokenClassifierRecognizer(TideRecognizer):
             pos += len(idx)
         return out  # type: ignore[return-value]
 
+    def _predict_onnx(self, windows: Sequence[Window]) -> list[WindowPrediction]:
+        """Length-sorted windows in batches of at most ``batch_size * window`` padded tokens."""
+        order = sorted(range(len(windows)), key=lambda i: len(windows[i].input_ids), reverse=True)
+        budget = self.batch_size * self.window
+        pad = int(self._tokenizer.pad_token_id) if self._tokenizer.pad_token_id is not None else 0
+        out: list[WindowPrediction | None] = [None] * len(windows)
+        pos = 0
+        while pos < len(order):
+            width = len(windows[order[pos]].input_ids)  # the longest of this batch (sorted)
+            size = max(1, budget // max(1, width))
+            idx = order[pos : pos + size]
+            tag_ids, probs = self._session.forward([windows[i].input_ids for i in idx], pad)
+            for j, i in enumerate(idx):
+                n = len(windows[i].input_ids)
+                out[i] = WindowPrediction(
+                    windows[i].note_id, windows[i].index, tag_ids[j, :n].astype(np.int16), probs[j, :n]
+                )
+            pos += len(idx)
+        return out  # type: ignore[return-value]
+
     def _forward(self, batch: Sequence[Window], pad: int, torch: Any) -> tuple[np.ndarray, np.ndarray]:
         L = max(len(w.input_ids) for w in batch)
         ids = torch.full((len(batch), L), pad, dtype=torch.long)
@@ -291,7 +363,7 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         tags = stitch(windows, [[self._tags[int(t)] for t in p.tag_ids] for p in preds])
         probs = stitch(windows, [p.probs.tolist() for p in preds])
         offsets = stitch(windows, [w.offsets for w in windows])
-        words = stitched_word_ids(windows)
+        words = stitched_word_ids(windows)  # each window's word ids (positional ones if it has none)
         decoded = decode(tags, probs, offsets, words, note.text, self._scheme or "BIO")
         return [
             Span(note.note_id, d.start, d.end, d.label, min(1.0, max(0.0, d.score)), self.qualified_name)

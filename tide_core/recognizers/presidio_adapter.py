@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from tide_core.errors import ConfigError
 from tide_core.fingerprint import fingerprint
 from tide_core.plugins import load_dotted
+from tide_core.presidio_labels import PRESIDIO_TO_TIDE
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.spans import RecognizerResult
 from tide_core.types import LABELS
@@ -30,30 +31,8 @@ from tide_core.types import LABELS
 if TYPE_CHECKING:
     from presidio_analyzer import AnalyzerEngine, EntityRecognizer
 
-#: Presidio's predefined entity names -> TIDE labels.  PERSON has no patient/provider split in
-#: Presidio; it maps to PATIENT (override with label_map={"PERSON": "DOCTOR"} for a staff list).
-DEFAULT_LABEL_MAP: dict[str, str] = {
-    "PERSON": "PATIENT",
-    "EMAIL_ADDRESS": "EMAIL",
-    "PHONE_NUMBER": "PHONE",
-    "US_SSN": "ID",
-    "DATE_TIME": "DATE",
-    "LOCATION": "LOCATION",
-    "URL": "URL",
-    "IP_ADDRESS": "URL",
-    "US_DRIVER_LICENSE": "ID",
-    "US_PASSPORT": "ID",
-    "US_BANK_NUMBER": "ID",
-    "US_ITIN": "ID",
-    "MEDICAL_LICENSE": "ID",
-    "CREDIT_CARD": "ID",
-    "IBAN_CODE": "ID",
-    "US_MBI": "ID",
-    "US_NPI": "ID",
-    "ORGANIZATION": "OTHER",
-    "NRP": "OTHER",
-    "AGE": "AGE",
-}
+#: Presidio's predefined entity names -> TIDE labels (one map for the adapter and the operator).
+DEFAULT_LABEL_MAP: Mapping[str, str] = PRESIDIO_TO_TIDE
 
 
 def _quiet_tldextract() -> None:

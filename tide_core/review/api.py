@@ -8,6 +8,7 @@ Routes (note ids are URL path segments, percent-encoded):
 - ``POST /api/notes/{id}/reject``            ``{"start", "end", "label"}``: a recognizer span is wrong
 - ``POST /api/notes/{id}/add``               ``{"start", "end", "label"}``: a span the recognizers missed
 - ``POST /api/notes/{id}/undo``              ``{"start", "end", "label"}``: drop the reviewer decision
+- ``GET  /api/pile?key=K``                  notes the PHI Guard held under K, riskiest first (no scores)
 - ``POST /api/reload``                       re-read the notes table
 
 Every error is ``{"error": {"code", "message", "hint"}}`` with a 4xx status; messages name
@@ -105,6 +106,9 @@ class ReviewAPI:
             limit = _int_param(query, "limit", 100, 1, MAX_PAGE)
             q = (query.get("q") or [""])[0][:200]
             return Response(200, self.store.list_notes(offset, limit, q))
+        if parts == ["pile"]:
+            self._method(method, "GET")
+            return Response(200, self.store.review_pile((query.get("key") or [None])[0]))
         if parts == ["reload"]:
             self._method(method, "POST")
             self._json_body(body, content_type, allow_empty=True)

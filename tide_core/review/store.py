@@ -19,6 +19,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from tide_core.cache.release_store import ReleaseStore
 from tide_core.cache.span_cache import (
     REVIEWER,
     CacheEntry,
@@ -91,6 +92,7 @@ class ReviewStore:
         self.names = self.config.tables
         self.notes_table = notes_table
         self.cache = SpanCache(wh, self.names)
+        self.released = ReleaseStore(wh, self.names)
         self._lock = threading.RLock()
         self._notes: dict[str, Note] = {}
         self.n_quarantined = 0
@@ -140,10 +142,7 @@ class ReviewStore:
     def keys(self) -> list[str]:
         """Key names (never key material) the study has released output under."""
         with self._lock:
-            if not self.wh.table_exists(self.names.deid_notes):
-                return []
-            col = self.wh.read_table(self.names.deid_notes, ["key"], where={"study": self.study}).column("key")
-            return sorted({k for k in col.to_pylist() if k})
+            return self.released.keys(self.study)
 
     def _entries(self, note_ids: list[str]) -> dict[str, CacheEntry]:
         """Cache entries of just these notes (a page, one note): no full-study read per request."""
@@ -193,6 +192,35 @@ class ReviewStore:
                     ).__dict__
                 )
             return {"total": len(ids), "offset": offset, "limit": limit, "notes": out}
+
+    def review_pile(self, key: str | None = None) -> dict[str, Any]:
+        """Notes the PHI Guard held out of the release under ``key``, riskiest first.
+
+        The order is the guard's; its scores are never shown (a score would anchor the review).
+        A held note is reviewed like any other; the release step scores it again once the
+        partition is re-released.
+        """
+        with self._lock:
+            key = key if key is not None else self.key
+            ids = self.released.review_pile(self.study, key) if key else []
+            listed = [nid for nid in ids if nid in self._notes]
+            entries = self._entries(listed)
+            notes = []
+            for nid in listed:
+                n, e = self._notes[nid], entries.get(nid)
+                ok = e is not None and e.status == "ok"
+                notes.append(
+                    NoteSummary(
+                        nid,
+                        n.metadata.get("note_type"),
+                        _iso(n.metadata.get("note_date")),
+                        ok,
+                        bool(ok and e is not None and e.text_sha256 != text_sha256(n.text)),
+                        e.n_spans if e else 0,
+                        0,
+                    ).__dict__
+                )
+            return {"key": key, "total": len(notes), "notes": notes}
 
     # -- one note --------------------------------------------------------------------------
     def note_view(self, note_id: str, key: str | None = None) -> dict[str, Any]:
@@ -266,23 +294,18 @@ class ReviewStore:
                 "message": "no key chosen: start with --key K or pick a released key",
             }
         base = {"key": key, "message": "not released under this key"}
-        if not self.wh.table_exists(self.names.deid_notes):
-            return {"status": "not_released", **base, "quarantine": self._quarantine(note.note_id, key)}
-        rows = self.wh.read_table(
-            self.names.deid_notes,
-            ["text", "note_ref", "released_at", "fingerprint"],
-            where={"study": self.study, "key": key, "note_id": note.note_id},
-        ).to_pylist()
+        rows = self.released.deid_notes(
+            self.study, key, ["text", "note_ref", "released_at", "fingerprint"], note_ids=note.note_id
+        )
         if not rows:
             return {"status": "not_released", **base, "quarantine": self._quarantine(note.note_id, key)}
         row = rows[0]
-        spans = []
-        if self.wh.table_exists(self.names.released_spans):
-            spans = self.wh.read_table(
-                self.names.released_spans,
-                ["start", "end", "out_start", "out_end", "label", "operator", "recognizer"],
-                where={"study": self.study, "key": key, "note_id": note.note_id},
-            ).to_pylist()
+        spans = self.released.released_spans(
+            self.study,
+            key,
+            ["start", "end", "out_start", "out_end", "label", "operator", "recognizer"],
+            note_ids=note.note_id,
+        )
         spans.sort(key=lambda s: (s["out_start"], s["out_end"]))
         released_at = row["released_at"]
         outdated = bool(last_review is not None and released_at is not None and last_review > released_at)
@@ -298,15 +321,7 @@ class ReviewStore:
 
     def _quarantine(self, note_id: str, key: str) -> list[dict[str, Any]]:
         """Codes and reasons (never text) of why the note was held back under ``key``."""
-        if not self.wh.table_exists(self.names.quarantine):
-            return []
-        rows = self.wh.read_table(
-            self.names.quarantine,
-            ["stage", "code", "reason"],
-            where={"study": self.study, "key": key, "note_id": note_id},
-        ).to_pylist()
-        out: list[dict[str, Any]] = rows
-        return out
+        return self.released.quarantine(self.study, key, ["stage", "code", "reason"], note_ids=note_id)
 
     # -- decisions -------------------------------------------------------------------------
     @staticmethod

@@ -75,7 +75,11 @@ async function init() {
   for (const k of keys) keySel.append(el("option", { value: k, text: k }));
   state.key = meta.key || (keys.length ? keys[0] : "");
   keySel.value = state.key;
-  keySel.addEventListener("change", () => { state.key = keySel.value; if (state.noteId) openNote(state.noteId); });
+  keySel.addEventListener("change", () => {
+    state.key = keySel.value;
+    if (state.pile) loadNotes();
+    if (state.noteId) openNote(state.noteId);
+  });
   const boxes = $("label-boxes");
   const addLabel = $("add-label");
   for (const { label, colour } of meta.labels) {
@@ -91,6 +95,7 @@ async function init() {
     addLabel.append(el("option", { value: label, text: label }));
   }
   $("show-rejected").addEventListener("change", render);
+  $("show-pile").addEventListener("change", () => { state.pile = $("show-pile").checked; state.offset = 0; loadNotes(); });
   $("note-search").addEventListener("input", debounce(() => {
     state.query = $("note-search").value.trim(); state.offset = 0; loadNotes();
   }, 200));
@@ -115,7 +120,14 @@ function debounce(fn, ms) {
 async function loadNotes() {
   const qs = new URLSearchParams({ offset: state.offset, limit: state.limit, q: state.query });
   let page;
-  try { page = await api(`/api/notes?${qs}`); } catch (e) { message(e.message, "error"); return; }
+  try {
+    if (state.pile) {  // the PHI Guard's review pile: riskiest first, no scores
+      const pile = await api(`/api/pile?${new URLSearchParams({ key: state.key })}`);
+      page = { notes: pile.notes, total: pile.total, offset: 0 };
+    } else {
+      page = await api(`/api/notes?${qs}`);
+    }
+  } catch (e) { message(e.message, "error"); return; }
   state.notes = page.notes;
   state.total = page.total;
   $("note-count").textContent = `${page.total} note(s)` +

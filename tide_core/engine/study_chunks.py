@@ -1,0 +1,189 @@
+"""A study's input as a stream of chunks: bounded memory for a study of any size.
+
+A chunk is ``chunk_rows`` consecutive rows of the study's notes in the warehouse's read order
+(DuckDB: storage order; one deterministic order for an unchanged table), validated with their
+study-wide row numbers.  Only one chunk's rows are in memory at a time.
+
+Duplicate note ids are the one study-wide rule of validation: the warehouse lists the ids that
+occur more than once (``duplicate_values``, a GROUP BY), the rows of those ids are held back
+from their chunks and decided together in one last *duplicates chunk*.  Every other chunk owns
+exactly the note ids of its rows, so a chunk commit (``note_id IN chunk``) is idempotent and
+never touches another chunk's rows.  Rows with no note id (quarantined, E601) belong to no
+chunk's ids; callers write them once per run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from tide_core.config import TideConfig
+from tide_core.engine.validation import _as_str_id, check_columns, resolve_duplicates, validate_chunk
+from tide_core.errors import ConfigError
+from tide_core.io.warehouse import StreamingWarehouse, Warehouse
+from tide_core.spans import Note, Quarantined
+
+#: Rows per chunk unless the caller says otherwise (``tide run --chunk-rows``).
+DEFAULT_CHUNK_ROWS = 2000
+
+
+@dataclass(frozen=True)
+class StudyChunk:
+    """One chunk of a study's input: its valid notes, its quarantined rows, the note ids it owns."""
+
+    index: int  # 0-based, in read order; the duplicates chunk (if any) is the last
+    n_chunks: int  # chunks in this study (counted before reading)
+    n_rows: int  # input rows decided in this chunk
+    notes: list[Note]
+    quarantined: list[Quarantined]  # input-validation quarantines (with a note id)
+    null_id_rows: list[Quarantined]  # rows without a note id (E601): in no chunk's ids
+    owned_ids: tuple[str, ...]  # note ids whose rows this chunk decides (sorted)
+
+    @property
+    def patient_ids(self) -> set[str]:
+        return {n.patient_id for n in self.notes}
+
+
+@dataclass(frozen=True)
+class StudySource:
+    """Where a study's notes are and how they are chunked."""
+
+    wh: Warehouse
+    table: str
+    where: Mapping[str, object] | None
+    chunk_rows: int
+    n_source_rows: int
+    duplicate_ids: frozenset[str]
+    max_note_chars: int
+
+    @property
+    def n_chunks(self) -> int:
+        return max(1, math.ceil(self.n_source_rows / self.chunk_rows)) + (1 if self.duplicate_ids else 0)
+
+    @property
+    def source_where(self) -> Mapping[str, object] | None:
+        return self.where
+
+
+def open_source(
+    wh: Warehouse, study: str, config: TideConfig, notes_table: str | None = None, chunk_rows: int | None = None
+) -> StudySource:
+    """Check the study's notes table and plan its chunks (a count and a duplicate-id query)."""
+    name = notes_table or config.tables.notes
+    if not wh.table_exists(name):
+        raise ConfigError(
+            "E609",
+            f"notes table {name!r} not found in {wh.url}",
+            hint="create it (tide demo loads a synthetic one) or pass --notes-table",
+        )
+    rows = int(chunk_rows or DEFAULT_CHUNK_ROWS)
+    if rows < 1:
+        raise ConfigError("E610", f"chunk size {rows} is not positive", hint="pass --chunk-rows N with N >= 1")
+    cols = wh.columns(name)
+    check_columns(cols, name)
+    where = {"study": study} if "study" in cols else None
+    if isinstance(wh, StreamingWarehouse):
+        dups = frozenset(wh.duplicate_values(name, "note_id", where))
+    else:  # a backend without the streaming reads: ids in memory (not bounded)
+        ids = [_as_str_id(v) for v in wh.read_table(name, ["note_id"], where).column("note_id").to_pylist()]
+        dups = frozenset(k for k, c in Counter(i for i in ids if i is not None).items() if c > 1)
+    return StudySource(wh, name, where, rows, wh.count(name, where), dups, config.max_note_chars)
+
+
+def _batches(src: StudySource) -> Iterator[pa.RecordBatch]:
+    if isinstance(src.wh, StreamingWarehouse):
+        yield from src.wh.iter_batches(src.table, None, src.where, src.chunk_rows)
+    else:
+        yield from src.wh.read_table(src.table, None, src.where).to_batches(src.chunk_rows)
+
+
+def _row_chunks(src: StudySource) -> Iterator[list[dict[str, Any]]]:
+    """Exactly ``chunk_rows`` rows per chunk (the last may be shorter), whatever batch sizes the backend yields."""
+    pending: list[dict[str, Any]] = []
+    for batch in _batches(src):
+        pending.extend(batch.to_pylist())
+        while len(pending) >= src.chunk_rows:
+            yield pending[: src.chunk_rows]
+            pending = pending[src.chunk_rows :]
+    if pending:
+        yield pending
+
+
+def iter_chunks(src: StudySource) -> Iterator[StudyChunk]:
+    """The study's chunks in order; rows of duplicated note ids come last, in their own chunk."""
+    n_chunks = src.n_chunks
+    first = 0
+    index = 0
+    held: list[tuple[int, Note]] = []
+    held_q: list[Quarantined] = []
+    for rows in _row_chunks(src):
+        valid, quarantined = validate_chunk(rows, first, src.max_note_chars)
+        first += len(rows)
+        notes = [n for _, n in valid if n.note_id not in src.duplicate_ids]
+        held.extend((i, n) for i, n in valid if n.note_id in src.duplicate_ids)
+        held_q.extend(q for q in quarantined if q.note_id is not None and q.note_id in src.duplicate_ids)
+        mine = [q for q in quarantined if q.note_id is not None and q.note_id not in src.duplicate_ids]
+        owned = {n.note_id for n in notes} | {q.note_id for q in mine if q.note_id is not None}
+        yield StudyChunk(
+            index,
+            n_chunks,
+            len(notes) + len(mine),
+            notes,
+            mine,
+            [q for q in quarantined if q.note_id is None],
+            tuple(sorted(owned)),
+        )
+        index += 1
+    if src.duplicate_ids:
+        kept, dup_q = resolve_duplicates(held)
+        yield StudyChunk(
+            index,
+            n_chunks,
+            len(held) + len(held_q),
+            kept,
+            held_q + dup_q,
+            [],
+            tuple(sorted(src.duplicate_ids)),
+        )
+
+
+def delete_absent(src: StudySource, name: str, where: Mapping[str, object]) -> int:
+    """Delete rows of ``name`` (matching ``where``) whose note is no longer in the study's source."""
+    wh = src.wh
+    if not wh.table_exists(name):
+        return 0
+    if isinstance(wh, StreamingWarehouse):
+        return wh.delete_absent(name, where, "note_id", src.table, "note_id", src.where)
+    present = {_as_str_id(v) for v in wh.read_table(src.table, ["note_id"], src.where).column("note_id").to_pylist()}
+    stored = {v for v in wh.read_table(name, ["note_id"], where).column("note_id").to_pylist() if v is not None}
+    gone = sorted(stored - present)
+    return wh.delete(name, {**where, "note_id": gone}) if gone else 0
+
+
+def digest(parts: Iterable[object]) -> str:
+    """A short hash of JSON-able parts (chunk identity for resume; never holds values)."""
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(json.dumps(p, sort_keys=True, default=str, separators=(",", ":")).encode())
+        h.update(b"\x1e")
+    return h.hexdigest()[:32]
+
+
+def note_identity(notes: Sequence[Note]) -> list[list[object]]:
+    """What of each note decides its outputs, hashed (no text leaves the process)."""
+    return [
+        [
+            n.note_id,
+            n.patient_id,
+            hashlib.sha256(n.text.encode("utf-8")).hexdigest(),
+            sorted((k, v) for k, v in n.metadata.items()),
+        ]
+        for n in notes
+    ]

@@ -1,0 +1,138 @@
+"""Catalog metadata of TIDE's assets: owners, tags, kinds, table names, column schemas,
+code versions, freshness.
+
+Computed when the definitions load from the (resolved) resources, so the catalog shows the
+warehouse and configuration the runs use: kinds ``duckdb``/``bigquery`` from the warehouse URL,
+``dagster/table_name`` qualified by its schema or dataset, column schemas from the table
+registry (``tide_core.cache.tables.TABLES``), and ``code_version`` from what decides each
+asset's output (recognizer specs and the versioned note steps; the anonymizer's
+``name@version``; the gate policy).  A change there marks the downstream partitions stale in the
+UI.  Counts and names only: no note text, no key material.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import dagster as dg
+
+from tide_core.cache.tables import TABLES, TableNames
+from tide_core.config import TideConfig
+from tide_core.engine.validation import METADATA_COLUMNS, REQUIRED_COLUMNS
+from tide_core.fingerprint import fingerprint
+
+#: Who answers for TIDE's assets (Dagster owners: an e-mail or ``team:NAME``).
+OWNERS = ("team:tide-data-engineering",)
+
+#: A release (study, key) is expected to be decided at least once a day when the nightly
+#: schedule runs; the UI warns after ``FRESH_WARN`` and fails after ``FRESH_FAIL``.
+FRESH_WARN = dt.timedelta(hours=26)
+FRESH_FAIL = dt.timedelta(hours=50)
+
+#: asset -> (registry kind of its main table, or None for the source notes), tags.
+ASSET_TABLES: dict[str, tuple[str | None, dict[str, str]]] = {
+    "source_notes": (None, {"tide/layer": "source", "tide/contains": "phi"}),
+    "recognized_spans": ("spans", {"tide/layer": "span-cache", "tide/contains": "offsets-and-labels"}),
+    "deidentified_notes": ("deid_notes", {"tide/layer": "release", "tide/contains": "de-identified"}),
+    "release_summary": ("releases", {"tide/layer": "release", "tide/contains": "counts"}),
+}
+
+
+@dataclass(frozen=True)
+class CatalogContext:
+    """What the catalog needs from the resolved resources."""
+
+    scheme: str  # duckdb | bigquery
+    namespace: str  # the DuckDB file's schema, or PROJECT.DATASET
+    tables: TableNames
+    code_versions: Mapping[str, str]
+
+
+def _namespace(url: str) -> str:
+    scheme, _, rest = url.partition(":")
+    if scheme == "bigquery":
+        return rest
+    path, _, schema = rest.partition("#")
+    return f"{os.path.splitext(os.path.basename(path))[0] or 'memory'}.{schema or 'main'}"
+
+
+def _spec_identity(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A recognizer spec without machine paths or data (file names stay: a new model dir is a
+    new version); known-PHI rows are data, not code."""
+    out: dict[str, Any] = {}
+    for k, v in spec.items():
+        if k == "rows":
+            continue
+        out[k] = os.path.basename(str(v).rstrip("/")) if isinstance(v, str) and os.sep in v else v
+    return out
+
+
+def code_versions(config: TideConfig, gate_policy: Any) -> dict[str, str]:
+    """Per asset: a fingerprint of what decides its output (tide_core.fingerprint)."""
+    from tide_core.anonymize.engine import VERSION as ANONYMIZER
+    from tide_core.engine.recognition import note_steps
+    from tide_core.fingerprint import Step, step_fingerprint
+
+    steps = [step_fingerprint(s) if isinstance(s, Step) else repr(s) for s in note_steps(None)]
+    recognition = fingerprint({"recognizers": [_spec_identity(s) for s in config.recognizers], "steps": steps})
+    release = f"{ANONYMIZER}+{recognition}"
+    return {
+        "source_notes": fingerprint({"max_note_chars": config.max_note_chars}),
+        "recognized_spans": recognition,
+        "deidentified_notes": release,
+        "release_summary": fingerprint(release, repr(gate_policy)),
+    }
+
+
+def schema_of(kind: str | None) -> dg.TableSchema:
+    """Column schema from the table registry (source notes: the columns TIDE reads)."""
+    if kind is None:
+        cols = [dg.TableColumn(c, "string", description="required") for c in REQUIRED_COLUMNS]
+        cols += [dg.TableColumn(c, "string", description="optional") for c in ("study", *METADATA_COLUMNS)]
+        return dg.TableSchema(columns=cols)
+    return dg.TableSchema(columns=[dg.TableColumn(f.name, str(f.type)) for f in TABLES[kind].schema])
+
+
+def table_name(ctx: CatalogContext, kind: str | None) -> str:
+    name = ctx.tables.notes if kind is None else ctx.tables.of(kind)
+    return f"{ctx.namespace}.{name}"
+
+
+def annotate(assets: Sequence[dg.AssetsDefinition], ctx: CatalogContext) -> list[dg.AssetsDefinition]:
+    """The assets with owners, tags, kinds, table names, schemas, code versions and freshness."""
+
+    def spec(s: dg.AssetSpec) -> dg.AssetSpec:
+        name = s.key.to_user_string()
+        kind, tags = ASSET_TABLES[name]
+        metadata = {
+            **s.metadata,
+            "dagster/table_name": table_name(ctx, kind),
+            "dagster/column_schema": schema_of(kind),
+        }
+        if kind is not None:
+            metadata["tide/table_description"] = TABLES[kind].description
+        changes: dict[str, Any] = {
+            "owners": list(OWNERS),
+            "tags": {**{k: v for k, v in s.tags.items() if not k.startswith("dagster/kind/")}, **tags},
+            "kinds": {ctx.scheme},
+            "metadata": metadata,
+            "code_version": ctx.code_versions[name],
+        }
+        if name == "release_summary":
+            changes["freshness_policy"] = dg.FreshnessPolicy.time_window(fail_window=FRESH_FAIL, warn_window=FRESH_WARN)
+        return s.replace_attributes(**changes)
+
+    return [a for a in dg.map_asset_specs(spec, assets) if isinstance(a, dg.AssetsDefinition)]
+
+
+def catalog_context(warehouse_url: str, config: TideConfig, gate_policy: Any) -> CatalogContext:
+    return CatalogContext(
+        scheme=warehouse_url.partition(":")[0],
+        namespace=_namespace(warehouse_url),
+        tables=config.tables,
+        code_versions=code_versions(config, gate_policy),
+    )
