@@ -84,9 +84,8 @@ class _FastFF3:
         self.radix = len(alphabet)
         self.index = {c: i for i, c in enumerate(alphabet)}
         self.decimal = alphabet == DIGITS
-        self.aes = _ecb_block_encrypt(key_hex) if key_hex else None
-        if self.aes is None:
-            self.aes = cipher.aesCipher.encrypt
+        aes = _ecb_block_encrypt(key_hex) if key_hex else None
+        self.aes: Callable[[bytes], bytes] = aes if aes is not None else cipher.aesCipher.encrypt
         self.min_len, self.max_len = cipher.minLen, cipher.maxLen
         self._tweaks: dict[str, tuple[bytes, ...]] = {}
 

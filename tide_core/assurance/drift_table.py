@@ -133,7 +133,7 @@ def record_drift(
     return row
 
 
-def latest_drift(wh, study: str, key: str, table: str = TABLE_NAME) -> dict[str, Any] | None:
+def latest_drift(wh: Warehouse, study: str, key: str, table: str = TABLE_NAME) -> dict[str, Any] | None:
     """The newest recorded drift row of (study, key) by ``checked_at``; None when none recorded.
 
     The returned dict has the table's columns plus ``result`` (``result_json`` parsed).

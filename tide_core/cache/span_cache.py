@@ -389,8 +389,8 @@ class SpanCache:
         now = _now()
         by_id = {n.note_id: n for n in notes}
         ids = sorted(set(owned))
-        span_rows: list[dict] = []
-        entry_rows: list[dict] = []
+        span_rows: list[dict[str, Any]] = []
+        entry_rows: list[dict[str, Any]] = []
         for nid, (status, code) in statuses.items():
             n = by_id[nid]
             spans = recognized.get(nid, []) if status == "ok" else []

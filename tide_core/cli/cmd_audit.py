@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -118,7 +119,7 @@ def _stratified_plan(args: argparse.Namespace) -> int:
     """The audit sample of a release, stratified by PHI Guard richness (refs to --out only)."""
     if not (args.study and args.key and args.n):
         raise ConfigError("E778", "tide audit plan --warehouse needs --study, --key and --n", hint="add them")
-    with open_warehouse(args.warehouse) as wh:
+    with contextlib.closing(open_warehouse(args.warehouse)) as wh:
         plan = stratified_plan(wh, TableNames(), args.study, args.key, args.n, args.strata, args.seed)
     print(f"release {args.study}/{args.key}, guard {plan['guard']}: sample stratified by richness", file=sys.stderr)
     print(f"{'bucket':40s} {'stratum':12s} {'patients':>9s} {'sample':>7s}  p(incl)")

@@ -108,7 +108,8 @@ class ReviewAPI:
             return Response(200, self.store.list_notes(offset, limit, q))
         if parts == ["pile"]:
             self._method(method, "GET")
-            return Response(200, self.store.review_pile((query.get("key") or [None])[0]))
+            keys = query.get("key")
+            return Response(200, self.store.review_pile(keys[0] if keys else None))
         if parts == ["reload"]:
             self._method(method, "POST")
             self._json_body(body, content_type, allow_empty=True)
