@@ -186,7 +186,8 @@ def presidio_regex_analyzer() -> Any:
     registry.load_predefined_recognizers(languages=["en"], nlp_engine=nlp)
     for r in list(registry.recognizers):
         if type(r).__name__ == "SpacyRecognizer":
-            registry.remove_recognizer(str(r.name))  # type: ignore[has-type]  # set untyped by Presidio
+            name: str = getattr(r, "name")  # noqa: B009  (Presidio's attribute is untyped)
+            registry.remove_recognizer(name)
     return AnalyzerEngine(registry=registry, nlp_engine=nlp, supported_languages=["en"])
 
 
