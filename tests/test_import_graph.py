@@ -163,3 +163,33 @@ def test_detects_a_cycle_through_lazy_relative_and_from_imports(tmp_path):
     assert find_cycle(graph) == ["pkg.a", "pkg.sub.b", "pkg.c", "pkg.a"]
     (pkg / "c.py").write_text("def g():\n    pass\n")
     assert find_cycle(build_graph(modules)) is None
+
+
+def own_imports_inside_functions(root: Path = ROOT, packages=PACKAGES) -> list[str]:
+    """``path:line`` of every import of our own modules made inside a function body."""
+    found = []
+    for path in (p for pkg in packages for p in sorted((root / pkg).rglob("*.py"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] in packages):
+                    found.append(f"{path.relative_to(root)}:{node.lineno}")
+                elif isinstance(node, ast.Import) and any(a.name.split(".")[0] in packages for a in node.names):
+                    found.append(f"{path.relative_to(root)}:{node.lineno}")
+    return found
+
+
+def test_our_own_modules_are_imported_at_the_top_of_files():
+    """The module graph is visible at the top of every file: no import of tide_core/tide_etl inside a function."""
+    assert own_imports_inside_functions() == []
+
+
+def test_the_top_of_file_rule_sees_an_import_inside_a_function(tmp_path):
+    pkg = tmp_path / "tide_core"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("import json\n\n\ndef f():\n    from tide_core import b\n    return b\n")
+    (pkg / "b.py").write_text("def g():\n    import json\n    return json\n")
+    assert own_imports_inside_functions(tmp_path, ("tide_core",)) == ["tide_core/a.py:5"]

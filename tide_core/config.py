@@ -17,6 +17,7 @@ from typing import Any
 
 from tide_core.cache.tables import TableNames
 from tide_core.errors import ConfigError
+from tide_core.models import default_model_dir, default_model_spec  # lazily: the model may not exist yet
 from tide_core.types import EXECUTORS
 
 
@@ -40,7 +41,6 @@ def rules_specs() -> list[dict[str, Any]]:
 
 
 def _model_spec() -> dict[str, Any]:
-    from tide_core.models import default_model_dir, default_model_spec  # lazily: the model may not exist yet
 
     return default_model_spec(default_model_dir(must_exist=True))
 

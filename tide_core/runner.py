@@ -29,17 +29,21 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from tide_core.anonymize.engine import Anonymizer, pseudonym
 from tide_core.cache import tables
 from tide_core.cache.span_cache import CacheEntry, SpanCache, text_sha256
 from tide_core.chunk_progress import ChunkProgress, ProgressHook
 from tide_core.config import TideConfig
 from tide_core.engine.anonymization import ReleasedNote, anonymize_notes
+from tide_core.engine.recognition import recognition_fingerprint
 from tide_core.engine.release_columns import COLUMNS as RELEASE_COLUMNS
 from tide_core.engine.release_columns import release_value
 from tide_core.engine.study_chunks import StudyChunk, delete_absent, digest, iter_chunks, note_identity, open_source
 from tide_core.engine.validation import ValidatedInput, sort_quarantined, validate_table
 from tide_core.errors import ConfigError
+from tide_core.execution.dispatch import recognize_batches
 from tide_core.io.warehouse import PartitionWrite, Warehouse
+from tide_core.recognizers.registry import create
 from tide_core.spans import Note, Quarantined, Span
 
 if TYPE_CHECKING:
@@ -121,7 +125,6 @@ def build_recognizers(
     wh: Warehouse, config: TideConfig, notes: Sequence[Note]
 ) -> tuple[list[TideRecognizer], list[dict[str, Any]], list[str]]:
     """Create the configured recognizers; known-PHI specs get this study's patient rows."""
-    from tide_core.recognizers.registry import create
 
     warnings: list[str] = []
     specs: list[dict[str, Any]] = []
@@ -167,7 +170,6 @@ def _fixed_recognizers(
     the place of each per-chunk known-PHI recognizer (built by :func:`_chunk_recognizers` from
     the chunk's patients only).
     """
-    from tide_core.recognizers.registry import create
 
     warnings: list[str] = []
     specs: list[dict[str, Any]] = []
@@ -210,7 +212,6 @@ def _chunk_recognizers(
     wh: Warehouse, fixed: list[Any], specs: list[dict[str, Any]], patient_ids: set[str]
 ) -> tuple[list[Any], list[dict[str, Any]]]:
     """This chunk's recognizers and specs: known-PHI ones get the chunk's patients' rows only."""
-    from tide_core.recognizers.registry import create
 
     recs: list[Any] = []
     out_specs: list[dict[str, Any]] = []
@@ -286,9 +287,6 @@ def recognize_study(
     ``on_chunk`` is called after every chunk.
     """
     from tqdm import tqdm
-
-    from tide_core.engine.recognition import recognition_fingerprint
-    from tide_core.execution.dispatch import recognize_batches
 
     t0 = time.perf_counter()
     started = _now()
@@ -675,8 +673,6 @@ def anonymize_study(
     interrupted run committed whose input, spans and key are unchanged.
     """
     from tqdm import tqdm
-
-    from tide_core.anonymize.engine import Anonymizer, pseudonym
 
     t0 = time.perf_counter()
     started = _now()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
+from tide_core.errors import ConfigError
+
 Label = Literal[
     "PATIENT",  # patients and their relatives
     "DOCTOR",  # clinicians and staff
@@ -32,8 +34,6 @@ EXECUTORS: Final[tuple[str, ...]] = tuple(get_args(Executor))
 def check_label(label: str) -> str:
     """Return ``label`` if it is a known PHI label, else raise a ConfigError listing the choices."""
     if label not in LABELS:
-        from tide_core.errors import ConfigError
-
         raise ConfigError(
             "E001",
             f"unknown PHI label {label!r}",

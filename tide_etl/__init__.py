@@ -7,6 +7,7 @@ from typing import Any
 
 import dagster as dg
 
+from tide_etl import definitions
 from tide_etl.definitions import build_defs
 
 __all__ = ["defs", "build_defs", "tide_location"]
@@ -15,7 +16,6 @@ __all__ = ["defs", "build_defs", "tide_location"]
 @dg.definitions
 def tide_location() -> dg.Definitions:
     """The code location, for Dagster's module discovery (``[tool.dagster] module_name``)."""
-    from tide_etl import definitions
 
     loaded: dg.Definitions = definitions.defs
     return loaded
@@ -23,7 +23,5 @@ def tide_location() -> dg.Definitions:
 
 def __getattr__(name: str) -> Any:
     if name == "defs":
-        from tide_etl import definitions
-
         return definitions.defs
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

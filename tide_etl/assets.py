@@ -11,7 +11,10 @@ import json
 
 import dagster as dg
 
+from tide_core.cache.span_cache import text_sha256
+from tide_core.runner import anonymize_study, read_study_input, recognize_study
 from tide_etl.partitions import release_partitions, split_release_key, study_of_release, study_partitions
+from tide_etl.release_summary import PENDING, set_status, summarize_release
 from tide_etl.resources import KeyProviderResource, ReleaseGateResource, TideConfigResource, WarehouseResource
 from tide_etl.retry import ONE_PARTITION_PER_RUN, POOL, TRANSIENT_RETRY, transient_only
 
@@ -35,8 +38,6 @@ def _labels(by_label: dict) -> dg.MetadataValue:
 def source_notes(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, tide_config: TideConfigResource
 ) -> dg.MaterializeResult:
-    from tide_core.cache.span_cache import text_sha256
-    from tide_core.runner import read_study_input
 
     study = context.partition_key
     config = tide_config.build()
@@ -76,7 +77,6 @@ def source_notes(
 def recognized_spans(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, tide_config: TideConfigResource
 ) -> dg.MaterializeResult:
-    from tide_core.runner import recognize_study
 
     study = context.partition_key
     config = tide_config.build()
@@ -137,8 +137,6 @@ def deidentified_notes(
     tide_config: TideConfigResource,
     key_provider: KeyProviderResource,
 ) -> dg.MaterializeResult:
-    from tide_core.runner import anonymize_study
-    from tide_etl.release_summary import PENDING, set_status
 
     study, key = split_release_key(context.partition_key)
     provider = key_provider.provider()
@@ -221,7 +219,6 @@ def release_summary(
     tide_config: TideConfigResource,
     gate: ReleaseGateResource,
 ) -> dg.MaterializeResult:
-    from tide_etl.release_summary import summarize_release
 
     study, key = split_release_key(context.partition_key)
     config = tide_config.build()

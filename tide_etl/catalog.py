@@ -20,10 +20,12 @@ from typing import Any
 
 import dagster as dg
 
+from tide_core.anonymize.engine import VERSION as ANONYMIZER
 from tide_core.cache.tables import TABLES, TableNames
 from tide_core.config import TideConfig
+from tide_core.engine.recognition import note_steps
 from tide_core.engine.validation import METADATA_COLUMNS, REQUIRED_COLUMNS
-from tide_core.fingerprint import fingerprint
+from tide_core.fingerprint import Step, fingerprint, step_fingerprint
 
 #: Who answers for TIDE's assets (Dagster owners: an e-mail or ``team:NAME``).
 OWNERS = ("team:tide-data-engineering",)
@@ -73,9 +75,6 @@ def _spec_identity(spec: Mapping[str, Any]) -> dict[str, Any]:
 
 def code_versions(config: TideConfig, gate_policy: Any) -> dict[str, str]:
     """Per asset: a fingerprint of what decides its output (tide_core.fingerprint)."""
-    from tide_core.anonymize.engine import VERSION as ANONYMIZER
-    from tide_core.engine.recognition import note_steps
-    from tide_core.fingerprint import Step, step_fingerprint
 
     steps = [step_fingerprint(s) if isinstance(s, Step) else repr(s) for s in note_steps(None)]
     recognition = fingerprint({"recognizers": [_spec_identity(s) for s in config.recognizers], "steps": steps})

@@ -15,6 +15,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from tide_core.anonymize.keys import provider_from_env
+from tide_core.errors import KeyProviderError, TideError
+from tide_etl.partitions import KEY, STUDY, add_keys, add_studies
+from tide_etl.resources import default_resources, resolved
+from tide_etl.sensors import partition_requests
+
 
 def _instance():
     """The $DAGSTER_HOME instance, as a context manager (disposed after the command)."""
@@ -24,7 +30,6 @@ def _instance():
 
 
 def _cmd_list(args) -> int:
-    from tide_etl.partitions import KEY, STUDY
 
     with _instance() as inst:
         print("studies:", " ".join(inst.get_dynamic_partitions(STUDY)) or "-")
@@ -33,7 +38,6 @@ def _cmd_list(args) -> int:
 
 
 def _cmd_add_study(args) -> int:
-    from tide_etl.partitions import add_studies
 
     with _instance() as inst:
         added = add_studies(inst, args.study)
@@ -45,9 +49,6 @@ def _cmd_add_study(args) -> int:
 
 
 def _cmd_add_key(args) -> int:
-    from tide_core.anonymize.keys import provider_from_env
-    from tide_core.errors import KeyProviderError
-    from tide_etl.partitions import add_keys
 
     provider = provider_from_env(args.key_dir)
     for study in args.study or ():
@@ -78,8 +79,6 @@ def _cmd_remove(dim: str):
 
 
 def _cmd_discover(args) -> int:
-    from tide_etl.resources import default_resources, resolved
-    from tide_etl.sensors import partition_requests
 
     res = {name: resolved(r) for name, r in default_resources().items()}  # the settings the runs resolve
     with _instance() as inst:
@@ -87,8 +86,6 @@ def _cmd_discover(args) -> int:
         print("new studies:", " ".join(studies) or "-")
         print("new keys:   ", " ".join(keys) or "-")
         if args.add:
-            from tide_etl.partitions import add_keys, add_studies
-
             add_studies(inst, studies)
             add_keys(inst, keys)
             print("added")
@@ -121,7 +118,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tide_core.errors import TideError
 
     args = build_parser().parse_args(argv)
     try:

@@ -11,6 +11,8 @@ import warnings
 
 import dagster as dg
 
+from tide_core.anonymize.keys import check_name
+
 STUDY = "study"
 KEY = "key"
 
@@ -39,7 +41,6 @@ def split_release_key(partition_key) -> tuple[str, str]:
 
 def add_studies(instance: dg.DagsterInstance, studies) -> list[str]:
     """Add the studies that are not yet partitions; return those added."""
-    from tide_core.anonymize.keys import check_name
 
     new = sorted({check_name("study", s) for s in studies} - set(instance.get_dynamic_partitions(STUDY)))
     if new:
@@ -48,7 +49,6 @@ def add_studies(instance: dg.DagsterInstance, studies) -> list[str]:
 
 
 def add_keys(instance: dg.DagsterInstance, keys) -> list[str]:
-    from tide_core.anonymize.keys import check_name
 
     new = sorted({check_name("key", k) for k in keys} - set(instance.get_dynamic_partitions(KEY)))
     if new:

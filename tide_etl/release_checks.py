@@ -12,11 +12,14 @@ from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any
 
+from tide_core.assurance.audit import bucket_of
 from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
 from tide_core.cache.release_store import ReleaseStore
+from tide_core.cache.span_cache import SpanCache
 from tide_core.cache.tables import TableNames
 from tide_core.config import TideConfig
 from tide_core.io.warehouse import Warehouse
+from tide_core.runner import read_study_input
 
 #: Labels whose operator may keep the original value (ages <= 89); see tide_core.engine.anonymization.
 KEEPS_VALUE = frozenset({"AGE"})
@@ -41,7 +44,6 @@ def _release_rows(
 
 
 def _source_notes(wh: Warehouse, config: TideConfig, study: str) -> dict[str, Any]:
-    from tide_core.runner import read_study_input
 
     validated = read_study_input(wh, study, config)
     return {"n_rows": validated.n_rows, "notes": {n.note_id: n for n in validated.notes}}
@@ -140,7 +142,6 @@ def no_surface_survives(wh: Warehouse, config: TideConfig, study: str, key: str)
     after release).  Ages <= 89 may be kept and are not searched; surfaces shorter than
     ``MIN_SEARCH_LEN`` are only checked in place.
     """
-    from tide_core.cache.span_cache import SpanCache
 
     src = _source_notes(wh, config, study)["notes"]
     released = {
@@ -240,7 +241,6 @@ def versions_recorded(wh: Warehouse, config: TideConfig, study: str, key: str) -
 
 def release_buckets(wh: Warehouse, config: TideConfig, study: str, key: str) -> list[str]:
     """Audit buckets (site|source|note_type) present in this release."""
-    from tide_core.assurance.audit import bucket_of
 
     rows = _release_rows(wh, config.tables, study, key, "deid_notes", ["site", "source", "note_type"])
     return sorted({bucket_of(r) for r in rows})

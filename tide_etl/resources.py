@@ -27,6 +27,12 @@ import pyarrow as pa
 from dagster_gcp import BigQueryResource
 from pydantic import PrivateAttr
 
+from tide_core.anonymize.keys import provider_from_env
+from tide_core.assurance.gate import ReleaseGatePolicy
+from tide_core.config import TideConfig
+from tide_core.io.bigquery_warehouse import BigQueryOptions, BigQueryWarehouse, parse_url
+from tide_core.io.open import open_warehouse
+
 if TYPE_CHECKING:
     from google.cloud import bigquery
 
@@ -247,7 +253,6 @@ class WarehouseResource(dg.ConfigurableResource):
 
     def bigquery_client(self) -> BigQueryClientResource:
         """The dagster-gcp client resource for this warehouse's project."""
-        from tide_core.io.bigquery_warehouse import parse_url
 
         project, _dataset = parse_url(self.url)
         return BigQueryClientResource(
@@ -265,7 +270,6 @@ class WarehouseResource(dg.ConfigurableResource):
             with self._open_bigquery() as wh:
                 yield wh
             return
-        from tide_core.io.open import open_warehouse
 
         wh = open_warehouse(self.url)
         try:
@@ -275,7 +279,6 @@ class WarehouseResource(dg.ConfigurableResource):
 
     @contextmanager
     def _open_bigquery(self) -> Iterator[Warehouse]:
-        from tide_core.io.bigquery_warehouse import BigQueryOptions, BigQueryWarehouse, parse_url
 
         project, dataset = parse_url(self.url)
         options = BigQueryOptions(
@@ -310,7 +313,6 @@ class TideConfigResource(dg.ConfigurableResource):
     default_study: str = "default"
 
     def build(self) -> TideConfig:
-        from tide_core.config import TideConfig
 
         overrides = {
             k: v
@@ -333,7 +335,6 @@ class KeyProviderResource(dg.ConfigurableResource):
     key_dir: str | None = None
 
     def provider(self) -> ChainKeyProvider:
-        from tide_core.anonymize.keys import provider_from_env
 
         return provider_from_env(self.key_dir or os.path.join(".tide", "keys"))
 
@@ -353,7 +354,6 @@ class ReleaseGateResource(dg.ConfigurableResource):
         """The gate policy.  The gate also reads the newest drift verdict for the release from
         ``tide_drift`` (written by ``tide drift check --warehouse ... --record``): band ``drift``
         blocks; no verdict recorded does not block (the policy's ``require_drift`` is off)."""
-        from tide_core.assurance.gate import ReleaseGatePolicy
 
         return ReleaseGatePolicy(
             target_rate=self.target_rate, confidence=self.confidence, required_buckets=None if self.every_bucket else ()

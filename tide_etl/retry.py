@@ -23,6 +23,8 @@ from contextlib import contextmanager
 
 import dagster as dg
 
+from tide_core.errors import TideError
+
 POOL = "tide_warehouse"
 
 ONE_PARTITION_PER_RUN = dg.BackfillPolicy.multi_run(max_partitions_per_run=1)
@@ -42,7 +44,6 @@ _TRANSIENT_NAMES = {
 
 def is_transient(exc: BaseException) -> bool:
     """True for errors a retry may cure; never reads note text (only types and error codes)."""
-    from tide_core.errors import TideError
 
     if isinstance(exc, TideError):
         # E303: a DuckDB file that cannot be opened, most often because another process holds its lock
@@ -67,7 +68,6 @@ def transient_only():
     except Exception as exc:
         if is_transient(exc):
             raise
-        from tide_core.errors import TideError
 
         what = str(exc) if isinstance(exc, TideError) else f"{type(exc).__name__} (see the step's error chain)"
         raise dg.Failure(description=f"not retried: {what}", allow_retries=False) from exc

@@ -14,6 +14,8 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from tide_core.errors import ConfigError
+
 SQL_DIR = Path(__file__).resolve().parents[1] / "sql"
 
 _DATASET_TABLE = re.compile(r"`\{\{dataset\}\}\.([A-Za-z_][A-Za-z0-9_]*)`")
@@ -49,7 +51,6 @@ def render_duckdb(text: str, schema: str | None = None) -> tuple[str, list[str]]
 
 def run_duckdb(wh, path: str | Path, params: Mapping[str, object] | None = None):
     """Run one ``sql/`` file (its DuckDB variant if any) on a DuckDB warehouse; an Arrow table."""
-    from tide_core.errors import ConfigError
 
     schema = getattr(wh, "schema", None)
     sql, names = render_duckdb(source(path, "duckdb").read_text(encoding="utf-8"), None if schema == "main" else schema)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from tide_core.assurance.audit import bucket_of
 from tide_core.assurance.bounds import clopper_pearson_upper
 from tide_core.cache.release_store import ReleaseStore
 from tide_core.cache.tables import AUDITS, TableNames
@@ -81,7 +82,6 @@ def released_patients(
 
     Read from the released notes table (pseudonymous ``patient_ref`` only); 0 when nothing is released.
     """
-    from tide_core.assurance.audit import bucket_of
 
     rows = ReleaseStore(wh, TableNames(deid_notes=deid_table)).deid_notes(
         study, key, ["patient_ref", "site", "source", "note_type"]

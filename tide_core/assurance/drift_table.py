@@ -18,9 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from tide_core.assurance.drift import SEVERITY
+from tide_core.assurance.screen import screen_released
 from tide_core.cache.release_store import ReleaseStore
+from tide_core.cache.span_cache import SpanCache
 from tide_core.cache.tables import DRIFT, TableNames
+from tide_core.config import TideConfig
+from tide_core.engine.recognition import recognition_fingerprint
 from tide_core.errors import InputError
+from tide_core.runner import build_recognizers, read_study_input
+from tide_core.spans import Note
 
 if TYPE_CHECKING:
     from tide_core.config import TideConfig
@@ -80,7 +87,6 @@ def _result_dict(result: Any) -> dict[str, Any]:
 
 
 def _worst(d: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    from tide_core.assurance.drift import SEVERITY
 
     comps = list(d.get("components") or [])
     if not comps:
@@ -154,13 +160,6 @@ def warehouse_drift_inputs(
     (note and patient ids) is for ``record_drift``'s aggregate-only check.
     """
     from types import SimpleNamespace
-
-    from tide_core.assurance.screen import screen_released
-    from tide_core.cache.span_cache import SpanCache
-    from tide_core.config import TideConfig
-    from tide_core.engine.recognition import recognition_fingerprint
-    from tide_core.runner import build_recognizers, read_study_input
-    from tide_core.spans import Note
 
     config = config or TideConfig.preset("rules")
     names = config.tables

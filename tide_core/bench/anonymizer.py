@@ -17,8 +17,14 @@ from collections.abc import Callable
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 
+from tide_core.anonymize import identifiers, small_domain
+from tide_core.anonymize.dates import date_part, parse_date
+from tide_core.anonymize.engine import Anonymizer
+from tide_core.anonymize.identifiers import anonymize_identifier
 from tide_core.anonymize.keys import KeyRing, keyring_for_tests
+from tide_core.anonymize.names import surrogate_name, surrogate_token
 from tide_core.anonymize.surrogates import load_list
+from tide_core.spans import Note, Span
 
 if TYPE_CHECKING:
     from tide_core.anonymize.engine import Anonymizer
@@ -318,7 +324,6 @@ def _in_note(
     label: str,
     note_date: str | None = None,
 ) -> str:
-    from tide_core.spans import Note, Span
 
     text = f"{prefix} {value} end."
     start = len(prefix) + 1
@@ -331,7 +336,6 @@ def _in_note(
 
 
 def clear_caches() -> None:
-    from tide_core.anonymize import identifiers, small_domain
 
     small_domain.permutation.cache_clear()
     small_domain._table.cache_clear()
@@ -339,7 +343,6 @@ def clear_caches() -> None:
 
 
 def category_checks(category: str, n: int, seed: int) -> dict[str, Any]:
-    from tide_core.anonymize.engine import Anonymizer
 
     label, gen = STRESS[category]
     values = gen(random.Random(seed), n)
@@ -368,8 +371,6 @@ def category_checks(category: str, n: int, seed: int) -> dict[str, Any]:
 
 
 def date_checks(n: int, seed: int) -> dict[str, Any]:
-    from tide_core.anonymize.dates import date_part, parse_date
-    from tide_core.anonymize.engine import Anonymizer
 
     rows = stress_dates(random.Random(seed), n)
     ka, ka2, kb = keyrings(seed)
@@ -437,8 +438,6 @@ def id_collisions(keyring: KeyRing, digits: int) -> tuple[float, float]:
     """(ours, paper's pad-to-6 + FF3 + truncate) collision rate over the whole n-digit domain."""
     from ff3 import FF3Cipher
 
-    from tide_core.anonymize.identifiers import anonymize_identifier
-
     values = [str(i).zfill(digits) for i in range(10**digits)]
     ours = len({anonymize_identifier(keyring, v) for v in values})
     c = FF3Cipher.withCustomAlphabet(keyring.subkey("id").hex(), "00000000000000", "0123456789")
@@ -447,7 +446,6 @@ def id_collisions(keyring: KeyRing, digits: int) -> tuple[float, float]:
 
 
 def name_collisions(keyring: KeyRing, n: int, seed: int) -> dict[str, Any]:
-    from tide_core.anonymize.names import surrogate_name, surrogate_token
 
     names = full_name_set(random.Random(seed), n)
     sur = {surrogate_name(keyring, x).casefold() for x in names}
@@ -462,8 +460,6 @@ def name_collisions(keyring: KeyRing, n: int, seed: int) -> dict[str, Any]:
 
 
 def note_throughput(seed: int, n_notes: int = 300) -> float:
-    from tide_core.anonymize.engine import Anonymizer
-    from tide_core.spans import Note, Span
 
     rng = random.Random(seed)
     ka, _, _ = keyrings(seed)

@@ -45,6 +45,7 @@ from tide_core.anonymize.names import surrogate_token
 from tide_core.errors import TideError
 from tide_core.evaluation.gold_io import GoldDoc
 from tide_core.spans import Note, ReleasedSpan, Span
+from tide_core.synth import generate_heldout_dataset
 
 STUDY = "attackbench"
 OFFSETS = [o for o in range(-180, 181) if abs(o) >= 3]  # the date-shift range (dates.py)
@@ -464,7 +465,6 @@ MITIGATIONS = {
 
 
 def run(n_notes: int = 600, seed: int = 7) -> dict[str, Any]:
-    from tide_core.synth import generate_heldout_dataset
 
     t0 = time.perf_counter()
     data = generate_heldout_dataset(n_notes, seed=seed)

@@ -45,6 +45,7 @@ from tide_core.evaluation.verbatim import surviving_surfaces
 from tide_core.models import default_model_spec
 from tide_core.recognizers.registry import create
 from tide_core.spans import Span
+from tide_core.training.trainer import read_model_card
 
 #: Release targets (issue 11), checked on every corpus.
 TARGETS = {
@@ -231,8 +232,6 @@ def benchmark(
             corpus.patients = []
         specs = default_specs(corpus.patients, model_dir, include_model, model_options)
         if include_model and not model_card:
-            from tide_core.training.trainer import read_model_card
-
             card = read_model_card(specs["model"]["model_dir"])
             model_card = {k: card.get(k) for k in ("base", "corpus", "training", "recipe")}
         results.append(bench_corpus(corpus, specs, n_resamples, ablation, progress))

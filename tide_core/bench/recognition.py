@@ -39,7 +39,15 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from tide_core.config import demo_gazetteer_path
+from tide_core.engine.recognition import recognize_notes
+from tide_core.execution.ray_pipeline import RayRecognition, RayRecognitionConfig
+from tide_core.execution.ray_session import ensure_ray
+from tide_core.models import default_model_exists, default_model_location, pretrained_encoder_dir
+from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
+from tide_core.recognizers.registry import create
 from tide_core.spans import Note  # noqa: E402
+from tide_core.synth.corpus import generate_demo_corpus
 from tide_core.types import LABELS  # noqa: E402
 
 BIO_TAGS: tuple[str, ...] = ("O",) + tuple(f"{p}-{lab}" for lab in LABELS for p in ("B", "I"))
@@ -126,16 +134,12 @@ def choose_model(kind: str, workdir: Path, texts: Sequence[str]) -> tuple[Path, 
     if kind not in ("auto", "default", "minilm", "tiny"):
         return Path(kind), f"model at {kind}"
     if kind in ("auto", "default"):
-        from tide_core.models import default_model_exists, default_model_location
-
         if default_model_exists():
             return default_model_location(), "default PHI model"
         if kind == "default":
             raise SystemExit("the default model does not exist; run `tide train-recognizer --default`")
     if kind in ("auto", "minilm"):
         try:
-            from tide_core.models import pretrained_encoder_dir
-
             return build_head_model(
                 workdir / "minilm-head", pretrained_encoder_dir()
             ), "all-MiniLM-L6-v2 encoder + untrained head"
@@ -201,7 +205,6 @@ class PeakRSS:
 
 # ------------------------------------------------------------------------------------ corpus
 def base_corpus(n: int, seed: int = 7) -> tuple[list[Note], list[dict[str, Any]]]:
-    from tide_core.synth.corpus import generate_demo_corpus
 
     c = generate_demo_corpus(seed=seed, n_notes=n)
     return list(c.notes), list(c.patients)
@@ -220,9 +223,6 @@ def bare_forward(
 ) -> dict[str, Any]:
     """Forward passes only: windows are built first (untimed), then timed batch by batch."""
     import torch
-
-    from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
-    from tide_core.recognizers.registry import create
 
     torch.set_num_threads(threads)
     rec = create(
@@ -264,7 +264,6 @@ def ray_pipeline(
     tokens: int | None = None,
     warm: bool = True,
 ) -> dict[str, Any]:
-    from tide_core.execution.ray_pipeline import RayRecognition, RayRecognitionConfig
 
     marks: list[tuple[float, int]] = []
     cfg = RayRecognitionConfig(
@@ -302,8 +301,6 @@ def ray_pipeline(
 
 
 def local_rules(notes: Sequence[Note], specs: list[dict[str, Any]]) -> dict[str, float]:
-    from tide_core.engine.recognition import recognize_notes
-    from tide_core.recognizers.registry import create
 
     recs = [create(s) for s in specs]
     for r in recs:
@@ -319,7 +316,6 @@ def streamed_peak(
     notes: Sequence[Note], factor: int, specs: list[dict[str, Any]], cpus: int, batch_size: int
 ) -> dict[str, float]:
     """Stream ``factor`` x ``notes`` through the pipeline (default waves) keeping no results."""
-    from tide_core.execution.ray_pipeline import RayRecognition, RayRecognitionConfig
 
     cfg = RayRecognitionConfig(batch_size_short=batch_size, progress=False, local_num_cpus=cpus)
     n_notes = n_spans = 0
@@ -360,8 +356,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     import logging
 
     logging.getLogger("ray").setLevel(logging.ERROR)
-    from tide_core.config import demo_gazetteer_path
-    from tide_core.execution.ray_session import ensure_ray
 
     results: dict[str, Any] = {"cpus": args.cpus}
     rules_specs = [{"name": "tide.regex"}, {"name": "tide.gazetteer", "csv": demo_gazetteer_path()}]

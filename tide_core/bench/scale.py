@@ -33,6 +33,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tide_core.anonymize.keys import FileKeyProvider
+from tide_core.cli.cmd_demo import load_demo
+from tide_core.io.duckdb_warehouse import DuckDBWarehouse
+from tide_core.synth import generate_demo_corpus
+
 STUDY = "scale"
 KEY = "k1"
 _PROGRESS = re.compile(r"recognition \S+: chunk (\d+)/(\d+) committed, .*?; (\d+)/(\d+) rows \(\d+%\) in ([\d.]+)s")
@@ -67,14 +72,9 @@ def build_study(db: Path, n_notes: int, seed: int = 7, batch: int = 5000) -> Non
     """Write ``notes`` and ``patients`` tables of ``n_notes`` demo-like notes into ``db``."""
     import pyarrow as pa
 
-    from tide_core.io.duckdb_warehouse import DuckDBWarehouse
-    from tide_core.synth import generate_demo_corpus
-
     corpus = generate_demo_corpus(seed=seed)
     base = list(corpus.notes)
     with DuckDBWarehouse(db) as wh:
-        from tide_core.cli.cmd_demo import load_demo
-
         load_demo(wh, seed=seed)  # the demo's own patients table: the template of each copy's patients
         patients = wh.read_table("patients").to_pylist()
         wh.sql('DROP TABLE IF EXISTS "notes"')
@@ -152,7 +152,6 @@ def run_cli(
 
 
 def _fresh(workdir: Path, n: int, tag: str) -> tuple[Path, Path]:
-    from tide_core.anonymize.keys import FileKeyProvider
 
     db = workdir / f"study_{n}_{tag}.duckdb"
     for p in (db, db.with_suffix(".duckdb.wal")):

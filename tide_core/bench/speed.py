@@ -52,6 +52,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tide_core.anonymize.engine import Anonymizer
+from tide_core.anonymize.keys import KeyRing
+from tide_core.bench.corpora import load_corpus
+from tide_core.bench.quality import default_specs
+from tide_core.engine.recognition import finish_note
+from tide_core.errors import TideError
+from tide_core.inference.onnx_export import check_runtime
+from tide_core.inference.onnx_session import default_threads
+from tide_core.models import DEFAULT_MODEL_OPTIONS, default_model_dir
+from tide_core.recognizers.regex_recognizer import RegexRecognizer
+from tide_core.recognizers.registry import create
 from tide_core.spans import Note, Span
 
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")  # Presidio's e-mail recognizer: no network
@@ -80,7 +91,6 @@ class SpeedCorpus:
 
 
 def _source_docs(n_hint: int, seed: int) -> tuple[list[Any], list[dict[str, Any]]]:
-    from tide_core.bench.corpora import load_corpus
 
     docs: list[Any] = []
     patients: list[dict[str, Any]] = []
@@ -145,8 +155,6 @@ def build_corpora(
 # ------------------------------------------------------------------ systems
 def tide_runner(specs: dict[str, dict[str, Any]], batch: int = 32) -> Callable[[Sequence[Note]], int]:
     """Run the given recognizers then the engine's per-note finishing; returns the span count."""
-    from tide_core.engine.recognition import finish_note
-    from tide_core.recognizers.registry import create
 
     recs = [create(dict(spec)) for spec in specs.values()]
     for r in recs:
@@ -168,7 +176,6 @@ def tide_runner(specs: dict[str, dict[str, Any]], batch: int = 32) -> Callable[[
 
 
 def tide_regex_runner(fast: bool) -> Callable[[Sequence[Note]], int]:
-    from tide_core.recognizers.regex_recognizer import RegexRecognizer
 
     rec = RegexRecognizer(fast=fast)
     rec.load()
@@ -207,9 +214,6 @@ def presidio_runner(analyzer: Any) -> Callable[[Sequence[Note]], int]:
 
 
 def tide_anonymizer_runner(corpus: SpeedCorpus) -> Callable[[Sequence[Note]], int]:
-    from tide_core.anonymize.engine import Anonymizer
-    from tide_core.anonymize.keys import KeyRing
-    from tide_core.errors import TideError
 
     # a fresh random key per run; never printed
     an = Anonymizer(KeyRing("bench", "speed", secrets.token_bytes(32)))
@@ -347,9 +351,6 @@ def run(
     long_bytes: int = LONG_NOTE_BYTES,
     runtimes: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    from tide_core.bench.quality import default_specs
-    from tide_core.inference.onnx_export import check_runtime
-    from tide_core.models import DEFAULT_MODEL_OPTIONS
 
     default_runtime = str(DEFAULT_MODEL_OPTIONS.get("runtime", "torch"))
     runtimes = [check_runtime(r) for r in (runtimes or _default_runtimes(default_runtime))]
@@ -408,8 +409,6 @@ def run(
 
     model = None
     if not skip_model:
-        from tide_core.models import default_model_dir
-
         _reset_peak_rss()
         model = str(default_model_dir(must_exist=True))
         presidio_def = presidio_runner(presidio_default_analyzer())
@@ -442,7 +441,6 @@ def run(
     threads = None
     if "torch" in sys.modules:
         threads = sys.modules["torch"].get_num_threads()
-    from tide_core.inference.onnx_session import default_threads
 
     return {
         "rows": [r.to_dict() for r in rows],

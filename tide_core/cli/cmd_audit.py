@@ -8,12 +8,16 @@ import json
 import sys
 from pathlib import Path
 
+from tide_core.assurance.audit import buckets_from_notes, plan_audit, release_sentence, sample_patients
 from tide_core.assurance.audit_strata import parse_leaks, stratified_plan, stratified_records
 from tide_core.assurance.audit_table import TABLE_NAME, AuditRecord, check_against_release, records_to_table
+from tide_core.assurance.bounds import audit_bound
 from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
 from tide_core.cache.release_store import ReleaseStore
 from tide_core.cache.tables import TableNames
+from tide_core.cli.common import add_warehouse
 from tide_core.errors import ConfigError
+from tide_core.evaluation.jsonl_reader import read_jsonl_docs
 from tide_core.io.open import open_warehouse
 
 
@@ -44,7 +48,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         q.add_argument("--confidence", type=float, default=0.95)
     b.add_argument("--target", type=float, help="also say whether the bound supports this rate")
     s.add_argument("--population", default="this release", help='what was sampled, e.g. "the site A progress notes"')
-    from tide_core.cli.common import add_warehouse
 
     r = sub.add_parser("record", help="append one audit round to the tide_audits table")
     add_warehouse(r)
@@ -69,8 +72,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from tide_core.assurance.audit import buckets_from_notes, plan_audit, release_sentence, sample_patients
-    from tide_core.assurance.bounds import audit_bound
 
     if args.audit_command == "bound":
         bound = audit_bound(args.n, args.leaks, args.confidence)
@@ -91,7 +92,6 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(
             "E778", "tide audit plan needs --notes FILE or --warehouse URL", hint="see tide audit plan -h"
         )
-    from tide_core.evaluation.jsonl_reader import read_jsonl_docs
 
     notes = read_jsonl_docs(args.notes).docs
     buckets = buckets_from_notes(notes)

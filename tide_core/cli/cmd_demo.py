@@ -8,7 +8,16 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from tide_core.anonymize.keys import FileKeyProvider, provider_from_env
+from tide_core.cache.release_store import ReleaseStore
+from tide_core.cache.span_cache import SpanCache
+from tide_core.cli.cmd_run import print_anonymization, print_recognition
 from tide_core.cli.common import add_config, add_keys, config_from_args
+from tide_core.evaluation.evaluate import evaluate
+from tide_core.evaluation.gold_io import write_gold
+from tide_core.io.open import open_warehouse
+from tide_core.runner import anonymize_study, recognize_study
+from tide_core.synth import generate_demo_corpus
 
 if TYPE_CHECKING:
     from tide_core.config import TideConfig
@@ -33,8 +42,6 @@ def load_demo(wh: Warehouse, seed: int = 7, gold_out: str | None = None) -> Demo
     """Write the demo ``notes`` and ``patients`` tables; return the corpus."""
     import pyarrow as pa
 
-    from tide_core.synth import generate_demo_corpus
-
     corpus = generate_demo_corpus(seed=seed)
     rows = [
         {
@@ -54,18 +61,11 @@ def load_demo(wh: Warehouse, seed: int = 7, gold_out: str | None = None) -> Demo
         pa.Table.from_pylist([{k: (None if v is None else str(v)) for k, v in p.items()} for p in corpus.patients]),
     )
     if gold_out:
-        from tide_core.evaluation.gold_io import write_gold
-
         write_gold(gold_out, corpus.gold)
     return corpus
 
 
 def run(args: argparse.Namespace) -> int:
-    from tide_core.anonymize.keys import FileKeyProvider, provider_from_env
-    from tide_core.cache.release_store import ReleaseStore
-    from tide_core.cli.cmd_run import print_anonymization, print_recognition
-    from tide_core.io.open import open_warehouse
-    from tide_core.runner import anonymize_study, recognize_study
 
     config = config_from_args(args)
     provider = provider_from_env(args.key_dir)
@@ -111,8 +111,6 @@ def _researcher_hint(url: str, study: str, key: str) -> str:
 
 def _print_quality(wh: Warehouse, study: str, config: TideConfig, corpus: DemoCorpus) -> None:
     """Recall/precision of the cached spans against the demo's gold annotations (tau = 0.8)."""
-    from tide_core.cache.span_cache import SpanCache
-    from tide_core.evaluation.evaluate import evaluate
 
     spans = SpanCache(wh, config.tables).spans(study)
     report = evaluate(corpus.gold, {d.note_id: spans.get(d.note_id, []) for d in corpus.gold}, n_resamples=0)

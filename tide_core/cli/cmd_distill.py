@@ -8,6 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tide_core.errors import ConfigError, InputError
+from tide_core.evaluation.gold_io import read_gold
+from tide_core.spans import Note
+from tide_core.synth import generate_training_corpus
+from tide_core.training.distill import distill
+from tide_core.training.fidelity import format_fidelity
+from tide_core.training.trainer import TrainConfig
 
 if TYPE_CHECKING:
     from tide_core.spans import Note
@@ -61,7 +67,6 @@ def _teacher(arg: str) -> list[dict[str, Any]]:
 
 
 def _read_notes(path: str) -> list[Note]:
-    from tide_core.spans import Note
 
     notes: list[Note] = []
     for i, line in enumerate(Path(path).read_text().splitlines(), 1):
@@ -85,20 +90,13 @@ def _read_notes(path: str) -> list[Note]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tide_core.training.distill import distill
-    from tide_core.training.fidelity import format_fidelity
-    from tide_core.training.trainer import TrainConfig
 
     if args.notes:
         notes = _read_notes(args.notes)
     else:
-        from tide_core.synth import generate_training_corpus
-
         notes = [d.to_note() for d in generate_training_corpus(args.synthetic, seed=args.corpus_seed)]
     gold = None
     if args.gold:
-        from tide_core.evaluation.gold_io import read_gold
-
         gold = read_gold(args.gold)
     lr = args.lr if args.lr is not None else (3e-3 if args.from_config else 1e-4)
     cfg = TrainConfig(

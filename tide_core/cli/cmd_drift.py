@@ -14,6 +14,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tide_core.assurance.drift import (
+    SET_FORMAT,
+    SEVERITY,
+    check_drift,
+    check_drift_set,
+    freeze_reference,
+    freeze_reference_set,
+    load_reference,
+    save_reference,
+)
+from tide_core.assurance.drift_table import TABLE_NAME, record_drift, warehouse_drift_inputs
+from tide_core.errors import ConfigError
+from tide_core.evaluation.jsonl_reader import read_jsonl_docs
+from tide_core.io.open import open_warehouse
+
 
 def _inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--notes", help="JSONL of notes (gold/notes shape: note_id, text, metadata)")
@@ -64,8 +79,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _load_warehouse(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
-    from tide_core.assurance.drift_table import warehouse_drift_inputs
-    from tide_core.io.open import open_warehouse
 
     wh = open_warehouse(args.warehouse)
     try:
@@ -79,7 +92,6 @@ def _load_warehouse(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
 
 
 def _check_mode(args: argparse.Namespace) -> None:
-    from tide_core.errors import ConfigError
 
     if args.warehouse and args.notes:
         raise ConfigError(
@@ -102,7 +114,6 @@ def _check_mode(args: argparse.Namespace) -> None:
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
-    from tide_core.evaluation.jsonl_reader import read_jsonl_docs
 
     if args.warehouse:
         return _load_warehouse(args)
@@ -113,16 +124,6 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, Any, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tide_core.assurance.drift import (
-        SET_FORMAT,
-        SEVERITY,
-        check_drift,
-        check_drift_set,
-        freeze_reference,
-        freeze_reference_set,
-        load_reference,
-        save_reference,
-    )
 
     _check_mode(args)
     notes, spans, residual, forbidden = _load(args)
@@ -146,8 +147,6 @@ def run(args: argparse.Namespace) -> int:
     ref = load_reference(args.reference)
     if ref["format"] == SET_FORMAT:
         if args.record:
-            from tide_core.errors import ConfigError
-
             raise ConfigError(
                 "E757",
                 "--record takes a single reference, not a per-group reference set",
@@ -184,9 +183,6 @@ def run(args: argparse.Namespace) -> int:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(result.to_dict(), indent=2), encoding="utf-8")
     if args.record:
-        from tide_core.assurance.drift_table import TABLE_NAME, record_drift
-        from tide_core.io.open import open_warehouse
-
         wh = open_warehouse(args.warehouse)
         try:
             record_drift(wh, args.study, args.key, result, ref.get("name") or "reference", forbidden=forbidden)

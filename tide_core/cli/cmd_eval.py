@@ -6,6 +6,14 @@ import argparse
 import json
 import sys
 
+from tide_core.config import TideConfig
+from tide_core.errors import ConfigError
+from tide_core.evaluation.crosswalk import identity_crosswalk, load_crosswalk
+from tide_core.evaluation.decomposition import decompose_recall_drop
+from tide_core.evaluation.evaluate import Predictions, corpus_counts, evaluate
+from tide_core.evaluation.loading import load_cached_predictions, load_gold, load_predictions
+from tide_core.evaluation.report import to_markdown, write_report
+
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("eval", help="score predictions against gold spans (recall, precision, CIs)")
@@ -45,12 +53,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from tide_core.errors import ConfigError
-    from tide_core.evaluation.crosswalk import identity_crosswalk, load_crosswalk
-    from tide_core.evaluation.decomposition import decompose_recall_drop
-    from tide_core.evaluation.evaluate import Predictions, corpus_counts, evaluate
-    from tide_core.evaluation.loading import load_cached_predictions, load_gold, load_predictions
-    from tide_core.evaluation.report import to_markdown, write_report
 
     if (args.pred is None) == (args.warehouse is None):
         raise ConfigError(
@@ -79,8 +81,6 @@ def run(args: argparse.Namespace) -> int:
     if args.warehouse:
         tables = None
         if args.config:
-            from tide_core.config import TideConfig
-
             tables = TideConfig.from_file(args.config).tables
         cached = load_cached_predictions(args.warehouse, args.study, gold=gold.docs, tables=tables, crosswalk=xw)
         print(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from tide_core.anonymize.keys import FileKeyProvider, provider_from_env
 from tide_core.cli.common import add_keys
 
 if TYPE_CHECKING:
@@ -25,7 +26,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _file_provider(args: argparse.Namespace) -> FileKeyProvider:
-    from tide_core.anonymize.keys import FileKeyProvider, provider_from_env
 
     provider = provider_from_env(args.key_dir).providers[0]
     assert isinstance(provider, FileKeyProvider)  # provider_from_env puts the key directory first

@@ -6,6 +6,12 @@ import argparse
 import sys
 
 from tide_core.cli.common import add_warehouse
+from tide_core.config import TideConfig
+from tide_core.errors import ConfigError
+from tide_core.io.open import open_warehouse
+from tide_core.review.api import ReviewAPI
+from tide_core.review.server import is_loopback, make_server
+from tide_core.review.store import ReviewStore
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,12 +37,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tide_core.config import TideConfig
-    from tide_core.errors import ConfigError
-    from tide_core.io.open import open_warehouse
-    from tide_core.review.api import ReviewAPI
-    from tide_core.review.server import is_loopback, make_server
-    from tide_core.review.store import ReviewStore
 
     if not is_loopback(args.host) and not args.allow_non_loopback:
         raise ConfigError(

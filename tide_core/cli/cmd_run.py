@@ -5,7 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from tide_core.anonymize.keys import env_var_name, provider_from_env
+from tide_core.chunk_progress import log_progress
 from tide_core.cli.common import add_config, add_keys, add_warehouse, config_from_args
+from tide_core.errors import KeyProviderError
+from tide_core.io.open import open_warehouse
+from tide_core.runner import anonymize_study, recognize_study
 
 if TYPE_CHECKING:
     from tide_core.runner import AnonymizationReport, RecognitionReport
@@ -53,16 +58,10 @@ def print_anonymization(a: AnonymizationReport) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tide_core.anonymize.keys import env_var_name, provider_from_env
-    from tide_core.chunk_progress import log_progress
-    from tide_core.io.open import open_warehouse
-    from tide_core.runner import anonymize_study, recognize_study
 
     config = config_from_args(args)
     provider = provider_from_env(args.key_dir)
     if args.stage in ("all", "anonymize") and not provider.has(args.study, args.key):
-        from tide_core.errors import KeyProviderError
-
         raise KeyProviderError(
             "E108",
             f"no key {args.key!r} for study {args.study!r}",

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from tide_core.errors import ConfigError
+from tide_core.evaluation.gold_io import write_gold
+from tide_core.synth import PATIENT_COLUMNS, generate
 
 DEFAULT_N = {"demo": 150, "train": 5000, "heldout": 1000}
 
@@ -33,7 +35,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def write_patients_csv(path: Path, patients: list[dict[str, Any]]) -> None:
-    from tide_core.synth import PATIENT_COLUMNS
 
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=list(PATIENT_COLUMNS))
@@ -43,8 +44,6 @@ def write_patients_csv(path: Path, patients: list[dict[str, Any]]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tide_core.evaluation.gold_io import write_gold
-    from tide_core.synth import generate
 
     n = DEFAULT_N[args.kind] if args.n is None else args.n
     if n < 1:

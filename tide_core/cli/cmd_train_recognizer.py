@@ -9,6 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from tide_core.errors import ConfigError
+from tide_core.evaluation.gold_io import read_gold
+from tide_core.inference.onnx_export import ONNX_RUNTIMES, onnx_model
+from tide_core.models import DEFAULT_MODEL_OPTIONS, default_model_location, default_model_target
+from tide_core.synth import generate_training_corpus
+from tide_core.training.default_model import train_default_model
+from tide_core.training.trainer import TrainConfig, resolve_num_threads, train_token_classifier
 
 
 def register(subparsers: Any) -> None:
@@ -71,8 +77,6 @@ def register(subparsers: Any) -> None:
 
 def _export_default(model_dir: Path) -> None:
     """Build (or find) the ONNX file of the default runtime for ``model_dir``."""
-    from tide_core.inference.onnx_export import ONNX_RUNTIMES, onnx_model
-    from tide_core.models import DEFAULT_MODEL_OPTIONS
 
     runtime = str(DEFAULT_MODEL_OPTIONS.get("runtime", "torch"))
     if runtime not in ONNX_RUNTIMES:
@@ -83,14 +87,9 @@ def _export_default(model_dir: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tide_core.training.trainer import TrainConfig, train_token_classifier
 
     progress = not args.no_progress
     if args.default:
-        from tide_core.models import default_model_location, default_model_target
-        from tide_core.training.default_model import train_default_model
-        from tide_core.training.trainer import resolve_num_threads
-
         out = Path(args.output) if args.output else default_model_target()
         if not args.force:
             existing = out if args.output else default_model_location()  # may be the old ./.tide location
@@ -120,13 +119,9 @@ def run(args: argparse.Namespace) -> int:
         if not args.output:
             raise ConfigError("E337", "--output is required", hint="pass --output DIR, or use --default")
         if args.gold:
-            from tide_core.evaluation.gold_io import read_gold
-
             docs = read_gold(args.gold)
             corpus = {"source": "gold", "file": Path(args.gold).name, "n_notes": len(docs)}
         elif args.synthetic:
-            from tide_core.synth import generate_training_corpus
-
             docs = generate_training_corpus(args.synthetic, seed=args.corpus_seed)
             corpus = {
                 "source": "tide_core.synth.generate_training_corpus",
@@ -137,8 +132,6 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("E338", "no training data given", hint="pass --gold FILE, --synthetic N or --default")
         dev = None
         if args.dev_gold:
-            from tide_core.evaluation.gold_io import read_gold
-
             dev = read_gold(args.dev_gold)
         lr = args.lr if args.lr is not None else (3e-3 if args.from_config else 1e-4)
         cfg = TrainConfig(

@@ -8,6 +8,7 @@ import logging
 import pkgutil
 import sys
 
+import tide_core.cli as pkg
 from tide_core import __version__
 from tide_core.errors import TideError
 
@@ -17,7 +18,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tide {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging (never logs note text)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    import tide_core.cli as pkg
 
     for mod in sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if m.name.startswith("cmd_")):
         module = importlib.import_module(f"tide_core.cli.{mod}")

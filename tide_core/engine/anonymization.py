@@ -10,7 +10,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
+from tide_core.anonymize.dates import shift_note_date
+from tide_core.anonymize.engine import Anonymizer, DatePolicy, pseudonym
 from tide_core.errors import TideError
+from tide_core.resolve import resolve_spans
 from tide_core.spans import AnonymizedNote, Note, Quarantined, Span
 from tide_core.text.normalize import normalize_surface
 
@@ -65,10 +68,6 @@ def anonymize_notes(
     desc: str = "anonymize",
 ) -> AnonymizationBatch:
     from tqdm import tqdm
-
-    from tide_core.anonymize.dates import shift_note_date
-    from tide_core.anonymize.engine import Anonymizer, DatePolicy, pseudonym
-    from tide_core.resolve import resolve_spans
 
     policy = cast("DatePolicy", getattr(config, "on_unparseable_date", "mask"))  # checked by Anonymizer
     anonymizer = Anonymizer(keyring, on_unparseable_date=policy)

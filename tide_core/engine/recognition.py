@@ -38,8 +38,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from tide_core.errors import ConfigError, TideError
+from tide_core import person_roles, propagate, span_tidy
+from tide_core.errors import ConfigError, InputError, TideError
+from tide_core.fingerprint import Step, fingerprint, step_fingerprint
+from tide_core.person_roles import assign_roles
+from tide_core.propagate import propagate_spans
+from tide_core.resolve import ResolutionPolicy, resolve_spans
+from tide_core.span_tidy import tidy_spans
 from tide_core.spans import Note, Span
+from tide_core.text import normalize as text_normalize
 from tide_core.text.normalize import NormalizedText, normalize
 
 if TYPE_CHECKING:
@@ -301,7 +308,6 @@ def checked_spans(note: Note, spans: Iterable[Span], recognizer_name: str) -> tu
 
 def as_policy(policy: Any) -> Any:
     """Accept ``None``, a ``ResolutionPolicy`` or its dict form."""
-    from tide_core.resolve import ResolutionPolicy
 
     if policy is None or isinstance(policy, ResolutionPolicy):
         return policy
@@ -323,10 +329,6 @@ def finish_note(
     """
     if failure is not None:
         return [], NoteRecognition(note_id, "failed", 0, failure.code, failure.error)
-    from tide_core.person_roles import assign_roles
-    from tide_core.propagate import propagate_spans
-    from tide_core.resolve import resolve_spans
-    from tide_core.span_tidy import tidy_spans
 
     _, resolution, _, propagation = note_steps(policy)  # the steps recognition_fingerprint covers
     view = normalize(text) if text is not None else None
@@ -402,8 +404,6 @@ def _check_unique(notes: Sequence[Note]) -> None:
     seen: set[str] = set()
     for n in notes:
         if n.note_id in seen:
-            from tide_core.errors import InputError
-
             raise InputError(
                 "E505",
                 f"note id {n.note_id} appears twice in one recognition batch",
@@ -416,8 +416,6 @@ def note_steps(policy: Any = None) -> tuple[Any, Any, Any, Any]:
     """The output-changing steps after the recognizers, in the order :func:`finish_note` runs
     them: span tidying, resolution under ``policy`` (``None`` is ``ResolutionPolicy()``), person
     roles, within-note propagation.  Each is a ``tide_core.fingerprint.Step``."""
-    from tide_core import person_roles, propagate, span_tidy
-    from tide_core.resolve import ResolutionPolicy
 
     policy = as_policy(policy)
     resolution = ResolutionPolicy() if policy is None else policy
@@ -433,8 +431,6 @@ def recognition_fingerprint(recognizers: Sequence[Recognizer], policy: Any = Non
     It never depends on batch sizes, worker counts or the executor, so local and Ray runs share
     cache entries.  A new output-changing step must be added to :func:`note_steps`.
     """
-    from tide_core.fingerprint import Step, fingerprint, step_fingerprint
-    from tide_core.text import normalize as text_normalize
 
     steps = [step_fingerprint(s) if isinstance(s, Step) else fingerprint(repr(s)) for s in note_steps(policy)]
     view = step_fingerprint(text_normalize.STEP)  # the normalised view recognizers see

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tide_core.cache.span_cache import SpanCache, text_sha256
 from tide_core.errors import ConfigError, InputError
 from tide_core.evaluation.brat import read_brat
 from tide_core.evaluation.crosswalk import Crosswalk
@@ -18,6 +19,7 @@ from tide_core.evaluation.documents import LoadedDocs
 from tide_core.evaluation.gold_io import GoldDoc, read_gold
 from tide_core.evaluation.i2b2 import read_i2b2
 from tide_core.evaluation.jsonl_reader import read_jsonl_docs
+from tide_core.io.open import open_warehouse
 from tide_core.spans import Span
 
 if TYPE_CHECKING:
@@ -85,8 +87,6 @@ def load_cached_predictions(
     different text).  ``crosswalk`` is applied to the cached labels as to JSONL predictions.
     ``tables``: a :class:`~tide_core.cache.tables.TableNames` (default table names otherwise).
     """
-    from tide_core.cache.span_cache import SpanCache, text_sha256
-    from tide_core.io.open import open_warehouse
 
     own = isinstance(warehouse, str)
     if isinstance(warehouse, str):

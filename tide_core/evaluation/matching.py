@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from tide_core.errors import ConfigError
 from tide_core.spans import Span
 
 
@@ -91,8 +92,6 @@ def match_document(
 ) -> DocumentMatch:
     """Match one document's predictions to its gold spans (see the module docstring)."""
     if not 0.0 < tau <= 1.0:
-        from tide_core.errors import ConfigError
-
         raise ConfigError("E712", f"overlap threshold tau={tau} outside (0, 1]", hint="use e.g. 0.8 or 0.5")
     g_sorted = tuple(sorted(gold, key=_key))
     p_sorted = tuple(sorted(pred, key=_key))

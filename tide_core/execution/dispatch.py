@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from tide_core.engine.recognition import RecognitionBatch, recognize_notes
+from tide_core.execution.ray_pipeline import RayRecognition, RayRecognitionConfig
 from tide_core.recognizers.base import Recognizer
 from tide_core.spans import Note
 
@@ -36,8 +37,6 @@ def recognize_batches(
     if not notes:
         return
     if executor == "ray" and specs:
-        from tide_core.execution.ray_pipeline import RayRecognition, RayRecognitionConfig
-
         yield RayRecognition(RayRecognitionConfig(address=ray_address)).run(list(notes), list(specs), policy)
         return
     from tqdm import tqdm

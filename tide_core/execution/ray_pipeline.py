@@ -36,10 +36,19 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Siz
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tide_core.engine.recognition import E_LOST, NoteRecognition, RecognitionBatch, RecognitionStats, _check_unique
+from tide_core.engine.anonymization import anonymize_notes
+from tide_core.engine.recognition import (
+    E_LOST,
+    NoteRecognition,
+    RecognitionBatch,
+    RecognitionStats,
+    _check_unique,
+    as_policy,
+)
 from tide_core.errors import ConfigError, TideError
 from tide_core.execution import ray_stages as st
 from tide_core.execution.ray_session import cluster_resources, ensure_ray
+from tide_core.recognizers import registry
 from tide_core.spans import Note, Quarantined, Span
 
 if TYPE_CHECKING:
@@ -169,7 +178,6 @@ def _factories(specs: Sequence[dict[str, Any]]) -> dict[str, Callable[..., Any]]
     """The registry factories the specs name, shipped to the workers: recognizers registered with
     ``registry.register`` in the driver only (tests, site plugins) do not exist there otherwise.
     Dotted-path specs ('pkg.module:Factory') are imported by the workers themselves."""
-    from tide_core.recognizers import registry
 
     table = getattr(registry, "_FACTORIES", {})
     return {s["name"]: table[s["name"]] for s in specs if s["name"] in table}
@@ -197,8 +205,6 @@ class RayRecognition:
         self, notes: Iterable[Note], recognizer_specs: Sequence[dict[str, Any]], policy: Any = None
     ) -> Iterator[RecognitionBatch]:
         """Yield one RecognitionBatch per wave (records in input order within and across waves)."""
-        from tide_core.engine.recognition import as_policy
-        from tide_core.recognizers import registry
 
         specs = [dict(s) for s in recognizer_specs]
         if not specs:
@@ -531,7 +537,6 @@ def _anonymize_one(
     """One note through :func:`tide_core.engine.anonymization.anonymize_notes`, the one
     anonymization path: span resolution, the operators' coded errors, the E405 check that no
     replacement equals its original, and E499 for any other failure are the same as in process."""
-    from tide_core.engine.anonymization import anonymize_notes
 
     note, spans = item
     batch = anonymize_notes([note], {note.note_id: spans}, keyring, config)

@@ -28,16 +28,19 @@ from typing import Any
 import numpy as np
 
 from tide_core.engine.recognition import (
+    E_RAISED,
     NoteFailure,
     NoteRecognition,
     RecognitionStats,
     checked_spans,
+    describe_exception,
     finish_note,
     recognition_view,
     run_recognizer,
     spans_to_original,
 )
 from tide_core.errors import RecognitionError, TideError
+from tide_core.recognizers import registry
 from tide_core.spans import Note, Span
 
 
@@ -92,7 +95,6 @@ def build_recognizers(
     load: bool = True,
 ) -> dict[int, Any]:
     """Create (and ``load()``) the recognizers at ``indices`` of ``specs`` in this worker."""
-    from tide_core.recognizers import registry
 
     for name, factory in (factories or {}).items():
         if name not in registry.names():
@@ -162,7 +164,6 @@ class _Stage:
 
 class WindowStage(_Stage):
     def process(self, group: Group) -> None:
-        from tide_core.engine.recognition import E_RAISED, describe_exception
 
         for k, rec in self.recognizers.items():
             per_note: list[Any] = []
@@ -239,7 +240,6 @@ class AssembleStage(_Stage):
     loads = False
 
     def process(self, group: Group) -> None:
-        from tide_core.engine.recognition import E_RAISED, describe_exception
 
         for k, rec in self.recognizers.items():
             windows = group.windows.pop(k, None) or [None] * len(group.notes)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from tide_core.errors import ConfigError
+from tide_core.io.bigquery_warehouse import BigQueryWarehouse
+from tide_core.io.duckdb_warehouse import DuckDBWarehouse
 from tide_core.io.warehouse import Warehouse
 
 SCHEMES = ("duckdb", "bigquery")
@@ -25,12 +27,8 @@ def open_warehouse(url: str, **options: Any) -> Warehouse:
         )
     scheme, _, rest = url.partition(":")
     if scheme == "duckdb":
-        from tide_core.io.duckdb_warehouse import DuckDBWarehouse
-
         path, _, schema = rest.partition("#")
         return DuckDBWarehouse(path or ":memory:", schema=schema or "main", **options)
     if scheme == "bigquery":
-        from tide_core.io.bigquery_warehouse import BigQueryWarehouse
-
         return BigQueryWarehouse.from_url(url, **options)
     raise ConfigError("E301", f"unknown warehouse scheme {scheme!r}", hint=f"use one of: {', '.join(SCHEMES)}")

@@ -30,7 +30,9 @@ from typing import Any
 import numpy as np
 
 from tide_core.errors import ConfigError, RecognitionError
-from tide_core.inference.onnx_export import ONNX_RUNTIMES, RECIPES, check_runtime
+from tide_core.inference.onnx_export import ONNX_RUNTIMES, RECIPES, check_runtime, onnx_model
+from tide_core.inference.onnx_session import OnnxTokenClassifier
+from tide_core.models import default_model_dir
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.spans import Note, RecognizerResult, Span
 from tide_core.text.model_hash import model_dir_hash
@@ -85,8 +87,6 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         threads: int | None = None,
     ) -> None:
         if model_dir is None:
-            from tide_core.models import default_model_dir
-
             model_dir = default_model_dir()
         self.model_dir = Path(model_dir)
         self.window = int(window)
@@ -221,8 +221,6 @@ class HFTokenClassifierRecognizer(TideRecognizer):
     def _load_onnx(self) -> None:
         if self._session is not None:
             return
-        from tide_core.inference.onnx_export import onnx_model
-        from tide_core.inference.onnx_session import OnnxTokenClassifier
 
         self.load_tokenizer()
         cfg_limit = self._max_positions()

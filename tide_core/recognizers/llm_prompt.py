@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from tide_core.fingerprint import fingerprint
 from tide_core.types import LABELS
 
 PROMPT_VERSION = "1"
@@ -160,6 +161,5 @@ def chunk_text(text: str, chunk_chars: int, overlap: int) -> list[tuple[int, str
 
 def labels_hash(labels: Iterable[str]) -> str:
     """Fingerprint of the system prompt for ``labels`` (part of the LLM recognizer's config)."""
-    from tide_core.fingerprint import fingerprint
 
     return fingerprint(system_prompt(list(labels)))

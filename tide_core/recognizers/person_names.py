@@ -32,6 +32,7 @@ from typing import Any
 from tide_core.propagate import name_lexicon
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.recognizers.patterns import STATE_NAMES
+from tide_core.recognizers.places import _fold, load_place_names
 from tide_core.spans import RecognizerResult
 from tide_core.text.word_frequency import english_frequencies
 
@@ -122,7 +123,6 @@ _zipf = english_frequencies
 
 def _is_place(surface: str) -> bool:
     """A real place name ("Coral Gables", "Indiana"): left to the place recognizer."""
-    from tide_core.recognizers.places import _fold, load_place_names
 
     return _fold(surface).lower() in load_place_names().tiers or surface.casefold() in _US_STATES
 

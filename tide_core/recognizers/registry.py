@@ -19,6 +19,16 @@ from typing import Any
 from tide_core.errors import ConfigError
 from tide_core.plugins import load_dotted
 from tide_core.recognizers.base import TideRecognizer
+from tide_core.recognizers.facilities import FacilityRecognizer, OrganisationHeadRecognizer
+from tide_core.recognizers.gazetteer import GazetteerRecognizer
+from tide_core.recognizers.id_shapes import IdentifierShapeRecognizer
+from tide_core.recognizers.known_phi import KnownPHIRecognizer
+from tide_core.recognizers.llm import LLMRecognizer
+from tide_core.recognizers.organisations import OrganisationRecognizer
+from tide_core.recognizers.person_names import PersonNameRecognizer
+from tide_core.recognizers.places import PlaceRecognizer
+from tide_core.recognizers.presidio_adapter import PresidioRecognizerAdapter, adapter_from_spec
+from tide_core.recognizers.regex_recognizer import RegexRecognizer
 
 Factory = Callable[..., TideRecognizer]
 _FACTORIES: dict[str, Factory] = {}
@@ -77,8 +87,6 @@ def create(spec: Mapping[str, Any]) -> TideRecognizer:
         else:
             entity_types = (EntityRecognizer,)
         if entity_types and isinstance(rec, entity_types):
-            from tide_core.recognizers.presidio_adapter import PresidioRecognizerAdapter
-
             return PresidioRecognizerAdapter(rec)
         raise ConfigError(
             "E237",
@@ -90,13 +98,11 @@ def create(spec: Mapping[str, Any]) -> TideRecognizer:
 
 # ------------------------------------------------------------------ builtins (lazy imports)
 def _regex(**options: Any) -> TideRecognizer:
-    from tide_core.recognizers.regex_recognizer import RegexRecognizer
 
     return RegexRecognizer(**options)
 
 
 def _gazetteer(csv: str | None = None, **options: Any) -> TideRecognizer:
-    from tide_core.recognizers.gazetteer import GazetteerRecognizer
 
     if csv is None:
         raise ConfigError(
@@ -108,7 +114,6 @@ def _gazetteer(csv: str | None = None, **options: Any) -> TideRecognizer:
 
 
 def _known_phi(rows: Any = None, **options: Any) -> TideRecognizer:
-    from tide_core.recognizers.known_phi import KnownPHIRecognizer
 
     if rows is None:
         raise ConfigError(
@@ -128,49 +133,41 @@ def _hf(**options: Any) -> TideRecognizer:
 
 
 def _llm(**options: Any) -> TideRecognizer:
-    from tide_core.recognizers.llm import LLMRecognizer
 
     return LLMRecognizer(**options)
 
 
 def _org(**options: Any) -> TideRecognizer:
-    from tide_core.recognizers.organisations import OrganisationRecognizer
 
     return OrganisationRecognizer(**options)
 
 
 def _places(**options: Any) -> TideRecognizer:
-    from tide_core.recognizers.places import PlaceRecognizer
 
     return PlaceRecognizer(**options)
 
 
 def _ids(**options: Any) -> TideRecognizer:
-    from tide_core.recognizers.id_shapes import IdentifierShapeRecognizer
 
     return IdentifierShapeRecognizer(**options)
 
 
 def _facilities(**options: Any) -> TideRecognizer:
-    from tide_core.recognizers.facilities import FacilityRecognizer
 
     return FacilityRecognizer(**options)
 
 
 def _org_heads(**options: Any) -> TideRecognizer:
-    from tide_core.recognizers.facilities import OrganisationHeadRecognizer
 
     return OrganisationHeadRecognizer(**options)
 
 
 def _names(**options: Any) -> TideRecognizer:
-    from tide_core.recognizers.person_names import PersonNameRecognizer
 
     return PersonNameRecognizer(**options)
 
 
 def _presidio(**options: Any) -> TideRecognizer:
-    from tide_core.recognizers.presidio_adapter import adapter_from_spec
 
     return adapter_from_spec(**options)
 

@@ -31,6 +31,7 @@ from tide_core.cache.span_cache import (
 from tide_core.config import TideConfig
 from tide_core.errors import InputError
 from tide_core.io.warehouse import Warehouse
+from tide_core.runner import read_study_input
 from tide_core.spans import Note
 from tide_core.types import LABELS
 
@@ -101,7 +102,6 @@ class ReviewStore:
     # -- notes -----------------------------------------------------------------------------
     def reload_notes(self) -> int:
         """(Re)read the study's notes; rows that fail validation are not reviewable."""
-        from tide_core.runner import read_study_input
 
         with self._lock:
             validated = read_study_input(self.wh, self.study, self.config, self.notes_table)

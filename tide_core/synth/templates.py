@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from tide_core.synth import templates_heldout, templates_train
+
 NOTE_TYPES = (
     "discharge_summary",
     "progress_note",
@@ -84,7 +86,6 @@ def _build(family: str, rows: Iterable[tuple[str, str, str]]) -> list[Template]:
 
 @lru_cache(maxsize=1)
 def all_templates() -> tuple[Template, ...]:
-    from tide_core.synth import templates_heldout, templates_train
 
     return tuple(_build("train", templates_train.ROWS) + _build("heldout", templates_heldout.ROWS))
 

@@ -18,6 +18,12 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import tide_core
+from tide_core.errors import ConfigError
+from tide_core.synth import generate_training_corpus
+from tide_core.synth.compose import SOURCE as COMPOSE_VERSION
+from tide_core.synth.compose import generate_mixed_training_corpus
+from tide_core.synth.corpus import SYNTH_VERSION
 from tide_core.training.trainer import TrainConfig, TrainResult, train_token_classifier
 
 if TYPE_CHECKING:
@@ -55,9 +61,6 @@ class DefaultRecipe:
 
     def corpus_description(self) -> dict[str, Any]:
         """The corpus as recorded in the model card (with generator versions)."""
-        import tide_core
-        from tide_core.synth.compose import SOURCE as COMPOSE_VERSION
-        from tide_core.synth.corpus import SYNTH_VERSION
 
         return {
             **self.corpus,
@@ -83,18 +86,13 @@ def build_corpus(recipe: DefaultRecipe) -> list[GoldDoc]:
     """The training documents the recipe describes."""
     source = recipe.corpus.get("source")
     if source == "tide_core.synth.compose.generate_mixed_training_corpus":
-        from tide_core.synth.compose import generate_mixed_training_corpus
-
         return generate_mixed_training_corpus(
             recipe.n_notes,
             seed=recipe.corpus_seed,
             compositional_share=float(recipe.corpus.get("compositional_share", 0.5)),
         )
     if source == "tide_core.synth.generate_training_corpus":
-        from tide_core.synth import generate_training_corpus
-
         return generate_training_corpus(recipe.n_notes, seed=recipe.corpus_seed)
-    from tide_core.errors import ConfigError
 
     raise ConfigError(
         "E339",

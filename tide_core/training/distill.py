@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from tide_core.evaluation.gold_io import GoldDoc
+from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
+from tide_core.recognizers.registry import create
+from tide_core.resolve import resolve_spans
 from tide_core.spans import Note, Span
 from tide_core.training.fidelity import fidelity_report
 from tide_core.training.trainer import TrainConfig, TrainResult, train_token_classifier
@@ -44,8 +47,6 @@ def label_notes(
     notes: Sequence[Any], specs: Sequence[Mapping[str, Any]], batch: int = 32, progress: bool = False
 ) -> dict[str, list[Span]]:
     """Run the teacher (one or more registry specs, resolved together) over ``notes``."""
-    from tide_core.recognizers.registry import create
-    from tide_core.resolve import resolve_spans
 
     recs = [create(dict(s)) for s in specs]
     for r in recs:
@@ -71,7 +72,6 @@ def label_notes(
 
 
 def predict_model_dir(model_dir: str | os.PathLike[str], notes: Sequence[Any]) -> dict[str, list[Span]]:
-    from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
 
     rec = HFTokenClassifierRecognizer(model_dir)
     plain = [_as_note(n) for n in notes]

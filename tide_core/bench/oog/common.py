@@ -9,6 +9,7 @@ from typing import Any
 
 from tide_core.bench.oog.builder import TERM, DocBuilder, Piece, Pieces
 from tide_core.bench.oog.phi import Fake, Person
+from tide_core.bench.oog.vocab import WORLD
 
 SEPARATORS = [": ", ":", " - ", " = ", "=", "\t", " : ", ":\t", " -- ", " | "]
 
@@ -261,7 +262,6 @@ class Ctx:
 
     def world(self) -> Pieces:
         city, cc = self.f.world_city()
-        from tide_core.bench.oog.vocab import WORLD
 
         if self.rng.random() < 0.6:
             return [(city, "LOCATION"), (", ", None), (WORLD[cc][0], "LOCATION")]
