@@ -230,14 +230,14 @@ def test_note_date_that_cannot_be_shifted_quarantines_the_note(note_date, shifta
 @pytest.mark.parametrize("broken", [False, True])
 def test_e499_any_other_failure_quarantines_the_note_without_quoting_it(monkeypatch, broken):
     """A bug outside the operators (here: the pseudonym step raising) still fails closed."""
-    from tide_core.anonymize import engine
+    from tide_core.engine import anonymization
 
     if broken:
 
         def boom(keyring, kind, value):
             raise RuntimeError(f"cannot reference {value}")
 
-        monkeypatch.setattr(engine, "pseudonym", boom)
+        monkeypatch.setattr(anonymization, "pseudonym", boom)  # where anonymize_notes looks it up
     text = "Pt Mary Lee seen."
     note = Note("n1", "p-secret", text)
     batch = anonymize_notes([note], {"n1": [_span("n1", text, "Mary Lee", "PATIENT")]}, KR)

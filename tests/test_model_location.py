@@ -117,7 +117,7 @@ def _cli(argv):
 
 
 def test_train_default_writes_to_user_dir_and_is_idempotent(isolated, monkeypatch, capsys):
-    import tide_core.training.default_model as dm
+    from tide_core.cli import cmd_train_recognizer  # the command looks the trainer up in its own module
     from tide_core.training.trainer import TrainResult
 
     calls = []
@@ -127,7 +127,7 @@ def test_train_default_writes_to_user_dir_and_is_idempotent(isolated, monkeypatc
         _fake_model(Path(out))
         return TrainResult(Path(out), 1, 0.1, 10, 100.0, 0.5)
 
-    monkeypatch.setattr(dm, "train_default_model", fake_train)
+    monkeypatch.setattr(cmd_train_recognizer, "train_default_model", fake_train)
     assert _cli(["train-recognizer", "--default", "--no-progress"]) == 0
     assert calls == [(_user_dir(isolated) if sys.platform.startswith("linux") else models.default_model_target(), {})]
     assert not (isolated / "work" / ".tide").exists()
@@ -139,10 +139,10 @@ def test_train_default_writes_to_user_dir_and_is_idempotent(isolated, monkeypatc
 
 
 def test_train_default_respects_legacy_model(isolated, monkeypatch, capsys):
-    import tide_core.training.default_model as dm
+    from tide_core.cli import cmd_train_recognizer  # the command looks the trainer up in its own module
 
     legacy = _fake_model(isolated / "work" / ".tide" / "models" / "default")
-    monkeypatch.setattr(dm, "train_default_model", lambda *a, **k: pytest.fail("must not retrain"))
+    monkeypatch.setattr(cmd_train_recognizer, "train_default_model", lambda *a, **k: pytest.fail("must not retrain"))
     assert _cli(["train-recognizer", "--default", "--no-progress"]) == 0
     err = capsys.readouterr().err
     assert str(legacy) in err and "--force" in err and str(models.default_model_target()) in err
