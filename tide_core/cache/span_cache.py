@@ -95,6 +95,40 @@ class ReviewSummary:
     stale_notes: tuple[str, ...]
 
 
+def _span_row(study: str, note_id: str, span: Span, fingerprint: str, now: dt.datetime) -> dict[str, Any]:
+    """One ``tide_spans`` row of a recognizer span of note ``note_id``."""
+    return {
+        "study": study,
+        "note_id": note_id,
+        "start": span.start,
+        "end": span.end,
+        "label": span.label,
+        "score": float(span.score),
+        "recognizer": span.recognizer,
+        "fingerprint": fingerprint,
+        "origin": "recognizer",
+        "decision": None,
+        "created_at": now,
+    }
+
+
+def _entry_row(
+    study: str, note: Note, fingerprint: str, status: str, code: str | None, n_spans: int, now: dt.datetime
+) -> dict[str, Any]:
+    """One ``tide_recognized_notes`` row of a note recognized now."""
+    return {
+        "study": study,
+        "note_id": note.note_id,
+        "patient_id": note.patient_id,
+        "text_sha256": text_sha256(note.text),
+        "fingerprint": fingerprint,
+        "status": status,
+        "error_code": code,
+        "n_spans": n_spans,
+        "recognized_at": now,
+    }
+
+
 class SpanCache:
     def __init__(self, warehouse: Warehouse, names: TableNames | None = None):
         self.wh = warehouse
@@ -272,21 +306,7 @@ class SpanCache:
             text = by_id[nid].text
             for s in spans:
                 s.check_inside(text)
-                span_rows.append(
-                    {
-                        "study": study,
-                        "note_id": nid,
-                        "start": s.start,
-                        "end": s.end,
-                        "label": s.label,
-                        "score": float(s.score),
-                        "recognizer": s.recognizer,
-                        "fingerprint": fingerprint,
-                        "origin": "recognizer",
-                        "decision": None,
-                        "created_at": now,
-                    }
-                )
+                span_rows.append(_span_row(study, nid, s, fingerprint, now))
         entry_rows = []
         keep_times = {}
         if keep and self.wh.table_exists(self.names.recognized_notes):
@@ -311,19 +331,7 @@ class SpanCache:
             )
         for nid, (status, code) in statuses.items():
             n = by_id[nid]
-            entry_rows.append(
-                {
-                    "study": study,
-                    "note_id": nid,
-                    "patient_id": n.patient_id,
-                    "text_sha256": text_sha256(n.text),
-                    "fingerprint": fingerprint,
-                    "status": status,
-                    "error_code": code,
-                    "n_spans": len(recognized.get(nid, [])),
-                    "recognized_at": now,
-                }
-            )
+            entry_rows.append(_entry_row(study, n, fingerprint, status, code, len(recognized.get(nid, [])), now))
         writes = [
             PartitionWrite(self.names.spans, tables.to_table("spans", span_rows), {"study": study}),
             PartitionWrite(
@@ -396,34 +404,8 @@ class SpanCache:
             spans = recognized.get(nid, []) if status == "ok" else []
             for sp in spans:
                 sp.check_inside(n.text)
-                span_rows.append(
-                    {
-                        "study": study,
-                        "note_id": nid,
-                        "start": sp.start,
-                        "end": sp.end,
-                        "label": sp.label,
-                        "score": float(sp.score),
-                        "recognizer": sp.recognizer,
-                        "fingerprint": fingerprint,
-                        "origin": "recognizer",
-                        "decision": None,
-                        "created_at": now,
-                    }
-                )
-            entry_rows.append(
-                {
-                    "study": study,
-                    "note_id": nid,
-                    "patient_id": n.patient_id,
-                    "text_sha256": text_sha256(n.text),
-                    "fingerprint": fingerprint,
-                    "status": status,
-                    "error_code": code,
-                    "n_spans": len(recognized.get(nid, [])),
-                    "recognized_at": now,
-                }
-            )
+                span_rows.append(_span_row(study, nid, sp, fingerprint, now))
+            entry_rows.append(_entry_row(study, n, fingerprint, status, code, len(recognized.get(nid, [])), now))
         missing = set(statuses) - set(ids)
         if missing:
             raise InputError("E386", "a chunk commit writes notes it does not own", hint="this is a bug in the caller")

@@ -419,7 +419,10 @@ class BigQueryWarehouse:
                 self._read_client = bigquery_storage_v1.BigQueryReadClient(credentials=self.client._credentials)
         return self._read_client
 
-    def _read_storage(self, name: str, cols: list[str], where: Mapping[str, object] | None) -> pa.Table:
+    def _read_session(
+        self, name: str, cols: list[str], where: Mapping[str, object] | None, max_streams: int
+    ) -> tuple[Any, Any]:
+        """(read client, Storage Read API session) over ``name``; _StorageUnavailable when the API is not."""
         from google.api_core import exceptions as gexc
 
         try:
@@ -427,7 +430,7 @@ class BigQueryWarehouse:
         except ImportError as exc:  # pragma: no cover - the package is a dependency
             raise _StorageUnavailable("google-cloud-bigquery-storage is not installed") from exc
         rc = self._storage_client()
-        session = types.ReadSession(
+        request = types.ReadSession(
             table=f"projects/{self.project}/datasets/{self.dataset}/tables/{_ident(name)}",
             data_format=types.DataFormat.ARROW,
             read_options=types.ReadSession.TableReadOptions(
@@ -436,7 +439,11 @@ class BigQueryWarehouse:
         )
         try:
             session = rc.create_read_session(
-                parent=f"projects/{self.project}", read_session=session, max_stream_count=4, retry=None, timeout=60
+                parent=f"projects/{self.project}",
+                read_session=request,
+                max_stream_count=max_streams,
+                retry=None,
+                timeout=60,
             )
         except (
             gexc.ServiceUnavailable,
@@ -446,6 +453,10 @@ class BigQueryWarehouse:
             gexc.PermissionDenied,
         ) as exc:
             raise _StorageUnavailable(type(exc).__name__) from None
+        return rc, session
+
+    def _read_storage(self, name: str, cols: list[str], where: Mapping[str, object] | None) -> pa.Table:
+        rc, session = self._read_session(name, cols, where, max_streams=4)
         schema = None
         if session.arrow_schema.serialized_schema:
             schema = pa.ipc.read_schema(pa.py_buffer(session.arrow_schema.serialized_schema))
@@ -681,29 +692,7 @@ class BigQueryWarehouse:
     def _stream_storage(
         self, name: str, cols: list[str], where: Mapping[str, object] | None, rows: int
     ) -> Iterator[pa.RecordBatch]:
-        from google.api_core import exceptions as gexc
-        from google.cloud.bigquery_storage_v1 import types
-
-        rc = self._storage_client()
-        request = types.ReadSession(
-            table=f"projects/{self.project}/datasets/{self.dataset}/tables/{_ident(name)}",
-            data_format=types.DataFormat.ARROW,
-            read_options=types.ReadSession.TableReadOptions(
-                selected_fields=cols, row_restriction=row_restriction(where)
-            ),
-        )
-        try:
-            session = rc.create_read_session(
-                parent=f"projects/{self.project}", read_session=request, max_stream_count=1, retry=None, timeout=60
-            )
-        except (
-            gexc.ServiceUnavailable,
-            gexc.RetryError,
-            gexc.DeadlineExceeded,
-            gexc.MethodNotImplemented,
-            gexc.PermissionDenied,
-        ) as exc:
-            raise _StorageUnavailable(type(exc).__name__) from None
+        rc, session = self._read_session(name, cols, where, max_streams=1)
         if not session.streams:
             return
         schema = pa.ipc.read_schema(pa.py_buffer(session.arrow_schema.serialized_schema))
