@@ -241,7 +241,7 @@ def test_every_pointer_to_a_document_in_the_code_exists():
 
 def test_the_contract_states_the_deployed_default_model_options():
     """The default model's deployed labels and threshold are written in the contract as they are."""
-    from tide_core.models import DEFAULT_MODEL_OPTIONS
+    from tide_core.model_location import DEFAULT_MODEL_OPTIONS
 
     text = " ".join(ARCH.read_text(encoding="utf-8").split())
     m = re.search(r"`DEFAULT_MODEL_OPTIONS`: window (\d+), overlap (\d+), labels ([A-Z/]+), min_score ([\d.]+)", text)

@@ -167,7 +167,7 @@ def test_the_clean_release_passes_every_check(wh):
     }
     out = _outcome(versions_recorded, wh)
     assert out.passed and out.description == "versions recorded"
-    assert out.metadata["anonymizers"] == "tide.anonymizer@2"
+    assert out.metadata["anonymizers"] == "tide.anonymizer@3"
     assert out.metadata["recognizers"] == "tide.known_phi@1, tide.regex@3"
     assert out.metadata["recognition_run_recorded"] is True and out.metadata["anonymization_run_recorded"] is True
     assert release_buckets(wh, CONFIG, S, K) == BUCKETS
@@ -433,7 +433,7 @@ def test_a_missing_version_fails(wh, tamper, key, value):
     assert out.description == "released rows or runs lack recognizer/anonymizer versions; rerun the release"
 
 
-@pytest.mark.parametrize("value", ["tide.anonymizer@2", "x@y"])
+@pytest.mark.parametrize("value", ["tide.anonymizer@3", "x@y"])
 def test_any_name_at_version_is_a_version(wh, value):
     _set("tide_deid_notes", "deid_notes", "anonymizer", value)(wh)
     assert _outcome(versions_recorded, wh).passed

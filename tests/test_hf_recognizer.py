@@ -23,7 +23,7 @@ def _save_tiny(path, tags, seed=0):
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForTokenClassification
 
-    from tide_core.models import pretrained_encoder_dir
+    from tide_core.model_location import pretrained_encoder_dir
 
     tok = AutoTokenizer.from_pretrained(str(pretrained_encoder_dir()), local_files_only=True)
     torch.manual_seed(seed)
@@ -278,7 +278,7 @@ def test_labels_and_min_score_filter_output(model_dir):
 
 
 def test_default_model_spec(tmp_path, monkeypatch):
-    from tide_core.models import DEFAULT_MODEL_OPTIONS, default_model_spec
+    from tide_core.model_location import DEFAULT_MODEL_OPTIONS, default_model_spec
 
     spec = default_model_spec(tmp_path)
     assert spec["name"] == "tide.hf" and spec["model_dir"] == str(tmp_path)

@@ -3,11 +3,18 @@
 Every ``import`` statement counts, at module level or inside a function (a lazy import only
 hides a cycle until the day someone hoists it).  Relative imports are resolved, and
 ``from pkg import name`` is an edge to ``pkg.name`` when that is one of our modules, else to ``pkg``.
+
+The second half keeps every import at the top of its module (no import inside a function), keeps
+deferred loading in one place (``tide_core.plugins.load_dotted``; a dotted path is not an edge
+here) and checks that the light entry points do not load the heavy packages.
 """
 
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -193,3 +200,139 @@ def test_the_top_of_file_rule_sees_an_import_inside_a_function(tmp_path):
     (pkg / "a.py").write_text("import json\n\n\ndef f():\n    from tide_core import b\n    return b\n")
     (pkg / "b.py").write_text("def g():\n    import json\n    return json\n")
     assert own_imports_inside_functions(tmp_path, ("tide_core",)) == ["tide_core/a.py:5"]
+
+
+# ------------------------------------------------- every import at the top of its module (issue 14)
+
+#: ``path::function: import`` -> why it may stay inside the function.  Empty: every package TIDE
+#: uses is a required dependency, imported at the top of the module that uses it; a light module
+#: reaches a heavy one only through the one dotted-path loader, ``tide_core.plugins.load_dotted``.
+FUNCTION_LEVEL_IMPORTS_ALLOWED: dict[str, str] = {}
+
+
+def _import_text(node: ast.Import | ast.ImportFrom) -> str:
+    names = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in node.names)
+    if isinstance(node, ast.Import):
+        return f"import {names}"
+    return f"from {'.' * node.level}{node.module or ''} import {names}"
+
+
+def imports_inside_functions(root: Path = ROOT, packages=PACKAGES) -> list[str]:
+    """``path::function: import ...`` for every import statement (of anything) in a function or method body."""
+    found = []
+    for path in (p for pkg in packages for p in sorted((root / pkg).rglob("*.py"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        seen: set[int] = set()
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in seen:
+                    seen.add(id(node))  # a nested function's import is reported once, under the outer one
+                    found.append(f"{path.relative_to(root).as_posix()}::{fn.name}: {_import_text(node)}")
+    return found
+
+
+def test_every_import_is_at_the_top_of_its_module():
+    """No ``import`` inside a function or method in tide_core/ or tide_etl/, of any package (third-party,
+    stdlib or ours), beyond the explained allowlist: a reader sees a module's dependencies at its top."""
+    found = imports_inside_functions()
+    unexplained = [f for f in found if f not in FUNCTION_LEVEL_IMPORTS_ALLOWED]
+    assert unexplained == [], "move these imports to the top of their module:\n" + "\n".join(unexplained)
+    stale = sorted(set(FUNCTION_LEVEL_IMPORTS_ALLOWED) - set(found))
+    assert stale == [], f"allowlist entries that no longer occur: {stale}"
+    assert all(reason.strip() for reason in FUNCTION_LEVEL_IMPORTS_ALLOWED.values())
+
+
+def test_the_import_rule_sees_third_party_imports_in_functions_and_methods(tmp_path):
+    pkg = tmp_path / "tide_core"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "top.py").write_text("import json\nfrom collections import abc\n\n\ndef f():\n    return json, abc\n")
+    (pkg / "lazy.py").write_text(
+        "def load():\n    import torch\n    return torch\n\n\n"
+        "class Model:\n    def predict(self):\n        from transformers import AutoModel\n\n"
+        "        def inner():\n            import numpy as np\n            return np\n\n"
+        "        return AutoModel, inner\n"
+    )
+    assert imports_inside_functions(tmp_path, ("tide_core",)) == [
+        "tide_core/lazy.py::load: import torch",
+        "tide_core/lazy.py::predict: from transformers import AutoModel",
+        "tide_core/lazy.py::predict: import numpy as np",
+    ]
+
+
+def importlib_loaders(root: Path = ROOT, packages=PACKAGES) -> list[str]:
+    """``path:line`` of every ``importlib.import_module(...)`` / ``__import__(...)`` call."""
+    found = []
+    for path in (p for pkg in packages for p in sorted((root / pkg).rglob("*.py"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if name in ("import_module", "__import__"):
+                found.append(f"{path.relative_to(root).as_posix()}:{node.lineno}")
+    return found
+
+
+def test_one_dotted_path_loader():
+    """Deferred loading goes through ``tide_core.plugins.load_dotted`` only (commands, backends,
+    recognizers, executors, site plugins), never a private ``importlib`` call elsewhere."""
+    assert [f.split(":")[0] for f in importlib_loaders()] == ["tide_core/plugins.py"]
+
+
+#: Modules meant to stay light: importing them (and building the ``tide`` parser for ``--help``)
+#: must not load any of these packages (each costs seconds).
+LIGHT_MODULES = (
+    "tide_core",
+    "tide_core.errors",
+    "tide_core.types",
+    "tide_core.plugins",
+    "tide_core.spans",
+    "tide_core.config",
+    "tide_core.model_location",
+    "tide_core.recognizers.registry",
+    "tide_core.recognizers.regex_recognizer",
+    "tide_core.io.open",
+    "tide_core.runner",
+    "tide_core.cli.main",
+    "tide_core.evaluation.gold_io",
+)
+HEAVY_PACKAGES = (
+    "torch",
+    "transformers",
+    "ray",
+    "presidio_analyzer",
+    "presidio_anonymizer",
+    "google.cloud",
+    "onnx",
+    "onnxruntime",
+    "sklearn",
+    "matplotlib",
+    "dagster",
+)
+
+
+def test_light_modules_do_not_load_heavy_packages():
+    code = (
+        "import importlib, json, sys\n"
+        f"heavy = {HEAVY_PACKAGES!r}\n"
+        "blame = {}\n"
+        f"for mod in {LIGHT_MODULES!r}:\n"
+        "    importlib.import_module(mod)\n"
+        "    for h in heavy:\n"
+        "        if h in sys.modules and h not in blame:\n"
+        "            blame[h] = mod\n"
+        "from tide_core.cli.main import build_parser\n"
+        "build_parser(['--help'])\n"
+        "build_parser(['keys', 'list'])\n"
+        "for h in heavy:\n"
+        "    if h in sys.modules and h not in blame:\n"
+        "        blame[h] = 'tide --help / tide keys list'\n"
+        "print(json.dumps(blame))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert loaded == {}, f"heavy packages loaded by light modules (package: first module to load it): {loaded}"

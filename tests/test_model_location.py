@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import tide_core.models as models
+import tide_core.model_location as model_location
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(xdg))
     monkeypatch.delenv("TIDE_MODEL_DIR", raising=False)
     monkeypatch.chdir(work)
-    monkeypatch.setattr(models, "_legacy_notice_shown", False)
+    monkeypatch.setattr(model_location, "_legacy_notice_shown", False)
     return tmp_path
 
 
@@ -41,70 +41,73 @@ def _user_dir(root: Path) -> Path:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="XDG layout")
 def test_default_location_is_per_user_not_cwd(isolated, monkeypatch):
     expected = _user_dir(isolated)
-    assert models.default_model_location() == expected
-    assert models.default_model_target() == expected
-    assert models.default_model_dir(must_exist=False) == expected
+    assert model_location.default_model_location() == expected
+    assert model_location.default_model_target() == expected
+    assert model_location.default_model_dir(must_exist=False) == expected
     assert Path.cwd() not in expected.parents
     other = isolated / "elsewhere"
     other.mkdir()
     monkeypatch.chdir(other)
-    assert models.default_model_location() == expected  # same from any working directory
-    assert models.model_search_locations() == [expected, other / ".tide" / "models" / "default"]
+    assert model_location.default_model_location() == expected  # same from any working directory
+    assert model_location.model_search_locations() == [expected, other / ".tide" / "models" / "default"]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="XDG layout")
 def test_default_location_without_xdg_uses_home(isolated, monkeypatch):
     monkeypatch.delenv("XDG_DATA_HOME")
-    assert models.default_model_location() == isolated / "home" / ".local" / "share" / "tide-etl" / "models" / "default"
+    assert (
+        model_location.default_model_location()
+        == isolated / "home" / ".local" / "share" / "tide-etl" / "models" / "default"
+    )
 
 
 def test_model_found_from_another_working_directory(isolated, monkeypatch):
-    d = _fake_model(models.default_model_target())
+    d = _fake_model(model_location.default_model_target())
     other = isolated / "project"
     other.mkdir()
     monkeypatch.chdir(other)
-    assert models.default_model_exists()
-    assert models.default_model_dir() == d
-    assert models.default_model_spec()["model_dir"] == str(d)
+    assert model_location.default_model_exists()
+    assert model_location.default_model_dir() == d
+    assert model_location.default_model_spec()["model_dir"] == str(d)
 
 
 def test_tide_model_dir_overrides(isolated, monkeypatch):
     env = isolated / "custom"
     monkeypatch.setenv("TIDE_MODEL_DIR", str(env))
     _fake_model(_user_dir(isolated))  # ignored when TIDE_MODEL_DIR is set
-    assert models.default_model_location() == env
-    assert models.default_model_target() == env
-    assert models.model_search_locations() == [env]
-    assert not models.default_model_exists()
+    assert model_location.default_model_location() == env
+    assert model_location.default_model_target() == env
+    assert model_location.model_search_locations() == [env]
+    assert not model_location.default_model_exists()
     _fake_model(env)
-    assert models.default_model_dir() == env
+    assert model_location.default_model_dir() == env
 
 
 def test_missing_model_error_lists_locations_and_fix(isolated, monkeypatch):
     from tide_core.errors import ConfigError
 
     with pytest.raises(ConfigError) as exc:
-        models.default_model_dir()
+        model_location.default_model_dir()
     msg = str(exc.value)
     assert exc.value.code == "E361"
-    assert str(models.default_model_target()) in msg
+    assert str(model_location.default_model_target()) in msg
     assert str(isolated / "work" / ".tide" / "models" / "default") in msg
     assert "tide train-recognizer --default" in msg and "TIDE_MODEL_DIR" in msg
     monkeypatch.setenv("TIDE_MODEL_DIR", str(isolated / "nothing"))
     with pytest.raises(ConfigError) as exc:
-        models.default_model_dir()
+        model_location.default_model_dir()
     assert str(isolated / "nothing") in str(exc.value)
 
 
 def test_legacy_cwd_model_still_read_with_one_notice(isolated, capsys):
     legacy = _fake_model(isolated / "work" / ".tide" / "models" / "default")
-    assert models.default_model_dir() == legacy
-    assert models.default_model_location() == legacy
+    assert model_location.default_model_dir() == legacy
+    assert model_location.default_model_location() == legacy
     err = capsys.readouterr().err
-    assert err.count("old location") == 1 and str(models.user_model_location()) in err
+    assert err.count("old location") == 1 and str(model_location.user_model_location()) in err
     assert err.strip().count("\n") == 0  # one line
-    new = _fake_model(models.default_model_target())  # the new location wins once it has a model
-    assert models.default_model_dir() == new
+    new = _fake_model(model_location.default_model_target())  # the new location wins once it has a model
+    assert model_location.default_model_dir() == new
 
 
 def _cli(argv):
@@ -129,7 +132,9 @@ def test_train_default_writes_to_user_dir_and_is_idempotent(isolated, monkeypatc
 
     monkeypatch.setattr(cmd_train_recognizer, "train_default_model", fake_train)
     assert _cli(["train-recognizer", "--default", "--no-progress"]) == 0
-    assert calls == [(_user_dir(isolated) if sys.platform.startswith("linux") else models.default_model_target(), {})]
+    assert calls == [
+        (_user_dir(isolated) if sys.platform.startswith("linux") else model_location.default_model_target(), {})
+    ]
     assert not (isolated / "work" / ".tide").exists()
     capsys.readouterr()
     assert _cli(["train-recognizer", "--default", "--no-progress"]) == 0  # idempotent
@@ -145,4 +150,4 @@ def test_train_default_respects_legacy_model(isolated, monkeypatch, capsys):
     monkeypatch.setattr(cmd_train_recognizer, "train_default_model", lambda *a, **k: pytest.fail("must not retrain"))
     assert _cli(["train-recognizer", "--default", "--no-progress"]) == 0
     err = capsys.readouterr().err
-    assert str(legacy) in err and "--force" in err and str(models.default_model_target()) in err
+    assert str(legacy) in err and "--force" in err and str(model_location.default_model_target()) in err

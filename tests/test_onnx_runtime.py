@@ -172,7 +172,7 @@ def test_recognizer_pickles_without_its_session(model_dir: Path, notes: list[Not
 
 
 def test_registry_spec_selects_the_runtime(model_dir: Path) -> None:
-    from tide_core.models import DEFAULT_MODEL_OPTIONS, default_model_spec
+    from tide_core.model_location import DEFAULT_MODEL_OPTIONS, default_model_spec
     from tide_core.recognizers.registry import create
 
     spec = default_model_spec(model_dir)
@@ -184,7 +184,7 @@ def test_cli_exports_the_default_runtime(model_dir: Path, capsys: pytest.Capture
     import argparse
 
     from tide_core.cli import cmd_train_recognizer
-    from tide_core.models import DEFAULT_MODEL_OPTIONS
+    from tide_core.model_location import DEFAULT_MODEL_OPTIONS
 
     parser = argparse.ArgumentParser()
     cmd_train_recognizer.register(parser.add_subparsers())

@@ -1,7 +1,7 @@
 from itertools import pairwise
 
 from tide_core.propagate import QUALIFIED, propagate_spans
-from tide_core.spans import Span
+from tide_core.spans import Note, Span
 
 
 def spans_of(text, *pairs):
@@ -136,14 +136,24 @@ def test_tidy_turns_four_digit_ages_into_ids_and_the_note_is_released():
     assert surrogate != "1045" and surrogate.isdigit() and len(surrogate) == 4
 
 
-def test_tidy_drops_locations_that_name_no_place():
-    """ "Rm" alone would come back unchanged from the location surrogate (E405 quarantine); a span
-    with a number or a street's name is kept."""
+def test_tidy_keeps_locations_of_unit_words_and_the_anonymizer_replaces_them():
+    """A model's LOCATION on "FL" (Florida, also "floor"), "South" (cut from "South Hadley") or
+    "Rm" is kept: dropping it would release the text as it stands.  The location surrogate
+    replaces each such word (a state by a state, the rest by a place name), so no note is
+    quarantined for a surrogate equal to its original (E405)."""
+    from tide_core.anonymize.engine import Anonymizer
+    from tide_core.anonymize.keys import keyring_for_tests
     from tide_core.span_tidy import tidy_spans
 
-    text = "Springfield Community Hospital, Rm 8A; Court Street; Suite 4; NW; Ave"
-    spans = [
-        Span("n", text.index(w), text.index(w) + len(w), "LOCATION", 0.9, "m@1")
-        for w in ("Rm", "Court Street", "Suite 4", "NW", "Ave")
-    ]
-    assert [text[s.start : s.end] for s in tidy_spans(text, spans)] == ["Court Street", "Suite 4"]
+    text = "Naples, FL 32202. Lives in South\nHadley. Springfield Hospital, Rm 8A; NW; Ave; street"
+    words = ("FL", "South", "Rm", "NW", "Ave", "street")
+    spans = [Span("n", text.index(w), text.index(w) + len(w), "LOCATION", 0.9, "m@1") for w in words]
+    kept = tidy_spans(text, spans)
+    assert [text[s.start : s.end] for s in kept] == list(words)
+    anon = Anonymizer(keyring_for_tests("s", "k", 1))
+    for w in words:
+        surrogate, _ = anon.replace_value("LOCATION", w)
+        assert surrogate and surrogate.casefold() != w.casefold(), w
+    released = anon.anonymize(Note("n", "p", text), kept).text
+    for w in ("Rm", "NW", "Ave", "street"):
+        assert f" {w};" not in released and not released.endswith(w)

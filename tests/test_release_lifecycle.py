@@ -432,3 +432,45 @@ def test_a_multi_partition_backfill_runs_one_warehouse_step_at_a_time(recognized
     with open_warehouse(f"duckdb:{tmp_path / 'wh.duckdb'}") as wh:
         status = {r["key"]: r["status"] for r in wh.read_table("tide_releases").to_pylist()}
     assert status == {k: "awaiting_audit" for k in keys}
+
+
+def test_the_gate_is_evaluated_once_per_release_run(env: Env, monkeypatch):
+    """release_summary evaluates the gate; the release_gate check reports that decision."""
+    from tide_etl import release_checks as rc
+
+    calls: list[tuple[str, str]] = []
+    real = rc.release_gate
+
+    def counted(wh, config, study, key, *args, **kwargs):
+        calls.append((study, key))
+        return real(wh, config, study, key, *args, **kwargs)
+
+    monkeypatch.setattr(rc, "release_gate", counted)
+    env.run()
+    env.record_audits()
+    r = env.run("release_checks_job")
+    assert r.success, checks(r)
+    assert calls == [(S, K), (S, K)]  # one evaluation per run, two runs
+    passed, severity, md = checks(r)["release_gate"]
+    assert passed is True and md["passed"] is True and md["status"] == "published"
+    assert md["n_buckets_audited"] == md["n_buckets"] == 1
+
+
+def test_the_gate_check_reads_only_a_decision_of_its_own_run(env: Env):
+    """The check reports release_summary's decision of the same run and never an earlier run's
+    (Dagster 1.13 cannot run a partitioned check without its asset, so the lookup is called
+    directly with the real instance and the ids of a real run)."""
+    from types import SimpleNamespace
+
+    from tide_etl.checks import recorded_gate
+    from tide_etl.partitions import release_key
+
+    r = env.run()
+    partition = release_key(S, K)
+    same = SimpleNamespace(instance=env.instance, partition_key=partition, run=SimpleNamespace(run_id=r.run_id))
+    gate = recorded_gate(same)
+    assert gate is not None and gate["awaiting_audit"] is True and gate["passed"] is False
+    later = SimpleNamespace(instance=env.instance, partition_key=partition, run=SimpleNamespace(run_id="another-run"))
+    assert recorded_gate(later) is None
+    other = SimpleNamespace(instance=env.instance, partition_key=release_key(S, "k9"), run=same.run)
+    assert recorded_gate(other) is None

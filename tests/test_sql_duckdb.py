@@ -33,7 +33,7 @@ def _deid(key: str, stamp: dt.datetime) -> pa.Table:
             "note_type": "progress",
             "source": "ehr",
             "site": "x",
-            "anonymizer": "tide.anonymizer@2",
+            "anonymizer": "tide.anonymizer@3",
             "fingerprint": "fp",
             "released_at": stamp,
         }

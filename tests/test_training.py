@@ -64,7 +64,7 @@ def tiny_trained(tmp_path_factory):
 def test_align_tags_bio_from_char_spans():
     from transformers import AutoTokenizer
 
-    from tide_core.models import pretrained_encoder_dir
+    from tide_core.model_location import pretrained_encoder_dir
 
     tok = AutoTokenizer.from_pretrained(str(pretrained_encoder_dir()), local_files_only=True)
     text = "Dr. Alice Brown saw MRN 12345678 today"
@@ -173,7 +173,7 @@ def test_cli_train_recognizer_on_gold_jsonl(tmp_path, capsys):
 
 def test_default_model_missing_gives_config_error(tmp_path, monkeypatch):
     from tide_core.errors import ConfigError
-    from tide_core.models import default_model_dir
+    from tide_core.model_location import default_model_dir
 
     monkeypatch.setenv("TIDE_MODEL_DIR", str(tmp_path / "nothing"))
     with pytest.raises(ConfigError) as exc:

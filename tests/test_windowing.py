@@ -29,7 +29,7 @@ from tide_core.text.windowing import (
 def tokenizer():
     from transformers import AutoTokenizer
 
-    from tide_core.models import pretrained_encoder_dir
+    from tide_core.model_location import pretrained_encoder_dir
 
     return AutoTokenizer.from_pretrained(str(pretrained_encoder_dir()), local_files_only=True)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from tide_core.cache.tables import TableNames
 from tide_core.errors import ConfigError
-from tide_core.models import default_model_dir, default_model_spec  # lazily: the model may not exist yet
+from tide_core.model_location import default_model_dir, default_model_spec
 from tide_core.types import EXECUTORS
 
 

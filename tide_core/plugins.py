@@ -1,8 +1,12 @@
-"""Load site plugins named by a dotted path (``package.module:Attr`` or ``package.module.Attr``).
+"""The one loader of objects named by a dotted path (``package.module:Attr`` or ``package.module.Attr``).
 
-Shared by the recognizer registry (``{"name": "my_pkg.module:Factory"}``) and the Presidio
-adapter (``{"name": "presidio", "class": "presidio_analyzer....EmailRecognizer"}``); it imports
-nothing of TIDE's beyond the error types, so any module may use it.
+Shared by the recognizer registry (builtins and a site's ``{"name": "my_pkg.module:Factory"}``),
+the Presidio adapter (``{"name": "presidio", "class": "presidio_analyzer....EmailRecognizer"}``)
+and the few places where a light module reaches a heavy one only on the path that needs it: the
+``tide`` command table (:mod:`tide_core.cli.main`), the BigQuery backend (:mod:`tide_core.io.open`),
+the Ray executor (:mod:`tide_core.execution.dispatch`) and the ONNX build
+(:mod:`tide_core.inference.onnx_export`).  Everywhere else packages are imported at the top of
+the module that uses them.  It imports nothing of TIDE's beyond the error types, so any module may use it.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ def load_dotted(path: str) -> Any:
     except ImportError as exc:
         raise ConfigError(
             "E233",
-            f"cannot import module {module_name!r} for recognizer {path!r} ({exc.name} missing)",
+            f"cannot import module {module_name!r} for {path!r} ({exc.name} missing)",
             hint="check the dotted path ('package.module:Factory') and that the package is installed",
         ) from None
     try:

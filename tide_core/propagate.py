@@ -14,6 +14,7 @@ changes which spans come out.
 
 from __future__ import annotations
 
+import _sre
 import bisect
 import hashlib
 import re
@@ -21,7 +22,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from re._casefix import _EXTRA_CASES  # the classes re itself uses (closed under membership)
 from typing import Any
+
+import ahocorasick
 
 from tide_core.spans import Span
 
@@ -167,15 +171,11 @@ _FOLDED_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 @lru_cache(maxsize=1)
 def _case_classes() -> dict[int, int]:
-    from re._casefix import _EXTRA_CASES  # the classes re itself uses (closed under membership)
-
     return {k: min((k, *v)) for k, v in _EXTRA_CASES.items()}
 
 
 @lru_cache(maxsize=65536)
 def _fold_char(ch: str) -> str:
-    import _sre
-
     low = _sre.unicode_tolower(ord(ch))
     return chr(_case_classes().get(low, low))
 
@@ -190,8 +190,6 @@ class _Finder:
     """All needles' occurrences in one note: the same matches as :func:`_occurrences`."""
 
     def __init__(self, text: str, needles: Sequence[tuple[str, bool]]):
-        import ahocorasick
-
         self.text = text
         self.folded = _fold(text)
         self.n = len(text)

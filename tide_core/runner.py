@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+from tqdm import tqdm
 
 from tide_core.anonymize.engine import Anonymizer, pseudonym
 from tide_core.cache import tables
@@ -286,8 +287,6 @@ def recognize_study(
     also appends a ``recognition.chunk`` row to ``tide_runs`` (``chunk``, ``n_chunks``);
     ``on_chunk`` is called after every chunk.
     """
-    from tqdm import tqdm
-
     t0 = time.perf_counter()
     started = _now()
     run_id = uuid.uuid4().hex
@@ -672,8 +671,6 @@ def anonymize_study(
     commit, replacing exactly that chunk's notes).  A rerun after a crash skips every chunk an
     interrupted run committed whose input, spans and key are unchanged.
     """
-    from tqdm import tqdm
-
     t0 = time.perf_counter()
     started = _now()
     run_id = uuid.uuid4().hex

@@ -10,8 +10,9 @@ AGE spans are trimmed to their digits ("39M" -> "39") and a PHONE piece with few
 digits (the "+1" a line break left behind) is dropped, for the same reason.  An AGE piece of four
 or more digits is not an age (a clock time, a year, a number the model took for one): it is kept as
 an ``ID`` span, so whatever it is gets a format-preserving surrogate instead of quarantining the
-note.  A LOCATION piece made only of unit words or directions ("Rm", "NW") names no place and
-would come back unchanged from the location surrogate (E405), so it is dropped.
+note.  A LOCATION piece made only of unit words or directions ("Rm", "NW", "FL") is kept: a state
+code or the first word of "South Hadley" looks the same, and a span dropped here is text released
+as it stands (the location anonymizer gives such a word a place-name surrogate instead).
 
 The step is ``tide.tidy@VERSION``; :data:`STEP` exposes it (``qualified_name``, ``config()``) to
 the recognition fingerprint, so cached spans are recomputed when these rules change.  Bump
@@ -25,10 +26,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from tide_core.spans import Span
-from tide_core.text.street_words import names_no_place
 
 NAME = "tide.tidy"
-VERSION = "3"
+VERSION = "4"
 
 PERSON = frozenset({"PATIENT", "DOCTOR"})
 _PERSON_SPLIT = re.compile(r"\s+(?:and|AND|&)\s+|\s*/\s*")
@@ -83,7 +83,6 @@ class TidyStep:
             "phone_min_digits": 3,
             "credential_tail": _CREDENTIAL_TAIL.pattern,
             "age_min_id_digits": AGE_ID_DIGITS,
-            "location_drops_unit_words": True,
         }
 
     def __repr__(self) -> str:
@@ -113,8 +112,6 @@ def tidy_spans(text: str, spans: Sequence[Span]) -> list[Span]:
                     b -= 1
             if s.label == "PHONE" and sum(ch.isdigit() for ch in text[a:b]) < 3:
                 continue  # "+1" left on the line above a wrapped number: not a phone number by itself
-            if s.label == "LOCATION" and names_no_place(text[a:b]):
-                continue
             label = s.label
             if label == "AGE" and sum(ch.isdigit() for ch in text[a:b]) >= AGE_ID_DIGITS:
                 label = "ID"

@@ -7,13 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tide_core.errors import InputError
 from tide_core.types import LABELS
-
-if TYPE_CHECKING:
-    from presidio_analyzer import RecognizerResult as PresidioResult
 
 
 @dataclass
@@ -87,18 +84,6 @@ class Span:
         meta = getattr(result, "recognition_metadata", None) or {}
         name = recognizer or meta.get("recognizer_name") or "unknown@0"
         return cls(note_id, int(result.start), int(result.end), entity, float(result.score), name)
-
-    def to_presidio(self) -> PresidioResult:
-        """Return a ``presidio_analyzer.RecognizerResult`` (Presidio imported lazily)."""
-        from presidio_analyzer import RecognizerResult as PresidioResult
-
-        return PresidioResult(
-            entity_type=self.label,
-            start=self.start,
-            end=self.end,
-            score=float(self.score),
-            recognition_metadata={"recognizer_name": self.recognizer},
-        )
 
     @classmethod
     def from_presidio(

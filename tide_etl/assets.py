@@ -200,6 +200,9 @@ def deidentified_notes(
 
 
 RELEASES_TABLE = "tide_releases"
+#: release_summary records the gate's one evaluation under these metadata keys; the release_gate
+#: check reads them back instead of evaluating the gate a second time.
+GATE_METADATA_PREFIX = "gate/"
 
 
 @dg.asset(
@@ -236,6 +239,7 @@ def release_summary(
     return dg.MaterializeResult(
         metadata={
             **{f"guard/{k}": dg.MetadataValue.json(v) if isinstance(v, dict) else v for k, v in guard.items()},
+            **{f"{GATE_METADATA_PREFIX}{k}": v for k, v in row["gate"].items()},
             "n_in": row["n_in"],
             "n_released": row["n_released"],
             "n_quarantined": row["n_quarantined"],

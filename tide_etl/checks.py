@@ -6,7 +6,8 @@ Each check is a partitioned asset check over (study, key) that calls a plain fun
 the release out of researchers' views at once (``tide_releases.status = 'blocked'``): a
 blocking check only stops what runs after it, and the release may have been published before.
 
-``release_gate`` reports the decision ``release_summary`` recorded: WARN while the release
+``release_gate`` reports the decision ``release_summary`` recorded in the same run (read from that
+materialization's ``gate/*`` metadata: the gate is evaluated once per run): WARN while the release
 is only awaiting audit evidence (the normal state of a first release: the run succeeds),
 ERROR when a bound is not below the target, the drift band blocks, or anything else failed.
 """
@@ -18,10 +19,10 @@ from typing import Any
 import dagster as dg
 
 from tide_etl import release_checks as rc
-from tide_etl.assets import deidentified_notes, release_summary
+from tide_etl.assets import GATE_METADATA_PREFIX, deidentified_notes, release_summary
 from tide_etl.partitions import release_partitions, split_release_key
 from tide_etl.release_summary import AWAITING_AUDIT, BLOCKED, PUBLISHED, read_release, set_status
-from tide_etl.resources import ReleaseGateResource, TideConfigResource, WarehouseResource
+from tide_etl.resources import TideConfigResource, WarehouseResource
 from tide_etl.retry import POOL, TRANSIENT_RETRY, transient_only
 
 
@@ -117,25 +118,30 @@ def versions_recorded(
     blocking=True,
     pool=POOL,
     retry_policy=TRANSIENT_RETRY,
-    description="release gate: audit evidence exists for every bucket and its exact bound is "
-    "below the target rate (tide_core.assurance.gate.evaluate_release on tide_audits); WARN while "
-    "awaiting audit, ERROR when a bound or the drift band blocks",
+    description="release gate, as release_summary decided it in this run: audit evidence exists for every "
+    "bucket and its exact bound is below the target rate (tide_core.assurance.gate.evaluate_release on "
+    "tide_audits); WARN while awaiting audit, ERROR when a bound or the drift band blocks",
 )
 def release_gate(
-    context: dg.AssetCheckExecutionContext,
-    warehouse: WarehouseResource,
-    tide_config: TideConfigResource,
-    gate: ReleaseGateResource,
+    context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource, tide_config: TideConfigResource
 ) -> dg.AssetCheckResult:
     study, key = split_release_key(context.partition_key)
     config = tide_config.build()
+    gate = recorded_gate(context)
+    if gate is None:  # fail closed: never report a decision this run did not make
+        return dg.AssetCheckResult(
+            passed=False,
+            severity=dg.AssetCheckSeverity.ERROR,
+            description=f"no release decision for {study}/{key} was recorded in this run; materialize "
+            "release_summary for this partition (release_job or release_checks_job) to decide again",
+            metadata={"status": "none recorded in this run"},
+        )
     with transient_only(), warehouse.open() as wh:
-        outcome = rc.release_gate(wh, config, study, key, gate.policy())
         row = read_release(wh, study, key, config.tables.releases) or {}
     status = row.get("status") or "none recorded"
-    passed = outcome.passed and status == PUBLISHED
+    passed = bool(gate.get("passed")) and status == PUBLISHED
     guard = row.get("guard_version") or "none configured"
-    metadata = dict(outcome.metadata, status=status, guard_version=guard, n_held=int(row.get("n_held") or 0))
+    metadata = dict(gate, status=status, guard_version=guard, n_held=int(row.get("n_held") or 0))
     if not passed and status == AWAITING_AUDIT:
         return dg.AssetCheckResult(
             passed=False,
@@ -144,11 +150,27 @@ def release_gate(
             "rounds cover every bucket (`tide audit plan`, review, `tide audit record`), then run release_checks_job",
             metadata=metadata,
         )
-    if not passed and outcome.passed:  # the gate alone would pass, but the recorded decision did not
-        outcome = rc.CheckOutcome(False, f"release {study}/{key} is {status}: {row.get('gate_reasons') or ''}"[:500])
+    if passed:
+        description = str(gate.get("statement") or "release gate passed")
+    elif gate.get("passed"):  # the gate alone passed, but the recorded decision did not (a check, E920/E921)
+        description = f"release {study}/{key} is {status}: {row.get('gate_reasons') or ''}"[:500]
+    else:
+        description = f"release blocked: {gate.get('reasons')}"[:500]
     return dg.AssetCheckResult(
-        passed=passed, severity=dg.AssetCheckSeverity.ERROR, description=outcome.description, metadata=metadata
+        passed=passed, severity=dg.AssetCheckSeverity.ERROR, description=description, metadata=metadata
     )
+
+
+def recorded_gate(context: dg.AssetCheckExecutionContext) -> dict[str, Any] | None:
+    """The gate decision release_summary recorded for this partition in this run, or None."""
+    records = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=release_summary.key, asset_partitions=[context.partition_key]), limit=1
+    ).records
+    if not records or records[0].run_id != context.run.run_id or records[0].asset_materialization is None:
+        return None
+    md = records[0].asset_materialization.metadata
+    gate = {k[len(GATE_METADATA_PREFIX) :]: v.value for k, v in md.items() if k.startswith(GATE_METADATA_PREFIX)}
+    return gate or None
 
 
 CHECKS = [rows_accounted, offsets_in_text, no_surface_survives, versions_recorded, release_gate]

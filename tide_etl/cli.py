@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+import dagster as dg
+
 from tide_core.anonymize.keys import provider_from_env
 from tide_core.errors import KeyProviderError, TideError
 from tide_etl.partitions import KEY, STUDY, add_keys, add_studies
@@ -24,8 +26,6 @@ from tide_etl.sensors import partition_requests
 
 def _instance():
     """The $DAGSTER_HOME instance, as a context manager (disposed after the command)."""
-    import dagster as dg
-
     return dg.DagsterInstance.get()
 
 

@@ -178,6 +178,7 @@ def summarize_release(
         **release_guard_columns(guard_report),
     }
     out = _write(wh, table, row)
+    out["gate"] = dict(gate.metadata)  # the one evaluation of the gate; the release_gate check reports it
     out["guard"] = guard_report.metadata() if guard_report is not None else {"guard_version": NO_GUARD}
     # a changed guard version re-baselines the flag rates: it is not drift of the data
     prev_version = (previous or {}).get("guard_version") or ""

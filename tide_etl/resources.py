@@ -25,6 +25,9 @@ from typing import TYPE_CHECKING, Any
 import dagster as dg
 import pyarrow as pa
 from dagster_gcp import BigQueryResource
+from google.api_core.client_options import ClientOptions
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import bigquery
 from pydantic import PrivateAttr
 
 from tide_core.anonymize.keys import provider_from_env
@@ -73,9 +76,6 @@ class BigQueryClientResource(BigQueryResource):
             with super().get_client() as client:
                 yield client
             return
-        from google.api_core.client_options import ClientOptions
-        from google.auth.credentials import AnonymousCredentials
-        from google.cloud import bigquery
 
         kwargs: dict[str, Any] = {"project": self.project, "location": self.location}
         if self.api_endpoint:

@@ -44,7 +44,7 @@ from tide_core.errors import AnonymizationError, ConfigError, TideError
 from tide_core.spans import AnonymizedNote, Note, ReleasedSpan, Span
 from tide_core.text.normalize import normalize_surface
 
-VERSION = "tide.anonymizer@2"
+VERSION = "tide.anonymizer@3"  # @3: a LOCATION of unit words only ("Rm", "NW") gets a place surrogate (was E405)
 DATE_MASK = "[DATE]"
 UNPARSEABLE_DATE_CODES = frozenset({"E410", "E411"})
 DatePolicy = Literal["mask", "quarantine"]

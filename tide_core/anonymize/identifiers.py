@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from math import prod
 
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from ff3 import FF3Cipher
 
 from tide_core.anonymize.keys import KeyRing
@@ -76,7 +77,7 @@ class _FastFF3:
     The round function is one AES-ECB block under the library's key (the FF3 key reversed);
     ``cryptography``'s ECB encryptor computes that block about 10x faster per call than the
     library's pycryptodome object (ECB has no state between blocks, so the bytes are the same);
-    without ``cryptography`` the library's own AES object is used."""
+    without ``key_hex`` the library's own AES object is used."""
 
     def __init__(self, cipher: FF3Cipher, alphabet: str, key_hex: str | None = None):
         self.lib = cipher
@@ -84,8 +85,7 @@ class _FastFF3:
         self.radix = len(alphabet)
         self.index = {c: i for i, c in enumerate(alphabet)}
         self.decimal = alphabet == DIGITS
-        aes = _ecb_block_encrypt(key_hex) if key_hex else None
-        self.aes: Callable[[bytes], bytes] = aes if aes is not None else cipher.aesCipher.encrypt
+        self.aes: Callable[[bytes], bytes] = _ecb_block_encrypt(key_hex) if key_hex else cipher.aesCipher.encrypt
         self.min_len, self.max_len = cipher.minLen, cipher.maxLen
         self._tweaks: dict[str, tuple[bytes, ...]] = {}
 
@@ -135,12 +135,8 @@ class _FastFF3:
         return self._encode(a, u) + self._encode(b, v)
 
 
-def _ecb_block_encrypt(key_hex: str) -> Callable[[bytes], bytes] | None:
-    """AES-ECB of one 16-byte block under ``ff3``'s key (the FF3 key's bytes reversed), or None."""
-    try:
-        from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-    except ImportError:
-        return None
+def _ecb_block_encrypt(key_hex: str) -> Callable[[bytes], bytes]:
+    """AES-ECB of one 16-byte block under ``ff3``'s key (the FF3 key's bytes reversed)."""
     update: Callable[[bytes], bytes] = (
         Cipher(algorithms.AES(bytes.fromhex(key_hex)[::-1]), modes.ECB()).encryptor().update
     )

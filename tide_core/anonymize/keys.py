@@ -33,7 +33,6 @@ import binascii
 import errno
 import hashlib
 import hmac
-import importlib
 import os
 import re
 import secrets
@@ -45,7 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from tide_core.errors import KeyProviderError
+from tide_core.errors import ConfigError, KeyProviderError
+from tide_core.plugins import load_dotted
 from tide_core.types import KEY_DOMAINS
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
@@ -235,10 +235,9 @@ def unwrap_hook_from_env(environ: dict[str, str] | None = None) -> UnwrapHook | 
     env = os.environ if environ is None else environ
     if env.get(UNWRAP_ENV):
         target = env[UNWRAP_ENV]
-        mod_name, _, attr = target.partition(":")
         try:
-            fn = getattr(importlib.import_module(mod_name), attr) if attr else None
-        except (ImportError, AttributeError):
+            fn = load_dotted(target) if target.partition(":")[2] else None
+        except ConfigError:  # E233/E234: not importable
             fn = None
         if not callable(fn):
             raise KeyProviderError(

@@ -7,7 +7,8 @@
 * country: keyed derangement of the country list (abbreviations such as ``USA`` among abbreviations);
 * street line (a digit, a street suffix or a unit word: ``1234 Oak Street``, ``Apt 4B``): numbers
   keep their shape (FPE), street-name words become a keyed street surrogate, suffix style
-  (``St`` / ``St.`` / ``Street``), directions and unit words are kept;
+  (``St`` / ``St.`` / ``Street``), directions and unit words are kept; a span of nothing but such
+  words (``Rm``, ``NW``, a model's piece of a longer place) becomes a city surrogate;
 * city (letters only): keyed city surrogate;
 * several comma-separated parts (``Palo Alto, CA 94304``): each part by its own rule.
 Every rule is a pure function of the key and the value.
@@ -23,7 +24,7 @@ from tide_core.anonymize.keys import KeyRing
 from tide_core.anonymize.small_domain import cached_subkey, permutation
 from tide_core.anonymize.surrogates import DATA_DIR, case_like, load_list, norm
 from tide_core.errors import AnonymizationError
-from tide_core.text.street_words import DIRECTIONS, STREET_SUFFIXES, UNIT_WORDS
+from tide_core.text.street_words import DIRECTIONS, STREET_SUFFIXES, UNIT_WORDS, names_no_place
 
 DOMAIN = "location"
 COUNTRY_ABBR = ("USA", "UK", "UAE", "PRC", "DRC", "ROK")
@@ -125,6 +126,8 @@ def _is_street(value: str) -> bool:
 
 
 def surrogate_street(keyring: KeyRing, value: str) -> str:
+    if names_no_place(value):  # "Rm", "NW", "Ave": nothing to keep around, the whole span is replaced
+        return surrogate_city(keyring, value)
     tokens = list(_TOKEN.finditer(value))
     kinds = []
     for m in tokens:

@@ -1,4 +1,4 @@
-"""Our keyed operators as a Presidio anonymizer ``Operator`` (presidio-anonymizer imported lazily).
+"""Our keyed operators as a Presidio anonymizer ``Operator``.
 
 Presidio builds operators from a class with no constructor arguments and prints
 ``OperatorConfig`` params in its ``repr``, so the key ring must never travel in params: it is
@@ -15,7 +15,9 @@ selects the date offset; it is a pseudonymous id, never key material.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from presidio_anonymizer.operators import Operator, OperatorType
 
 from tide_core.anonymize.engine import Anonymizer, DatePolicy
 from tide_core.anonymize.keys import KeyRing
@@ -23,16 +25,11 @@ from tide_core.errors import AnonymizationError
 from tide_core.presidio_labels import PRESIDIO_TO_TIDE
 from tide_core.types import LABELS
 
-if TYPE_CHECKING:
-    from presidio_anonymizer.operators import Operator
-
 
 def keyed_operator_class(
     keyring: KeyRing, name: str = "tide_keyed", patient_id: str = "", on_unparseable_date: DatePolicy = "mask"
 ) -> type[Operator]:
     """Return a Presidio ``Operator`` subclass bound to ``keyring`` (register with ``add_anonymizer``)."""
-    from presidio_anonymizer.operators import Operator, OperatorType
-
     anonymizer = Anonymizer(keyring, on_unparseable_date=on_unparseable_date)
     bound_patient = patient_id
 

@@ -7,8 +7,9 @@ See docs/assurance.md.  Entry points (imported lazily): ``freeze_reference``, ``
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from tide_core.plugins import load_dotted
 
 _EXPORTS = {
     "freeze_reference": "tide_core.assurance.drift",
@@ -31,5 +32,5 @@ __all__ = sorted(_EXPORTS)
 
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
+        return load_dotted(f"{_EXPORTS[name]}:{name}")
     raise AttributeError(name)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -159,8 +160,6 @@ def warehouse_drift_inputs(
     let the monitor say "re-baseline" when the measuring recognizers change.  ``forbidden``
     (note and patient ids) is for ``record_drift``'s aggregate-only check.
     """
-    from types import SimpleNamespace
-
     config = config or TideConfig.preset("rules")
     names = config.tables
     notes = list(read_study_input(wh, study, config).notes)

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import string
 import time
 from collections.abc import Callable
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
+
+from ff3 import FF3Cipher
 
 from tide_core.anonymize import identifiers, small_domain
 from tide_core.anonymize.dates import date_part, parse_date
@@ -418,8 +421,6 @@ def same_format(original: str, out: str, fmt: Callable[[date], str], new: date) 
     """
     if out == fmt(new):
         return True
-    import re
-
     nums = re.findall(r"\d+", original)
     want, got = fmt(new).lower(), out.lower()
     if not any(len(x) == 1 or x.startswith("0") for x in nums[:2]):
@@ -436,8 +437,6 @@ def same_format(original: str, out: str, fmt: Callable[[date], str], new: date) 
 
 def id_collisions(keyring: KeyRing, digits: int) -> tuple[float, float]:
     """(ours, paper's pad-to-6 + FF3 + truncate) collision rate over the whole n-digit domain."""
-    from ff3 import FF3Cipher
-
     values = [str(i).zfill(digits) for i in range(10**digits)]
     ours = len({anonymize_identifier(keyring, v) for v in values})
     c = FF3Cipher.withCustomAlphabet(keyring.subkey("id").hex(), "00000000000000", "0123456789")

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import sys
 import time
@@ -36,7 +35,11 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
+from importlib import resources
 from typing import Any
+
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
 
 from tide_core.anonymize.dates import ParsedDate, date_offset_days, date_part, parse_date
 from tide_core.anonymize.engine import Anonymizer
@@ -244,8 +247,6 @@ def attack_frequency(seed: int, n_people: int = 2000, zipf_s: float = 1.0) -> di
 
 
 def _read_list(name: str) -> list[str]:
-    from importlib import resources
-
     path = resources.files("tide_core") / "data" / "surrogates" / f"{name}.txt"
     return [w.strip() for w in path.read_text(encoding="utf-8").splitlines() if w.strip()]
 
@@ -258,30 +259,7 @@ def _ngrams(value: str, n_max: int = 3) -> list[str]:
     return [v[i : i + n] for n in range(1, n_max + 1) for i in range(len(v) - n + 1)]
 
 
-def _naive_bayes_scores(train: list[tuple[str, int]], test: list[str]) -> list[float]:
-    counts: dict[int, Counter[str]] = {0: Counter(), 1: Counter()}
-    docs: Counter[int] = Counter()
-    for v, y in train:
-        counts[y].update(_ngrams(v))
-        docs[y] += 1
-    vocab = set(counts[0]) | set(counts[1])
-    tot = {y: sum(counts[y].values()) + len(vocab) for y in (0, 1)}
-    prior = math.log((docs[1] + 1) / (docs[0] + 1))
-    out = []
-    for v in test:
-        s = prior
-        for g in _ngrams(v):
-            s += math.log((counts[1][g] + 1) / tot[1]) - math.log((counts[0][g] + 1) / tot[0])
-        out.append(s)
-    return out
-
-
 def _classifier_scores(train: list[tuple[str, int]], test: list[str]) -> tuple[list[float], str]:
-    try:
-        from sklearn.feature_extraction.text import TfidfVectorizer
-        from sklearn.linear_model import LogisticRegression
-    except ImportError:
-        return _naive_bayes_scores(train, test), "naive-bayes char 1-3-grams"
     vec = TfidfVectorizer(analyzer="char_wb", ngram_range=(1, 3), lowercase=True)
     x = vec.fit_transform([v for v, _ in train])
     y = [lab for _, lab in train]

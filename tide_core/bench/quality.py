@@ -13,7 +13,8 @@ Reported per corpus:
   by several predicted pieces of its label counts as found);
 - the privacy view: the share of gold PHI characters that no predicted span covers (per
   category and overall), and the share of gold surfaces that survive verbatim in the text the
-  anonymizer releases (run on the predictions with a fresh random key; ages <= 89 exempt);
+  anonymizer releases (run on the predictions with a fresh random key, a surface found away from
+  where it stood confirmed under a second independent key; ages <= 89 exempt);
 - character precision (share of marked characters that are PHI) and the number of clinical
   terms (drugs, doses, eponyms, lab names the generator recorded) that a predicted span touches;
 - an ablation: the full set minus each recognizer, on every corpus.
@@ -42,7 +43,7 @@ from tide_core.errors import TideError
 from tide_core.evaluation.characters import character_metrics, clinical_terms_removed
 from tide_core.evaluation.evaluate import evaluate
 from tide_core.evaluation.verbatim import surviving_surfaces
-from tide_core.models import default_model_spec
+from tide_core.model_location import default_model_spec
 from tide_core.recognizers.registry import create
 from tide_core.spans import Span
 from tide_core.training.trainer import read_model_card
@@ -131,7 +132,7 @@ def score(
         "clinical_terms": clinical_terms_removed(corpus.gold, pred).to_dict(),
     }
     if anonymizer is not None:
-        out["verbatim"] = surviving_surfaces(corpus.gold, pred, anonymizer).to_dict()
+        out["verbatim"] = surviving_surfaces(corpus.gold, pred, anonymizer, _bench_anonymizer()).to_dict()
     return out
 
 

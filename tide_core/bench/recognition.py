@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
+import resource
 import sys
 import tempfile
 import threading
@@ -39,11 +41,22 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+import torch  # after the offline switches above
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+from transformers import (
+    AutoModelForTokenClassification,
+    AutoTokenizer,
+    BertConfig,
+    BertForTokenClassification,
+    PreTrainedTokenizerFast,
+)
+from transformers.utils import logging as hf_logging
+
 from tide_core.config import demo_gazetteer_path
 from tide_core.engine.recognition import recognize_notes
 from tide_core.execution.ray_pipeline import RayRecognition, RayRecognitionConfig
 from tide_core.execution.ray_session import ensure_ray
-from tide_core.models import default_model_exists, default_model_location, pretrained_encoder_dir
+from tide_core.model_location import default_model_exists, default_model_location, pretrained_encoder_dir
 from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
 from tide_core.recognizers.registry import create
 from tide_core.spans import Note  # noqa: E402
@@ -66,10 +79,6 @@ def build_tiny_model(
     seed: int = 0,
 ) -> Path:
     """Build and save a small BERT token classifier with a WordPiece tokenizer trained offline."""
-    import torch
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
-    from transformers import BertConfig, BertForTokenClassification, PreTrainedTokenizerFast
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -110,10 +119,6 @@ def build_tiny_model(
 
 def build_head_model(out_dir: str | Path, encoder_dir: str | Path, seed: int = 0) -> Path:
     """A pretrained encoder with a fresh token-classification head (real compute, random labels)."""
-    import torch
-    from transformers import AutoModelForTokenClassification, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
     hf_logging.set_verbosity_error()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -175,8 +180,6 @@ def _tree_rss_bytes(root: int) -> int:
             stack.extend(children.get(pid, []))
         return total
     except FileNotFoundError:  # pragma: no cover - not Linux
-        import resource
-
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
@@ -222,8 +225,6 @@ def bare_forward(
     model_dir: Path, notes: Sequence[Note], window: int, overlap: int, batch_size: int, threads: int
 ) -> dict[str, Any]:
     """Forward passes only: windows are built first (untimed), then timed batch by batch."""
-    import torch
-
     torch.set_num_threads(threads)
     rec = create(
         {"name": "tide.hf", "model_dir": str(model_dir), "window": window, "overlap": overlap, "batch_size": batch_size}
@@ -352,8 +353,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--json", help="also write the numbers to this file")
     ap.add_argument("--skip-model", action="store_true")
     args = ap.parse_args(argv)
-
-    import logging
 
     logging.getLogger("ray").setLevel(logging.ERROR)
 

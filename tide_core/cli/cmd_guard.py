@@ -16,7 +16,7 @@ from tide_core.cli.common import add_warehouse
 from tide_core.config import TideConfig
 from tide_core.errors import ConfigError
 from tide_core.io.open import open_warehouse
-from tide_core.models import guard_location
+from tide_core.model_location import guard_location
 from tide_core.runner import read_study_input
 
 

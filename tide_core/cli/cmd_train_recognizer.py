@@ -11,7 +11,7 @@ from typing import Any
 from tide_core.errors import ConfigError
 from tide_core.evaluation.gold_io import read_gold
 from tide_core.inference.onnx_export import ONNX_RUNTIMES, onnx_model
-from tide_core.models import DEFAULT_MODEL_OPTIONS, default_model_location, default_model_target
+from tide_core.model_location import DEFAULT_MODEL_OPTIONS, default_model_location, default_model_target
 from tide_core.synth import generate_training_corpus
 from tide_core.training.default_model import train_default_model
 from tide_core.training.trainer import TrainConfig, resolve_num_threads, train_token_classifier

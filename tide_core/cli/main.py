@@ -1,27 +1,58 @@
-"""``tide`` command line: discovers ``tide_core/cli/cmd_*.py`` modules (see docs/architecture.md)."""
+"""``tide`` command line: one table of commands, each a ``tide_core/cli/cmd_*.py`` module (see docs/architecture.md).
+
+Only the module of the command being run is imported (through the one dotted-path loader,
+:func:`tide_core.plugins.load_dotted`): the others appear in ``tide --help`` from the table, so the
+help and a light command (``tide keys list``) never import torch, Ray or scikit-learn.
+"""
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
-import pkgutil
 import sys
+from collections.abc import Sequence
 
-import tide_core.cli as pkg
 from tide_core import __version__
 from tide_core.errors import TideError
+from tide_core.plugins import load_dotted
+
+#: command -> (module exposing ``register(subparsers)``, the help line ``tide --help`` shows).
+#: ``tests/test_cli_commands.py`` checks this table against every ``cmd_*`` module.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "audit": ("tide_core.cli.cmd_audit", "plan a patient-level PHI audit and compute its exact bound"),
+    "demo": ("tide_core.cli.cmd_demo", "create the synthetic demo corpus (DuckDB by default) and de-identify it"),
+    "distill": ("tide_core.cli.cmd_distill", "train a student token classifier on a teacher's labels"),
+    "drift": ("tide_core.cli.cmd_drift", "drift monitor: freeze a reference, check a batch against it"),
+    "eval": ("tide_core.cli.cmd_eval", "score predictions against gold spans (recall, precision, CIs)"),
+    "guard": ("tide_core.cli.cmd_guard", "PHI Guard: document-level residual-PHI scores and stratified audits"),
+    "keys": ("tide_core.cli.cmd_keys", "create or list anonymization keys (secrets are never printed)"),
+    "review": ("tide_core.cli.cmd_review", "review recognized spans of a study in a local web page (shows PHI)"),
+    "run": ("tide_core.cli.cmd_run", "recognize + anonymize a study's notes into the released tables"),
+    "synth": ("tide_core.cli.cmd_synth", "generate a synthetic clinical-note corpus with gold PHI spans"),
+    "train-recognizer": (
+        "tide_core.cli.cmd_train_recognizer",
+        "fine-tune a PHI token classifier (--default: the default model)",
+    ),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_in(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names: its first word that is not an option (``tide -v run ...`` -> ``run``)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``tide`` parser; with ``argv``, only the command it names is loaded, else every command."""
     parser = argparse.ArgumentParser(prog="tide", description="TIDE ETL: de-identify clinical notes in your warehouse.")
     parser.add_argument("--version", action="version", version=f"tide {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging (never logs note text)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    for mod in sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if m.name.startswith("cmd_")):
-        module = importlib.import_module(f"tide_core.cli.{mod}")
-        module.register(sub)
+    wanted = None if argv is None else command_in(argv)
+    for name, (module, help_line) in COMMANDS.items():
+        if argv is None or name == wanted:
+            load_dotted(f"{module}:register")(sub)
+        else:
+            sub.add_parser(name, help=help_line)
     return parser
 
 
@@ -63,7 +94,8 @@ def configure_logging(verbose: bool = False) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     configure_logging(args.verbose)
     if not getattr(args, "func", None):

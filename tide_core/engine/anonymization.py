@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
+from tqdm import tqdm
+
 from tide_core.anonymize.dates import shift_note_date
 from tide_core.anonymize.engine import Anonymizer, DatePolicy, pseudonym
 from tide_core.errors import TideError
@@ -67,8 +69,6 @@ def anonymize_notes(
     progress: bool = False,
     desc: str = "anonymize",
 ) -> AnonymizationBatch:
-    from tqdm import tqdm
-
     policy = cast("DatePolicy", getattr(config, "on_unparseable_date", "mask"))  # checked by Anonymizer
     anonymizer = Anonymizer(keyring, on_unparseable_date=policy)
     batch = AnonymizationBatch(anonymizer.VERSION)

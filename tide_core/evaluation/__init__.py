@@ -8,8 +8,9 @@ See docs/evaluation.md.  Main entry points (imported lazily so ``gold_io`` stays
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from tide_core.plugins import load_dotted
 
 _EXPORTS = {
     "evaluate": "tide_core.evaluation.evaluate",
@@ -32,5 +33,5 @@ __all__ = sorted(_EXPORTS)
 
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
+        return load_dotted(f"{_EXPORTS[name]}:{name}")
     raise AttributeError(name)

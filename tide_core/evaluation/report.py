@@ -11,6 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from matplotlib.figure import Figure
+
 from tide_core.evaluation.evaluate import EvalReport
 
 
@@ -142,16 +145,14 @@ def _characters_md(d: dict[str, Any]) -> list[str]:
 
 
 def plot_recall(report: EvalReport, path: str | Path) -> Path:
-    """Bar chart of per-category recall with 95% CI error bars (one bar group per system)."""
-    import matplotlib
+    """Bar chart of per-category recall with 95% CI error bars (one bar group per system).
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
+    Drawn on a bare ``Figure`` (Agg canvas), not through ``pyplot``: no process-wide backend or figure registry.
+    """
     path = Path(path)
     labels = [lab for lab in report.labels if any(s.point["category"][lab]["n_gold"] > 0 for s in report.systems)]
-    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(labels) + 2), 4))
+    fig = Figure(figsize=(max(6, 0.9 * len(labels) + 2), 4))
+    ax = fig.subplots()
     width = 0.8 / len(report.systems)
     x = np.arange(len(labels))
     for k, sysres in enumerate(report.systems):
@@ -182,7 +183,6 @@ def plot_recall(report: EvalReport, path: str | Path) -> Path:
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
 
 

@@ -15,6 +15,13 @@ counted; and professions are not PHI, so they are not gold.
 
 A document the anonymizer refuses (a coded ``AnonymizationError``: the engine quarantines it)
 releases nothing; it is counted in ``quarantined`` and none of its surfaces survive.
+
+With a second anonymizer under an independent key (``confirm``), a surface found elsewhere
+counts only when it is found under both keys.  A surrogate that happens to equal another gold
+surface of the same note (a shifted date landing on another real date, a surrogate town that is
+also the patient's town) is a coincidence of one key and tells a reader nothing; an operator that
+carries the original through, or a missed mention, survives under every key.  This makes the
+figure independent of the key drawn (``coincidences`` counts what the second key ruled out).
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ class VerbatimResult:
     n_verbatim: dict[str, int] = field(default_factory=dict)
     quarantined: int = 0
     n_docs: int = 0
+    coincidences: int = 0
 
     def share(self, label: str | None = None) -> float | None:
         """Share of gold surfaces (of ``label``, or all) that survive verbatim."""
@@ -52,6 +60,7 @@ class VerbatimResult:
         return {
             "n_docs": self.n_docs,
             "quarantined": self.quarantined,
+            "coincidences": self.coincidences,
             "overall": self.share(),
             "category": {
                 lab: {
@@ -72,29 +81,49 @@ def _exempt(label: str, surface: str) -> bool:
 
 
 def surviving_surfaces(
-    gold: Sequence[GoldDoc], predictions: Mapping[str, Sequence[Span]], anonymizer: Anonymizer
+    gold: Sequence[GoldDoc],
+    predictions: Mapping[str, Sequence[Span]],
+    anonymizer: Anonymizer,
+    confirm: Anonymizer | None = None,
 ) -> VerbatimResult:
-    """Anonymize each gold document with its (resolved) predicted spans; count surviving gold surfaces."""
+    """Anonymize each gold document with its (resolved) predicted spans; count surviving gold surfaces.
+
+    ``confirm``: a second anonymizer under an independent key; a surface found away from where it
+    stood then survives only if it is found in both releases (see the module docstring).
+    """
     res = VerbatimResult()
     for doc in gold:
         res.n_docs += 1
-        note = doc.to_note()
-        try:
-            released = anonymizer.anonymize(note, list(predictions.get(doc.note_id, ()))).text
-        except AnonymizationError:
-            res.quarantined += 1
-            released = ""
         pred = list(predictions.get(doc.note_id, ()))
+        released = _release(doc, pred, anonymizer)
+        if released is None:
+            res.quarantined += 1
+        second = _release(doc, pred, confirm) if confirm is not None and released is not None else None
         for s in doc.spans:
             surface = doc.text[s.start : s.end].strip()
             if not surface or _exempt(s.label, surface):
                 continue
             res.n_surfaces[s.label] = res.n_surfaces.get(s.label, 0) + 1
-            if not released:
+            if released is None:
                 continue
             untouched = not any(p.start < s.end and s.start < p.end for p in pred)
             searchable = len(surface) >= 5 or (len(surface) == 4 and not surface.isdigit())
-            elsewhere = searchable and re.search(r"(?<!\w)" + re.escape(surface) + r"(?!\w)", released)
+            elsewhere = searchable and _found(surface, released)
+            if elsewhere and not untouched and second is not None and not _found(surface, second):
+                res.coincidences += 1
+                elsewhere = False
             if untouched or elsewhere:
                 res.n_verbatim[s.label] = res.n_verbatim.get(s.label, 0) + 1
     return res
+
+
+def _release(doc: GoldDoc, pred: Sequence[Span], anonymizer: Anonymizer) -> str | None:
+    """The released text, or None when the anonymizer refuses the document (quarantine)."""
+    try:
+        return anonymizer.anonymize(doc.to_note(), list(pred)).text
+    except AnonymizationError:
+        return None
+
+
+def _found(surface: str, text: str) -> bool:
+    return re.search(r"(?<!\w)" + re.escape(surface) + r"(?!\w)", text) is not None

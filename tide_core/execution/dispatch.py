@@ -3,7 +3,9 @@
 The study runner (:mod:`tide_core.runner`) calls :func:`recognize_batches` and never imports an
 execution path itself; execution modules import only engine primitives
 (:mod:`tide_core.engine.recognition`), never the runner.  Layering:
-engine primitives <- execution <- runner.
+engine primitives <- execution <- runner.  The Ray path imports Ray (seconds), so
+:class:`~tide_core.execution.ray_pipeline.RayRecognition` is loaded by its dotted path
+(:func:`tide_core.plugins.load_dotted`) only when ``executor="ray"``.
 """
 
 from __future__ import annotations
@@ -11,10 +13,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from tqdm import tqdm
+
 from tide_core.engine.recognition import RecognitionBatch, recognize_notes
-from tide_core.execution.ray_pipeline import RayRecognition, RayRecognitionConfig
+from tide_core.plugins import load_dotted
 from tide_core.recognizers.base import Recognizer
 from tide_core.spans import Note
+
+RAY_PIPELINE = "tide_core.execution.ray_pipeline"
 
 
 def recognize_batches(
@@ -37,9 +43,11 @@ def recognize_batches(
     if not notes:
         return
     if executor == "ray" and specs:
-        yield RayRecognition(RayRecognitionConfig(address=ray_address)).run(list(notes), list(specs), policy)
+        ray_recognition = load_dotted(f"{RAY_PIPELINE}:RayRecognition")
+        ray_config = load_dotted(f"{RAY_PIPELINE}:RayRecognitionConfig")
+        batch: RecognitionBatch = ray_recognition(ray_config(address=ray_address)).run(list(notes), list(specs), policy)
+        yield batch
         return
-    from tqdm import tqdm
 
     bar = tqdm(total=len(notes), desc=desc, unit="note", disable=not progress, leave=False)
     try:

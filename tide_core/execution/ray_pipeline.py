@@ -29,12 +29,17 @@ from __future__ import annotations
 
 import functools
 import logging
+import pickle
 import sys
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import ray
+import ray.data as rd
+from tqdm import tqdm
 
 from tide_core.engine.anonymization import anonymize_notes
 from tide_core.engine.recognition import (
@@ -235,8 +240,6 @@ class RayRecognition:
     def _bar(self, total: int | None) -> Any:
         self._progress_bar = None
         if self.config.progress:
-            from tqdm import tqdm
-
             self._progress_bar = tqdm(total=total, desc="recognize (ray)", unit="note", file=sys.stderr, leave=False)
         self._done, self._total = 0, total
         return self._progress_bar
@@ -365,8 +368,6 @@ class RayRecognition:
         policy: Any,
         _nested: bool = False,
     ) -> RecognitionBatch:
-        import ray.data as rd
-
         if not _nested:
             _check_unique(wave)
             self.waves += 1
@@ -480,14 +481,11 @@ def map_notes(
     pickle.  Retries follow ``config.max_retries``; the function itself should catch per-item
     errors and return a failure value (a failed item never takes its group down).
     """
-    import ray.data as rd
-
     config = config or RayRecognitionConfig(progress=False)
     if not items:
         return []
     ensure_ray(config.address, config.local_num_cpus)
     size = group_size or config.batch_size_short
-    import pickle
 
     chunks = [list(items[i : i + size]) for i in range(0, len(items), size)]
     rows = [{"gid": i, "payload": pickle.dumps(ch, protocol=pickle.HIGHEST_PROTOCOL)} for i, ch in enumerate(chunks)]
@@ -572,8 +570,6 @@ class RayAnonymization:
 
 def shutdown() -> None:
     """Stop a Ray session this process started (tests and the benchmark call it)."""
-    import ray
-
     if ray.is_initialized():
         ray.shutdown()
     time.sleep(0)

@@ -13,6 +13,9 @@ import os
 import tempfile
 from typing import Any
 
+import ray
+from ray.data import DataContext
+
 from tide_core.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -35,10 +38,6 @@ def ray_address(address: str | None = None) -> str | None:
 
 def ensure_ray(address: str | None = None, num_cpus: int | None = None, num_gpus: int | None = None) -> Any:
     """Return the ``ray`` module with a session initialised (reusing a running one)."""
-    try:
-        import ray
-    except ImportError as exc:  # pragma: no cover - ray is a hard dependency
-        raise ConfigError("E510", "Ray is not installed", hint="pip install 'ray[data]==2.60.0'") from exc
     if ray.is_initialized():
         return ray
     addr = ray_address(address)
@@ -71,8 +70,6 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, num_gpus
 def _quiet_data() -> None:
     """Ray Data prints per-operator progress bars; TIDE reports notes done / total itself."""
     try:
-        from ray.data import DataContext
-
         ctx = DataContext.get_current()
         ctx.enable_progress_bars = False
         ctx.print_on_execution_start = False
@@ -81,7 +78,5 @@ def _quiet_data() -> None:
 
 
 def cluster_resources() -> dict[str, float]:
-    import ray
-
     res = ray.cluster_resources()
     return {"CPU": float(res.get("CPU", 0.0)), "GPU": float(res.get("GPU", 0.0))}

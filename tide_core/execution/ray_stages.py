@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import torch
 
 from tide_core.engine.recognition import (
     E_RAISED,
@@ -189,12 +190,7 @@ class PredictStage(_Stage):
         **kw: Any,
     ):
         if threads:
-            try:
-                import torch
-
-                torch.set_num_threads(int(threads))
-            except ImportError:  # pragma: no cover - model recognizers need torch anyway
-                pass
+            torch.set_num_threads(int(threads))
         super().__init__(specs, factories, indices, **kw)
 
     def process(self, group: Group) -> None:

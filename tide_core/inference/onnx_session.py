@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnxruntime as ort
 
-from tide_core.inference.onnx_export import available_cores, require_onnxruntime
+from tide_core.inference.onnx_export import available_cores
 
 
 class OnnxTokenClassifier:
     """A loaded ONNX token classifier (CPU execution provider)."""
 
     def __init__(self, path: str | Path, threads: int | None = None) -> None:
-        ort = require_onnxruntime()
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = int(threads) if threads else default_threads()
         opts.inter_op_num_threads = 1

@@ -30,10 +30,19 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import grpc
 import pyarrow as pa
 import pyarrow.parquet as pq
+from google.api_core import exceptions as gexc
+from google.api_core.client_options import ClientOptions
+from google.api_core.exceptions import NotFound
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import bigquery, bigquery_storage_v1
+from google.cloud.bigquery_storage_v1 import types
+from google.cloud.bigquery_storage_v1.services.big_query_read.transports import BigQueryReadGrpcTransport
 
 from tide_core.errors import ConfigError, WarehouseError
 from tide_core.io.warehouse import PartitionWrite, check_partition_rows, check_writes
@@ -118,8 +127,6 @@ def bq_type(t: pa.DataType) -> str:
 
 
 def bq_schema(schema: pa.Schema) -> list[bigquery.SchemaField]:
-    from google.cloud import bigquery
-
     return [bigquery.SchemaField(f.name, bq_type(f.type), mode="NULLABLE") for f in schema]
 
 
@@ -139,8 +146,6 @@ def _normalise(table: pa.Table) -> pa.Table:
 
 # -- filters --------------------------------------------------------------------------------
 def _param(name: str, value: object) -> bigquery.ScalarQueryParameter:
-    from google.cloud import bigquery
-
     if isinstance(value, bool):
         return bigquery.ScalarQueryParameter(name, "BOOL", value)
     if isinstance(value, int):
@@ -155,8 +160,6 @@ def _param(name: str, value: object) -> bigquery.ScalarQueryParameter:
 
 
 def _array_param(name: str, values: list[Any]) -> bigquery.ArrayQueryParameter:
-    from google.cloud import bigquery
-
     scalar = _param(name, values[0])
     return bigquery.ArrayQueryParameter(name, scalar.type_, values)
 
@@ -259,20 +262,14 @@ class BigQueryWarehouse:
     """The Warehouse protocol on one BigQuery dataset (see ``tide_core.io.warehouse``)."""
 
     def __init__(self, options: BigQueryOptions, client: Any = None, read_client: Any = None) -> None:
-        from google.cloud import bigquery
-
         self.options = options
         self.project, self.dataset = options.project, options.dataset
         self.url = f"bigquery:{self.project}.{self.dataset}"
         if client is None:
             kwargs: dict[str, Any] = {"project": self.project, "location": options.location}
             if options.api_endpoint:
-                from google.api_core.client_options import ClientOptions
-
                 kwargs["client_options"] = ClientOptions(api_endpoint=options.api_endpoint)
             if options.anonymous:
-                from google.auth.credentials import AnonymousCredentials
-
                 kwargs["credentials"] = AnonymousCredentials()
             client = bigquery.Client(**kwargs)
         self.client: bigquery.Client = client
@@ -297,8 +294,6 @@ class BigQueryWarehouse:
 
     def ensure_dataset(self) -> None:
         """Create the dataset if missing (tests and first-time setup; production datasets exist)."""
-        from google.cloud import bigquery
-
         ds = bigquery.Dataset(f"{self.project}.{self.dataset}")
         if self.options.location:
             ds.location = self.options.location
@@ -306,8 +301,6 @@ class BigQueryWarehouse:
 
     # -- metadata ----------------------------------------------------------------------------
     def _get_table(self, name: str) -> bigquery.Table | None:
-        from google.api_core.exceptions import NotFound
-
         try:
             return self.client.get_table(self.table_id(name))
         except NotFound:
@@ -332,8 +325,6 @@ class BigQueryWarehouse:
     def _create(
         self, name: str, schema: pa.Schema, expires: dt.datetime | None = None, layout: bool = True
     ) -> bigquery.Table:
-        from google.cloud import bigquery
-
         t = bigquery.Table(self.table_id(name), schema=bq_schema(schema))
         names = set(schema.names)
         if layout:
@@ -393,21 +384,12 @@ class BigQueryWarehouse:
 
     def _storage_client(self) -> Any:
         if self._read_client is None:
-            from google.cloud import bigquery_storage_v1
-
             if self.options.storage_endpoint and self.options.anonymous:
-                import grpc
-                from google.cloud.bigquery_storage_v1.services.big_query_read.transports import (
-                    BigQueryReadGrpcTransport,
-                )
-
                 channel = grpc.insecure_channel(self.options.storage_endpoint)
                 self._read_client = bigquery_storage_v1.BigQueryReadClient(
                     transport=BigQueryReadGrpcTransport(channel=channel)
                 )
             elif self.options.storage_endpoint:
-                from google.api_core.client_options import ClientOptions
-
                 self._read_client = bigquery_storage_v1.BigQueryReadClient(
                     credentials=self.client._credentials,
                     client_options=ClientOptions(api_endpoint=self.options.storage_endpoint),
@@ -423,12 +405,6 @@ class BigQueryWarehouse:
         self, name: str, cols: list[str], where: Mapping[str, object] | None, max_streams: int
     ) -> tuple[Any, Any]:
         """(read client, Storage Read API session) over ``name``; _StorageUnavailable when the API is not."""
-        from google.api_core import exceptions as gexc
-
-        try:
-            from google.cloud.bigquery_storage_v1 import types
-        except ImportError as exc:  # pragma: no cover - the package is a dependency
-            raise _StorageUnavailable("google-cloud-bigquery-storage is not installed") from exc
         rc = self._storage_client()
         request = types.ReadSession(
             table=f"projects/{self.project}/datasets/{self.dataset}/tables/{_ident(name)}",
@@ -501,8 +477,6 @@ class BigQueryWarehouse:
         return out.select(cols)
 
     def _query(self, sql: str, params: Sequence[Any] | None = None) -> Any:
-        from google.cloud import bigquery
-
         job = self.client.query(sql, job_config=bigquery.QueryJobConfig(query_parameters=params or []))
         try:
             return job.result()
@@ -530,15 +504,11 @@ class BigQueryWarehouse:
 
     def run_sql_file(self, path: str | os.PathLike[str], params: Mapping[str, object] | None = None) -> pa.Table:
         """Run one file of ``sql/`` (DDL, views, example queries) with ``{{dataset}}`` filled in."""
-        from pathlib import Path
-
         text = Path(path).read_text().replace("{{dataset}}", f"{self.project}.{self.dataset}")
         return self.sql(text, params)
 
     # -- writes ------------------------------------------------------------------------------
     def _load(self, table_id: str, table: pa.Table, disposition: str, schema: Sequence[bigquery.SchemaField]) -> int:
-        from google.cloud import bigquery
-
         buf = io.BytesIO()
         pq.write_table(_normalise(table), buf, compression="snappy")
         size = buf.tell()
@@ -769,8 +739,6 @@ class _StorageUnavailable(Exception):
 
 
 def _job_config(params: Sequence[Any] | None) -> bigquery.QueryJobConfig:
-    from google.cloud import bigquery
-
     return bigquery.QueryJobConfig(query_parameters=params or [])
 
 

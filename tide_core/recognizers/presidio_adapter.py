@@ -9,34 +9,34 @@
 
 Offline use: ``AnalyzerEngine()`` with defaults tries to download a spaCy model.  Build it with
 ``presidio_analyzer.nlp_engine.NoOpNlpEngine(models=[{"lang_code": "en", "model_name": "none"}])``
-and an explicit ``RecognizerRegistry`` (``presidio_engine(...)`` below does this).  Set
-``TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS=""`` before using Presidio's e-mail/URL recognizers, which
-otherwise try the network.  Presidio is imported lazily (importing it costs seconds).
+and an explicit ``RecognizerRegistry`` (``presidio_engine(...)`` below does this).  This module
+sets ``TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS=""`` (unless set) before it imports Presidio, whose
+e-mail/URL recognizers otherwise try the network.  Importing Presidio costs seconds: the recognizer
+registry reaches this module by its dotted path, only for a ``presidio`` spec.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")  # before tldextract is imported (by Presidio)
+
+from presidio_analyzer import AnalyzerEngine, EntityRecognizer, RecognizerRegistry
+from presidio_analyzer import RecognizerResult as PresidioResult
+from presidio_analyzer.nlp_engine import NoOpNlpEngine
 
 from tide_core.errors import ConfigError
 from tide_core.fingerprint import fingerprint
 from tide_core.plugins import load_dotted
 from tide_core.presidio_labels import PRESIDIO_TO_TIDE
 from tide_core.recognizers.base import TideRecognizer
-from tide_core.spans import RecognizerResult
+from tide_core.spans import RecognizerResult, Span
 from tide_core.types import LABELS
-
-if TYPE_CHECKING:
-    from presidio_analyzer import AnalyzerEngine, EntityRecognizer
 
 #: Presidio's predefined entity names -> TIDE labels (one map for the adapter and the operator).
 DEFAULT_LABEL_MAP: Mapping[str, str] = PRESIDIO_TO_TIDE
-
-
-def _quiet_tldextract() -> None:
-    os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
 
 class PresidioRecognizerAdapter(TideRecognizer):
@@ -124,7 +124,6 @@ def adapter_from_spec(**options: Any) -> PresidioRecognizerAdapter:
             "the presidio spec needs class=DOTTED.PATH of an EntityRecognizer",
             hint='e.g. {"name": "presidio", "class": "presidio_analyzer.predefined_recognizers.EmailRecognizer"}',
         )
-    _quiet_tldextract()
     cls = load_dotted(dotted)
     try:
         rec = cls(**kwargs)
@@ -137,55 +136,41 @@ def adapter_from_spec(**options: Any) -> PresidioRecognizerAdapter:
     return PresidioRecognizerAdapter(rec, label_map)
 
 
-_ENTITY_RECOGNIZER_CLASS: Callable[[TideRecognizer, str], EntityRecognizer] | None = None
+class TideEntityRecognizer(EntityRecognizer):
+    """A TIDE recognizer inside Presidio; entity names are TIDE labels."""
 
+    def __init__(self, tide_recognizer: TideRecognizer, supported_language: str = "en") -> None:
+        self.tide_recognizer = tide_recognizer
+        super().__init__(
+            supported_entities=list(tide_recognizer.supported_entities),
+            name=tide_recognizer.qualified_name,
+            supported_language=supported_language,
+            version=str(tide_recognizer.version),
+        )
 
-def _tide_entity_recognizer_class() -> Callable[[TideRecognizer, str], EntityRecognizer]:
-    """Define the Presidio subclass on first use (keeps ``import presidio_analyzer`` lazy)."""
-    global _ENTITY_RECOGNIZER_CLASS
-    if _ENTITY_RECOGNIZER_CLASS is not None:
-        return _ENTITY_RECOGNIZER_CLASS
-    from presidio_analyzer import EntityRecognizer
-    from presidio_analyzer import RecognizerResult as PresidioResult
+    def load(self) -> None:
+        self.tide_recognizer.load()
 
-    class TideEntityRecognizer(EntityRecognizer):
-        """A TIDE recognizer inside Presidio; entity names are TIDE labels."""
-
-        def __init__(self, tide_recognizer: TideRecognizer, supported_language: str = "en") -> None:
-            self.tide_recognizer = tide_recognizer
-            super().__init__(
-                supported_entities=list(tide_recognizer.supported_entities),
-                name=tide_recognizer.qualified_name,
-                supported_language=supported_language,
-                version=str(tide_recognizer.version),
+    def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[PresidioResult]:
+        results = self.tide_recognizer.analyze(text, entities or None, nlp_artifacts)
+        return [
+            PresidioResult(
+                entity_type=r.entity_type,
+                start=r.start,
+                end=r.end,
+                score=float(r.score),
+                recognition_metadata={
+                    PresidioResult.RECOGNIZER_NAME_KEY: self.name,  # type: ignore[has-type]  # set untyped by Presidio
+                    PresidioResult.RECOGNIZER_IDENTIFIER_KEY: self.id,
+                },
             )
-
-        def load(self) -> None:
-            self.tide_recognizer.load()
-
-        def analyze(self, text: str, entities: list[str], nlp_artifacts: Any = None) -> list[PresidioResult]:
-            results = self.tide_recognizer.analyze(text, entities or None, nlp_artifacts)
-            return [
-                PresidioResult(
-                    entity_type=r.entity_type,
-                    start=r.start,
-                    end=r.end,
-                    score=float(r.score),
-                    recognition_metadata={
-                        PresidioResult.RECOGNIZER_NAME_KEY: self.name,  # type: ignore[has-type]  # set untyped by Presidio
-                        PresidioResult.RECOGNIZER_IDENTIFIER_KEY: self.id,
-                    },
-                )
-                for r in results
-            ]
-
-    _ENTITY_RECOGNIZER_CLASS = TideEntityRecognizer
-    return TideEntityRecognizer
+            for r in results
+        ]
 
 
 def as_presidio_recognizer(tide_recognizer: TideRecognizer, supported_language: str = "en") -> EntityRecognizer:
     """Wrap a TIDE recognizer as a ``presidio_analyzer.EntityRecognizer`` instance."""
-    return _tide_entity_recognizer_class()(tide_recognizer, supported_language)
+    return TideEntityRecognizer(tide_recognizer, supported_language)
 
 
 def presidio_engine(recognizers: Sequence[Any], language: str = "en") -> AnalyzerEngine:
@@ -193,12 +178,19 @@ def presidio_engine(recognizers: Sequence[Any], language: str = "en") -> Analyze
 
     ``recognizers`` may mix Presidio recognizers and TIDE recognizers (wrapped automatically).
     """
-    _quiet_tldextract()
-    from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
-    from presidio_analyzer.nlp_engine import NoOpNlpEngine
-
     registry = RecognizerRegistry(supported_languages=[language])
     for rec in recognizers:
         registry.add_recognizer(as_presidio_recognizer(rec, language) if isinstance(rec, TideRecognizer) else rec)
     nlp = NoOpNlpEngine(models=[{"lang_code": language, "model_name": "none"}])
     return AnalyzerEngine(registry=registry, nlp_engine=nlp, supported_languages=[language])
+
+
+def span_to_presidio(span: Span) -> PresidioResult:
+    """A TIDE ``Span`` as a ``presidio_analyzer.RecognizerResult`` (the recognizer name in its metadata)."""
+    return PresidioResult(
+        entity_type=span.label,
+        start=span.start,
+        end=span.end,
+        score=float(span.score),
+        recognition_metadata={"recognizer_name": span.recognizer},
+    )

@@ -1,8 +1,10 @@
 """Recognizer registry: build any recognizer from a plain dict spec.
 
 A spec is what a configuration file holds: ``{"name": "tide.regex", **options}``.  Builtins are
-registered as factories that import their module only when asked, so asking for ``tide.regex``
-never imports torch (``tide.hf``) or Presidio (``presidio``).
+registered by the dotted path of their factory and loaded through the one plugin loader
+(:func:`tide_core.plugins.load_dotted`) only when asked, so asking for ``tide.regex`` never
+imports torch (``tide.hf``) or Presidio (``presidio``), and importing the registry imports no
+recognizer at all.
 
 A site plugs in its own recognizer either with ``register("site.thing", factory)`` or, without
 any code change here, by naming a dotted path: ``{"name": "my_pkg.module:Factory", ...}`` calls
@@ -12,30 +14,21 @@ any code change here, by naming a dotted path: ``{"name": "my_pkg.module:Factory
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from tide_core.errors import ConfigError
 from tide_core.plugins import load_dotted
 from tide_core.recognizers.base import TideRecognizer
-from tide_core.recognizers.facilities import FacilityRecognizer, OrganisationHeadRecognizer
-from tide_core.recognizers.gazetteer import GazetteerRecognizer
-from tide_core.recognizers.id_shapes import IdentifierShapeRecognizer
-from tide_core.recognizers.known_phi import KnownPHIRecognizer
-from tide_core.recognizers.llm import LLMRecognizer
-from tide_core.recognizers.organisations import OrganisationRecognizer
-from tide_core.recognizers.person_names import PersonNameRecognizer
-from tide_core.recognizers.places import PlaceRecognizer
-from tide_core.recognizers.presidio_adapter import PresidioRecognizerAdapter, adapter_from_spec
-from tide_core.recognizers.regex_recognizer import RegexRecognizer
 
 Factory = Callable[..., TideRecognizer]
-_FACTORIES: dict[str, Factory] = {}
+#: name -> factory, or the dotted path of one (``package.module:Attr``), loaded on first use.
+_FACTORIES: dict[str, Factory | str] = {}
+_PRESIDIO_ADAPTER = "tide_core.recognizers.presidio_adapter:PresidioRecognizerAdapter"
 
 
-def register(name: str, factory: Factory, *, replace: bool = False) -> None:
-    """Register ``factory(**options) -> TideRecognizer`` under ``name``."""
+def register(name: str, factory: Factory | str, *, replace: bool = False) -> None:
+    """Register ``factory(**options) -> TideRecognizer`` (or its dotted path) under ``name``."""
     if not name or not isinstance(name, str):
         raise ConfigError(
             "E230", "recognizer name must be a non-empty string", hint='e.g. register("site.ids", make_ids)'
@@ -61,8 +54,13 @@ def create(spec: Mapping[str, Any]) -> TideRecognizer:
         )
     options = {k: v for k, v in spec.items() if k != "name"}
     name = str(spec["name"])
-    factory = _FACTORIES.get(name)
-    if factory is None:
+    registered = _FACTORIES.get(name)
+    factory: Factory
+    if isinstance(registered, str):
+        factory = load_dotted(registered)
+    elif registered is not None:
+        factory = registered
+    else:
         if ":" in name or (name.count(".") >= 2 and not name.startswith("tide.")):
             factory = load_dotted(name)
         else:
@@ -80,14 +78,9 @@ def create(spec: Mapping[str, Any]) -> TideRecognizer:
             hint="see docs/recognizers.md for each recognizer's options",
         ) from None
     if not isinstance(rec, TideRecognizer):
-        try:
-            from presidio_analyzer import EntityRecognizer
-        except ImportError:  # pragma: no cover
-            entity_types: tuple[type, ...] = ()
-        else:
-            entity_types = (EntityRecognizer,)
-        if entity_types and isinstance(rec, entity_types):
-            return PresidioRecognizerAdapter(rec)
+        if _is_presidio_recognizer(rec):
+            adapter: TideRecognizer = load_dotted(_PRESIDIO_ADAPTER)(rec)
+            return adapter
         raise ConfigError(
             "E237",
             f"recognizer {name!r} built a {type(rec).__name__}, not a TideRecognizer",
@@ -96,25 +89,26 @@ def create(spec: Mapping[str, Any]) -> TideRecognizer:
     return rec
 
 
-# ------------------------------------------------------------------ builtins (lazy imports)
-def _regex(**options: Any) -> TideRecognizer:
+def _is_presidio_recognizer(obj: Any) -> bool:
+    """``obj`` is a ``presidio_analyzer.EntityRecognizer`` (checked by class name: Presidio need not be imported)."""
+    return any(
+        c.__name__ == "EntityRecognizer" and c.__module__.startswith("presidio_analyzer") for c in type(obj).__mro__
+    )
 
-    return RegexRecognizer(**options)
 
-
+# ------------------------------------------------------------------ builtins (loaded by dotted path)
 def _gazetteer(csv: str | None = None, **options: Any) -> TideRecognizer:
-
     if csv is None:
         raise ConfigError(
             "E238",
             "tide.gazetteer needs csv=PATH",
             hint='e.g. {"name": "tide.gazetteer", "csv": "tide_core/data/gazetteer_demo.csv"}',
         )
-    return GazetteerRecognizer(csv, **options)
+    rec: TideRecognizer = load_dotted("tide_core.recognizers.gazetteer:GazetteerRecognizer")(csv, **options)
+    return rec
 
 
 def _known_phi(rows: Any = None, **options: Any) -> TideRecognizer:
-
     if rows is None:
         raise ConfigError(
             "E239",
@@ -123,67 +117,22 @@ def _known_phi(rows: Any = None, **options: Any) -> TideRecognizer:
         )
     if hasattr(rows, "to_pylist"):  # a pyarrow Table
         rows = rows.to_pylist()
-    return KnownPHIRecognizer.from_rows(rows, **options)
-
-
-def _hf(**options: Any) -> TideRecognizer:
-    module = importlib.import_module("tide_core.recognizers.hf_token_classifier")
-    rec: TideRecognizer = module.HFTokenClassifierRecognizer(**options)
+    rec: TideRecognizer = load_dotted("tide_core.recognizers.known_phi:KnownPHIRecognizer.from_rows")(rows, **options)
     return rec
 
 
-def _llm(**options: Any) -> TideRecognizer:
-
-    return LLMRecognizer(**options)
-
-
-def _org(**options: Any) -> TideRecognizer:
-
-    return OrganisationRecognizer(**options)
-
-
-def _places(**options: Any) -> TideRecognizer:
-
-    return PlaceRecognizer(**options)
-
-
-def _ids(**options: Any) -> TideRecognizer:
-
-    return IdentifierShapeRecognizer(**options)
-
-
-def _facilities(**options: Any) -> TideRecognizer:
-
-    return FacilityRecognizer(**options)
-
-
-def _org_heads(**options: Any) -> TideRecognizer:
-
-    return OrganisationHeadRecognizer(**options)
-
-
-def _names(**options: Any) -> TideRecognizer:
-
-    return PersonNameRecognizer(**options)
-
-
-def _presidio(**options: Any) -> TideRecognizer:
-
-    return adapter_from_spec(**options)
-
-
 for _name, _factory in (
-    ("tide.regex", _regex),
+    ("tide.regex", "tide_core.recognizers.regex_recognizer:RegexRecognizer"),
     ("tide.gazetteer", _gazetteer),
     ("tide.known_phi", _known_phi),
-    ("tide.hf", _hf),
-    ("tide.llm", _llm),
-    ("tide.org", _org),
-    ("tide.places", _places),
-    ("tide.ids", _ids),
-    ("tide.facilities", _facilities),
-    ("tide.org_heads", _org_heads),
-    ("tide.names", _names),
-    ("presidio", _presidio),
+    ("tide.hf", "tide_core.recognizers.hf_token_classifier:HFTokenClassifierRecognizer"),
+    ("tide.llm", "tide_core.recognizers.llm:LLMRecognizer"),
+    ("tide.org", "tide_core.recognizers.organisations:OrganisationRecognizer"),
+    ("tide.places", "tide_core.recognizers.places:PlaceRecognizer"),
+    ("tide.ids", "tide_core.recognizers.id_shapes:IdentifierShapeRecognizer"),
+    ("tide.facilities", "tide_core.recognizers.facilities:FacilityRecognizer"),
+    ("tide.org_heads", "tide_core.recognizers.facilities:OrganisationHeadRecognizer"),
+    ("tide.names", "tide_core.recognizers.person_names:PersonNameRecognizer"),
+    ("presidio", "tide_core.recognizers.presidio_adapter:adapter_from_spec"),
 ):
     register(_name, _factory)

