@@ -9,10 +9,8 @@ into one note type with upper-cased text: a batch the reference has never seen.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from types import SimpleNamespace
 
 import pyarrow as pa
 import pytest
@@ -30,13 +28,13 @@ from tide_core.assurance.drift_table import (
     warehouse_drift_inputs,
 )
 from tide_core.cli.cmd_demo import load_demo
+from tide_core.cli.main import main
 from tide_core.config import TideConfig
 from tide_core.errors import InputError
 from tide_core.io.open import open_warehouse
 from tide_core.runner import anonymize_study, recognize_study
 from tide_etl.release_checks import release_buckets, release_gate
 
-ROOT = Path(__file__).resolve().parents[1]
 KEY = "k1"
 
 
@@ -174,20 +172,20 @@ def test_result_check_rejects_identifiers(env):
     assert_aggregate_result({"band": "watch", "lenses": {"mix": "watch"}, "new_categories": {"note_type": ["a"]}})
 
 
-def _tide(*args):
-    return subprocess.run(
-        [sys.executable, "-m", "tide_core.cli.main", "drift", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def _tide(capsys, *args):
+    """``tide drift ARGS`` in process (the same entry point as the console script; tests/test_cli.py
+    covers the subprocess): its exit status and what it printed."""
+    capsys.readouterr()
+    code = main(["drift", *args])
+    out, err = capsys.readouterr()
+    return SimpleNamespace(returncode=code, stdout=out, stderr=err)
 
 
-def test_cli_warehouse_mode(env):
+def test_cli_warehouse_mode(env, capsys):
     url, tmp = env["url"], env["tmp"]
     ref_path = tmp / "cli_ref.json"
     f = _tide(
+        capsys,
         "freeze",
         "--warehouse",
         url,
@@ -206,7 +204,9 @@ def test_cli_warehouse_mode(env):
     ref = json.loads(ref_path.read_text())
     assert ref["profile"]["residual"] is not None and ref["name"] == "cli-ref"
 
-    c = _tide("check", "--warehouse", url, "--study", "shift", "--key", KEY, "--reference", str(ref_path), "--record")
+    c = _tide(
+        capsys, "check", "--warehouse", url, "--study", "shift", "--key", KEY, "--reference", str(ref_path), "--record"
+    )
     assert c.returncode == 1, c.stderr  # --fail-on drift (default)
     assert "overall: drift" in c.stdout
     wh = open_warehouse(url)
@@ -216,5 +216,5 @@ def test_cli_warehouse_mode(env):
     finally:
         wh.close()
 
-    none = _tide("check", "--reference", str(ref_path))
+    none = _tide(capsys, "check", "--reference", str(ref_path))
     assert none.returncode != 0 and "E757" in (none.stderr + none.stdout)
