@@ -141,7 +141,9 @@ def test_street_ordinals_are_written_for_the_new_number(n):
 
 def test_a_span_of_unit_or_direction_words_only_is_a_city_surrogate():
     for value in ("Rm", "NW", "Ave"):
-        assert surrogate_street(KR, value) == surrogate_city(KR, value)
+        assert location_subtype(value) == "city"
+        assert surrogate_location(KR, value) == (surrogate_city(KR, value), "city")
+    assert location_subtype("Rm 4") == "street"  # a number names a place: the street rule keeps "Rm"
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,9 @@
 * country: keyed derangement of the country list (abbreviations such as ``USA`` among abbreviations);
 * street line (a digit, a street suffix or a unit word: ``1234 Oak Street``, ``Apt 4B``): numbers
   keep their shape (FPE), street-name words become a keyed street surrogate, suffix style
-  (``St`` / ``St.`` / ``Street``), directions and unit words are kept; a span of nothing but such
-  words (``Rm``, ``NW``, a model's piece of a longer place) becomes a city surrogate;
-* city (letters only): keyed city surrogate;
+  (``St`` / ``St.`` / ``Street``), directions and unit words are kept;
+* city (letters only, or nothing but unit words and directions such as ``Rm``, ``NW``, a model's
+  piece of a longer place): keyed city surrogate;
 * several comma-separated parts (``Palo Alto, CA 94304``): each part by its own rule.
 Every rule is a pure function of the key and the value.
 """
@@ -126,8 +126,6 @@ def _is_street(value: str) -> bool:
 
 
 def surrogate_street(keyring: KeyRing, value: str) -> str:
-    if names_no_place(value):  # "Rm", "NW", "Ave": nothing to keep around, the whole span is replaced
-        return surrogate_city(keyring, value)
     tokens = list(_TOKEN.finditer(value))
     kinds = []
     for m in tokens:
@@ -197,6 +195,8 @@ def location_subtype(value: str) -> str:
     if m and not re.search(r"\d", m.group(1)) and (m.group(2)[0].isdigit() or _state_index(m.group(2)) is not None):
         return "address"
     if v in load_list("cities") and not any(c.isdigit() for c in v):
+        return "city"
+    if names_no_place(v):  # "Rm", "NW", "Ave": nothing a street surrogate would keep around, so a city
         return "city"
     if _is_street(v):
         return "street"
