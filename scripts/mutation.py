@@ -4,6 +4,7 @@
     .venv/bin/python scripts/mutation.py --list                 # the configured modules
     .venv/bin/python scripts/mutation.py MODULE --tests tests/test_x.py   # other covering tests
     .venv/bin/python scripts/mutation.py MODULE --show           # print every survivor's diff
+    .venv/bin/python scripts/mutation.py MODULE --recheck        # re-run only the last run's survivors
 
 mutmut (pinned in the ``dev`` extra) mutates the module's functions one small change at a time
 (operators, comparisons, constants, removed calls, ...) and runs the covering tests against
@@ -70,7 +71,11 @@ MODULES: dict[str, list[str]] = {
     "tide_core/anonymize/presidio_operators.py": ["tests/test_anonymize_presidio.py"],
     "tide_core/anonymize/dates.py": ["tests/test_anonymize_dates.py", "tests/test_guard_dates.py"],
     "tide_core/anonymize/keys.py": ["tests/test_keys.py", "tests/test_guard_keys.py"],
-    "tide_core/engine/recognition.py": ["tests/test_recognition_engine.py"],
+    "tide_core/engine/recognition.py": [
+        "tests/test_guard_recognition.py",
+        "tests/test_recognition_engine.py",
+        "tests/test_propagate.py",
+    ],
     "tide_core/cache/span_cache.py": ["tests/test_span_cache.py"],
     "tide_core/cache/tables.py": ["tests/test_span_cache.py"],
     "tide_core/review/server.py": ["tests/test_review_auth.py", "tests/test_review_api.py"],
@@ -129,6 +134,29 @@ def show(work: Path, name: str, module: str) -> str:
         os.chdir(here)
 
 
+def recheck(work: Path, module: str, tests: list[str], survivors: list[str]) -> list[str]:
+    """Run the *current* covering tests against each survivor of the last run; return those still alive.
+
+    Tests written after a run are copied into its scratch copy and each survivor is switched on
+    through mutmut's ``MUTANT_UNDER_TEST`` (minutes for a few dozen survivors, not a full rerun).
+    """
+    for t in tests:
+        shutil.copy2(ROOT / t, work / "mutants" / t)
+    alive = []
+    for name in survivors:
+        env = {**os.environ, "MUTANT_UNDER_TEST": name}
+        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-W", "ignore", *tests]
+        try:
+            run = subprocess.run(cmd, cwd=work / "mutants", env=env, capture_output=True, timeout=600)
+            killed = run.returncode != 0
+        except subprocess.TimeoutExpired:
+            killed = True  # a hang is detected, as in mutmut's own run
+        print(f"{'killed' if killed else 'ALIVE '}  {name}", flush=True)
+        if not killed:
+            alive.append(name)
+    return alive
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("module", nargs="?", help="e.g. tide_core/engine/anonymization.py")
@@ -137,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--show", action="store_true", help="print the diff of every surviving mutant")
     p.add_argument("--list", action="store_true", help="list the configured modules and their tests")
     p.add_argument("--report", action="store_true", help="do not run: report the last run's results again")
+    p.add_argument("--recheck", action="store_true", help="run the current covering tests on the last run's survivors")
     args = p.parse_args(argv)
     if args.list or not args.module:
         for m, t in MODULES.items():
@@ -149,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (ROOT / module).is_file():
         p.error(f"{module} not found")
     t0 = time.time()
-    if args.report:
+    if args.report or args.recheck:
         work = WORK / module.replace("/", "__").removesuffix(".py")
         run = subprocess.CompletedProcess([], 0, "", "")
     else:
@@ -170,6 +199,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     detected = ("killed", "timeout")  # a mutant that hangs the tests is caught by their timeout
     survivors = [n for n, s in got.items() if s not in detected]
+    if args.recheck:
+        alive = recheck(work, module, tests, survivors)
+        print(f"recheck: {len(survivors) - len(alive)} of {len(survivors)} survivors now killed; {len(alive)} alive")
+        print(f"score:   {(len(got) - len(alive)) / len(got):.1%} before excluding equivalent mutants")
+        return 0
     with open(work / "survivors.txt", "w") as f:
         for name in survivors:
             f.write(f"### {name} ({got[name]})\n{show(work, name, module)}\n\n")

@@ -1,4 +1,4 @@
-"""Shared test setup: offline model hubs, quiet Ray, a key directory per test."""
+"""Shared test setup: offline model hubs, quiet Ray, a key directory per test, slow files first."""
 
 from __future__ import annotations
 
@@ -11,6 +11,34 @@ os.environ.setdefault("RAY_DEDUP_LOGS", "0")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
 import pytest  # noqa: E402
+
+#: Test files that take a minute or more, longest first.  ``.ci/run`` spreads files over two
+#: pytest-xdist workers (``--dist loadfile``: a file's tests stay together, so module fixtures
+#: such as a trained tiny model or a Ray session are built once); handing out the long files
+#: first keeps one worker from starting a five-minute file when the other is nearly done.
+SLOW_FIRST = (
+    "test_ray_pipeline.py",
+    "test_ui_backfill.py",
+    "test_cli.py",
+    "test_kill_release.py",
+    "test_dagster_dev.py",
+    "test_chunked_runs.py",
+    "test_drift_warehouse.py",
+    "test_guard_cli.py",
+    "test_onnx_runtime.py",
+    "test_bench_speed.py",
+    "test_bigquery_chunked.py",
+    "test_span_cache_atomic.py",
+    "test_dagster_pipeline.py",
+    "test_release_lifecycle.py",
+)
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run the files of :data:`SLOW_FIRST` first (in that order), the rest in collection order."""
+    rank = {name: i for i, name in enumerate(SLOW_FIRST)}
+    order = {id(item): n for n, item in enumerate(items)}
+    items.sort(key=lambda item: (rank.get(item.path.name, len(rank)), order[id(item)]))
 
 
 @pytest.fixture
