@@ -68,7 +68,16 @@ MODULES: dict[str, list[str]] = {
     "tide_core/anonymize/surrogates.py": ["tests/test_guard_surrogates.py"],
     # test_release_columns.py also runs recognition and anonymisation end to end (seconds per mutant)
     "tide_core/engine/release_columns.py": ["tests/test_guard_release_columns.py"],
-    "tide_core/anonymize/presidio_operators.py": ["tests/test_anonymize_presidio.py"],
+    "tide_core/anonymize/presidio_operators.py": [
+        "tests/test_anonymize_presidio.py",
+        "tests/test_guard_presidio_operators.py",
+    ],
+    # every read on DuckDB in memory, with rows of another study, key and note beside those asked for
+    "tide_core/cache/release_store.py": ["tests/test_guard_release_store.py"],
+    "tide_core/cache/ddl.py": ["tests/test_guard_ddl.py"],
+    # on the streaming DuckDB backend and on a plain-Warehouse adapter (the in-memory fallback), in seconds;
+    # test_chunked_runs.py runs whole recognition/anonymization runs per mutant
+    "tide_core/engine/study_chunks.py": ["tests/test_guard_study_chunks.py"],
     "tide_core/anonymize/dates.py": ["tests/test_anonymize_dates.py", "tests/test_guard_dates.py"],
     "tide_core/anonymize/keys.py": ["tests/test_keys.py", "tests/test_guard_keys.py"],
     "tide_core/engine/recognition.py": [
@@ -81,7 +90,7 @@ MODULES: dict[str, list[str]] = {
     "tide_core/review/server.py": ["tests/test_review_auth.py", "tests/test_review_api.py"],
 }
 
-COPY = ("tide_core", "tide_etl", "tests")
+COPY = ("tide_core", "tide_etl", "tests", "sql")  # sql/: test_table_registry.py compares the DDL on disk
 
 
 def _config(module: str, tests: list[str]) -> str:

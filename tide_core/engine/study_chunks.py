@@ -83,7 +83,7 @@ def open_source(
             f"notes table {name!r} not found in {wh.url}",
             hint="create it (tide demo loads a synthetic one) or pass --notes-table",
         )
-    rows = int(chunk_rows or DEFAULT_CHUNK_ROWS)
+    rows = DEFAULT_CHUNK_ROWS if chunk_rows is None else int(chunk_rows)  # 0 is refused, not the default
     if rows < 1:
         raise ConfigError("E610", f"chunk size {rows} is not positive", hint="pass --chunk-rows N with N >= 1")
     cols = wh.columns(name)
