@@ -85,8 +85,12 @@ MODULES: dict[str, list[str]] = {
         "tests/test_recognition_engine.py",
         "tests/test_propagate.py",
     ],
-    "tide_core/cache/span_cache.py": ["tests/test_span_cache.py"],
-    "tide_core/cache/tables.py": ["tests/test_span_cache.py"],
+    # the guard file checks every column the cache writes and reads on DuckDB in memory (test_span_cache_atomic.py
+    # kills writer processes: far too slow per mutant)
+    "tide_core/cache/span_cache.py": ["tests/test_guard_span_cache.py", "tests/test_span_cache.py"],
+    # TABLES is built at import, before a mutant is switched on: the guard file calls _spec directly
+    # (test_table_registry.py imports Dagster: seconds per mutant)
+    "tide_core/cache/tables.py": ["tests/test_guard_tables.py"],
     "tide_core/review/server.py": ["tests/test_review_auth.py", "tests/test_review_api.py"],
 }
 

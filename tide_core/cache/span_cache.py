@@ -405,7 +405,7 @@ class SpanCache:
             for sp in spans:
                 sp.check_inside(n.text)
                 span_rows.append(_span_row(study, nid, sp, fingerprint, now))
-            entry_rows.append(_entry_row(study, n, fingerprint, status, code, len(recognized.get(nid, [])), now))
+            entry_rows.append(_entry_row(study, n, fingerprint, status, code, len(spans), now))
         missing = set(statuses) - set(ids)
         if missing:
             raise InputError("E386", "a chunk commit writes notes it does not own", hint="this is a bug in the caller")
