@@ -235,7 +235,7 @@ class ReviewHandler(BaseHTTPRequestHandler):
             name = "index.html" if path in ("/", "/index.html") else path[len("/static/") :]
             data = _static(name)
             if data is None:
-                return self._json(error(404, "E863", "no such file"))
+                return self._json(error(404, "E863", "no such file"), head=method == "HEAD")
             return self._send(200, data, STATIC_TYPES[name], head=method == "HEAD")
         if path.startswith("/api/"):
             body = None
@@ -256,7 +256,7 @@ class ReviewHandler(BaseHTTPRequestHandler):
                 "GET" if method == "HEAD" else method, path, api_query, body, self.headers.get("Content-Type")
             )
             return self._json(resp, head=method == "HEAD")
-        return self._json(error(404, "E863", "no such page", "open / for the review page"))
+        return self._json(error(404, "E863", "no such page", "open / for the review page"), head=method == "HEAD")
 
     def _refuse(self, resp: Response) -> None:
         """Answer a refused request and close the connection (its body, if any, is never read)."""
