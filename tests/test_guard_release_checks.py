@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
+from dataclasses import replace
 
 import pyarrow as pa
 import pytest
@@ -421,6 +422,7 @@ def _runs_set(stage, field, value):
         (_set("tide_released_spans", "released_spans", "recognizer", "regex"), "n_spans_without_recognizer", 1),
         (_drop_runs("recognition"), "recognition_run_recorded", False),
         (_runs_set("recognition", "recognizers", "[]"), "recognition_run_recorded", False),
+        (_runs_set("recognition", "recognizers", ""), "recognition_run_recorded", False),
         (_drop_runs("anonymization"), "anonymization_run_recorded", False),
         (_runs_set("anonymization", "key", "other"), "anonymization_run_recorded", False),
         (_runs_set("anonymization", "anonymizer", "tide.anonymizer"), "anonymization_run_recorded", False),
@@ -541,3 +543,384 @@ def test_the_gate_reads_only_this_releases_audits_and_reports_them(wh):
     out = release_gate(wh, CONFIG, S, K)
     assert out.passed is True and out.metadata["passed"] is True
     assert "sampled from release s/k" in out.description
+
+
+@pytest.mark.parametrize(
+    "audited, leaks, drift, awaiting",
+    [
+        ([], 0, None, True),  # no audit at all: the audit is what is missing
+        (BUCKETS[:1], 0, None, True),  # one round, two buckets unaudited
+        (BUCKETS[:2], 0, None, True),  # one bucket unaudited
+        (BUCKETS, 0, None, False),  # passed
+        (BUCKETS, 5, None, False),  # audited, and the bound fails
+        (BUCKETS[:2], 5, None, False),  # one bucket missing, and the bound of the others fails
+        (BUCKETS[:2], 0, "drift", False),  # one bucket missing, and drift
+    ],
+)
+def test_the_gate_says_when_it_waits_only_for_audit_evidence(wh, audited, leaks, drift, awaiting):
+    """``awaiting_audit``: blocked, and every reason is a missing audit (nothing failed yet)."""
+    _audit(wh, audited, leaks=leaks)
+    if drift:
+        _drift(wh, drift)
+    out = release_gate(wh, CONFIG, S, K)
+    assert out.metadata["awaiting_audit"] is awaiting
+    assert out.passed is (audited == BUCKETS and not leaks and not drift)
+
+
+def test_the_gate_joins_its_reasons_with_semicolons(wh):
+    out = release_gate(wh, CONFIG, S, K)
+    reasons = out.metadata["reasons"].split("; ")
+    assert len(reasons) == 4 and reasons[0].startswith("no audit records: ")
+    assert [r.split("'")[1] for r in reasons[1:]] == BUCKETS
+    assert all(r.endswith("has no audit: unvalidated") for r in reasons[1:])
+    assert out.description == "release blocked: " + "; ".join(reasons[:3])
+
+
+def test_the_gate_reads_the_audits_table_it_is_given_or_the_configs(wh):
+    """Audits recorded only in another table: the gate finds them there, and only there."""
+    recs = [AuditRecord.create(S, K, b, 500, 0, reviewer="test") for b in BUCKETS]
+    wh.append("site_audits", records_to_table(recs))
+    assert release_gate(wh, CONFIG, S, K).passed is False
+    assert release_gate(wh, CONFIG, S, K, audits_table="site_audits").passed is True
+    site = replace(CONFIG, tables=replace(CONFIG.tables, audits="site_audits"))
+    assert release_gate(wh, site, S, K).passed is True
+    assert release_gate(wh, site, S, K, audits_table=AUDITS_TABLE).passed is False
+
+
+def test_the_gate_requires_the_buckets_of_this_key_only(wh):
+    """Released notes of another key in another bucket are not this release's buckets."""
+    rows = _read(wh, "tide_deid_notes")
+    other = [dict(rows[0], key="k2", site="site9", note_id="z")]
+    wh.replace_partition("tide_deid_notes", tables.to_table("deid_notes", other), {"study": S, "key": "k2"})
+    assert release_buckets(wh, CONFIG, S, K) == BUCKETS
+    _audit(wh, BUCKETS)
+    out = release_gate(wh, CONFIG, S, K)
+    assert out.passed is True and out.metadata["n_buckets"] == 3
+
+
+def test_a_gate_that_requires_nothing_passes_without_a_statement(wh):
+    """A policy without required audit or buckets passes an unaudited release: no bound to state."""
+    out = release_gate(wh, CONFIG, S, K, policy=ReleaseGatePolicy(require_audit=False, required_buckets=()))
+    assert out.passed is True and out.description == "release gate passed"
+    assert out.metadata["statement"] == "" and out.metadata["reasons"] == "none"
+    assert out.metadata["awaiting_audit"] is False and out.metadata["n_buckets"] == 3
+
+
+def test_versions_name_every_anonymizer_of_the_release(wh):
+    _set("tide_deid_notes", "deid_notes", "anonymizer", "tide.anonymizer@9")(wh)
+    out = _outcome(versions_recorded, wh)
+    assert out.passed and out.metadata["anonymizers"] == "tide.anonymizer@3, tide.anonymizer@9"
+
+
+def test_a_released_note_without_text_has_no_room_for_its_spans(wh):
+    """Note c's spans moved to the first four output characters fit its text; with a NULL text they do not."""
+    spans = _read(wh, "tide_released_spans")
+    mine = [r for r in spans if r["note_id"] == "c"]
+    assert 1 <= len(mine) <= 2
+    for i, r in enumerate(mine):
+        r["out_start"], r["out_end"] = 2 * i, 2 * i + 1
+    _write(wh, "tide_released_spans", "released_spans", spans)
+    assert _outcome(offsets_in_text, wh).passed
+    _edit_text(wh, "c", lambda t: None)
+    out = _outcome(offsets_in_text, wh)
+    assert out.passed is False and out.metadata["n_out_of_text"] == len(mine)
+
+
+RENAMED = {
+    "deid_notes": "site_deid_notes",
+    "released_spans": "site_released_spans",
+    "quarantine": "site_quarantine",
+    "runs": "site_runs",
+    "spans": "site_spans",
+    "recognized_notes": "site_recognized_notes",
+}
+
+
+def test_the_checks_read_the_configured_table_names(wh):
+    """A site that renamed TIDE's tables: the checks read the renamed ones, never the defaults."""
+    site = replace(CONFIG, tables=replace(CONFIG.tables, **RENAMED))
+    before = {c.__name__: _outcome(c, wh).metadata for c in (rows_accounted, offsets_in_text, versions_recorded)}
+    before["no_surface_survives"] = _outcome(no_surface_survives, wh).metadata
+    for kind, name in RENAMED.items():
+        table = wh.read_table(getattr(CONFIG.tables, kind))
+        wh.replace_table(name, table)
+        wh.replace_table(getattr(CONFIG.tables, kind), table.slice(0, 0))  # the defaults are now empty
+    for check in (rows_accounted, offsets_in_text, versions_recorded, no_surface_survives):
+        out = check(wh, site, S, K)
+        assert out.passed, check.__name__
+        assert out.metadata == before[check.__name__], check.__name__
+        assert check(wh, CONFIG, S, K).metadata != before[check.__name__], check.__name__
+    assert release_buckets(wh, site, S, K) == BUCKETS and release_buckets(wh, CONFIG, S, K) == []
+
+
+def test_the_checks_read_only_their_own_key(wh):
+    """Another key's release of the same study, broken in every way, does not touch this one's checks."""
+    broken = {
+        "tide_deid_notes": ("deid_notes", {"text": "", "anonymizer": "none", "fingerprint": "", "site": "site9"}),
+        "tide_released_spans": ("released_spans", {"out_start": 10_000, "out_end": 10_001, "recognizer": "none"}),
+        "tide_quarantine": ("quarantine", {}),
+    }
+    for name, (kind, change) in broken.items():
+        rows = [dict(r, key="k2", **change) for r in _read(wh, name)]
+        wh.replace_partition(name, tables.to_table(kind, rows), {"study": S, "key": "k2"})
+    for check in (rows_accounted, offsets_in_text, versions_recorded, no_surface_survives):
+        assert _outcome(check, wh).passed, check.__name__
+    assert release_buckets(wh, CONFIG, S, K) == BUCKETS
+
+
+def test_offsets_are_checked_against_this_studys_source(wh):
+    """A note of another study with the same id and a shorter text is not this note's source."""
+    rows = [dict(r, study=S) for r in _rows()]
+    rows += [dict(r, study="other", text="x") for r in _rows()]
+    wh.replace_table("notes", pa.Table.from_pylist(rows))
+    assert _outcome(offsets_in_text, wh).passed
+    assert _outcome(no_surface_survives, wh).passed
+
+
+def _set_span(field, value, index=0):
+    """Set ``field`` of the ``index``-th released span (in table order) to ``value``."""
+
+    def tamper(wh):
+        rows = _read(wh, "tide_released_spans")
+        rows[index][field] = value
+        _write(wh, "tide_released_spans", "released_spans", rows)
+
+    return tamper
+
+
+@pytest.mark.parametrize(
+    "tamper, failure",
+    [
+        (_set_span("out_start", None), "n_out_of_text"),  # one end missing is enough
+        (_set_span("out_end", None), "n_out_of_text"),
+        (_set_span("start", None), "n_bad_source_offsets"),
+        (_set_span("end", None), "n_bad_source_offsets"),
+    ],
+)
+def test_a_span_with_one_offset_missing_fails(wh, tamper, failure):
+    tamper(wh)
+    out = _outcome(offsets_in_text, wh)
+    assert out.passed is False and out.metadata[failure] == 1
+
+
+def test_a_span_of_a_note_without_source_has_bad_source_offsets(wh):
+    """Note c is no longer in the source: its released spans cannot be checked against it."""
+    n_c = sum(1 for r in _read(wh, "tide_released_spans") if r["note_id"] == "c")
+    wh.replace_table("notes", pa.Table.from_pylist([r for r in _rows() if r["note_id"] != "c"]))
+    out = _outcome(offsets_in_text, wh)
+    assert out.passed is False and out.metadata["n_bad_source_offsets"] == n_c >= 1
+
+
+def test_every_bad_span_is_counted(wh):
+    rows = _read(wh, "tide_released_spans")
+    orphans = [dict(rows[0], note_id="zz"), dict(rows[0], note_id="zy")]
+    for r in rows[-2:]:
+        r["out_end"] = r["out_start"] + 10_000
+        r["end"] = r["start"] + 10_000
+    _write(wh, "tide_released_spans", "released_spans", orphans + rows)  # the orphans come first
+    out = _outcome(offsets_in_text, wh)
+    assert out.passed is False
+    assert (out.metadata["n_orphan_spans"], out.metadata["n_out_of_text"], out.metadata["n_bad_source_offsets"]) == (
+        2,
+        2,
+        2,
+    )
+
+
+def test_empty_and_adjacent_output_ranges_pass(wh):
+    """A span replaced by nothing (out_start == out_end), and two touching outputs, are in range."""
+    rows = _read(wh, "tide_released_spans")
+    a = sorted((r for r in rows if r["note_id"] == "a"), key=lambda r: r["out_start"])
+    assert len(a) >= 3
+    a[1]["out_start"] = a[0]["out_end"]  # touches the first
+    a[2]["out_end"] = a[2]["out_start"]  # empty
+    _write(wh, "tide_released_spans", "released_spans", rows)
+    out = _outcome(offsets_in_text, wh)
+    assert out.passed, out.metadata
+
+
+def _exact_duplicate_of_a(wh, quarantined_as):
+    """The source holds note a twice (an exact duplicate row); the duplicate is quarantined as E608 under
+    the note id ``quarantined_as``."""
+    wh.replace_table("notes", pa.Table.from_pylist(_rows() + [_rows()[0]]))
+    q = _read(wh, "tide_quarantine")
+    _write(wh, "tide_quarantine", "quarantine", q + [dict(q[0], note_id=quarantined_as, code="E608")])
+
+
+def test_an_exact_duplicate_row_is_accounted_for_by_its_released_original(wh):
+    _exact_duplicate_of_a(wh, "a")
+    out = _outcome(rows_accounted, wh)
+    assert out.passed, out.description
+    assert out.metadata == {
+        "n_in": 5,
+        "n_released": 3,
+        "n_quarantined": 2,
+        "n_released_and_quarantined": 0,
+        "n_duplicate_releases": 0,
+        "n_exact_duplicate_rows": 1,
+        "n_duplicates_without_original": 0,
+    }
+
+
+def test_an_exact_duplicate_row_without_its_original_fails(wh):
+    _exact_duplicate_of_a(wh, "e")  # no note e was released or otherwise quarantined
+    out = _outcome(rows_accounted, wh)
+    assert out.passed is False
+    assert out.metadata["n_exact_duplicate_rows"] == 1 and out.metadata["n_duplicates_without_original"] == 1
+    assert out.description == (
+        "5 rows in, 3 released + 2 quarantined (0 in both, 0 duplicated, 1 exact duplicates without their "
+        "original); rematerialize deidentified_notes for s/k"
+    )
+
+
+def test_the_surface_check_reads_only_its_own_key(wh):
+    """Another key's release that put every original back does not make this release's notes leak."""
+    source = {r["note_id"]: r["text"] for r in NOTES}
+    rows = [dict(r, key="k2", text=source[r["note_id"]]) for r in _read(wh, "tide_deid_notes")]
+    wh.replace_partition("tide_deid_notes", tables.to_table("deid_notes", rows), {"study": S, "key": "k2"})
+    assert no_surface_survives(wh, CONFIG, S, "k2").passed is False
+    out = _outcome(no_surface_survives, wh)
+    assert out.passed and out.metadata["n_notes"] == 3
+
+
+def test_a_released_note_without_text_releases_no_surface(wh):
+    """A NULL released text is empty: a surface that reads 'XXXX' cannot survive in it."""
+    extra = " XXXX"
+    notes = [dict(r, text=r["text"] + extra) if r["note_id"] == "c" else r for r in _rows()]
+    wh.replace_table("notes", pa.Table.from_pylist(notes))
+    n = len(NOTES[2]["text"])
+    spans = _read(wh, "tide_released_spans")
+    added = dict(spans[0], note_id="c", start=n + 1, end=n + len(extra), out_start=0, out_end=0, label="OTHER")
+    _write(wh, "tide_released_spans", "released_spans", spans + [added])
+    _edit_text(wh, "c", lambda t: None)
+    out = _outcome(no_surface_survives, wh)
+    assert out.passed, out.metadata
+    _edit_text(wh, "c", lambda t: "XXXX")  # the same surface written out: caught
+    assert _outcome(no_surface_survives, wh).passed is False
+
+
+@pytest.mark.parametrize("keep_spans", [True, False])
+def test_the_surface_check_reads_the_configured_span_tables(wh, keep_spans):
+    """Note c released with its originals put back (with, or without, its released spans): the renamed
+    span cache and released spans give the same verdict as the default ones."""
+    _edit_text(wh, "c", lambda t: NOTES[2]["text"])
+    if not keep_spans:  # only the span cache still knows c's surfaces
+        spans = [r for r in _read(wh, "tide_released_spans") if r["note_id"] != "c"]
+        _write(wh, "tide_released_spans", "released_spans", spans)
+    ref = _outcome(no_surface_survives, wh)
+    if not keep_spans:  # found outside every released range (with the spans kept, their ranges cover c's text)
+        assert ref.passed is False and ref.metadata["n_surviving_elsewhere"] >= 1
+    site = replace(CONFIG, tables=replace(CONFIG.tables, **RENAMED))
+    for kind, name in RENAMED.items():
+        table = wh.read_table(getattr(CONFIG.tables, kind))
+        wh.replace_table(name, table)
+        wh.replace_table(getattr(CONFIG.tables, kind), table.slice(0, 0))
+    out = no_surface_survives(wh, site, S, K)
+    assert out.passed is ref.passed and out.metadata == ref.metadata
+
+
+def test_every_released_note_without_source_is_counted(wh):
+    wh.replace_table("notes", pa.Table.from_pylist([r for r in _rows() if r["note_id"] not in ("b", "c")]))
+    out = _outcome(no_surface_survives, wh)
+    assert out.passed is False and out.metadata["n_released_without_source"] == 2
+
+
+def _leak_c_outside_spans(wh):
+    """Note c released with its originals put back and without released spans: only the cache knows them."""
+    _edit_text(wh, "c", lambda t: NOTES[2]["text"])
+    _write(
+        wh,
+        "tide_released_spans",
+        "released_spans",
+        [r for r in _read(wh, "tide_released_spans") if r["note_id"] != "c"],
+    )
+
+
+def test_another_keys_spans_do_not_cover_this_releases_leak(wh):
+    _leak_c_outside_spans(wh)
+    assert _outcome(no_surface_survives, wh).passed is False
+    cover = [dict(r, key="k2", note_id="c", out_start=0, out_end=10_000) for r in _read(wh, "tide_released_spans")]
+    wh.replace_partition("tide_released_spans", tables.to_table("released_spans", cover), {"study": S, "key": "k2"})
+    out = _outcome(no_surface_survives, wh)
+    assert out.passed is False and out.metadata["n_surviving_elsewhere"] >= 1
+    assert out.metadata["n_surviving_in_place"] == 0
+    assert out.description.startswith(f"{out.metadata['n_surviving_elsewhere']} original surfaces survive ")
+
+
+def test_a_released_note_missing_from_the_span_cache_is_checked_by_its_released_spans(wh):
+    """Note c's cache rows are gone: its released spans still name its surfaces."""
+    for name in ("tide_spans", "tide_recognized_notes"):
+        wh.delete(name, {"study": S, "note_id": "c"})
+    assert _outcome(no_surface_survives, wh).passed
+    s = next(r for r in _read(wh, "tide_released_spans") if r["note_id"] == "c")
+    _splice(wh, "c", s["label"], NOTES[2]["text"][s["start"] : s["end"]])
+    out = _outcome(no_surface_survives, wh)
+    assert out.passed is False and out.metadata["n_surviving_in_place"] == 1
+
+
+def test_every_original_put_back_in_place_is_counted(wh):
+    _splice(wh, "b", "PHONE", "617-555-0100")
+    _splice(wh, "a", "DATE", "03/04/2021")
+    out = _outcome(no_surface_survives, wh)
+    assert out.passed is False and out.metadata["n_surviving_in_place"] == 2
+    assert out.description.startswith("2 original surfaces survive in released notes of s/k; ")
+
+
+# -- the last survivors of the seventh session's run -----------------------------------------
+
+
+def _add_released_span(wh, note_id, start, end, label, out_start, out_end):
+    spans = _read(wh, "tide_released_spans")
+    added = dict(spans[0], note_id=note_id, start=start, end=end, label=label, out_start=out_start, out_end=out_end)
+    _write(wh, "tide_released_spans", "released_spans", spans + [added])
+
+
+def test_a_four_character_surface_is_searched_once_however_many_spans_name_it(wh):
+    """'Mary' (exactly MIN_SEARCH_LEN) named by two spans, one with a leading space: searched, counted once."""
+    text = NOTES[0]["text"]
+    assert text[3:7] == "Mary" and len("Mary") == MIN_SEARCH_LEN
+    first = _span(wh, "a", "PATIENT")
+    _add_released_span(wh, "a", 3, 7, "PATIENT", first["out_start"], first["out_end"])
+    _add_released_span(wh, "a", 2, 7, "PATIENT", first["out_start"], first["out_end"])
+    assert _outcome(no_surface_survives, wh).passed  # nowhere else yet
+    _edit_text(wh, "a", lambda t: t + " Mary called.")
+    out = _outcome(no_surface_survives, wh)
+    assert out.passed is False and out.metadata["n_surviving_elsewhere"] == 1
+
+
+@pytest.mark.parametrize("before", [False, True])
+def test_a_match_that_only_touches_a_released_range_is_not_covered_by_it(wh, before):
+    """'Mary Lee' written right after (or right before) a one-character released range is outside it."""
+    age = _span(wh, "a", "AGE")  # a kept value: its released range is only a range here
+    out_text = next(r["text"] for r in _read(wh, "tide_deid_notes") if r["note_id"] == "a")
+    n = len(out_text)
+    if before:  # "….Mary Lee" with the released range on the "."
+        _edit_text(wh, "a", lambda t: t + " .Mary Lee")
+        rng = (n + 1, n + 2)
+    else:  # "… Mary Lee." with the released range on the "."
+        _edit_text(wh, "a", lambda t: t + " Mary Lee.")
+        rng = (n + 9, n + 10)
+    _add_released_span(wh, "a", age["start"], age["end"], "AGE", *rng)
+    out = _outcome(no_surface_survives, wh)
+    assert out.passed is False and out.metadata["n_surviving_elsewhere"] == 1
+
+
+def test_span_cache_rows_of_another_study_name_no_surface_of_this_one(wh):
+    """Another study holds note 'a' too, with a span on 'seen' (released unchanged here): not this release's PHI."""
+    from tide_core.cache.span_cache import SpanCache
+    from tide_core.spans import Note, Span
+
+    text = NOTES[0]["text"]
+    start = text.index("seen")
+    note = Note("a", "p1", text)
+    SpanCache(wh, CONFIG.tables).store(
+        "other",
+        "fp",
+        [note],
+        {"a": [Span("a", start, start + 4, "PATIENT", 0.9, "t@1")]},
+        {"a": ("ok", None)},
+        keep=set(),
+    )
+    out = _outcome(no_surface_survives, wh)
+    assert out.passed, out.metadata
+    assert no_surface_survives(wh, CONFIG, "other", K).metadata["n_notes"] == 0
