@@ -449,7 +449,7 @@ def test_cli_serves_the_study(tmp_path):
         assert status == 200 and v["deid"]["status"] == "released"
     finally:
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=20)
+        out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0
     assert "GET /api/notes/n1 200" in err and "Adams" not in err and "Mary" not in err
     assert m.group(2) not in err  # the token is printed once, to stdout, never logged

@@ -265,7 +265,7 @@ def test_cli_records_the_reviewer_and_refuses_a_bad_name(tmp_path):
         assert status == 201 and body["reviewer"] == "bob"
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=20)
+        proc.communicate(timeout=60)
     wh = open_warehouse(f"duckdb:{pop.path}")
     try:
         assert [r["reviewer"] for r in SpanCache(wh).review_rows(fx.STUDY)] == ["bob"]
