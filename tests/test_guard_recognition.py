@@ -12,35 +12,25 @@ import re
 
 import pytest
 
+from tests.test_recognition_engine import PatternRecognizer
 from tide_core import person_roles, propagate, span_tidy
 from tide_core.engine import recognition as R
 from tide_core.errors import ConfigError, InputError
-from tide_core.recognizers.base import TideRecognizer
 from tide_core.resolve import ResolutionPolicy
-from tide_core.spans import Note, RecognizerResult, Span
+from tide_core.spans import Note, Span
 from tide_core.text.normalize import normalize
 
 ZW = "\u200b"  # zero-width space: a format character the view removes
 
 
-class Regex(TideRecognizer):
-    """One regex, one label; records the texts and batch sizes it was given."""
+class Regex(PatternRecognizer):
+    """One regex, one label (``test_recognition_engine``'s recognizer); also records the texts it saw."""
 
     def __init__(self, name: str, pattern: str, label: str, score: float = 0.9):
-        self.name, self.version = name, "1"
-        self.pattern, self.label, self.score = re.compile(pattern), label, score
-        self.supported_entities = (label,)
+        super().__init__(name, pattern, label, score)
         self.seen: list[str] = []
-        self.batch_sizes: list[int] = []
-
-    def config(self):
-        return {"pattern": self.pattern.pattern, "label": self.label, "score": self.score}
-
-    def analyze(self, text, entities=None, nlp_artifacts=None):
-        return [RecognizerResult(self.label, m.start(), m.end(), self.score) for m in self.pattern.finditer(text)]
 
     def recognize_many(self, notes):
-        self.batch_sizes.append(len(notes))
         self.seen.extend(n.text for n in notes)
         return super().recognize_many(notes)
 
