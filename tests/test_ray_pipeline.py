@@ -253,6 +253,25 @@ def test_waves_stream_the_same_result(ray_session, corpus):
     assert {k: v for b in batches for k, v in b.spans.items()} == merged.spans
 
 
+def test_pools_outlive_a_run_and_make_way_for_other_stages(ray_session, corpus):
+    """A second run with the same stages reuses the loaded actors; a run with other stage
+    arguments stops them (their CPUs are what the new pools were sized for)."""
+    from tide_core.execution import ray_actors as ra
+
+    notes, specs = corpus
+    RayRecognition(cfg()).run(notes[:8], specs)
+    before = list(ra._POOLS.values())
+    ids = sorted(a._actor_id.hex() for p in before for a in p.actors)
+    got = RayRecognition(cfg()).run(notes[8:16], specs)
+    assert_same(got, local(notes[8:16], specs), notes[8:16])
+    assert sorted(a._actor_id.hex() for p in ra._POOLS.values() for a in p.actors) == ids
+    RayRecognition(cfg()).run(notes[:4], specs[:1])  # other arguments: other pools
+    assert not {a._actor_id.hex() for p in ra._POOLS.values() for a in p.actors} & set(ids)
+    for actor in (a for p in before for a in p.actors):
+        with pytest.raises(ray_session.exceptions.RayActorError):
+            ray_session.get(actor.ready.remote(), timeout=60)
+
+
 def _double():
     return lambda x: (x, x * 2)
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import dagster as dg
 import pyarrow as pa
+import pytest
 
 from test_dagster_dev import ROOT, _free_port, _get, _port_open
 from tide_core.anonymize.keys import FileKeyProvider
@@ -111,6 +112,28 @@ def _step_intervals(home: Path, backfill_id: str) -> tuple[dict[str, str], list[
     return status, intervals
 
 
+def _diagnosis(home: Path, backfill_id: str | None, log_path: Path) -> str:
+    """What a stalled backfill was doing: each run's status and its last step events, the pool's
+    slots, and the end of the `dagster dev` log (test data only: no PHI)."""
+    lines = []
+    try:
+        with dg.DagsterInstance.from_config(str(home)) as instance:
+            runs = instance.get_runs(filters=dg.RunsFilter(tags={"dagster/backfill": backfill_id or ""}))
+            for r in runs:
+                events = [
+                    f"{e.dagster_event.event_type_value}:{e.dagster_event.step_key}"
+                    for e in instance.all_logs(r.run_id)
+                    if e.dagster_event is not None
+                ]
+                lines.append(f"run {r.run_id[:8]} {r.tags.get('dagster/partition')} {r.status.value}: {events[-8:]}")
+            lines.append(f"pools: {instance.event_log_storage.get_concurrency_info('tide_warehouse')}")
+    except Exception as exc:  # noqa: BLE001 - diagnosis only
+        lines.append(f"(no run diagnosis: {type(exc).__name__}: {exc})")
+    lines.append(log_path.read_text()[-4000:])
+    return "\n".join(lines)
+
+
+@pytest.mark.timeout(900)  # 2 xdist workers on 2 slow CI cores: dagster dev + 3 run processes
 def test_a_ui_backfill_of_three_release_partitions_on_duckdb(tmp_path: Path):
     exe = shutil.which("dagster", path=str(Path(sys.executable).parent))
     assert exe, "dagster CLI not installed in this environment"
@@ -158,13 +181,14 @@ def test_a_ui_backfill_of_three_release_partitions_on_duckdb(tmp_path: Path):
         assert launched["__typename"] == "LaunchBackfillSuccess", launched
         backfill_id = launched["backfillId"]
         status = None
-        while time.time() - t0 < 540:
+        t_launch = time.time()
+        while time.time() - t_launch < 600:
             status = _graphql(base, STATUS, {"id": backfill_id})["partitionBackfillOrError"]["status"]
             if status not in ("REQUESTED",):
                 break
             assert proc.poll() is None, log_path.read_text()[-3000:]
             time.sleep(0.5)
-        assert status in ("COMPLETED", "COMPLETED_SUCCESS"), (status, log_path.read_text()[-3000:])
+        assert status in ("COMPLETED", "COMPLETED_SUCCESS"), (status, _diagnosis(home, backfill_id, log_path))
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:

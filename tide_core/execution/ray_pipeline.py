@@ -1,10 +1,11 @@
-"""Distributed recognition (and any per-note map, e.g. anonymization) on Ray Data.
+"""Distributed recognition (and any per-note map, e.g. anonymization) on Ray actor pools.
 
 ``RayRecognition(config).run(notes, recognizer_specs, policy)`` returns the same
 :class:`~tide_core.engine.recognition.RecognitionBatch` as
 ``recognize_notes(notes, [create(s) for s in specs], policy)``; only where it runs differs.
 
-Pipeline (a Ray Data streaming execution; every stage an actor pool sized from the cluster):
+Pipeline (every stage a pool of long-lived actors sized from the cluster, see
+:mod:`tide_core.execution.ray_actors`; Ray hands each group from one stage's actor to the next):
 
     notes ─► groups (short / long notes batched separately)
           ─► WindowStage (CPU)  ─► PredictStage (GPU)  ─► AssembleStage (CPU)   [model recognizers]
@@ -12,17 +13,20 @@ Pipeline (a Ray Data streaming execution; every stage an actor pool sized from t
           ─► MatchStage (CPU: regex, gazetteer, known-PHI) + resolution (in the last stage's actors)
           ─► driver: one record per note, in input order
 
-Fault tolerance.  Out-of-memory inside a stage splits the batch in half down to one note (the
-note then fails closed with ``E501``).  A worker that dies is restarted (``max_restarts``) and its
-task re-run (``max_task_retries`` / ``max_retries``); a task's output is only kept once it
-completes, so a retried group is neither lost nor duplicated; the driver also checks every note
-comes back exactly once and fails any that does not with ``E504`` (quarantined, recognized again
-on the next run since failed notes are cache misses).
+The pools outlive a run: later waves, chunks and runs with the same stage arguments reuse the
+loaded actors (a Ray Data execution started new worker processes and loaded every recognizer
+again each time, ~8 s here before the first note).
 
-Memory.  The driver feeds notes in *waves* of at most ``wave_notes`` notes (each wave one Ray
-Data execution that streams its groups through the stages), so driver and object-store memory
-stay flat however large the corpus; :meth:`RayRecognition.iter_run` yields one batch per wave
-for callers that write results as they go.
+Fault tolerance.  Out-of-memory inside a stage splits the batch in half down to one note (the
+note then fails closed with ``E501``).  An actor that dies is restarted (``max_restarts``) and its
+task re-run (``max_task_retries``); a task's output is only kept once it completes, so a retried
+group is neither lost nor duplicated; the driver also checks every note comes back exactly once
+and fails any that does not with ``E504`` (quarantined, recognized again on the next run since
+failed notes are cache misses).
+
+Memory.  The driver feeds notes in *waves* of at most ``wave_notes`` notes, with a bounded number
+of groups in flight, so driver and object-store memory stay flat however large the corpus;
+:meth:`RayRecognition.iter_run` yields one batch per wave for callers that write results as they go.
 """
 
 from __future__ import annotations
@@ -32,13 +36,11 @@ import logging
 import pickle
 import sys
 import time
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import ray
-import ray.data as rd
 from tqdm import tqdm
 
 from tide_core.engine.anonymization import anonymize_notes
@@ -51,6 +53,7 @@ from tide_core.engine.recognition import (
     as_policy,
 )
 from tide_core.errors import ConfigError, TideError
+from tide_core.execution import ray_actors as ra
 from tide_core.execution import ray_stages as st
 from tide_core.execution.ray_session import cluster_resources, ensure_ray
 from tide_core.recognizers import registry
@@ -79,7 +82,7 @@ class RayRecognitionConfig:
     min_actors: int = 1
     max_actors: int | None = None  # per stage; None: sized from ray.cluster_resources()
     max_retries: int = 3  # task retries / actor restarts after a worker dies
-    wave_notes: int = 20_000  # notes per Ray Data execution (bounds memory)
+    wave_notes: int = 20_000  # notes the driver holds per wave (bounds memory)
     isolate_lost: bool = True  # rerun notes lost with a dead worker in halves, down to one
     split_model_stages: bool | None = None  # window/predict/assemble in 3 pools; None: only with GPUs
     local_num_cpus: int | None = None  # for a local Ray only; default: all cores
@@ -119,8 +122,8 @@ def plan_stages(config: RayRecognitionConfig, n_staged: int, n_rules: int, resou
 
     Rules only: the match actors share the CPUs.  With a model on CPUs the forward pass is the
     bottleneck: one predict actor per core, and the light stages (tokenizing, stitching, regex)
-    get a fraction of a CPU each, so every stage is schedulable at once (Ray Data can deadlock on
-    reservations when stages ask for whole CPUs on <= 4 cores).  With GPUs: one predict actor per
+    get a fraction of a CPU each, so every stage is schedulable at once (stages that each ask for whole
+    CPUs on <= 4 cores would wait on each other's reservations).  With GPUs: one predict actor per
     ``num_gpus_per_actor`` GPUs and the CPUs for the light stages.  Without GPUs the three model
     stages are fused into one ``ModelStage`` (they would share the same cores anyway) unless
     ``split_model_stages=True``.
@@ -282,80 +285,31 @@ class RayRecognition:
                 groups.append(st.Group(len(groups), rest))
         return groups
 
-    def _stages(
-        self,
-        ds: Any,
-        rd: Any,
-        plan: StagePlan,
-        c: RayRecognitionConfig,
-        kw: dict[str, Any],
-        retry: dict[str, Any],
-        pool: Callable[..., Any],
-        staged: list[int],
-        rules: list[int],
-        policy: Any,
-        n_groups: int,
-    ) -> Any:
+    def _pools(
+        self, plan: StagePlan, staged: list[int], rules: list[int], kw: dict[str, Any], policy: Any, n_groups: int
+    ) -> list[ra.StagePool]:
+        """This run's stage pools, in pipeline order (cached actors reused, see ray_actors)."""
+        c = self.config
         last = {"resolve": True, "policy": policy}
+        retry = {"max_restarts": c.max_retries, "max_task_retries": c.max_retries}
         light = max(1, min(plan.max_cpu_actors, n_groups))
-        lpool = pool(light, full=True)
+        heavy = max(1, min(plan.max_gpu_actors, n_groups))
+        light_opts = {"num_cpus": plan.cpus_per_actor, **retry}
+        heavy_opts = {"num_cpus": plan.predict_cpus, **retry}
+        if plan.gpus_per_actor:
+            heavy_opts["num_gpus"] = plan.gpus_per_actor
+        model = {**kw, "indices": staged, "threads": plan.predict_threads}
+        requests: list[ra.PoolRequest] = []
         if staged and "model" in plan.stages:
-            ds = ds.map_batches(
-                st.ModelStage,
-                batch_size=1,
-                batch_format="numpy",
-                compute=pool(max(1, min(plan.max_gpu_actors, n_groups)), full=True),
-                num_cpus=plan.predict_cpus,
-                num_gpus=plan.gpus_per_actor or None,
-                fn_constructor_kwargs={
-                    **kw,
-                    "indices": staged,
-                    "threads": plan.predict_threads,
-                    **({} if rules else last),
-                },
-                **retry,
-            )
+            requests.append(ra.PoolRequest(st.ModelStage, {**model, **({} if rules else last)}, heavy, heavy_opts))
         elif staged:
-            ds = ds.map_batches(
-                st.WindowStage,
-                batch_size=1,
-                batch_format="numpy",
-                compute=lpool,
-                num_cpus=plan.cpus_per_actor,
-                fn_constructor_kwargs={**kw, "indices": staged},
-                **retry,
-            )
-            # the predict pool starts at full size: its actors load the model in parallel up front
-            ds = ds.map_batches(
-                st.PredictStage,
-                batch_size=1,
-                batch_format="numpy",
-                compute=pool(max(1, min(plan.max_gpu_actors, n_groups)), full=True),
-                num_cpus=plan.predict_cpus,
-                num_gpus=plan.gpus_per_actor or None,
-                fn_constructor_kwargs={**kw, "indices": staged, "threads": plan.predict_threads},
-                **retry,
-            )
-            ds = ds.map_batches(
-                st.AssembleStage,
-                batch_size=1,
-                batch_format="numpy",
-                compute=lpool,
-                num_cpus=plan.cpus_per_actor,
-                fn_constructor_kwargs={**kw, "indices": staged, **({} if rules else last)},
-                **retry,
-            )
+            requests.append(ra.PoolRequest(st.WindowStage, {**kw, "indices": staged}, light, light_opts))
+            requests.append(ra.PoolRequest(st.PredictStage, model, heavy, heavy_opts))
+            assemble = {**kw, "indices": staged, **({} if rules else last)}
+            requests.append(ra.PoolRequest(st.AssembleStage, assemble, light, light_opts))
         if rules:
-            ds = ds.map_batches(
-                st.MatchStage,
-                batch_size=1,
-                batch_format="numpy",
-                compute=lpool,
-                num_cpus=plan.cpus_per_actor,
-                fn_constructor_kwargs={**kw, "indices": rules, **last},
-                **retry,
-            )
-        return ds
+            requests.append(ra.PoolRequest(st.MatchStage, {**kw, "indices": rules, **last}, light, light_opts))
+        return ra.acquire(requests)
 
     def _run_wave(
         self,
@@ -375,46 +329,32 @@ class RayRecognition:
         plan = self.plan
         assert plan is not None  # set by iter_run before the first wave
         c = self.config
-        items = [{"gid": g.gid, "payload": p} for g, p in zip(groups, st.encode(groups)["payload"], strict=True)]
-        ds = rd.from_items(items, override_num_blocks=len(items))
-        retry = {"max_restarts": c.max_retries, "max_task_retries": c.max_retries}
-
-        def pool(size_max: int, full: bool = False) -> Any:
-            low = size_max if full else max(1, min(plan.min_actors, size_max))
-            return rd.ActorPoolStrategy(min_size=low, max_size=size_max)
-
-        kw = {"specs": specs, "factories": factories}
-        with warnings.catch_warnings():
-            # max_restarts / max_task_retries have no named parameter yet in 2.60; they still work.
-            warnings.filterwarnings("ignore", message=".*ray_remote_args.*")
-            warnings.filterwarnings("ignore", message=".*minimum number of concurrent actors.*")
-            ds = self._stages(ds, rd, plan, c, kw, retry, pool, staged, rules, policy, len(groups))
+        payloads = [bytes(p) for p in st.encode(groups)["payload"]]
+        pools = self._pools(plan, staged, rules, {"specs": specs, "factories": factories}, policy, len(groups))
 
         records: dict[str, NoteRecognition] = {}
         spans: dict[str, list[Span]] = {}
         stats = RecognitionStats()
         seen_groups: set[int] = set()
         error: BaseException | None = None
-        try:
-            for out in ds.iter_batches(batch_size=None, batch_format="numpy"):
-                for g in st.decode(out):
-                    if g.fatal is not None:
-                        raise g.fatal
-                    if g.gid in seen_groups:  # cannot happen with Ray's semantics; guard anyway
-                        continue
-                    seen_groups.add(g.gid)
-                    stats.add(g.stats)
-                    for r in g.records:
-                        records[r.note_id] = r
-                    spans.update(g.resolved)
-                    self._tick(len(g.records))
-        except TideError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - fail closed on what did not come back
-            tide = _find_tide_error(exc)
-            if tide is not None and tide.terminal:
-                raise tide from exc
-            error = exc
+        for _, out in ra.run_chain(payloads, pools):
+            if isinstance(out, BaseException):  # the group's actor died for good: its notes are lost
+                tide = _find_tide_error(out)
+                if tide is not None and tide.terminal:
+                    raise tide from out
+                error = out
+                continue
+            for g in st.decode({"payload": [out]}):
+                if g.fatal is not None:
+                    raise g.fatal
+                if g.gid in seen_groups:  # cannot happen with Ray's semantics; guard anyway
+                    continue
+                seen_groups.add(g.gid)
+                stats.add(g.stats)
+                for r in g.records:
+                    records[r.note_id] = r
+                spans.update(g.resolved)
+                self._tick(len(g.records))
         lost = [n for n in wave if n.note_id not in records]
         if lost and error is None:
             error = RuntimeError("notes missing from the pipeline output")
@@ -488,17 +428,17 @@ def map_notes(
     size = group_size or config.batch_size_short
 
     chunks = [list(items[i : i + size]) for i in range(0, len(items), size)]
-    rows = [{"gid": i, "payload": pickle.dumps(ch, protocol=pickle.HIGHEST_PROTOCOL)} for i, ch in enumerate(chunks)]
+    payloads = [pickle.dumps(ch, protocol=pickle.HIGHEST_PROTOCOL) for ch in chunks]
     res = cluster_resources()
     per = max(0.05, min(float(config.num_cpus_per_actor), res["CPU"] / 2))
     max_actors = config.max_actors or max(1, int(res["CPU"] // per))
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*ray_remote_args.*")
-        ds = _map_stage(rd, rows, make_fn, per, max_actors, config)
+    retry = {"max_restarts": config.max_retries, "max_task_retries": config.max_retries}
+    n_actors = min(max_actors, len(chunks))
+    request = ra.PoolRequest(st.MapStage, {"make_fn": make_fn}, n_actors, {"num_cpus": per, **retry})
     by_gid: dict[int, list[Any]] = {}
-    for out in ds.iter_batches(batch_size=None, batch_format="numpy"):
-        for gid, p in zip(out["gid"], out["payload"], strict=True):
-            by_gid[int(gid)] = pickle.loads(bytes(p))
+    for gid, out in ra.run_chain(payloads, ra.acquire([request])):
+        if not isinstance(out, BaseException):
+            by_gid[gid] = pickle.loads(out)
     if len(by_gid) != len(chunks):
         raise TideError(
             "E515",
@@ -507,26 +447,6 @@ def map_notes(
             terminal=False,
         )
     return [r for gid in range(len(chunks)) for r in by_gid[gid]]
-
-
-def _map_stage(
-    rd: Any,
-    rows: list[dict[str, Any]],
-    make_fn: Callable[[], Callable[[Any], Any]],
-    per: float,
-    max_actors: int,
-    config: RayRecognitionConfig,
-) -> Any:
-    return rd.from_items(rows, override_num_blocks=len(rows)).map_batches(
-        st.MapStage,
-        batch_size=1,
-        batch_format="numpy",
-        compute=rd.ActorPoolStrategy(min_size=1, max_size=max_actors),
-        num_cpus=per,
-        fn_constructor_kwargs={"make_fn": make_fn},
-        max_restarts=config.max_retries,
-        max_task_retries=config.max_retries,
-    )
 
 
 def _anonymize_one(

@@ -14,7 +14,6 @@ import tempfile
 from typing import Any
 
 import ray
-from ray.data import DataContext
 
 from tide_core.errors import ConfigError
 
@@ -63,18 +62,7 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, num_gpus
             num_cpus if num_cpus is not None else int(os.environ.get("TIDE_RAY_NUM_CPUS", 0)) or (os.cpu_count() or 2)
         )
         ray.init(num_cpus=cpus, num_gpus=num_gpus, include_dashboard=False, _temp_dir=tmp, **kwargs)
-    _quiet_data()
     return ray
-
-
-def _quiet_data() -> None:
-    """Ray Data prints per-operator progress bars; TIDE reports notes done / total itself."""
-    try:
-        ctx = DataContext.get_current()
-        ctx.enable_progress_bars = False
-        ctx.print_on_execution_start = False
-    except Exception:  # noqa: BLE001 - cosmetic only
-        pass
 
 
 def cluster_resources() -> dict[str, float]:

@@ -3,7 +3,7 @@
 The driver cuts the notes into groups (``batch_size_short`` short notes or ``batch_size_long``
 long ones) and every stage maps one group to one group, so a group's batch size is fixed where
 it is made and a retried task recomputes exactly its own notes (no note is lost or duplicated).
-A group travels between stages as pickled bytes in a one-column Ray Data row.
+A group travels between stages as pickled bytes (one actor task per group and stage).
 
 Stages (each a callable class: recognizers are created and ``load()``-ed once per actor):
 
@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import torch
 
 from tide_core.engine.recognition import (
     E_RAISED,
@@ -41,6 +40,7 @@ from tide_core.engine.recognition import (
     spans_to_original,
 )
 from tide_core.errors import RecognitionError, TideError
+from tide_core.plugins import load_dotted
 from tide_core.recognizers import registry
 from tide_core.spans import Note, Span
 
@@ -59,7 +59,7 @@ class Group:
     records: list[NoteRecognition] = field(default_factory=list)
     resolved: dict[str, list[Span]] = field(default_factory=dict)
     #: an error that must stop the whole run (a ConfigError in a worker).  It travels as data:
-    #: Ray Data re-raises exceptions from user code as UserCodeException without their cause.
+    #: an actor's exception would reach the driver wrapped (and retried); data keeps it exact.
     fatal: Exception | None = None
 
     def __post_init__(self) -> None:
@@ -189,8 +189,8 @@ class PredictStage(_Stage):
         threads: int | None = None,
         **kw: Any,
     ):
-        if threads:
-            torch.set_num_threads(int(threads))
+        if threads:  # torch by its dotted path: rules-only actors never import it (~2 s each)
+            load_dotted("torch:set_num_threads")(int(threads))
         super().__init__(specs, factories, indices, **kw)
 
     def process(self, group: Group) -> None:
