@@ -272,6 +272,31 @@ def test_pools_outlive_a_run_and_make_way_for_other_stages(ray_session, corpus):
             ray_session.get(actor.ready.remote(), timeout=60)
 
 
+def test_known_phi_rows_travel_with_groups_so_chunks_share_actors(ray_session, corpus):
+    """Each chunk of a study brings its own patients' rows; the rows go with the note groups, so
+    the second chunk runs on the first chunk's actors and both equal the local path."""
+    from tide_core.execution import ray_actors as ra
+
+    notes, specs = corpus
+
+    def chunk(patients: set[str]) -> tuple[list[Note], list[dict]]:
+        mine = [n for n in notes if n.patient_id in patients][:8]
+        return mine, [
+            *specs[:2],
+            {"name": "tide.known_phi", "rows": [p for p in PATIENTS if p["patient_id"] in patients]},
+        ]
+
+    first, first_specs = chunk({"p0", "p1"})
+    got = RayRecognition(cfg()).run(first, first_specs)
+    assert_same(got, local(first, first_specs), first)
+    assert any(s.label == "PATIENT" for s in got.all_spans())  # names come from the rows only
+    ids = sorted(a._actor_id.hex() for p in ra._POOLS.values() for a in p.actors)
+    second, second_specs = chunk({"p2", "p3"})
+    got = RayRecognition(cfg()).run(second, second_specs)
+    assert_same(got, local(second, second_specs), second)
+    assert sorted(a._actor_id.hex() for p in ra._POOLS.values() for a in p.actors) == ids
+
+
 def _double():
     return lambda x: (x, x * 2)
 

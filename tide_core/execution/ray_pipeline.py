@@ -326,11 +326,14 @@ class RayRecognition:
             _check_unique(wave)
             self.waves += 1
         groups = self._groups(wave)
+        for g in groups:
+            g.rows = {k: rows_for_group(specs[k], g.notes) for k in rules if "rows" in specs[k]}
+        pool_specs = [{**s, "rows": []} if i in rules and "rows" in s else s for i, s in enumerate(specs)]
         plan = self.plan
         assert plan is not None  # set by iter_run before the first wave
         c = self.config
         payloads = [bytes(p) for p in st.encode(groups)["payload"]]
-        pools = self._pools(plan, staged, rules, {"specs": specs, "factories": factories}, policy, len(groups))
+        pools = self._pools(plan, staged, rules, {"specs": pool_specs, "factories": factories}, policy, len(groups))
 
         records: dict[str, NoteRecognition] = {}
         spans: dict[str, list[Span]] = {}
@@ -388,6 +391,16 @@ class RayRecognition:
                     self._tick(1)
         ordered = [records[n.note_id] for n in wave]
         return RecognitionBatch({k: v for k, v in spans.items() if records[k].ok}, ordered, stats)
+
+
+def rows_for_group(spec: Mapping[str, Any], notes: Sequence[Note]) -> list[dict[str, Any]]:
+    """The rows of a known-PHI spec that a group of notes needs: its patients' rows (all rows
+    when the spec matches any patient's values)."""
+    rows = list(spec.get("rows") or [])
+    if spec.get("match_any_patient"):
+        return rows
+    mine = {n.patient_id for n in notes}
+    return [r for r in rows if str(r.get("patient_id")) in mine]
 
 
 def _find_tide_error(exc: BaseException) -> TideError | None:

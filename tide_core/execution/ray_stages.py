@@ -61,6 +61,9 @@ class Group:
     #: an error that must stop the whole run (a ConfigError in a worker).  It travels as data:
     #: an actor's exception would reach the driver wrapped (and retried); data keeps it exact.
     fatal: Exception | None = None
+    #: rec idx -> the ``rows`` of a known-PHI spec for this group's patients: they travel with the
+    #: group, so the actors (built with no rows) are the same for every chunk of a study
+    rows: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.spans:
@@ -127,6 +130,7 @@ class _Stage:
         policy: Any = None,
     ):
         self.resolve, self.policy = resolve, policy
+        self.specs, self.factories = list(specs), factories
         # A configuration error (missing model on this node, bad option) is raised from the first
         # call instead: an error in an actor's constructor reaches the driver only as "actor
         # died", and would be retried and then mistaken for lost notes.
@@ -260,6 +264,8 @@ class MatchStage(_Stage):
     def process(self, group: Group) -> None:
         for k in sorted(self.recognizers):
             rec = self.recognizers[k]
+            if k in group.rows:  # known-PHI: this group's patients' rows
+                rec = build_recognizers([{**self.specs[k], "rows": group.rows[k]}], self.factories, [0])[0]
             todo = [i for i in range(len(group.notes)) if group.runs(i, k)]
             spans_per, fails = run_recognizer(rec, [group.notes[i] for i in todo], group.stats)
             for i, spans, f in zip(todo, spans_per, fails, strict=True):
