@@ -124,13 +124,20 @@ def _cli(db: Path, key_dir: Path, chunk_rows: int, extra: list[str]) -> list[str
 
 
 def run_cli(
-    db: Path, key_dir: Path, n_notes: int, chunk_rows: int, kill_after_s: float | None = None, extra: Sequence[str] = ()
+    db: Path,
+    key_dir: Path,
+    n_notes: int,
+    chunk_rows: int,
+    kill_after_s: float | None = None,
+    extra: Sequence[str] = (),
+    env: dict[str, str] | None = None,
 ) -> RunResult:
     """Run ``tide run`` in a child; optionally SIGKILL it after ``kill_after_s`` seconds."""
     log_path = db.with_suffix(f".{int(time.time() * 1000)}.log")
     t0 = time.perf_counter()
     with open(log_path, "w") as log_file:
-        proc = subprocess.Popen(_cli(db, key_dir, chunk_rows, list(extra)), stdout=log_file, stderr=subprocess.STDOUT)
+        cmd = _cli(db, key_dir, chunk_rows, list(extra))
+        proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, env=env)
         killed = False
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -169,23 +176,28 @@ def ray_scaling(workdir: Path, n: int, nodes: list[int], chunk_rows: int) -> lis
     """Throughput of ``--executor ray`` on a local cluster of 1..N single-CPU nodes.
 
     Every node is a ``ray start --block`` child in a session of its own, stopped by signalling
-    that session (never ``ray stop``, which would stop every Ray process on the machine).
+    that session (never ``ray stop``, which would stop every Ray process on the machine).  The
+    cluster listens on 127.0.0.1 only and runs without Ray's token authentication (the nodes and
+    the driver are this benchmark's own children); a real cluster keeps it on (docs/ray.md).
     """
     out = []
     ray_bin = str(Path(sys.executable).with_name("ray"))
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
     for k in nodes:
         port = 6390 + k
         procs: list[subprocess.Popen[bytes]] = []
         try:
-            head = [ray_bin, "start", "--head", "--block", f"--port={port}", "--num-cpus=1"]
-            procs.append(subprocess.Popen([*head, "--include-dashboard=false"], start_new_session=True))
+            local = ["--num-cpus=1", "--node-ip-address=127.0.0.1"]
+            head = [ray_bin, "start", "--head", "--block", f"--port={port}", *local, "--include-dashboard=false"]
+            procs.append(subprocess.Popen(head, start_new_session=True, env=env))
             time.sleep(15)
             for _ in range(k - 1):
-                worker = [ray_bin, "start", "--block", f"--address=127.0.0.1:{port}", "--num-cpus=1"]
-                procs.append(subprocess.Popen(worker, start_new_session=True))
+                worker = [ray_bin, "start", "--block", f"--address=127.0.0.1:{port}", *local]
+                procs.append(subprocess.Popen(worker, start_new_session=True, env=env))
             time.sleep(10)
             db, key_dir = _fresh(workdir, n, f"ray{k}")
-            r = run_cli(db, key_dir, n, chunk_rows, extra=["--executor", "ray", "--ray-address", f"127.0.0.1:{port}"])
+            ray_args = ["--executor", "ray", "--ray-address", f"127.0.0.1:{port}"]
+            r = run_cli(db, key_dir, n, chunk_rows, extra=ray_args, env=env)
             out.append({"nodes": k, **asdict(r)})
         finally:
             for proc in reversed(procs):

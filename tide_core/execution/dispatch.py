@@ -45,7 +45,8 @@ def recognize_batches(
     if executor == "ray" and specs:
         ray_recognition = load_dotted(f"{RAY_PIPELINE}:RayRecognition")
         ray_config = load_dotted(f"{RAY_PIPELINE}:RayRecognitionConfig")
-        batch: RecognitionBatch = ray_recognition(ray_config(address=ray_address)).run(list(notes), list(specs), policy)
+        config = ray_config(address=ray_address, progress=progress)
+        batch: RecognitionBatch = ray_recognition(config).run(list(notes), list(specs), policy)
         yield batch
         return
 
