@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -295,6 +296,26 @@ def test_known_phi_rows_travel_with_groups_so_chunks_share_actors(ray_session, c
     got = RayRecognition(cfg()).run(second, second_specs)
     assert_same(got, local(second, second_specs), second)
     assert sorted(a._actor_id.hex() for p in ra._POOLS.values() for a in p.actors) == ids
+
+
+def test_actors_the_cluster_cannot_place_stop_the_run_with_e517(ray_session, corpus):
+    """A pool whose actors can never be placed (64 CPUs each on a 2-CPU cluster) must not leave
+    the run waiting forever: E517 names the stage and the resources, and the pool is stopped."""
+    from tide_core.errors import TideError
+    from tide_core.execution import ray_actors as ra
+    from tide_core.execution import ray_stages as st
+
+    notes, specs = corpus
+    kwargs = {"specs": specs[:1], "factories": {}, "indices": [0], "resolve": True}
+    t0 = time.monotonic()
+    with pytest.raises(TideError) as err:
+        ra.acquire([ra.PoolRequest(st.MatchStage, kwargs, 1, {"num_cpus": 64})], start_timeout_s=3)
+    assert time.monotonic() - t0 < 60
+    assert err.value.code == "E517" and not err.value.terminal
+    assert "MatchStage" in err.value.message and "'num_cpus': 64" in err.value.message
+    assert ra._POOLS == {}  # stopped: no pending request is left to hold the cluster
+    got = RayRecognition(cfg()).run(notes[:4], specs[:1])  # the next run is unaffected
+    assert_same(got, local(notes[:4], specs[:1]), notes[:4])
 
 
 def _double():

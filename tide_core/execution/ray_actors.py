@@ -30,6 +30,8 @@ from typing import Any
 import ray
 from ray import cloudpickle
 
+from tide_core.errors import TideError
+
 log = logging.getLogger(__name__)
 
 #: errors that mean "this group's actor died" (as opposed to a value the stage returned)
@@ -127,10 +129,15 @@ class PoolRequest:
     options: dict[str, Any]
 
 
-def acquire(requests: Sequence[PoolRequest]) -> list[StagePool]:
+def acquire(requests: Sequence[PoolRequest], start_timeout_s: float = 600.0) -> list[StagePool]:
     """The pools of one run, in order: cached ones are reused (grown if needed), every other
     cached pool is stopped first, so the actors of an earlier run never hold the CPUs or GPUs
-    this run's stages were sized for.  One run at a time per driver process."""
+    this run's stages were sized for.  One run at a time per driver process.
+
+    New actors must answer within ``start_timeout_s`` (their recognizers loaded): an actor the
+    cluster cannot place (too few CPUs or GPUs free) would otherwise leave the run waiting
+    forever, so the run stops with ``E517`` and the new pools are stopped.
+    """
     session = _session_id()
     if _SESSION != [session]:  # a new Ray session: handles of the old one are void
         _POOLS.clear()
@@ -139,13 +146,40 @@ def acquire(requests: Sequence[PoolRequest]) -> list[StagePool]:
     for key in [k for k in _POOLS if k not in keys]:
         _POOLS.pop(key).stop()
     out = []
+    started: list[tuple[StagePool, Any]] = []
     for key, r in zip(keys, requests, strict=True):
         pool = _POOLS.get(key)
         if pool is None:
             pool = _POOLS[key] = StagePool(key, r.stage_cls, r.kwargs, dict(r.options))
+        before = len(pool.actors)
         pool.grow(max(1, r.size))
+        started.extend((pool, a) for a in pool.actors[before:])
         out.append(pool)
+    _await_started(started, start_timeout_s)
     return out
+
+
+def _await_started(started: Sequence[tuple[StagePool, Any]], timeout_s: float) -> None:
+    if not started:
+        return
+    pings = [a.ready.remote() for _, a in started]
+    _, waiting = ray.wait(pings, num_returns=len(pings), timeout=timeout_s)
+    if not waiting:
+        return
+    late = [pool for (pool, _), ping in zip(started, pings, strict=True) if ping in waiting]
+    stuck = sorted({getattr(pool.stage_cls, "__name__", "stage") for pool in late})
+    needs = sorted({str({k: v for k, v in pool.options.items() if k in ("num_cpus", "num_gpus")}) for pool in late})
+    free = {k: round(v, 2) for k, v in ray.available_resources().items() if k in ("CPU", "GPU")}
+    for key in [k for k, pool in _POOLS.items() if any(pool is p for p, _ in started)]:
+        _POOLS.pop(key).stop()
+    raise TideError(
+        "E517",
+        f"{len(waiting)} of {len(pings)} new Ray actors ({', '.join(stuck)}) did not start within {timeout_s:g} s; "
+        f"each asks for {', '.join(needs)}, the cluster has {free} free",
+        hint="add or free CPUs/GPUs, lower max_actors or num_gpus_per_actor, or raise start_timeout_s "
+        "(model loading on a slow node)",
+        terminal=False,
+    )
 
 
 def release_all() -> None:

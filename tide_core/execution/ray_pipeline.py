@@ -85,6 +85,7 @@ class RayRecognitionConfig:
     wave_notes: int = 20_000  # notes the driver holds per wave (bounds memory)
     isolate_lost: bool = True  # rerun notes lost with a dead worker in halves, down to one
     split_model_stages: bool | None = None  # window/predict/assemble in 3 pools; None: only with GPUs
+    start_timeout_s: float = 600.0  # new actors must be up (recognizers loaded) by then, else E517
     local_num_cpus: int | None = None  # for a local Ray only; default: all cores
     progress: bool = True  # tqdm on stderr
     on_progress: ProgressFn | None = None
@@ -309,7 +310,7 @@ class RayRecognition:
             requests.append(ra.PoolRequest(st.AssembleStage, assemble, light, light_opts))
         if rules:
             requests.append(ra.PoolRequest(st.MatchStage, {**kw, "indices": rules, **last}, light, light_opts))
-        return ra.acquire(requests)
+        return ra.acquire(requests, c.start_timeout_s)
 
     def _run_wave(
         self,
@@ -449,7 +450,7 @@ def map_notes(
     n_actors = min(max_actors, len(chunks))
     request = ra.PoolRequest(st.MapStage, {"make_fn": make_fn}, n_actors, {"num_cpus": per, **retry})
     by_gid: dict[int, list[Any]] = {}
-    for gid, out in ra.run_chain(payloads, ra.acquire([request])):
+    for gid, out in ra.run_chain(payloads, ra.acquire([request], config.start_timeout_s)):
         if not isinstance(out, BaseException):
             by_gid[gid] = pickle.loads(out)
     if len(by_gid) != len(chunks):
