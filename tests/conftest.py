@@ -16,21 +16,22 @@ import pytest  # noqa: E402
 #: pytest-xdist workers (``--dist loadfile``: a file's tests stay together, so module fixtures
 #: such as a trained tiny model or a Ray session are built once); handing out the long files
 #: first keeps one worker from starting a five-minute file when the other is nearly done.
-SLOW_FIRST = (
+SLOW_FIRST = (  # by measured time per file, slowest first (two workers, 2026-12-04)
     "test_ray_pipeline.py",
     "test_ui_backfill.py",
-    "test_cli.py",
-    "test_kill_release.py",
-    "test_dagster_dev.py",
-    "test_chunked_runs.py",
-    "test_drift_warehouse.py",
-    "test_guard_cli.py",
-    "test_onnx_runtime.py",
-    "test_bench_speed.py",
-    "test_bigquery_chunked.py",
-    "test_span_cache_atomic.py",
-    "test_dagster_pipeline.py",
     "test_release_lifecycle.py",
+    "test_onnx_runtime.py",
+    "test_chunked_runs.py",
+    "test_dagster_pipeline.py",
+    "test_fingerprints.py",
+    "test_drift_warehouse.py",
+    "test_cli.py",
+    "test_dagster_dev.py",
+    "test_kill_release.py",
+    "test_span_cache_atomic.py",
+    "test_bigquery_chunked.py",
+    "test_guard_cli.py",
+    "test_bench_speed.py",
 )
 
 
