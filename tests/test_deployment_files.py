@@ -18,6 +18,8 @@ def test_instance_configs_are_valid_dagster_instances():
     for path in (INFRA / "dagster.yaml", ROOT / "dagster_home" / "dagster.yaml"):
         result = validate_config(dagster_instance_config_schema(), yaml.safe_load(path.read_text()))
         assert result.success, (path, [e.message for e in result.errors])
+        # a slot leaked by a killed run worker would block the one-slot warehouse pool forever
+        assert yaml.safe_load(path.read_text())["run_monitoring"]["free_slots_after_run_end_seconds"] > 0, path
     prod = yaml.safe_load((INFRA / "dagster.yaml").read_text())
     assert "postgres" in prod["storage"]  # production state is not on a local disk
     assert all("env" in v for k, v in prod["storage"]["postgres"]["postgres_db"].items() if k != "port")
