@@ -7,8 +7,9 @@ and every later run with the same stage arguments reuses the loaded actors, inst
 new worker processes (and loading a model again) per execution as a Ray Data pipeline does.
 
 * :func:`acquire` returns a run's pools, reusing the cached pool of each ``(stage, arguments,
-  resources)`` and stopping every other cached pool (a chunk's new known-PHI rows, another
-  model), so cached actors never hold the CPUs a new pool was sized for.
+  resources)`` and stopping every other cached pool (another model, other recognizer options),
+  so cached actors never hold the CPUs a new pool was sized for.  A chunk's known-PHI rows are
+  not constructor arguments: they travel with the note groups, so every chunk shares the pools.
 * :func:`run_chain` streams groups through a chain of pools (one stage per pool, Ray passing each
   result to the next actor without a trip through the driver), keeps a bounded number of groups
   in flight and yields ``(index, payload bytes or exception)`` as groups finish.
