@@ -28,6 +28,8 @@ SLOW_FIRST = (  # by measured time per file, slowest first (two workers, 2026-12
     "test_cli.py",
     "test_dagster_dev.py",
     "test_kill_release.py",
+    "test_ray_release.py",
+    "test_ray_release_bigquery.py",
     "test_span_cache_atomic.py",
     "test_bigquery_chunked.py",
     "test_guard_cli.py",

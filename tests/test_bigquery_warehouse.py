@@ -250,6 +250,37 @@ def test_replace_partition_twice_never_duplicates(emulator):
     wh.close()
 
 
+def test_worker_staged_tables_are_published_in_one_commit_and_dropped(emulator):
+    """A worker stages with its own client (``stage``); the driver's ``publish`` replaces each
+    partition from the staging tables plus its in-memory writes, inserts only rows inside the
+    partition, and leaves no staging table behind."""
+    from tide_core.io.staging import stage
+    from tide_core.io.warehouse import PartitionWrite
+
+    wh = _open(emulator, "staged")
+    rows = lambda ids, tag: pa.table({"study": ["s"] * len(ids), "note_id": ids, "v": [tag] * len(ids)})  # noqa: E731
+    wh.replace_table("a", rows(["n1", "n2", "n3"], "old"))
+    wh.replace_table("b", rows(["n1", "n2", "n3"], "old"))
+    target = wh.staging_target()
+    assert target.kind == "bigquery" and ("anonymous", True) in target.options
+    part = {"study": "s", "note_id": ["n1", "n2"]}
+    staged = stage(target, "a", rows(["n1"], "new"), part)
+    # a staging table holding a row outside the chunk (never from stage(), which refuses it)
+    stray = wh.stage_table("b", rows(["n1", "n3"], "stray"))
+    from tide_core.io.staging import StagedWrite
+
+    stray_write = StagedWrite("b", {"study": "s", "note_id": ["n1"]}, stray, 2, rows([], "").schema)
+    progress = PartitionWrite("c", rows(["n2"], "new"), {"study": "s", "note_id": ["n2"]})
+    wh.publish([staged, stray_write], [progress])
+    got = {t: sorted((r["note_id"], r["v"]) for r in wh.read_table(t).to_pylist()) for t in ("a", "b", "c")}
+    assert got["a"] == [("n1", "new"), ("n3", "old")]
+    assert got["b"] == [("n1", "stray"), ("n2", "old"), ("n3", "old")]  # n3 of the stray table not inserted
+    assert got["c"] == [("n2", "new")]
+    left = sorted(t.table_id for t in wh.client.list_tables(f"{PROJECT}.staged"))
+    assert left == ["a", "b", "c"]
+    wh.close()
+
+
 def test_replace_table_and_schema_growth(emulator):
     wh = _open(emulator, "rt2")
     notes = pa.table({"note_id": ["a", "b"], "patient_id": ["p1", "p2"], "text": ["x", "y"]})

@@ -23,7 +23,7 @@ import logging
 import time
 import uuid
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,14 +35,13 @@ from tide_core.cache import tables
 from tide_core.cache.span_cache import CacheEntry, SpanCache, text_sha256
 from tide_core.chunk_progress import ChunkProgress, ProgressHook
 from tide_core.config import TideConfig
-from tide_core.engine.anonymization import ReleasedNote, anonymize_notes
 from tide_core.engine.recognition import recognition_fingerprint
-from tide_core.engine.release_columns import COLUMNS as RELEASE_COLUMNS
-from tide_core.engine.release_columns import release_value
+from tide_core.engine.release_chunk import ReleaseCounts, ReleaseJob, quarantine_rows
 from tide_core.engine.study_chunks import StudyChunk, delete_absent, digest, iter_chunks, note_identity, open_source
 from tide_core.engine.validation import ValidatedInput, sort_quarantined, validate_table
 from tide_core.errors import ConfigError
-from tide_core.execution.dispatch import recognize_batches
+from tide_core.execution.dispatch import recognize_batches, release_chunks
+from tide_core.io.staging import StagedWrite, StagingTarget, StagingWarehouse, discard
 from tide_core.io.warehouse import PartitionWrite, Warehouse
 from tide_core.recognizers.registry import create
 from tide_core.spans import Note, Quarantined, Span
@@ -144,24 +143,6 @@ def build_recognizers(
     return recognizers, specs, warnings
 
 
-def _quarantine_rows(study: str, key: str, items: Sequence[Quarantined]) -> list[dict[str, Any]]:
-    now = _now()
-    return [
-        {
-            "study": study,
-            "key": key,
-            "note_id": q.note_id,
-            "patient_id": q.patient_id,
-            "stage": q.stage,
-            "code": q.code,
-            "reason": q.reason,
-            "row_number": q.row_number,
-            "quarantined_at": now,
-        }
-        for q in items
-    ]
-
-
 def _fixed_recognizers(
     wh: Warehouse, config: TideConfig
 ) -> tuple[list[Any], list[dict[str, Any]], list[dict[str, Any]], list[str]]:
@@ -258,6 +239,24 @@ def _progress_write(config: TideConfig, row: dict[str, Any]) -> PartitionWrite:
         tables.to_table("runs", [row]),
         {"run_id": row["run_id"], "stage": row["stage"], "chunk": row["chunk"]},
     )
+
+
+def _report(
+    hook: ProgressHook | None,
+    stage: str,
+    study: str,
+    key: str,
+    chunk: StudyChunk,
+    worked: int,
+    resumed: bool,
+    n_done: int,
+    n_total: int,
+    t0: float,
+) -> None:
+    """Tell ``hook`` that ``chunk`` is committed (or was skipped as already committed)."""
+    if hook is not None:
+        where = (stage, study, key, chunk.index, chunk.n_chunks)
+        hook(ChunkProgress(*where, len(chunk.notes), worked, resumed, n_done, n_total, time.perf_counter() - t0))
 
 
 def _chunk_failed(exc: BaseException, stage: str, study: str, chunk: StudyChunk) -> None:
@@ -379,22 +378,7 @@ def recognize_study(
             n_recognized += len(todo)
             n_failed += chunk_failed
             bar.update(chunk.n_rows + len(chunk.null_id_rows))
-            if on_chunk is not None:
-                on_chunk(
-                    ChunkProgress(
-                        "recognition",
-                        study,
-                        "",
-                        chunk.index,
-                        chunk.n_chunks,
-                        len(notes),
-                        len(todo),
-                        False,
-                        n_rows,
-                        src.n_source_rows,
-                        time.perf_counter() - t0,
-                    )
-                )
+            _report(on_chunk, "recognition", study, "", chunk, len(todo), False, n_rows, src.n_source_rows, t0)
     finally:
         bar.close()
     # notes that left the source: entries first, so a crash in between never leaves an entry without its spans
@@ -408,7 +392,7 @@ def recognize_study(
         )
     wh.replace_partition(
         config.tables.quarantine,
-        tables.to_table("quarantine", _quarantine_rows(study, "", sort_quarantined(input_q) + failed_q)),
+        tables.to_table("quarantine", quarantine_rows(study, "", sort_quarantined(input_q) + failed_q)),
         {"study": study, "key": ""},
     )
     seconds = time.perf_counter() - t0
@@ -545,41 +529,27 @@ def _resumable_chunks(wh: Warehouse, config: TideConfig, study: str, key: str, s
     return out
 
 
-def _deid_row(
-    study: str, key: str, out: ReleasedNote, anonymizer: str, fp: str, now: dt.datetime, config: TideConfig
-) -> dict[str, Any]:
-    src = out.source
-    return {
-        "study": study,
-        "key": key,
-        "note_id": src.note_id,
-        "note_ref": out.note_ref,
-        "patient_ref": out.patient_ref,
-        "text": out.note.text,
-        "note_date": out.note_date,
-        **{c: release_value(src.metadata.get(c), config.metadata_allowlist) for c in RELEASE_COLUMNS},
-        "anonymizer": anonymizer,
-        "fingerprint": fp,
-        "released_at": now,
-    }
+def _staging_target(wh: Warehouse, config: TideConfig, run_id: str) -> StagingTarget | None:
+    """Where Ray workers stage a run's released tables (``None`` for the local executor)."""
+    if config.executor != "ray":
+        return None
+    if not isinstance(wh, StagingWarehouse):
+        raise ConfigError(
+            "E374",
+            f"warehouse {wh.url} cannot take tables staged by Ray workers (no staging_target/publish)",
+            hint="use the local executor with this warehouse, or implement tide_core.io.staging.StagingWarehouse",
+        )
+    return wh.staging_target().for_run(run_id)
 
 
-def _released_span_rows(study: str, key: str, out: ReleasedNote) -> list[dict[str, Any]]:
-    return [
-        {
-            "study": study,
-            "key": key,
-            "note_id": s.note_id,
-            "start": s.start,
-            "end": s.end,
-            "out_start": s.out_start,
-            "out_end": s.out_end,
-            "label": s.label,
-            "operator": s.operator,
-            "recognizer": s.recognizer,
-        }
-        for s in out.note.spans
-    ]
+def publish(wh: Warehouse, staged: Sequence[StagedWrite], writes: Sequence[PartitionWrite]) -> None:
+    """Commit a chunk: staged tables (Ray workers wrote them) and in-memory writes, all or nothing."""
+    if staged:
+        if not isinstance(wh, StagingWarehouse):  # _staging_target refused such a warehouse already
+            raise ConfigError("E374", f"warehouse {wh.url} cannot publish staged tables")
+        wh.publish(staged, writes)
+    else:
+        wh.replace_partitions(writes)
 
 
 def _cache_quarantines(
@@ -626,13 +596,10 @@ def _cache_quarantines(
 
 
 @dataclass
-class _AnonTotals:
+class _AnonTotals(ReleaseCounts):
+    """A run's release counts, plus its input rows and the recognition fingerprints it used."""
+
     n_rows: int = 0
-    n_released: int = 0
-    n_quarantined: int = 0
-    quarantined_by_code: Counter[str] = field(default_factory=Counter)
-    by_label: Counter[str] = field(default_factory=Counter)
-    operators: Counter[str] = field(default_factory=Counter)
     fingerprints: set[str] = field(default_factory=set)
 
 
@@ -683,8 +650,18 @@ def anonymize_study(
     t = _AnonTotals()
     null_id_rows: list[Quarantined] = []
     anonymizer_version = Anonymizer.VERSION
+    target = _staging_target(wh, config, run_id)
+    pending: dict[int, tuple[StudyChunk, str, int]] = {}  # chunk index -> (chunk, digest, notes worked)
     bar = tqdm(total=src.n_source_rows, desc=f"anonymize {study}/{key}", unit="row", disable=not progress, leave=False)
-    try:
+
+    def done_with(chunk: StudyChunk, worked: int, resumed: bool) -> None:
+        null_id_rows.extend(chunk.null_id_rows)
+        t.n_rows += chunk.n_rows + len(chunk.null_id_rows)
+        bar.update(chunk.n_rows + len(chunk.null_id_rows))
+        _report(on_chunk, "anonymization", study, key, chunk, worked, resumed, t.n_rows, src.n_source_rows, t0)
+
+    def jobs() -> Iterator[ReleaseJob]:
+        """Read each chunk and its cached spans; skip committed chunks; hand on the rest."""
         for chunk in iter_chunks(src):
             try:
                 entries = cache.entries(study, chunk.owned_ids) if chunk.owned_ids else {}
@@ -701,82 +678,61 @@ def anonymize_study(
                         sorted([nid, [[s.start, s.end, s.label] for s in ss]] for nid, ss in spans.items()),
                     ]
                 )
-                resumed = done.get(chunk.index) == chunk_digest
-                if resumed:
+                if done.get(chunk.index) == chunk_digest:
                     _count_committed(wh, config, study, key, chunk.owned_ids, t)
-                else:
-                    result = anonymize_notes(ready, spans, keyring, config, progress=False)
-                    anonymizer_version = result.anonymizer
-                    quarantined = list(chunk.quarantined) + cache_q + list(result.quarantined)
-                    now = _now()
-                    deid_rows = [
-                        _deid_row(
-                            study, key, out, result.anonymizer, entries[out.source.note_id].fingerprint, now, config
-                        )
-                        for out in result.released
-                    ]
-                    span_rows = [r for out in result.released for r in _released_span_rows(study, key, out)]
-                    row = _chunk_row(
-                        run_id,
-                        study,
-                        key,
-                        "anonymization",
-                        started,
-                        chunk,
-                        n_released=len(deid_rows),
-                        n_quarantined=len(quarantined),
-                        n_spans=len(span_rows),
-                        anonymizer=result.anonymizer,
-                        fingerprint=chunk_digest,
-                    )
-                    part = {"study": study, "key": key, "note_id": list(chunk.owned_ids)}
-                    wh.replace_partitions(
-                        [
-                            PartitionWrite(config.tables.deid_notes, tables.to_table("deid_notes", deid_rows), part),
-                            PartitionWrite(
-                                config.tables.released_spans, tables.to_table("released_spans", span_rows), part
-                            ),
-                            PartitionWrite(
-                                config.tables.quarantine,
-                                tables.to_table("quarantine", _quarantine_rows(study, key, quarantined)),
-                                part,
-                            ),
-                            _progress_write(config, row),
-                        ]
-                    )
-                    t.n_released += len(deid_rows)
-                    t.n_quarantined += len(quarantined)
-                    t.quarantined_by_code.update(q.code for q in quarantined)
-                    t.by_label.update(r["label"] for r in span_rows)
-                    t.operators.update(r["operator"] for r in span_rows)
+                    done_with(chunk, 0, True)
+                    continue
             except Exception as exc:
                 _chunk_failed(exc, "anonymization", study, chunk)
                 raise
-            null_id_rows.extend(chunk.null_id_rows)
-            t.n_rows += chunk.n_rows + len(chunk.null_id_rows)
-            bar.update(chunk.n_rows + len(chunk.null_id_rows))
-            if on_chunk is not None:
-                on_chunk(
-                    ChunkProgress(
-                        "anonymization",
-                        study,
-                        key,
-                        chunk.index,
-                        chunk.n_chunks,
-                        len(chunk.notes),
-                        0 if resumed else len(ready),
-                        resumed,
-                        t.n_rows,
-                        src.n_source_rows,
-                        time.perf_counter() - t0,
-                    )
+            pending[chunk.index] = (chunk, chunk_digest, len(ready))
+            yield ReleaseJob(
+                study,
+                key,
+                chunk.index,
+                ready,
+                spans,
+                {n.note_id: entries[n.note_id].fingerprint for n in ready},
+                list(chunk.quarantined) + cache_q,
+                chunk.owned_ids,
+            )
+
+    try:
+        for outcome in release_chunks(jobs(), keyring, config, executor=config.executor, target=target):
+            chunk, chunk_digest, worked = pending.pop(outcome.chunk)
+            try:
+                if outcome.error is not None:
+                    raise outcome.error
+                c = outcome.counts
+                assert c is not None  # an outcome without error has its counts
+                anonymizer_version = c.anonymizer
+                row = _chunk_row(
+                    run_id,
+                    study,
+                    key,
+                    "anonymization",
+                    started,
+                    chunk,
+                    n_released=c.n_released,
+                    n_quarantined=c.n_quarantined,
+                    n_spans=c.n_spans,
+                    anonymizer=c.anonymizer,
+                    fingerprint=chunk_digest,
                 )
+                publish(wh, outcome.staged, [*outcome.writes, _progress_write(config, row)])
+            except Exception as exc:
+                _chunk_failed(exc, "anonymization", study, chunk)
+                raise
+            t.add(c)
+            done_with(chunk, worked, False)
     finally:
         bar.close()
+        if target is not None:
+            discard(target)  # staged files of chunks that never committed (a failed run)
     # rows without a note id belong to no chunk: written once; then notes that left the source
     wh.replace_partition(
         config.tables.quarantine,
-        tables.to_table("quarantine", _quarantine_rows(study, key, null_id_rows)),
+        tables.to_table("quarantine", quarantine_rows(study, key, null_id_rows)),
         {"study": study, "key": key, "note_id": None},
     )
     t.n_quarantined += len(null_id_rows)

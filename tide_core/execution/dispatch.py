@@ -1,4 +1,4 @@
-"""Pick the execution path for recognition: in-process (the reference) or Ray.
+"""Pick the execution path for recognition and release: in-process (the reference) or Ray.
 
 The study runner (:mod:`tide_core.runner`) calls :func:`recognize_batches` and never imports an
 execution path itself; execution modules import only engine primitives
@@ -10,17 +10,26 @@ engine primitives <- execution <- runner.  The Ray path imports Ray (seconds), s
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
 from tide_core.engine.recognition import RecognitionBatch, recognize_notes
+from tide_core.engine.release_chunk import ReleaseCounts, ReleaseJob, release_chunk
+from tide_core.io.staging import StagedWrite, StagingTarget
+from tide_core.io.warehouse import PartitionWrite
 from tide_core.plugins import load_dotted
 from tide_core.recognizers.base import Recognizer
 from tide_core.spans import Note
 
+if TYPE_CHECKING:
+    from tide_core.anonymize.keys import KeyRing
+    from tide_core.config import TideConfig
+
 RAY_PIPELINE = "tide_core.execution.ray_pipeline"
+RAY_RELEASE = "tide_core.execution.ray_release"
 
 
 def recognize_batches(
@@ -58,3 +67,41 @@ def recognize_batches(
             bar.update(len(chunk))
     finally:
         bar.close()
+
+
+@dataclass
+class ChunkOutcome:
+    """One released chunk, ready to publish: rows in memory (local) or staged by a worker (Ray)."""
+
+    chunk: int
+    counts: ReleaseCounts | None  # None when the chunk failed
+    staged: list[StagedWrite] = field(default_factory=list)
+    writes: list[PartitionWrite] = field(default_factory=list)
+    error: BaseException | None = None  # a Ray worker's failure on this chunk (the run stops)
+
+
+def release_chunks(
+    jobs: Iterable[ReleaseJob],
+    keyring: KeyRing,
+    config: TideConfig,
+    *,
+    executor: str = "local",
+    target: StagingTarget | None = None,
+) -> Iterator[ChunkOutcome]:
+    """Anonymize each chunk's job; yield one :class:`ChunkOutcome` per chunk as it is ready.
+
+    ``executor="ray"`` releases the chunks on Ray workers that stage their own tables in
+    ``target`` (:mod:`tide_core.execution.ray_release`); results may come back out of order.
+    Locally the rows stay in memory and come back in order.
+    """
+    if executor == "ray":
+        if target is None:
+            raise ValueError("a Ray release needs a staging target")
+        release_on_ray = load_dotted(f"{RAY_RELEASE}:release_on_ray")
+        for r in release_on_ray(jobs, keyring, config, target):
+            yield ChunkOutcome(r.chunk, r.counts, staged=list(r.staged), error=r.error)
+        return
+    for job in jobs:
+        released = release_chunk(job, keyring, config)
+        writes = [PartitionWrite(name, table, job.partition) for name, table in released.tables(config)]
+        yield ChunkOutcome(job.chunk, released.counts, writes=writes)

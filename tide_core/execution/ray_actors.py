@@ -242,3 +242,18 @@ def _drain(
             yield i, result
         while len(pending) < limit and submit_next():
             pass
+
+
+def find_tide_error(exc: BaseException) -> TideError | None:
+    """The TideError a Ray error carries (its cause chain), if any: its message is PHI-free."""
+    seen: set[int] = set()
+    stack: list[BaseException | None] = [exc]
+    while stack:
+        e = stack.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, TideError):
+            return e
+        stack.extend([getattr(e, "cause", None), e.__cause__, e.__context__])
+    return None

@@ -343,7 +343,7 @@ class RayRecognition:
         error: BaseException | None = None
         for _, out in ra.run_chain(payloads, pools):
             if isinstance(out, BaseException):  # the group's actor died for good: its notes are lost
-                tide = _find_tide_error(out)
+                tide = ra.find_tide_error(out)
                 if tide is not None and tide.terminal:
                     raise tide from out
                 error = out
@@ -402,20 +402,6 @@ def rows_for_group(spec: Mapping[str, Any], notes: Sequence[Note]) -> list[dict[
         return rows
     mine = {n.patient_id for n in notes}
     return [r for r in rows if str(r.get("patient_id")) in mine]
-
-
-def _find_tide_error(exc: BaseException) -> TideError | None:
-    seen = set()
-    stack: list[BaseException | None] = [exc]
-    while stack:
-        e = stack.pop()
-        if e is None or id(e) in seen:
-            continue
-        seen.add(id(e))
-        if isinstance(e, TideError):
-            return e
-        stack.extend([getattr(e, "cause", None), e.__cause__, e.__context__])
-    return None
 
 
 # ------------------------------------------------------------------------------------------------

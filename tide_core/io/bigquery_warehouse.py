@@ -20,6 +20,7 @@ For a local emulator (``bqemulator``) pass ``api_endpoint="http://127.0.0.1:9050
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import io
 import logging
@@ -45,6 +46,7 @@ from google.cloud.bigquery_storage_v1 import types
 from google.cloud.bigquery_storage_v1.services.big_query_read.transports import BigQueryReadGrpcTransport
 
 from tide_core.errors import ConfigError, WarehouseError
+from tide_core.io.staging import StagedWrite, StagingTarget, check_publish
 from tide_core.io.warehouse import PartitionWrite, check_partition_rows, check_writes
 
 if TYPE_CHECKING:
@@ -579,42 +581,68 @@ class BigQueryWarehouse:
         return int(table.num_rows)
 
     def replace_partitions(self, writes: Sequence[PartitionWrite]) -> int:
-        """Replace several partitions all or nothing.
+        """Replace several partitions all or nothing (:meth:`publish` with nothing staged)."""
+        return self.publish((), writes)
 
-        Every write's rows are loaded into its own short-lived staging table first (load jobs are
-        not DML and cannot join a transaction); then ONE multi-statement query runs
-        ``BEGIN TRANSACTION; DELETE ...; INSERT ... SELECT FROM staging; ... COMMIT TRANSACTION;``.
-        The script runs server-side (a client killed after submitting it does not interrupt it);
-        a statement that fails, or a cancelled job, rolls the whole transaction back, so readers
-        see either every old partition or every new one.  A process killed while loading the
-        staging tables has not touched the targets (the staging tables expire after
-        ``staging_expiration_hours``).
+    # -- staged writes (tide_core.io.staging) ----------------------------------------------
+    def staging_target(self) -> StagingTarget:
+        """Workers stage into expiring tables of this dataset with their own client."""
+        opts = {k: v for k, v in dataclasses.asdict(self.options).items() if k not in ("project", "dataset")}
+        return StagingTarget("bigquery", self.url, tuple(sorted(opts.items())))
+
+    def stage_table(self, name: str, table: pa.Table) -> str:
+        """Load ``table`` into a new staging table (expires after ``staging_expiration_hours``); its name."""
+        stage = f"{STAGING_PREFIX}{_ident(name)}_{uuid.uuid4().hex[:12]}"
+        expires = dt.datetime.now(dt.UTC) + dt.timedelta(hours=self.options.staging_expiration_hours)
+        with self._lock:
+            staged = self._create(stage, table.schema, expires=expires, layout=False)
+            if table.num_rows:
+                self._load(self.table_id(stage), table, "WRITE_TRUNCATE", staged.schema)
+        return stage
+
+    def publish(self, staged: Sequence[StagedWrite], writes: Sequence[PartitionWrite] = ()) -> int:
+        """Replace every staged and in-memory partition all or nothing.
+
+        In-memory rows are loaded into short-lived staging tables first (load jobs are not DML
+        and cannot join a transaction), beside the tables workers staged; then ONE
+        multi-statement query runs ``BEGIN TRANSACTION; DELETE ...; INSERT ... SELECT FROM
+        staging; ... COMMIT TRANSACTION;``.  The script runs server-side (a client killed after
+        submitting it does not interrupt it); a statement that fails, or a cancelled job, rolls
+        the whole transaction back, so readers see either every old partition or every new one.
+        A process killed while staging has not touched the targets (staging tables expire after
+        ``staging_expiration_hours``).  Every staging table is dropped afterwards.
         """
         check_writes(writes)
-        with self._lock:
-            stages: list[str] = []
-            try:
-                statements = ["BEGIN TRANSACTION;"]
+        check_publish(staged, writes)
+        stages = [s.ref for s in staged]
+        try:
+            with self._lock:
                 for w in writes:
-                    self._ensure(w.name, w.table.schema)
+                    if w.table.num_rows:
+                        stages.append(self.stage_table(w.name, w.table))
+                statements = ["BEGIN TRANSACTION;"]
+                pending = [(s.name, s.partition, s.schema, s.ref if s.n_rows else None) for s in staged]
+                own = iter(stages[len(staged) :])
+                for w in writes:
+                    pending.append((w.name, w.partition, w.table.schema, next(own) if w.table.num_rows else None))
+                for name, partition, schema, ref in pending:
+                    self._ensure(name, schema)
                     # partition values as escaped literals (``_literal``): query parameters do not
                     # reach every statement of a script on every BigQuery-API implementation
-                    statements.append(f"DELETE FROM {self._q(w.name)} WHERE {row_restriction(w.partition)};")
-                    if w.table.num_rows == 0:
+                    statements.append(f"DELETE FROM {self._q(name)} WHERE {row_restriction(partition)};")
+                    if ref is None:
                         continue
-                    stage = f"{STAGING_PREFIX}{w.name}_{uuid.uuid4().hex[:12]}"
-                    expires = dt.datetime.now(dt.UTC) + dt.timedelta(hours=self.options.staging_expiration_hours)
-                    stages.append(stage)
-                    staged = self._create(stage, w.table.schema, expires=expires, layout=False)
-                    self._load(self.table_id(stage), w.table, "WRITE_TRUNCATE", staged.schema)
-                    cols = ", ".join(_col(c) for c in w.table.column_names)
-                    statements.append(f"INSERT INTO {self._q(w.name)} ({cols}) SELECT {cols} FROM {self._q(stage)};")
+                    cols = ", ".join(_col(f.name) for f in schema)
+                    statements.append(
+                        f"INSERT INTO {self._q(name)} ({cols}) SELECT {cols} FROM {self._q(ref)} "
+                        f"WHERE {row_restriction(partition)};"
+                    )
                 statements.append("COMMIT TRANSACTION;")
                 self._query("\n".join(statements))
-            finally:
-                for stage in stages:
-                    self.client.delete_table(self.table_id(stage), not_found_ok=True)
-        return sum(w.table.num_rows for w in writes)
+        finally:
+            for stage in stages:
+                self.client.delete_table(self.table_id(stage), not_found_ok=True)
+        return sum(s.n_rows for s in staged) + sum(int(w.table.num_rows) for w in writes)
 
     def delete(self, name: str, where: Mapping[str, object]) -> int:
         if not self.table_exists(name):

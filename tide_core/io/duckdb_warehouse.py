@@ -13,6 +13,7 @@ import duckdb
 import pyarrow as pa
 
 from tide_core.errors import ConfigError, WarehouseError
+from tide_core.io.staging import StagedWrite, StagingTarget, check_publish, parquet_target, read_staged
 from tide_core.io.warehouse import PartitionWrite, check_partition_rows, check_writes
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -180,14 +181,39 @@ class DuckDBWarehouse:
 
     def replace_partitions(self, writes: Sequence[PartitionWrite]) -> int:
         """Replace several partitions in one transaction: a crash leaves all old rows or all new."""
+        return self.publish((), writes)
+
+    # -- staged writes (tide_core.io.staging) ----------------------------------------------
+    def staging_target(self) -> StagingTarget:
+        """Workers stage Parquet files beside the database; only this process writes the file."""
+        return parquet_target(self.path)
+
+    def publish(self, staged: Sequence[StagedWrite], writes: Sequence[PartitionWrite] = ()) -> int:
+        """Replace every staged and in-memory partition in one transaction, then remove the files.
+
+        Each staged file is loaded inside the transaction: a missing or unreadable one rolls the
+        whole commit back (``E373``), so a reader sees every table of the commit or none.
+        """
         check_writes(writes)
-        with self._transaction():
-            for w in writes:
-                clause, params = self._where(w.partition)
-                self._create_if_missing(w.name, w.table)
-                self._con.execute(f"DELETE FROM {self._q(w.name)}{clause}", params)
-                self._insert(w.name, w.table)
-        return sum(w.table.num_rows for w in writes)
+        check_publish(staged, writes)
+        try:
+            with self._transaction():
+                for s in staged:
+                    table = read_staged(s)
+                    check_partition_rows(s.name, table, s.partition)
+                    clause, params = self._where(s.partition)
+                    self._create_if_missing(s.name, table)
+                    self._con.execute(f"DELETE FROM {self._q(s.name)}{clause}", params)
+                    self._insert(s.name, table)
+                for w in writes:
+                    clause, params = self._where(w.partition)
+                    self._create_if_missing(w.name, w.table)
+                    self._con.execute(f"DELETE FROM {self._q(w.name)}{clause}", params)
+                    self._insert(w.name, w.table)
+        finally:
+            for s in staged:
+                Path(s.ref).unlink(missing_ok=True)
+        return sum(s.n_rows for s in staged) + sum(int(w.table.num_rows) for w in writes)
 
     def delete(self, name: str, where: Mapping[str, object]) -> int:
         if not self.table_exists(name):

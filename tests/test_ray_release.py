@@ -1,0 +1,130 @@
+"""Anonymization on Ray workers that stage their own tables: the released rows equal the local
+path's, a rerun resumes every committed chunk, and a chunk a worker cannot stage stops the run,
+named, with nothing of it published.  One local Ray session (2 CPUs) for the module."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from tide_core.anonymize.keys import FileKeyProvider
+from tide_core.chunk_progress import ChunkProgress
+from tide_core.cli.cmd_demo import load_demo
+from tide_core.config import TideConfig
+from tide_core.errors import TideError
+from tide_core.io.duckdb_warehouse import DuckDBWarehouse
+from tide_core.io.staging import ENV_STAGING_DIR
+from tide_core.runner import anonymize_study, recognize_study
+
+pytest.importorskip("ray")
+
+CHUNK = 9  # 150 demo notes -> 17 chunks, several in flight on two actors
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    import ray
+
+    from tide_core.execution.ray_session import ensure_ray
+
+    started = not ray.is_initialized()
+    ensure_ray(num_cpus=2)
+    yield ray
+    if started:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def recognized(tmp_path_factory) -> tuple[Path, FileKeyProvider]:
+    root = tmp_path_factory.mktemp("release")
+    keys = FileKeyProvider(root / "keys")
+    keys.create("s1", "k1")
+    db = root / "recognized.duckdb"
+    with DuckDBWarehouse(db) as wh:
+        load_demo(wh, seed=7)
+        recognize_study(wh, "s1", TideConfig.preset("rules"), progress=False, chunk_rows=CHUNK)
+    return db, keys
+
+
+def _copy(recognized, tmp_path: Path, name: str) -> Path:
+    db = tmp_path / f"{name}.duckdb"
+    shutil.copy(recognized[0], db)
+    return db
+
+
+def _released(wh: DuckDBWarehouse) -> dict[str, list[tuple]]:
+    drop = {"released_at", "quarantined_at"}
+    out = {}
+    for name in ("tide_deid_notes", "tide_released_spans", "tide_quarantine"):
+        rows = wh.read_table(name, where={"study": "s1", "key": "k1"}).to_pylist()
+        out[name] = sorted(tuple((k, str(v)) for k, v in r.items() if k not in drop) for r in rows)
+    return out
+
+
+def test_workers_release_exactly_what_the_local_path_releases_and_a_rerun_resumes(ray_session, recognized, tmp_path):
+    out = {}
+    for executor in ("local", "ray"):
+        db = _copy(recognized, tmp_path, executor)
+        config = replace(TideConfig.preset("rules"), executor=executor)
+        seen: list[ChunkProgress] = []
+        with DuckDBWarehouse(db) as wh:
+            report = anonymize_study(
+                wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK, on_chunk=seen.append
+            )
+            out[executor] = (report.n_released, report.n_quarantined, report.spans_by_label, _released(wh))
+            chunk_rows = wh.read_table("tide_runs", ["chunk"], where={"stage": "anonymization.chunk"}).to_pylist()
+        assert sorted(p.chunk for p in seen) == list(range(17)) and not any(p.resumed for p in seen)
+        assert sorted(r["chunk"] for r in chunk_rows) == list(range(17))
+    assert out["ray"][0] == out["local"][0] == 150
+    assert out["ray"][1:] == out["local"][1:]
+    assert len(out["ray"][3]["tide_released_spans"]) > 1000
+    assert not (tmp_path / "ray.duckdb.staging").exists()  # every staged file was published or removed
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_a_ray_run_stopped_after_some_chunks_resumes_exactly_those(ray_session, recognized, tmp_path):
+    config = replace(TideConfig.preset("rules"), executor="ray")
+    committed: list[int] = []
+
+    def stop_after_five(p: ChunkProgress) -> None:
+        committed.append(p.chunk)
+        if len(committed) == 5:
+            raise _Stop
+
+    db = _copy(recognized, tmp_path, "stopped")
+    with DuckDBWarehouse(db) as wh:
+        with pytest.raises(_Stop):
+            anonymize_study(
+                wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK, on_chunk=stop_after_five
+            )
+        assert wh.count("tide_runs", {"stage": "anonymization.chunk"}) == 5
+        seen: list[ChunkProgress] = []
+        anonymize_study(wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK, on_chunk=seen.append)
+        assert sorted(p.chunk for p in seen if p.resumed) == sorted(committed)
+        assert sorted(p.chunk for p in seen) == list(range(17))
+        assert wh.count("tide_deid_notes", {"study": "s1", "key": "k1"}) == 150
+    assert not (tmp_path / "stopped.duckdb.staging").exists()
+
+
+def test_a_chunk_its_worker_cannot_stage_stops_the_run_named_and_publishes_nothing(
+    ray_session, recognized, tmp_path, monkeypatch
+):
+    blocker = tmp_path / "not_a_dir"
+    blocker.write_text("")
+    monkeypatch.setenv(ENV_STAGING_DIR, str(blocker))  # the workers' staging directory cannot exist
+    db = _copy(recognized, tmp_path, "blocked")
+    config = replace(TideConfig.preset("rules"), executor="ray")
+    with DuckDBWarehouse(db) as wh:
+        with pytest.raises(TideError) as e:
+            anonymize_study(wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK)
+        assert e.value.code == "E371"
+        notes = " ".join(getattr(e.value, "__notes__", []))
+        assert "anonymization of study s1: chunk" in notes and "/17 failed" in notes
+        assert not wh.table_exists("tide_deid_notes") or wh.count("tide_deid_notes") == 0
+        assert wh.count("tide_runs", {"stage": "anonymization.chunk"}) == 0

@@ -1,0 +1,96 @@
+"""Anonymization on Ray against the BigQuery API emulator: every worker loads its chunk's tables
+into staging tables with its own client, the driver publishes each chunk in one transaction; the
+released rows equal a local run on DuckDB and no staging table is left behind."""
+
+# ruff: noqa: F811 - the tests take the imported ``emulator`` fixture as a parameter
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+
+import pytest
+
+pytest.importorskip("google.cloud.bigquery")
+pytest.importorskip("bqemulator")
+pytest.importorskip("ray")
+
+from test_bigquery_warehouse import PROJECT, _open, emulator  # noqa: E402,F401 - the emulator fixture
+from tide_core.anonymize.keys import FileKeyProvider  # noqa: E402
+from tide_core.cli.cmd_demo import load_demo  # noqa: E402
+from tide_core.config import TideConfig  # noqa: E402
+from tide_core.io.duckdb_warehouse import DuckDBWarehouse  # noqa: E402
+from tide_core.io.staging import StagingTarget  # noqa: E402
+from tide_core.runner import anonymize_study, recognize_study  # noqa: E402
+
+N = 24
+CHUNK = 5
+
+
+def _emulator_upload_shim() -> None:
+    """The emulator rejects the client's generic upload content type; the same test-only shim as
+    the driver's (``test_bigquery_warehouse``), set in every Ray worker process."""
+    import google.cloud.bigquery.client as bq_client
+
+    bq_client._GENERIC_CONTENT_TYPE = "application/octet-stream"
+
+
+@pytest.fixture(scope="module")
+def ray_with_shim(tmp_path_factory):
+    import ray
+    from ray import cloudpickle
+
+    from tide_core.execution.ray_session import WORKER_ENV
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the hook travels by value
+    if ray.is_initialized():
+        ray.shutdown()  # the workers of this module need the shim
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        _temp_dir=str(tmp_path_factory.mktemp("ray")),
+        runtime_env={"env_vars": dict(WORKER_ENV), "worker_process_setup_hook": _emulator_upload_shim},
+    )
+    yield ray
+    ray.shutdown()
+
+
+def _released(wh) -> dict[str, list[tuple]]:
+    drop = {"released_at", "quarantined_at"}
+    out = {}
+    for name in ("tide_deid_notes", "tide_released_spans", "tide_quarantine"):
+        rows = wh.read_table(name, where={"study": "s1", "key": "k1"}).to_pylist()
+        out[name] = sorted(tuple((k, str(v)) for k, v in r.items() if k not in drop) for r in rows)
+    return out
+
+
+def test_workers_stage_into_bigquery_and_the_release_equals_the_local_one(ray_with_shim, emulator, tmp_path):
+    keys = FileKeyProvider(tmp_path / "keys")
+    keys.create("s1", "k1")
+    with DuckDBWarehouse() as demo:
+        load_demo(demo, seed=7)
+        notes = demo.read_table("notes").slice(0, N)
+        patients = demo.read_table("patients")
+    rules = TideConfig.preset("rules")
+    expected = {}
+    with DuckDBWarehouse(tmp_path / "local.duckdb") as local:
+        local.replace_table("notes", notes)
+        local.replace_table("patients", patients)
+        recognize_study(local, "s1", rules, progress=False, chunk_rows=CHUNK)
+        anonymize_study(local, "s1", "k1", keys, rules, progress=False, chunk_rows=CHUNK)
+        expected = _released(local)
+    wh = _open(emulator, "rayrelease")
+    try:
+        wh.replace_table("notes", notes)
+        wh.replace_table("patients", patients)
+        recognize_study(wh, "s1", rules, progress=False, chunk_rows=CHUNK)
+        target = wh.staging_target()
+        assert isinstance(target, StagingTarget) and target.kind == "bigquery"
+        report = anonymize_study(wh, "s1", "k1", keys, replace(rules, executor="ray"), progress=False, chunk_rows=CHUNK)
+        assert report.n_released == len(expected["tide_deid_notes"]) > 0
+        assert _released(wh) == expected
+        assert wh.count("tide_runs", {"stage": "anonymization.chunk"}) == -(-N // CHUNK)
+        left = [t.table_id for t in wh.client.list_tables(f"{PROJECT}.rayrelease")]
+        assert not [t for t in left if t.startswith("_tide_stage_")], left
+    finally:
+        wh.close()

@@ -1,0 +1,176 @@
+"""One chunk's release: its notes anonymized into the rows of the three released tables.
+
+:func:`release_chunk` is the whole of a chunk's anonymization work after its inputs are read:
+anonymize the ready notes (failing closed, :mod:`tide_core.engine.anonymization`), build the
+``deid_notes``, ``released_spans`` and ``quarantine`` rows, and count them.  It runs in the
+driver (local executor) or in a Ray worker that then stages the tables itself
+(:mod:`tide_core.execution.ray_release`); both give the same rows.
+
+:class:`ReleaseJob` is what crosses to a worker (notes and spans of one chunk, no key);
+:class:`ReleaseCounts` is what comes back with the staged tables (counts only, no values).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from tide_core.cache import tables
+from tide_core.engine.anonymization import ReleasedNote, anonymize_notes
+from tide_core.engine.release_columns import COLUMNS as RELEASE_COLUMNS
+from tide_core.engine.release_columns import release_value
+from tide_core.spans import Note, Quarantined, Span
+
+if TYPE_CHECKING:
+    from tide_core.anonymize.keys import KeyRing
+    from tide_core.config import TideConfig
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+@dataclass(frozen=True)
+class ReleaseJob:
+    """One chunk to anonymize: its ready notes, their spans and what is already quarantined."""
+
+    study: str
+    key: str
+    chunk: int  # the chunk's index in the study
+    notes: list[Note]  # notes the span cache vouches for
+    spans: Mapping[str, Sequence[Span]]  # note_id -> cached spans
+    fingerprints: Mapping[str, str]  # note_id -> recognition fingerprint of its cached spans
+    quarantined: list[Quarantined]  # input and cache quarantines of the chunk
+    owned_ids: tuple[str, ...]  # the note ids whose rows the chunk's commit replaces
+
+    @property
+    def partition(self) -> dict[str, object]:
+        return {"study": self.study, "key": self.key, "note_id": list(self.owned_ids)}
+
+
+@dataclass
+class ReleaseCounts:
+    """What a released chunk holds, by count (no values): the run report and the progress row."""
+
+    anonymizer: str = ""
+    n_released: int = 0
+    n_quarantined: int = 0
+    n_spans: int = 0
+    quarantined_by_code: Counter[str] = field(default_factory=Counter)
+    by_label: Counter[str] = field(default_factory=Counter)
+    operators: Counter[str] = field(default_factory=Counter)
+
+    def add(self, other: ReleaseCounts) -> None:
+        """Add another chunk's counts (the anonymizer version is the latest one's)."""
+        self.anonymizer = other.anonymizer or self.anonymizer
+        self.n_released += other.n_released
+        self.n_quarantined += other.n_quarantined
+        self.n_spans += other.n_spans
+        self.quarantined_by_code.update(other.quarantined_by_code)
+        self.by_label.update(other.by_label)
+        self.operators.update(other.operators)
+
+
+@dataclass
+class ChunkRelease:
+    """A chunk's released rows, as Arrow tables, and their counts."""
+
+    counts: ReleaseCounts
+    deid_notes: pa.Table
+    released_spans: pa.Table
+    quarantine: pa.Table
+
+    def tables(self, config: TideConfig) -> list[tuple[str, pa.Table]]:
+        """(configured table name, rows) of the chunk's three released tables."""
+        return [
+            (config.tables.deid_notes, self.deid_notes),
+            (config.tables.released_spans, self.released_spans),
+            (config.tables.quarantine, self.quarantine),
+        ]
+
+
+def quarantine_rows(study: str, key: str, items: Sequence[Quarantined]) -> list[dict[str, Any]]:
+    now = _now()
+    return [
+        {
+            "study": study,
+            "key": key,
+            "note_id": q.note_id,
+            "patient_id": q.patient_id,
+            "stage": q.stage,
+            "code": q.code,
+            "reason": q.reason,
+            "row_number": q.row_number,
+            "quarantined_at": now,
+        }
+        for q in items
+    ]
+
+
+def deid_row(
+    study: str, key: str, out: ReleasedNote, anonymizer: str, fp: str, now: dt.datetime, config: TideConfig
+) -> dict[str, Any]:
+    src = out.source
+    return {
+        "study": study,
+        "key": key,
+        "note_id": src.note_id,
+        "note_ref": out.note_ref,
+        "patient_ref": out.patient_ref,
+        "text": out.note.text,
+        "note_date": out.note_date,
+        **{c: release_value(src.metadata.get(c), config.metadata_allowlist) for c in RELEASE_COLUMNS},
+        "anonymizer": anonymizer,
+        "fingerprint": fp,
+        "released_at": now,
+    }
+
+
+def released_span_rows(study: str, key: str, out: ReleasedNote) -> list[dict[str, Any]]:
+    return [
+        {
+            "study": study,
+            "key": key,
+            "note_id": s.note_id,
+            "start": s.start,
+            "end": s.end,
+            "out_start": s.out_start,
+            "out_end": s.out_end,
+            "label": s.label,
+            "operator": s.operator,
+            "recognizer": s.recognizer,
+        }
+        for s in out.note.spans
+    ]
+
+
+def release_chunk(job: ReleaseJob, keyring: KeyRing, config: TideConfig) -> ChunkRelease:
+    """Anonymize ``job``'s notes under ``keyring`` and build the chunk's released rows."""
+    result = anonymize_notes(job.notes, job.spans, keyring, config, progress=False)
+    quarantined = list(job.quarantined) + list(result.quarantined)
+    now = _now()
+    deid = [
+        deid_row(job.study, job.key, out, result.anonymizer, job.fingerprints[out.source.note_id], now, config)
+        for out in result.released
+    ]
+    span_rows = [r for out in result.released for r in released_span_rows(job.study, job.key, out)]
+    counts = ReleaseCounts(
+        result.anonymizer,
+        n_released=len(deid),
+        n_quarantined=len(quarantined),
+        n_spans=len(span_rows),
+        quarantined_by_code=Counter(q.code for q in quarantined),
+        by_label=Counter(r["label"] for r in span_rows),
+        operators=Counter(r["operator"] for r in span_rows),
+    )
+    return ChunkRelease(
+        counts,
+        tables.to_table("deid_notes", deid),
+        tables.to_table("released_spans", span_rows),
+        tables.to_table("quarantine", quarantine_rows(job.study, job.key, quarantined)),
+    )

@@ -1,0 +1,131 @@
+"""A study's anonymization on Ray: each worker anonymizes a chunk and writes its tables itself.
+
+With ``--executor ray`` the driver no longer anonymizes or serialises released rows.  It reads
+each chunk (notes, cached spans) and sends a :class:`~tide_core.engine.release_chunk.ReleaseJob`
+to a pool of long-lived ``ReleaseStage`` actors; a worker runs
+:func:`~tide_core.engine.release_chunk.release_chunk` (the same function as the local path),
+*stages* the chunk's ``deid_notes``, ``released_spans`` and ``quarantine`` tables itself
+(:mod:`tide_core.io.staging`: a Parquet file beside a DuckDB database, or an expiring BigQuery
+staging table loaded with the worker's own client) and returns only counts and the staged
+handles.  The driver publishes each chunk (its three tables and its progress row) in one
+transaction as it comes back, so DuckDB keeps one writer and BigQuery one atomic commit per
+chunk.  Chunks finish in any order; each commit replaces exactly its own note ids.
+
+The key ring travels to the worker inside the job's payload, in Ray's object store like the
+notes themselves; it is never an actor constructor argument (those are kept by Ray's control
+store for restarts).  A worker that dies is restarted and its chunk re-run (``max_retries``);
+a chunk whose retries run out comes back as ``E518`` (a ``TideError`` raised in the worker comes
+back as itself) and the runner stops the run naming that chunk; every chunk committed before
+stays committed (a rerun resumes after them).
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from tide_core.engine.release_chunk import ReleaseCounts, ReleaseJob, release_chunk
+from tide_core.errors import TideError
+from tide_core.execution import ray_actors as ra
+from tide_core.execution.ray_session import cluster_resources, ensure_ray
+from tide_core.io.staging import StagedWrite, StagingTarget, discard, stage
+
+if TYPE_CHECKING:
+    from tide_core.anonymize.keys import KeyRing
+    from tide_core.config import TideConfig
+
+
+@dataclass(frozen=True)
+class StagedRelease:
+    """What a worker returns for one chunk: counts and staged handles (no values)."""
+
+    chunk: int
+    counts: ReleaseCounts | None  # None when the chunk failed
+    staged: list[StagedWrite]
+    error: BaseException | None = None  # why the chunk failed (its TideError, or E518)
+
+
+class ReleaseStage:
+    """Actor stage: one pickled ``(ReleaseJob, KeyRing)`` in, one pickled :class:`StagedRelease` out."""
+
+    def __init__(self, config: TideConfig, target: StagingTarget) -> None:
+        self.config = config
+        self.target = target
+
+    def __call__(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        out = np.empty(len(batch["payload"]), dtype=object)
+        for j, payload in enumerate(batch["payload"]):
+            job, keyring = pickle.loads(bytes(payload))
+            out[j] = pickle.dumps(self.release(job, keyring), protocol=pickle.HIGHEST_PROTOCOL)
+        return {"gid": np.asarray(batch["gid"], dtype=np.int64), "payload": out}
+
+    def release(self, job: ReleaseJob, keyring: KeyRing) -> StagedRelease:
+        released = release_chunk(job, keyring, self.config)
+        staged: list[StagedWrite] = []
+        try:
+            for name, table in released.tables(self.config):
+                staged.append(stage(self.target, name, table, job.partition))
+        except BaseException:
+            discard(self.target, staged)  # nothing half-staged outlives a failed chunk
+            raise
+        return StagedRelease(job.chunk, released.counts, staged)
+
+
+@dataclass(frozen=True)
+class RayReleaseConfig:
+    """Where and how wide anonymization runs on Ray (none of it changes the released rows)."""
+
+    address: str | None = None
+    num_cpus_per_actor: float = 1.0
+    max_actors: int | None = None  # None: one actor per CPU of the cluster
+    max_retries: int = 3
+    start_timeout_s: float = 600.0
+    local_num_cpus: int | None = None
+
+
+def release_on_ray(
+    jobs: Iterable[ReleaseJob],
+    keyring: KeyRing,
+    config: TideConfig,
+    target: StagingTarget,
+    ray_config: RayReleaseConfig | None = None,
+) -> Iterator[StagedRelease]:
+    """Release every job on a Ray actor pool; yield each chunk's staged tables as it finishes.
+
+    ``jobs`` is consumed lazily: at most two chunks per actor are read and in flight at once, so
+    the driver holds a bounded number of chunks whatever the study size.
+    """
+    rc = ray_config or RayReleaseConfig(address=config.ray_address)
+    ensure_ray(rc.address, rc.local_num_cpus)
+    cpus = cluster_resources()["CPU"]
+    per = max(0.05, min(float(rc.num_cpus_per_actor), cpus or 1.0))
+    size = rc.max_actors or max(1, int(cpus // per))
+    retry = {"max_restarts": rc.max_retries, "max_task_retries": rc.max_retries}
+    request = ra.PoolRequest(ReleaseStage, {"config": config, "target": target}, size, {"num_cpus": per, **retry})
+    pools = ra.acquire([request], rc.start_timeout_s)
+    chunks: list[int] = []
+
+    def payloads() -> Iterator[bytes]:
+        for job in jobs:
+            chunks.append(job.chunk)
+            yield pickle.dumps((job, keyring), protocol=pickle.HIGHEST_PROTOCOL)
+
+    for i, out in ra.run_chain(payloads(), pools):  # type: ignore[arg-type]  # consumed lazily
+        if isinstance(out, BaseException):
+            error: BaseException | None = ra.find_tide_error(out)
+            if error is None:
+                error = TideError(
+                    "E518",
+                    f"anonymization of chunk {chunks[i] + 1} did not come back from the Ray workers "
+                    f"({type(out).__name__}) after {rc.max_retries} retries",
+                    hint="rerun: committed chunks are kept and the run resumes; check the Ray worker logs",
+                    terminal=False,
+                )
+            yield StagedRelease(chunks[i], None, [], error)
+            return  # the caller stops the run; run_chain cancels what is still queued
+        released: StagedRelease = pickle.loads(out)
+        yield released
