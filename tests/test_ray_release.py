@@ -128,3 +128,28 @@ def test_a_chunk_its_worker_cannot_stage_stops_the_run_named_and_publishes_nothi
         assert "anonymization of study s1: chunk" in notes and "/17 failed" in notes
         assert not wh.table_exists("tide_deid_notes") or wh.count("tide_deid_notes") == 0
         assert wh.count("tide_runs", {"stage": "anonymization.chunk"}) == 0
+
+
+class _NoStaging:
+    """A warehouse with the base protocol only (no ``staging_target`` / ``publish``)."""
+
+    def __init__(self, inner: DuckDBWarehouse) -> None:
+        self._inner = inner
+        self.url = inner.url
+
+    def __getattr__(self, name: str):
+        if name in ("staging_target", "publish"):
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+def test_a_warehouse_that_cannot_publish_staged_tables_is_released_in_the_driver(recognized, tmp_path, caplog):
+    db = _copy(recognized, tmp_path, "plain")
+    config = replace(TideConfig.preset("rules"), executor="ray")
+    with DuckDBWarehouse(db) as inner:
+        wh = _NoStaging(inner)
+        with caplog.at_level("WARNING", logger="tide.runner"):
+            report = anonymize_study(wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK)
+        assert report.n_released == 150 and inner.count("tide_deid_notes") == 150
+    assert any("anonymizing in the driver" in r.getMessage() for r in caplog.records)
+    assert not (tmp_path / "plain.duckdb.staging").exists()

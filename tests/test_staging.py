@@ -89,14 +89,16 @@ def test_a_new_table_is_created_from_the_staged_schema(wh):
     assert _v(wh, "fresh") == [("n9", "new")]
 
 
-def test_staging_directory_comes_from_the_environment_or_is_refused_for_memory(monkeypatch, tmp_path):
+def test_staging_directory_comes_from_the_environment_or_a_private_one_for_memory(monkeypatch, tmp_path):
     monkeypatch.delenv(ENV_STAGING_DIR, raising=False)
     with DuckDBWarehouse() as mem:
-        with pytest.raises(ConfigError) as e:
-            mem.staging_target()
-        assert e.value.code == "E370" and ENV_STAGING_DIR in (e.value.hint or "")
+        private = Path(mem.staging_target().location)
+        assert private.is_dir() and private.name.startswith("tide-staging-")
+        private.rmdir()
         monkeypatch.setenv(ENV_STAGING_DIR, str(tmp_path / "shared"))
         assert mem.staging_target() == StagingTarget("parquet", str(tmp_path / "shared"))
+    with DuckDBWarehouse(tmp_path / "f.duckdb") as f:
+        assert f.staging_target() == StagingTarget("parquet", str(tmp_path / "shared"))  # the environment wins
 
 
 def test_an_unwritable_staging_directory_is_a_clear_error(tmp_path):

@@ -530,15 +530,13 @@ def _resumable_chunks(wh: Warehouse, config: TideConfig, study: str, key: str, s
 
 
 def _staging_target(wh: Warehouse, config: TideConfig, run_id: str) -> StagingTarget | None:
-    """Where Ray workers stage a run's released tables (``None`` for the local executor)."""
+    """Where Ray workers stage a run's released tables; ``None``: the driver releases in process
+    (the local executor, or a warehouse that cannot take staged tables: same rows, one process)."""
     if config.executor != "ray":
         return None
     if not isinstance(wh, StagingWarehouse):
-        raise ConfigError(
-            "E374",
-            f"warehouse {wh.url} cannot take tables staged by Ray workers (no staging_target/publish)",
-            hint="use the local executor with this warehouse, or implement tide_core.io.staging.StagingWarehouse",
-        )
+        log.warning("warehouse %s cannot publish tables staged by Ray workers: anonymizing in the driver", wh.url)
+        return None
     return wh.staging_target().for_run(run_id)
 
 
@@ -698,7 +696,7 @@ def anonymize_study(
             )
 
     try:
-        for outcome in release_chunks(jobs(), keyring, config, executor=config.executor, target=target):
+        for outcome in release_chunks(jobs(), keyring, config, executor="ray" if target else "local", target=target):
             chunk, chunk_digest, worked = pending.pop(outcome.chunk)
             try:
                 if outcome.error is not None:

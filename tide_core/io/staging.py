@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import tempfile
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -91,16 +92,14 @@ def check_publish(staged: Sequence[StagedWrite], writes: Sequence[PartitionWrite
 
 
 def parquet_target(database_path: str) -> StagingTarget:
-    """The staging directory of a DuckDB file (``TIDE_STAGING_DIR`` wins)."""
+    """The staging directory of a DuckDB file: ``TIDE_STAGING_DIR``, else ``<file>.staging``
+    beside it (an in-memory database: a private temporary directory, for a local Ray only)."""
     root = os.environ.get(ENV_STAGING_DIR)
     if not root:
         if database_path == ":memory:":
-            raise ConfigError(
-                "E370",
-                "an in-memory DuckDB database has no staging directory for worker writes",
-                hint=f"set {ENV_STAGING_DIR} to a directory, or use a DuckDB file",
-            )
-        root = str(Path(database_path).expanduser().resolve()) + ".staging"
+            root = tempfile.mkdtemp(prefix="tide-staging-")
+        else:
+            root = str(Path(database_path).expanduser().resolve()) + ".staging"
     return StagingTarget("parquet", root)
 
 
@@ -149,7 +148,8 @@ def read_staged(staged: StagedWrite) -> pa.Table:
         raise WarehouseError(
             "E373",
             f"staged rows of {staged.name} are missing ({type(exc).__name__}); nothing of this chunk was published",
-            hint="rerun: the chunk is not committed and will be redone",
+            hint="rerun: the chunk is not committed and will be redone; on a multi-node Ray cluster set "
+            f"{ENV_STAGING_DIR} to a directory the driver and every node share",
             terminal=False,
         ) from None
 
