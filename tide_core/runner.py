@@ -695,8 +695,9 @@ def anonymize_study(
                 chunk.owned_ids,
             )
 
+    outcomes = release_chunks(jobs(), keyring, config, executor="ray" if target else "local", target=target)
     try:
-        for outcome in release_chunks(jobs(), keyring, config, executor="ray" if target else "local", target=target):
+        for outcome in outcomes:
             chunk, chunk_digest, worked = pending.pop(outcome.chunk)
             try:
                 if outcome.error is not None:
@@ -724,6 +725,7 @@ def anonymize_study(
             t.add(c)
             done_with(chunk, worked, False)
     finally:
+        outcomes.close()  # a failed run: cancel the chunks still queued on Ray workers
         bar.close()
         if target is not None:
             discard(target)  # staged files of chunks that never committed (a failed run)

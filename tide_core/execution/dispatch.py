@@ -10,7 +10,7 @@ engine primitives <- execution <- runner.  The Ray path imports Ray (seconds), s
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -87,7 +87,7 @@ def release_chunks(
     *,
     executor: str = "local",
     target: StagingTarget | None = None,
-) -> Iterator[ChunkOutcome]:
+) -> Generator[ChunkOutcome, None, None]:
     """Anonymize each chunk's job; yield one :class:`ChunkOutcome` per chunk as it is ready.
 
     ``executor="ray"`` releases the chunks on Ray workers that stage their own tables in
