@@ -94,6 +94,8 @@ MODULES: dict[str, list[str]] = {
     # test_review_auth.py / test_review_api.py start `tide review` as a subprocess and build a warehouse per
     # test (about 127 s per pass); the guard file runs one in-process server over real sockets in seconds
     "tide_core/review/server.py": ["tests/test_guard_review_server.py"],
+    # the Parquet (DuckDB) side; the BigQuery side is covered by the emulator tests, not run per mutant
+    "tide_core/io/staging.py": ["tests/test_staging.py"],
 }
 
 COPY = ("tide_core", "tide_etl", "tests", "sql")  # sql/: test_table_registry.py compares the DDL on disk

@@ -49,3 +49,17 @@ def key_provider(tmp_path):
     from tide_core.anonymize.keys import FileKeyProvider
 
     return FileKeyProvider(tmp_path / "keys")
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """A local Ray session of 2 CPUs for one test module (stopped after it, if it started it)."""
+    import ray
+
+    from tide_core.execution.ray_session import ensure_ray
+
+    started = not ray.is_initialized()
+    ensure_ray(num_cpus=2)
+    yield ray
+    if started:
+        ray.shutdown()

@@ -110,18 +110,11 @@ for _name, _cls in (
 
 
 @pytest.fixture(scope="module")
-def ray_session(tmp_path_factory):
-    import ray
+def ray_session(local_ray):
     from ray import cloudpickle
 
-    from tide_core.execution.ray_session import ensure_ray
-
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # test recognizers travel by value
-    started = not ray.is_initialized()
-    ensure_ray(num_cpus=2)
-    yield ray
-    if started:
-        ray.shutdown()
+    return local_ray
 
 
 @pytest.fixture(scope="module")

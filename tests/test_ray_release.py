@@ -25,16 +25,8 @@ CHUNK = 9  # 150 demo notes -> 17 chunks, several in flight on two actors
 
 
 @pytest.fixture(scope="module")
-def ray_session():
-    import ray
-
-    from tide_core.execution.ray_session import ensure_ray
-
-    started = not ray.is_initialized()
-    ensure_ray(num_cpus=2)
-    yield ray
-    if started:
-        ray.shutdown()
+def ray_session(local_ray):
+    return local_ray
 
 
 @pytest.fixture(scope="module")
