@@ -16,6 +16,7 @@ from tide_core.errors import ConfigError, WarehouseError
 from tide_core.io.staging import StagedWrite, StagingTarget, check_publish, parquet_target, read_staged
 from tide_core.io.warehouse import PartitionWrite, check_partition_rows, check_writes
 
+_ROWID = "__tide_rowid"  # iter_batches' resume column (never a user column: it starts with two underscores)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 
 
@@ -243,28 +244,35 @@ class DuckDBWarehouse:
         where: Mapping[str, object] | None = None,
         batch_rows: int = 1000,
     ) -> Iterator[pa.RecordBatch]:
-        """Stream rows in storage order (DuckDB's default ``preserve_insertion_order``), ``batch_rows``
-        at a time, on a cursor of its own (the connection stays free for each chunk's commit)."""
+        """Stream rows in storage order (``rowid``), ``batch_rows`` at a time.
+
+        One short query per batch, resuming after the last ``rowid`` read (DuckDB prunes the scan
+        to the row groups past it: ~15 ms per 2,000-note batch at any depth of a 200k-note table).
+        No read stays open between batches: a streaming cursor held for a whole run would pin
+        one transaction, and DuckDB cannot checkpoint while it is open, so every chunk committed
+        meanwhile would stay in memory and in the WAL until the end (peak RSS 1.57 GiB at 200k
+        notes against 0.69 GiB at 20k before this change).
+        """
         self._require(name)
         cols = ", ".join(_ident(c, "column") for c in columns) if columns else "*"
         clause, params = self._where(where)
-        with self._lock:
-            cur = self._con.cursor()
-            reader = cur.execute(f"SELECT {cols} FROM {self._q(name)}{clause}", params).fetch_record_batch(
-                max(1, int(batch_rows))
-            )
-        try:
-            while True:
-                try:
-                    with self._lock:
-                        batch = reader.read_next_batch()
-                except StopIteration:
-                    return
+        after = f"{clause} AND rowid > ?" if clause else " WHERE rowid > ?"
+        rows = max(1, int(batch_rows))
+        last = -1
+        while True:
+            with self._lock:
+                table = self._con.execute(
+                    f"SELECT rowid AS {_ROWID}, {cols} FROM {self._q(name)}{after} ORDER BY rowid LIMIT ?",
+                    [*params, last, rows],
+                ).fetch_arrow_table()
+            if table.num_rows == 0:
+                return
+            last = int(table.column(0)[-1].as_py())
+            for batch in table.drop_columns([_ROWID]).to_batches(max_chunksize=rows):
                 if batch.num_rows:
                     yield batch
-        finally:
-            with contextlib.suppress(duckdb.Error):
-                cur.close()
+            if table.num_rows < rows:
+                return
 
     def duplicate_values(self, name: str, column: str, where: Mapping[str, object] | None = None) -> list[str]:
         self._require(name)
