@@ -68,3 +68,23 @@ def test_schema_in_url(tmp_path):
     w.replace_table("notes", pa.table({"a": [1]}))
     assert w.table_exists("notes") and w.sql("SELECT count(*) AS n FROM clinical.notes").to_pylist() == [{"n": 1}]
     w.close()
+
+
+def test_streamed_batches_keep_no_read_open_so_commits_between_them_checkpoint(tmp_path):
+    """A study run commits each chunk between two reads of the notes; an open streaming read
+    would pin a transaction and DuckDB could not checkpoint, keeping every chunk's writes in
+    memory until the end of the run."""
+    from tide_core.io.duckdb_warehouse import DuckDBWarehouse
+
+    with DuckDBWarehouse(tmp_path / "w.duckdb") as wh:
+        n = 2500
+        wh.replace_table("notes", pa.table({"study": ["s"] * n + ["x"], "note_id": [f"n{i}" for i in range(n + 1)]}))
+        stream = wh.iter_batches("notes", ["note_id"], {"study": "s"}, batch_rows=1000)
+        seen = next(stream).column("note_id").to_pylist()
+        wh.append("spans", pa.table({"note_id": seen}))
+        wh.sql("CHECKPOINT")  # refused while another transaction is open
+        assert not (tmp_path / "w.duckdb.wal").exists() or (tmp_path / "w.duckdb.wal").stat().st_size == 0
+        for batch in stream:
+            assert batch.num_rows <= 1000
+            seen += batch.column("note_id").to_pylist()
+        assert seen == [f"n{i}" for i in range(n)]  # storage order, every row once, the filter kept
