@@ -55,6 +55,8 @@ def test_a_missing_staged_file_rolls_back_every_table_of_the_commit(wh):
     with pytest.raises(WarehouseError) as e:
         wh.publish([first, lost])
     assert e.value.code == "E373" and "nothing of this chunk was published" in e.value.message
+    assert "FileNotFoundError" in e.value.message and ENV_STAGING_DIR in (e.value.hint or "")
+    assert e.value.terminal is False  # a rerun redoes the chunk
     assert _v(wh, "a") == _v(wh, "b") == [("n1", "old"), ("n2", "old"), ("n3", "old")]
 
 
@@ -78,7 +80,7 @@ def test_one_table_twice_in_one_publish_is_refused_before_anything_is_written(wh
     staged = stage(target, "a", _rows(["n1"], "new"), part)
     with pytest.raises(ConfigError) as e:
         wh.publish([staged], [PartitionWrite("a", _rows(["n1"], "other"), part)])
-    assert e.value.code == "E308"
+    assert e.value.code == "E308" and "table a appears twice" in e.value.message and e.value.hint
     assert _v(wh, "a")[0] == ("n1", "old")
 
 
@@ -108,3 +110,21 @@ def test_an_unwritable_staging_directory_is_a_clear_error(tmp_path):
     with pytest.raises(WarehouseError) as e:
         stage(target, "a", _rows(["n1"], "new"), {"study": "s", "note_id": ["n1"]})
     assert e.value.code == "E371" and "not_a_dir" in e.value.message
+
+
+def test_discard_is_safe_on_missing_files_and_leaves_other_runs_alone(tmp_path):
+    root = StagingTarget("parquet", str(tmp_path / "db.staging"))
+    never = root.for_run("never-staged")
+    discard(never)  # a run whose chunks all resumed staged nothing: nothing to remove, no error
+    part = {"study": "s", "note_id": ["n1"]}
+    mine, other = root.for_run("mine"), root.for_run("other")
+    a = stage(mine, "a", _rows(["n1"], "new"), part)
+    b = stage(mine, "b", _rows(["n1"], "new"), part)
+    kept = stage(other, "a", _rows(["n1"], "new"), part)
+    Path(a.ref).unlink()
+    discard(mine, [a, b])  # one file already gone (a worker's half-staged chunk): no error
+    assert not Path(b.ref).exists() and Path(kept.ref).exists()
+    discard(mine)
+    assert not Path(mine.location).exists() and Path(kept.ref).exists()  # the shared root stays in use
+    discard(other)
+    assert not (tmp_path / "db.staging").exists()
