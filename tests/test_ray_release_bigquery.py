@@ -7,6 +7,7 @@ released rows equal a local run on DuckDB and no staging table is left behind.""
 from __future__ import annotations
 
 import sys
+import tempfile
 from dataclasses import replace
 
 import pytest
@@ -16,6 +17,7 @@ pytest.importorskip("bqemulator")
 pytest.importorskip("ray")
 
 from test_bigquery_warehouse import PROJECT, _open, emulator  # noqa: E402,F401 - the emulator fixture
+from test_ray_release import _released  # noqa: E402 - the released rows, without their timestamps
 from tide_core.anonymize.keys import FileKeyProvider  # noqa: E402
 from tide_core.cli.cmd_demo import load_demo  # noqa: E402
 from tide_core.config import TideConfig  # noqa: E402
@@ -36,7 +38,7 @@ def _emulator_upload_shim() -> None:
 
 
 @pytest.fixture(scope="module")
-def ray_with_shim(tmp_path_factory):
+def ray_with_shim():
     import ray
     from ray import cloudpickle
 
@@ -48,20 +50,11 @@ def ray_with_shim(tmp_path_factory):
     ray.init(
         num_cpus=2,
         include_dashboard=False,
-        _temp_dir=str(tmp_path_factory.mktemp("ray")),
+        _temp_dir=tempfile.mkdtemp(prefix="tide-ray-"),  # short: Ray's socket paths must fit 107 bytes
         runtime_env={"env_vars": dict(WORKER_ENV), "worker_process_setup_hook": _emulator_upload_shim},
     )
     yield ray
     ray.shutdown()
-
-
-def _released(wh) -> dict[str, list[tuple]]:
-    drop = {"released_at", "quarantined_at"}
-    out = {}
-    for name in ("tide_deid_notes", "tide_released_spans", "tide_quarantine"):
-        rows = wh.read_table(name, where={"study": "s1", "key": "k1"}).to_pylist()
-        out[name] = sorted(tuple((k, str(v)) for k, v in r.items() if k not in drop) for r in rows)
-    return out
 
 
 def test_workers_stage_into_bigquery_and_the_release_equals_the_local_one(ray_with_shim, emulator, tmp_path):

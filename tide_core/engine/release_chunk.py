@@ -7,7 +7,8 @@ driver (local executor) or in a Ray worker that then stages the tables itself
 (:mod:`tide_core.execution.ray_release`); both give the same rows.
 
 :class:`ReleaseJob` is what crosses to a worker (notes and spans of one chunk, no key);
-:class:`ReleaseCounts` is what comes back with the staged tables (counts only, no values).
+:class:`ChunkOutcome` is what comes back: :class:`ReleaseCounts` (counts only, no values) and the
+rows, in memory (local) or staged by the worker.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from tide_core.cache import tables
 from tide_core.engine.anonymization import ReleasedNote, anonymize_notes
 from tide_core.engine.release_columns import COLUMNS as RELEASE_COLUMNS
 from tide_core.engine.release_columns import release_value
+from tide_core.io.staging import StagedWrite
+from tide_core.io.warehouse import PartitionWrite
 from tide_core.spans import Note, Quarantined, Span
 
 if TYPE_CHECKING:
@@ -92,6 +95,17 @@ class ChunkRelease:
             (config.tables.released_spans, self.released_spans),
             (config.tables.quarantine, self.quarantine),
         ]
+
+
+@dataclass
+class ChunkOutcome:
+    """One released chunk, ready to publish: rows in memory (local) or staged by a worker (Ray)."""
+
+    chunk: int
+    counts: ReleaseCounts | None  # None when the chunk failed
+    staged: list[StagedWrite] = field(default_factory=list)
+    writes: list[PartitionWrite] = field(default_factory=list)
+    error: BaseException | None = None  # a Ray worker's failure on this chunk (the run stops)
 
 
 def quarantine_rows(study: str, key: str, items: Sequence[Quarantined]) -> list[dict[str, Any]]:

@@ -11,14 +11,13 @@ engine primitives <- execution <- runner.  The Ray path imports Ray (seconds), s
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
 from tide_core.engine.recognition import RecognitionBatch, recognize_notes
-from tide_core.engine.release_chunk import ReleaseCounts, ReleaseJob, release_chunk
-from tide_core.io.staging import StagedWrite, StagingTarget
+from tide_core.engine.release_chunk import ChunkOutcome, ReleaseJob, release_chunk
+from tide_core.io.staging import StagingTarget
 from tide_core.io.warehouse import PartitionWrite
 from tide_core.plugins import load_dotted
 from tide_core.recognizers.base import Recognizer
@@ -69,17 +68,6 @@ def recognize_batches(
         bar.close()
 
 
-@dataclass
-class ChunkOutcome:
-    """One released chunk, ready to publish: rows in memory (local) or staged by a worker (Ray)."""
-
-    chunk: int
-    counts: ReleaseCounts | None  # None when the chunk failed
-    staged: list[StagedWrite] = field(default_factory=list)
-    writes: list[PartitionWrite] = field(default_factory=list)
-    error: BaseException | None = None  # a Ray worker's failure on this chunk (the run stops)
-
-
 def release_chunks(
     jobs: Iterable[ReleaseJob],
     keyring: KeyRing,
@@ -98,8 +86,7 @@ def release_chunks(
         if target is None:
             raise ValueError("a Ray release needs a staging target")
         release_on_ray = load_dotted(f"{RAY_RELEASE}:release_on_ray")
-        for r in release_on_ray(jobs, keyring, config, target):
-            yield ChunkOutcome(r.chunk, r.counts, staged=list(r.staged), error=r.error)
+        yield from release_on_ray(jobs, keyring, config, target)
         return
     for job in jobs:
         released = release_chunk(job, keyring, config)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,12 +191,20 @@ def release_all() -> None:
 
 
 def run_chain(
-    payloads: Sequence[bytes], pools: Sequence[StagePool], in_flight: int | None = None
+    payloads: Iterable[bytes],
+    pools: Sequence[StagePool],
+    in_flight: int | None = None,
+    settle_s: float = 0.0,
 ) -> Iterator[tuple[int, bytes | BaseException]]:
     """Push every payload through ``pools`` in order; yield ``(index, result)`` as groups finish.
 
+    ``payloads`` is read lazily, one payload per free slot (a generator may read its input as it goes).
+
     ``result`` is the last stage's payload, or the exception that ended the group (its actor died
-    and its retries ran out).  At most ``in_flight`` groups are in the pools at once.
+    and its retries ran out).  At most ``in_flight`` groups are in the pools at once.  When the
+    caller stops early, queued groups are cancelled; with ``settle_s`` the groups already running
+    are also waited for (up to that long), for stages whose tasks leave side effects (staged files)
+    that the caller cleans up afterwards.
     """
     limit = in_flight or max(2, 2 * sum(len(p.actors) for p in pools))
     pending: dict[Any, int] = {}
@@ -222,6 +230,8 @@ def run_chain(
                 ray.cancel(ref)
             except Exception:  # noqa: BLE001 - finished or gone
                 pass
+        if pending and settle_s > 0:  # let running tasks finish, so nothing they write comes later
+            ray.wait(list(pending), num_returns=len(pending), timeout=settle_s)
 
 
 def _drain(

@@ -11,12 +11,13 @@ handles.  The driver publishes each chunk (its three tables and its progress row
 transaction as it comes back, so DuckDB keeps one writer and BigQuery one atomic commit per
 chunk.  Chunks finish in any order; each commit replaces exactly its own note ids.
 
-The key ring travels to the worker inside the job's payload, in Ray's object store like the
-notes themselves; it is never an actor constructor argument (those are kept by Ray's control
-store for restarts).  A worker that dies is restarted and its chunk re-run (``max_retries``);
-a chunk whose retries run out comes back as ``E518`` (a ``TideError`` raised in the worker comes
-back as itself) and the runner stops the run naming that chunk; every chunk committed before
-stays committed (a rerun resumes after them).
+The key ring and the run's staging target travel to the worker inside the job's payload, in
+Ray's object store like the notes themselves, so one actor pool serves every run; the key ring
+is never an actor constructor argument (those are kept by Ray's control store for restarts).  A
+worker that dies is restarted and its chunk re-run (``max_retries``); a chunk whose retries run
+out comes back as ``E518`` (a ``TideError`` raised in the worker comes back as itself) and the
+runner stops the run naming that chunk; every chunk committed before stays committed (a rerun
+resumes after them).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tide_core.engine.release_chunk import ReleaseCounts, ReleaseJob, release_chunk
+from tide_core.engine.release_chunk import ChunkOutcome, ReleaseJob, release_chunk
 from tide_core.errors import TideError
 from tide_core.execution import ray_actors as ra
 from tide_core.execution.ray_session import cluster_resources, ensure_ray
@@ -39,40 +40,34 @@ if TYPE_CHECKING:
     from tide_core.config import TideConfig
 
 
-@dataclass(frozen=True)
-class StagedRelease:
-    """What a worker returns for one chunk: counts and staged handles (no values)."""
-
-    chunk: int
-    counts: ReleaseCounts | None  # None when the chunk failed
-    staged: list[StagedWrite]
-    error: BaseException | None = None  # why the chunk failed (its TideError, or E518)
-
-
 class ReleaseStage:
-    """Actor stage: one pickled ``(ReleaseJob, KeyRing)`` in, one pickled :class:`StagedRelease` out."""
+    """Actor stage: one pickled ``(ReleaseJob, KeyRing, StagingTarget)`` in, one pickled
+    :class:`~tide_core.engine.release_chunk.ChunkOutcome` (counts and staged handles) out.
 
-    def __init__(self, config: TideConfig, target: StagingTarget) -> None:
+    Only the configuration is a constructor argument, so one pool serves every run and study with
+    that configuration; the run's staging target travels with each job, like its key ring.
+    """
+
+    def __init__(self, config: TideConfig) -> None:
         self.config = config
-        self.target = target
 
     def __call__(self, batch: Mapping[str, Any]) -> dict[str, np.ndarray]:
         out = np.empty(len(batch["payload"]), dtype=object)
         for j, payload in enumerate(batch["payload"]):
-            job, keyring = pickle.loads(bytes(payload))
-            out[j] = pickle.dumps(self.release(job, keyring), protocol=pickle.HIGHEST_PROTOCOL)
+            job, keyring, target = pickle.loads(bytes(payload))
+            out[j] = pickle.dumps(self.release(job, keyring, target), protocol=pickle.HIGHEST_PROTOCOL)
         return {"gid": np.asarray(batch["gid"], dtype=np.int64), "payload": out}
 
-    def release(self, job: ReleaseJob, keyring: KeyRing) -> StagedRelease:
+    def release(self, job: ReleaseJob, keyring: KeyRing, target: StagingTarget) -> ChunkOutcome:
         released = release_chunk(job, keyring, self.config)
         staged: list[StagedWrite] = []
         try:
             for name, table in released.tables(self.config):
-                staged.append(stage(self.target, name, table, job.partition))
+                staged.append(stage(target, name, table, job.partition))
         except BaseException:
-            discard(self.target, staged)  # nothing half-staged outlives a failed chunk
+            discard(target, staged)  # nothing half-staged outlives a failed chunk
             raise
-        return StagedRelease(job.chunk, released.counts, staged)
+        return ChunkOutcome(job.chunk, released.counts, staged=staged)
 
 
 @dataclass(frozen=True)
@@ -85,6 +80,7 @@ class RayReleaseConfig:
     max_retries: int = 3
     start_timeout_s: float = 600.0
     local_num_cpus: int | None = None
+    settle_s: float = 300.0  # a stopped run waits this long for chunks still being staged
 
 
 def release_on_ray(
@@ -93,7 +89,7 @@ def release_on_ray(
     config: TideConfig,
     target: StagingTarget,
     ray_config: RayReleaseConfig | None = None,
-) -> Iterator[StagedRelease]:
+) -> Iterator[ChunkOutcome]:
     """Release every job on a Ray actor pool; yield each chunk's staged tables as it finishes.
 
     ``jobs`` is consumed lazily: at most two chunks per actor are read and in flight at once, so
@@ -105,16 +101,16 @@ def release_on_ray(
     per = max(0.05, min(float(rc.num_cpus_per_actor), cpus or 1.0))
     size = rc.max_actors or max(1, int(cpus // per))
     retry = {"max_restarts": rc.max_retries, "max_task_retries": rc.max_retries}
-    request = ra.PoolRequest(ReleaseStage, {"config": config, "target": target}, size, {"num_cpus": per, **retry})
+    request = ra.PoolRequest(ReleaseStage, {"config": config}, size, {"num_cpus": per, **retry})
     pools = ra.acquire([request], rc.start_timeout_s)
     chunks: list[int] = []
 
     def payloads() -> Iterator[bytes]:
         for job in jobs:
             chunks.append(job.chunk)
-            yield pickle.dumps((job, keyring), protocol=pickle.HIGHEST_PROTOCOL)
+            yield pickle.dumps((job, keyring, target), protocol=pickle.HIGHEST_PROTOCOL)
 
-    for i, out in ra.run_chain(payloads(), pools):  # type: ignore[arg-type]  # consumed lazily
+    for i, out in ra.run_chain(payloads(), pools, settle_s=rc.settle_s):
         if isinstance(out, BaseException):
             error: BaseException | None = ra.find_tide_error(out)
             if error is None:
@@ -125,7 +121,7 @@ def release_on_ray(
                     hint="rerun: committed chunks are kept and the run resumes; check the Ray worker logs",
                     terminal=False,
                 )
-            yield StagedRelease(chunks[i], None, [], error)
+            yield ChunkOutcome(chunks[i], None, error=error)
             return  # the caller stops the run; run_chain cancels what is still queued
-        released: StagedRelease = pickle.loads(out)
+        released: ChunkOutcome = pickle.loads(out)
         yield released
