@@ -111,7 +111,10 @@ _SESSION: list[str] = []
 
 
 def _session_id() -> str:
-    return ray.get_runtime_context().get_job_id()
+    """This driver's Ray session: the job id alone repeats after ``ray.shutdown()`` and a new
+    ``ray.init()`` (each new cluster numbers its jobs from 1), so the driver's node id is part of it."""
+    ctx = ray.get_runtime_context()
+    return f"{ctx.get_node_id()}:{ctx.get_job_id()}"
 
 
 def pool_key(stage_cls: Any, kwargs: dict[str, Any], options: dict[str, Any]) -> str:
