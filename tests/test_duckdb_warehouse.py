@@ -88,3 +88,29 @@ def test_streamed_batches_keep_no_read_open_so_commits_between_them_checkpoint(t
             assert batch.num_rows <= 1000
             seen += batch.column("note_id").to_pylist()
         assert seen == [f"n{i}" for i in range(n)]  # storage order, every row once, the filter kept
+
+
+def _limit_bytes(w) -> float:
+    """DuckDB's current memory_limit in bytes (it reports e.g. '244.1 MiB')."""
+    value, unit = w.sql("SELECT current_setting('memory_limit') AS m").to_pylist()[0]["m"].split()
+    return float(value) * {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30}[unit]
+
+
+def test_buffer_pool_is_capped_by_default_by_env_and_by_argument(tmp_path, monkeypatch):
+    """DuckDB's own default (80% of RAM) let a study run's memory grow with the database; TIDE caps it."""
+    from tide_core.io.duckdb_warehouse import DEFAULT_MEMORY_LIMIT, MEMORY_LIMIT_ENV, DuckDBWarehouse
+
+    monkeypatch.delenv(MEMORY_LIMIT_ENV, raising=False)
+    assert DEFAULT_MEMORY_LIMIT == "256MB"
+    with open_warehouse(f"duckdb:{tmp_path / 'a.duckdb'}") as w:
+        assert 240 * 2**20 < _limit_bytes(w) < 260 * 2**20
+    monkeypatch.setenv(MEMORY_LIMIT_ENV, "1GB")
+    with DuckDBWarehouse(tmp_path / "b.duckdb") as w:
+        assert 0.9 * 10**9 < _limit_bytes(w) < 1.1 * 10**9
+    with DuckDBWarehouse(tmp_path / "c.duckdb", memory_limit="64MB") as w:  # an argument wins over the env
+        assert 60 * 2**20 < _limit_bytes(w) < 64 * 10**6 * 1.01
+    monkeypatch.setenv(MEMORY_LIMIT_ENV, "lots")
+    with pytest.raises(ConfigError) as e:
+        DuckDBWarehouse(tmp_path / "d.duckdb")
+    assert e.value.code == "E326" and MEMORY_LIMIT_ENV in e.value.hint
+    assert not (tmp_path / "d.duckdb").exists()  # refused before anything is created
