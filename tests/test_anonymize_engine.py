@@ -196,3 +196,37 @@ def test_anonymizer_pickles_for_ray_workers_and_gives_identical_output():
     assert b.on_unparseable_date == "quarantine" and b.keyring.fingerprint == KA.fingerprint
     assert b.anonymize(_note(), _spans(TEXT)) == a.anonymize(_note(), _spans(TEXT))
     assert "secret" not in repr(b.keyring) and KA.subkey("id").hex() not in repr(b.config())
+
+
+def test_memoised_replacements_equal_fresh_ones_and_failures_are_not_remembered(monkeypatch):
+    """The per-anonymizer memo is a cache only: same outputs as a fresh anonymizer, dates keyed by
+    patient and reference year, a failing value fails every time, and a pickle carries no memo."""
+    import pickle
+
+    from tide_core.anonymize import engine as engine_mod
+
+    warm = Anonymizer(KA)
+    values = [(value, label) for value, label in PHI]
+    first = [warm.replace_value(label, value, "p1", 2021) for value, label in values]
+    assert warm._memo  # something was remembered
+    again = [warm.replace_value(label, value, "p1", 2021) for value, label in values]
+    fresh = [Anonymizer(KA).replace_value(label, value, "p1", 2021) for value, label in values]
+    assert first == again == fresh
+    # a date's surrogate is per patient: a remembered p1 date is not p2's date
+    d1 = warm.replace_value("DATE", "03/04/2021", "p1", 2021)
+    d2 = warm.replace_value("DATE", "03/04/2021", "p2", 2021)
+    assert d1 == Anonymizer(KA).replace_value("DATE", "03/04/2021", "p1", 2021)
+    assert d2 == Anonymizer(KA).replace_value("DATE", "03/04/2021", "p2", 2021)
+    assert date_offset_days(KA, "p1") == date_offset_days(KA, "p2") or d1 != d2
+    # a value that cannot be replaced raises on every call (nothing remembered for it)
+    for _ in range(2):
+        with pytest.raises(AnonymizationError) as e:
+            warm.replace_value("PATIENT", "1234", "p1", None)
+        assert e.value.code == "E430"
+    # full: it starts again empty (bounded memory)
+    monkeypatch.setattr(engine_mod, "MEMO_ENTRIES", 3)
+    small = Anonymizer(KA)
+    for value, label in values[:10]:
+        small.replace_value(label, value, "p1", 2021)
+        assert len(small._memo) <= 3
+    assert pickle.loads(pickle.dumps(warm))._memo == {}

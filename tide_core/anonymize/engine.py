@@ -50,6 +50,10 @@ UNPARSEABLE_DATE_CODES = frozenset({"E410", "E411"})
 DatePolicy = Literal["mask", "quarantine"]
 DATE_POLICIES = ("mask", "quarantine")
 PSEUDONYM_PREFIX = {"patient": "P", "note": "N"}
+#: Replacements an :class:`Anonymizer` remembers (value -> surrogate, in process memory only, like
+#: the note texts themselves); when full it starts again empty.  Names, places and identifiers
+#: recur across a patient's notes, so a chunk re-derives each of them once.
+MEMO_ENTRIES = 65536
 
 
 def pseudonym(keyring: KeyRing, kind: str, value: str) -> str:
@@ -85,6 +89,12 @@ class Anonymizer:
             )
         self.keyring = keyring
         self.on_unparseable_date = on_unparseable_date
+        self._memo: dict[tuple[str, str, str, int | None], tuple[str, str]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_memo"] = {}  # surrogates of values never travel with a pickled anonymizer
+        return state
 
     def config(self) -> dict[str, Any]:
         """Output-affecting settings (for fingerprints); never key material."""
@@ -94,7 +104,22 @@ class Anonymizer:
     def replace_value(
         self, label: str, value: str, patient_id: str = "", reference_year: int | None = None
     ) -> tuple[str, str]:
-        """(surrogate, operator) for one span value; raises AnonymizationError (coded)."""
+        """(surrogate, operator) for one span value; raises AnonymizationError (coded).
+
+        A pure function of the key, the value and (dates only) the patient and reference year,
+        so successful results are memoised per anonymizer; failures are recomputed and raise again.
+        """
+        memo_key = (label, value, patient_id, reference_year) if label == "DATE" else (label, value, "", None)
+        hit = self._memo.get(memo_key)
+        if hit is not None:
+            return hit
+        result = self._replace(label, value, patient_id, reference_year)
+        if len(self._memo) >= MEMO_ENTRIES:
+            self._memo.clear()
+        self._memo[memo_key] = result
+        return result
+
+    def _replace(self, label: str, value: str, patient_id: str, reference_year: int | None) -> tuple[str, str]:
         kr = self.keyring
         if label in ("PATIENT", "DOCTOR"):
             return names.surrogate_name(kr, value), "name.surrogate"

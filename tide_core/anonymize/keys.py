@@ -133,9 +133,9 @@ class KeyRing:
     study: str
     key: str
     _secret: bytes = field(repr=False)
-    # per-domain HMAC states keyed with the sub-key, copied for each ``mac`` (speed only: the
-    # output is the same HMAC); in memory with the secret itself, never pickled or printed
-    _mac_bases: dict[str, hmac.HMAC] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
+    # per-domain sub-keys, derived once (speed only: the output is the same HMAC); in memory
+    # with the secret itself, never pickled or printed
+    _mac_keys: dict[str, bytes] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         check_name("study", self.study)
@@ -158,16 +158,15 @@ class KeyRing:
 
     def mac(self, domain: str, *parts: str | bytes) -> bytes:
         """Keyed PRF over a domain-separated, length-prefixed tuple of parts."""
-        base = self._mac_bases.get(domain)
-        if base is None:  # subkey() rejects an unknown domain before anything is cached
-            base = hmac.new(self.subkey(domain), digestmod=hashlib.sha256)
-            self._mac_bases[domain] = base
-        h = base.copy()
+        key = self._mac_keys.get(domain)
+        if key is None:  # subkey() rejects an unknown domain before anything is cached
+            key = self._mac_keys[domain] = self.subkey(domain)
+        msg = []
         for part in parts:
             b = part.encode("utf-8") if isinstance(part, str) else bytes(part)
-            h.update(len(b).to_bytes(4, "big"))
-            h.update(b)
-        return h.digest()
+            msg.append(len(b).to_bytes(4, "big"))
+            msg.append(b)
+        return hmac.digest(key, b"".join(msg), "sha256")  # one-shot (OpenSSL): no HMAC object per call
 
     def mac_int(self, domain: str, *parts: str | bytes) -> int:
         return int.from_bytes(self.mac(domain, *parts), "big")
