@@ -278,3 +278,33 @@ def test_notes_that_left_the_source_leave_the_cache_and_release(reference, tmp_p
         assert os.path.exists(db)
     finally:
         wh.close()
+
+
+def test_connection_reopened_between_chunks_changes_nothing(reference, tmp_path, monkeypatch):
+    """A DuckDB connection reopened every REFRESH_EVERY_CHUNKS committed chunks (to hand back the
+    memory DuckDB keeps for the file) neither loses nor repeats a chunk: outputs equal the reference."""
+    import tide_core.runner as runner_mod
+
+    root, expected = reference
+    monkeypatch.setattr(runner_mod, "REFRESH_EVERY_CHUNKS", 2)
+    db = tmp_path / "r.duckdb"
+    _study(db)
+    wh = open_warehouse(f"duckdb:{db}")
+    reopened: list[object] = []
+    real_refresh = wh.refresh
+
+    def counting_refresh() -> bool:
+        reopened.append(wh._con)
+        return real_refresh()
+
+    wh.refresh = counting_refresh
+    try:
+        recognize_study(wh, "s1", CONFIG, progress=False, chunk_rows=CHUNK)
+        n_recognition = len(reopened)
+        anonymize_study(wh, "s1", "k1", _keys(root), CONFIG, progress=False, chunk_rows=CHUNK)
+    finally:
+        wh.close()
+    n_chunks = -(-(N_NOTES + 4) // CHUNK) + 1
+    assert n_recognition == n_chunks // 2 and len(reopened) == 2 * (n_chunks // 2)
+    assert len({id(c) for c in reopened}) == len(reopened)  # a new connection each time
+    assert _snapshot(db) == expected

@@ -101,16 +101,35 @@ def test_buffer_pool_is_capped_by_default_by_env_and_by_argument(tmp_path, monke
     from tide_core.io.duckdb_warehouse import DEFAULT_MEMORY_LIMIT, MEMORY_LIMIT_ENV, DuckDBWarehouse
 
     monkeypatch.delenv(MEMORY_LIMIT_ENV, raising=False)
-    assert DEFAULT_MEMORY_LIMIT == "256MB"
+    assert DEFAULT_MEMORY_LIMIT == "64MB"
     with open_warehouse(f"duckdb:{tmp_path / 'a.duckdb'}") as w:
-        assert 240 * 2**20 < _limit_bytes(w) < 260 * 2**20
+        assert 60 * 2**20 < _limit_bytes(w) < 65 * 2**20
     monkeypatch.setenv(MEMORY_LIMIT_ENV, "1GB")
     with DuckDBWarehouse(tmp_path / "b.duckdb") as w:
         assert 0.9 * 10**9 < _limit_bytes(w) < 1.1 * 10**9
-    with DuckDBWarehouse(tmp_path / "c.duckdb", memory_limit="64MB") as w:  # an argument wins over the env
-        assert 60 * 2**20 < _limit_bytes(w) < 64 * 10**6 * 1.01
+    with DuckDBWarehouse(tmp_path / "c.duckdb", memory_limit="32MB") as w:  # an argument wins over the env
+        assert 30 * 2**20 < _limit_bytes(w) < 33 * 10**6
     monkeypatch.setenv(MEMORY_LIMIT_ENV, "lots")
     with pytest.raises(ConfigError) as e:
         DuckDBWarehouse(tmp_path / "d.duckdb")
     assert e.value.code == "E326" and MEMORY_LIMIT_ENV in e.value.hint
     assert not (tmp_path / "d.duckdb").exists()  # refused before anything is created
+
+
+def test_refresh_reopens_a_file_keeps_its_data_and_its_limit_and_leaves_memory_alone(tmp_path):
+    from tide_core.io.duckdb_warehouse import DuckDBWarehouse
+
+    with DuckDBWarehouse(tmp_path / "r.duckdb", memory_limit="32MB") as w:
+        w.append("t", pa.table({"a": [1, 2, 3]}))
+        before = w._con
+        assert w.refresh() is True
+        assert w._con is not before  # a new connection
+        assert w.read_table("t").column("a").to_pylist() == [1, 2, 3]
+        assert 30 * 2**20 < _limit_bytes(w) < 33 * 10**6  # the reopened connection keeps the cap
+        w.append("t", pa.table({"a": [4]}))
+    with DuckDBWarehouse(tmp_path / "r.duckdb") as w:
+        assert sorted(w.read_table("t").column("a").to_pylist()) == [1, 2, 3, 4]
+    with DuckDBWarehouse(":memory:") as m:  # reopening would lose an in-memory database: not done
+        m.append("t", pa.table({"a": [1]}))
+        assert m.refresh() is False
+        assert m.read_table("t").num_rows == 1

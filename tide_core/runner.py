@@ -42,7 +42,7 @@ from tide_core.engine.validation import ValidatedInput, sort_quarantined, valida
 from tide_core.errors import ConfigError
 from tide_core.execution.dispatch import recognize_batches, release_chunks
 from tide_core.io.staging import StagedWrite, StagingTarget, StagingWarehouse, discard
-from tide_core.io.warehouse import PartitionWrite, Warehouse
+from tide_core.io.warehouse import PartitionWrite, RefreshableWarehouse, Warehouse
 from tide_core.recognizers.registry import create
 from tide_core.spans import Note, Quarantined, Span
 
@@ -259,6 +259,17 @@ def _report(
         hook(ChunkProgress(*where, len(chunk.notes), worked, resumed, n_done, n_total, time.perf_counter() - t0))
 
 
+#: Committed chunks between two reopenings of a DuckDB connection: DuckDB keeps memory for the
+#: database it works on beyond its capped buffer pool, which grew a 200k-note run's memory with the
+#: study; reopening hands it back (a checkpoint, well under a second here).
+REFRESH_EVERY_CHUNKS = 10
+
+
+def _refresh_between_chunks(wh: Warehouse, n_committed: int) -> None:
+    if n_committed and n_committed % REFRESH_EVERY_CHUNKS == 0 and isinstance(wh, RefreshableWarehouse):
+        wh.refresh()
+
+
 def _chunk_failed(exc: BaseException, stage: str, study: str, chunk: StudyChunk) -> None:
     """Name the failed chunk (on the exception and in the log); committed chunks stay committed."""
     where = f"{stage} of study {study}: chunk {chunk.index + 1}/{chunk.n_chunks} failed"
@@ -377,6 +388,7 @@ def recognize_study(
             n_cached += len(hits)
             n_recognized += len(todo)
             n_failed += chunk_failed
+            _refresh_between_chunks(wh, chunk.index + 1)
             bar.update(chunk.n_rows + len(chunk.null_id_rows))
             _report(on_chunk, "recognition", study, "", chunk, len(todo), False, n_rows, src.n_source_rows, t0)
     finally:
@@ -695,6 +707,7 @@ def anonymize_study(
                 chunk.owned_ids,
             )
 
+    n_published = 0
     outcomes = release_chunks(jobs(), keyring, config, executor="ray" if target else "local", target=target)
     try:
         for outcome in outcomes:
@@ -723,6 +736,8 @@ def anonymize_study(
                 _chunk_failed(exc, "anonymization", study, chunk)
                 raise
             t.add(c)
+            n_published += 1
+            _refresh_between_chunks(wh, n_published)
             done_with(chunk, worked, False)
     finally:
         outcomes.close()  # a failed run: cancel the chunks still queued on Ray workers

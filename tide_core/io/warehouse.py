@@ -132,3 +132,14 @@ class StreamingWarehouse(Protocol):
         source_column: str,
         source_where: Mapping[str, object] | None = None,
     ) -> int: ...
+
+
+@runtime_checkable
+class RefreshableWarehouse(Protocol):
+    """A warehouse whose connection may be reopened between chunks to hand back memory (DuckDB).
+
+    ``refresh`` returns whether it reopened anything.  A study run calls it every
+    ``REFRESH_EVERY_CHUNKS`` committed chunks, when no read or write is open.
+    """
+
+    def refresh(self) -> bool: ...
