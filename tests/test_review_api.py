@@ -471,3 +471,35 @@ def test_stale_note_after_text_change_and_reload(served):
     assert status == 409 and body["error"]["code"] == "E855"
     _, page = c.get("/api/notes?q=n2")
     assert page["notes"][0]["stale"] is True
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_cli_stops_on_ctrl_c_and_term_even_when_started_with_sigint_ignored(tmp_path, sig):
+    """A parent that ignores SIGINT (test runners, some process managers) passes that on to its
+    children; the review server must still stop on Ctrl-C or SIGTERM, not only on SIGKILL."""
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    pop = populate(tmp_path / "wh.duckdb")
+    cmd = [sys.executable, "-m", "tide_core.cli.main", "review", "--warehouse", f"duckdb:{pop.path}"]
+    proc = subprocess.Popen(
+        [*cmd, "--study", STUDY, "--key", KEY, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),  # noqa: PLW1509 - the point of the test
+    )
+    try:
+        line = proc.stdout.readline()
+        m = re.search(r"open (http://127\.0\.0\.1:\d+)/\?token=([A-Za-z0-9_-]{40,})\s", line)
+        assert m, line
+        assert Client(m.group(1), m.group(2)).get("/api/meta")[0] == 200
+        proc.send_signal(getattr(signal, sig))
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+from types import FrameType
 
 from tide_core.cli.common import add_warehouse
 from tide_core.config import TideConfig
@@ -34,6 +36,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="name recorded with every decision (default: the OS user name)",
     )
     p.set_defaults(func=run)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _stop_on_ctrl_c_and_term() -> None:
+    """Ctrl-C (SIGINT) and SIGTERM stop the server, even when the parent started this process
+    with SIGINT ignored (a disposition children inherit): without this, such a server could only
+    be killed, and a page showing PHI would stay up."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
             + f" -- open {server.login_url}  (Ctrl-C stops)",
             flush=True,
         )
+        _stop_on_ctrl_c_and_term()
         try:
             server.serve_forever()
         except KeyboardInterrupt:
