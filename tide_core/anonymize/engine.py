@@ -66,6 +66,11 @@ def pseudonym(keyring: KeyRing, kind: str, value: str) -> str:
     return prefix + base64.b32encode(digest[:8]).decode("ascii")[:12]
 
 
+def _where(note: Note, span: Span) -> str:
+    """Where a span is, for error messages: note id, label and offsets, never the value."""
+    return f"note {note.note_id}: {span.label} span [{span.start}, {span.end})"
+
+
 def _reference_year(note: Note) -> int | None:
     raw = (note.metadata or {}).get("note_date")
     if isinstance(raw, date):
@@ -155,8 +160,12 @@ class Anonymizer:
     def _check(self, note: Note, spans: Sequence[Span]) -> list[Span]:
         ordered = sorted(spans, key=lambda s: (s.start, s.end))
         prev: Span | None = None
+        n_text = len(note.text)
         for s in ordered:
-            where = f"note {note.note_id}: {s.label} span [{s.start}, {s.end})"
+            if s.note_id == note.note_id and s.end <= n_text and (prev is None or s.start >= prev.end):
+                prev = s
+                continue  # the common case: no message to build
+            where = _where(note, s)
             if s.note_id != note.note_id:
                 raise AnonymizationError(
                     "E460", f"{where} belongs to another note", hint="pass the spans of this note only"
@@ -185,13 +194,13 @@ class Anonymizer:
         released: list[ReleasedSpan] = []
         cursor = pos = 0
         for s in ordered:
-            where = f"note {note.note_id}: {s.label} span [{s.start}, {s.end})"
             try:
                 # the surrogate comes from the normalised surface (what the recognizers saw); the
                 # whole original extent, format characters inside it included, is replaced
                 value = normalize_surface(text[s.start : s.end])
                 rep, op = self.replace_value(s.label, value, note.patient_id, ref_year)
             except AnonymizationError as exc:
+                where = _where(note, s)
                 if s.label == "DATE" and exc.code in UNPARSEABLE_DATE_CODES:
                     raise AnonymizationError(
                         "E463",
@@ -200,14 +209,17 @@ class Anonymizer:
                     ) from None
                 raise AnonymizationError(exc.code, f"{where}: {exc.message}", exc.hint) from None
             except TideError as exc:
+                where = _where(note, s)
                 raise AnonymizationError(exc.code, f"{where}: {exc.message}", exc.hint) from None
             except Exception as exc:  # an operator bug must never release the note
+                where = _where(note, s)
                 raise AnonymizationError(
                     "E469",
                     f"{where}: operator raised {type(exc).__name__}",
                     hint="report this as a bug; the note is quarantined",
                 ) from None
             if not rep:
+                where = _where(note, s)
                 raise AnonymizationError(
                     "E464", f"{where}: operator returned an empty surrogate", hint="report this as a bug"
                 )
