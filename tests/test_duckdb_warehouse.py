@@ -109,6 +109,17 @@ def test_buffer_pool_is_capped_by_default_by_env_and_by_argument(tmp_path, monke
         assert 0.9 * 10**9 < _limit_bytes(w) < 1.1 * 10**9
     with DuckDBWarehouse(tmp_path / "c.duckdb", memory_limit="32MB") as w:  # an argument wins over the env
         assert 30 * 2**20 < _limit_bytes(w) < 33 * 10**6
+    with DuckDBWarehouse(tmp_path / "c.duckdb") as w:  # a plain connection beside it still opens
+        w.append("t", pa.table({"a": [1]}))
+        import duckdb
+
+        other = duckdb.connect(str(tmp_path / "c.duckdb"))
+        assert other.execute("SELECT count(*) FROM t").fetchone() == (1,)
+        other.close()
+    with DuckDBWarehouse(tmp_path / "ro.duckdb") as w:
+        w.append("t", pa.table({"a": [1]}))
+    with DuckDBWarehouse(tmp_path / "ro.duckdb", read_only=True, memory_limit="32MB") as w:
+        assert w.read_table("t").num_rows == 1 and 30 * 2**20 < _limit_bytes(w) < 33 * 10**6
     monkeypatch.setenv(MEMORY_LIMIT_ENV, "lots")
     with pytest.raises(ConfigError) as e:
         DuckDBWarehouse(tmp_path / "d.duckdb")

@@ -65,7 +65,7 @@ class DuckDBWarehouse:
     ):
         limit = memory_limit_setting(memory_limit)
         self._read_only = read_only
-        self._config: dict[str, str | bool | int | float | list[str]] = {"memory_limit": limit}
+        self._memory_limit = limit
         self.path = str(path)
         self.schema = schema
         self.url = f"duckdb:{self.path}" + ("" if schema == "main" else f"#{schema}")
@@ -74,7 +74,7 @@ class DuckDBWarehouse:
             if not parent.exists():
                 parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._con = duckdb.connect(self.path, read_only=self._read_only, config=self._config)
+            self._con = self._connect()
         except duckdb.Error as exc:
             raise WarehouseError(
                 "E303",
@@ -86,6 +86,14 @@ class DuckDBWarehouse:
             self._con.execute(f"CREATE SCHEMA IF NOT EXISTS {_ident(schema, 'schema')}")
 
     # -- helpers -------------------------------------------------------------------------
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        # SET, not connect(config=...): DuckDB refuses a second connection to the same file in the
+        # same process with a different configuration, so a plain duckdb.connect(path) beside a
+        # warehouse (a notebook, a report) keeps working
+        con = duckdb.connect(self.path, read_only=self._read_only)
+        con.execute(f"SET memory_limit = '{self._memory_limit}'")  # validated: digits and a unit
+        return con
+
     def _q(self, name: str) -> str:
         return f"{_ident(self.schema, 'schema')}.{_ident(name)}"
 
@@ -365,7 +373,7 @@ class DuckDBWarehouse:
             return False
         with self._lock:
             self._con.close()
-            self._con = duckdb.connect(self.path, read_only=self._read_only, config=self._config)
+            self._con = self._connect()
         return True
 
     def close(self) -> None:
