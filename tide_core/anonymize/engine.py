@@ -160,26 +160,21 @@ class Anonymizer:
     def _check(self, note: Note, spans: Sequence[Span]) -> list[Span]:
         ordered = sorted(spans, key=lambda s: (s.start, s.end))
         prev: Span | None = None
-        n_text = len(note.text)
-        for s in ordered:
-            if s.note_id == note.note_id and s.end <= n_text and (prev is None or s.start >= prev.end):
-                prev = s
-                continue  # the common case: no message to build
-            where = _where(note, s)
+        for s in ordered:  # messages are built only on the error path
             if s.note_id != note.note_id:
                 raise AnonymizationError(
-                    "E460", f"{where} belongs to another note", hint="pass the spans of this note only"
+                    "E460", f"{_where(note, s)} belongs to another note", hint="pass the spans of this note only"
                 )
             if s.end > len(note.text):
                 raise AnonymizationError(
                     "E461",
-                    f"{where} lies past the end of the text (length {len(note.text)})",
+                    f"{_where(note, s)} lies past the end of the text (length {len(note.text)})",
                     hint="the note text changed since recognition; rerun recognition",
                 )
             if prev is not None and s.start < prev.end:
                 raise AnonymizationError(
                     "E462",
-                    f"{where} overlaps {prev.label} span [{prev.start}, {prev.end})",
+                    f"{_where(note, s)} overlaps {prev.label} span [{prev.start}, {prev.end})",
                     hint="resolve spans first (tide_core.resolve.resolve_spans)",
                 )
             prev = s
@@ -200,7 +195,7 @@ class Anonymizer:
                 value = normalize_surface(text[s.start : s.end])
                 rep, op = self.replace_value(s.label, value, note.patient_id, ref_year)
             except AnonymizationError as exc:
-                where = _where(note, s)
+                where = _where(note, s)  # error path only
                 if s.label == "DATE" and exc.code in UNPARSEABLE_DATE_CODES:
                     raise AnonymizationError(
                         "E463",
@@ -209,19 +204,16 @@ class Anonymizer:
                     ) from None
                 raise AnonymizationError(exc.code, f"{where}: {exc.message}", exc.hint) from None
             except TideError as exc:
-                where = _where(note, s)
-                raise AnonymizationError(exc.code, f"{where}: {exc.message}", exc.hint) from None
+                raise AnonymizationError(exc.code, f"{_where(note, s)}: {exc.message}", exc.hint) from None
             except Exception as exc:  # an operator bug must never release the note
-                where = _where(note, s)
                 raise AnonymizationError(
                     "E469",
-                    f"{where}: operator raised {type(exc).__name__}",
+                    f"{_where(note, s)}: operator raised {type(exc).__name__}",
                     hint="report this as a bug; the note is quarantined",
                 ) from None
             if not rep:
-                where = _where(note, s)
                 raise AnonymizationError(
-                    "E464", f"{where}: operator returned an empty surrogate", hint="report this as a bug"
+                    "E464", f"{_where(note, s)}: operator returned an empty surrogate", hint="report this as a bug"
                 )
             out.append(text[cursor : s.start])
             pos += s.start - cursor
