@@ -104,6 +104,30 @@ def test_a_ray_run_stopped_after_some_chunks_resumes_exactly_those(ray_session, 
     assert not (tmp_path / "stopped.duckdb.staging").exists()
 
 
+class _Without:
+    """A DuckDB warehouse without some of its methods (``staging_target``/``publish``: no staged
+    tables; ``iter_refs``/``export_rows``: no shards, so the driver reads each chunk itself, as on
+    BigQuery)."""
+
+    def __init__(self, inner: DuckDBWarehouse, *hidden: str) -> None:
+        self._inner = inner
+        self._hidden = hidden
+        self.url = inner.url
+
+    def __getattr__(self, name: str):
+        if name in self._hidden:
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+def _stopped_and_nothing_published(wh, e, code: str) -> None:
+    assert e.value.code == code
+    notes = " ".join(getattr(e.value, "__notes__", []))
+    assert "anonymization of study s1: chunk" in notes and "/17 failed" in notes
+    assert not wh.table_exists("tide_deid_notes") or wh.count("tide_deid_notes") == 0
+    assert wh.count("tide_runs", {"stage": "anonymization.chunk"}) == 0
+
+
 def test_a_chunk_its_worker_cannot_stage_stops_the_run_named_and_publishes_nothing(
     ray_session, recognized, tmp_path, monkeypatch
 ):
@@ -112,34 +136,52 @@ def test_a_chunk_its_worker_cannot_stage_stops_the_run_named_and_publishes_nothi
     monkeypatch.setenv(ENV_STAGING_DIR, str(blocker))  # the workers' staging directory cannot exist
     db = _copy(recognized, tmp_path, "blocked")
     config = replace(TideConfig.preset("rules"), executor="ray")
-    with DuckDBWarehouse(db) as wh:
+    with DuckDBWarehouse(db) as inner:
+        wh = _Without(inner, "iter_refs", "export_rows")  # the driver reads; the worker fails to stage
         with pytest.raises(TideError) as e:
             anonymize_study(wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK)
-        assert e.value.code == "E371"
-        notes = " ".join(getattr(e.value, "__notes__", []))
-        assert "anonymization of study s1: chunk" in notes and "/17 failed" in notes
-        assert not wh.table_exists("tide_deid_notes") or wh.count("tide_deid_notes") == 0
-        assert wh.count("tide_runs", {"stage": "anonymization.chunk"}) == 0
+        _stopped_and_nothing_published(inner, e, "E371")
+    with DuckDBWarehouse(db) as wh:  # with shards, the driver's export is what fails first
+        with pytest.raises(TideError) as e:
+            anonymize_study(wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK)
+        _stopped_and_nothing_published(wh, e, "E329")
+        assert "chunk 1/17 failed" in " ".join(e.value.__notes__)
 
 
-class _NoStaging:
-    """A warehouse with the base protocol only (no ``staging_target`` / ``publish``)."""
+class _ShardVanishes(DuckDBWarehouse):
+    """Exports each shard, then loses the third one before its worker reads it."""
 
-    def __init__(self, inner: DuckDBWarehouse) -> None:
-        self._inner = inner
-        self.url = inner.url
+    def export_rows(self, name, refs, row_numbers, path):  # type: ignore[no-untyped-def]
+        n = super().export_rows(name, refs, row_numbers, path)
+        if path.endswith("chunk-0000002.parquet"):
+            Path(path).unlink()
+        return n
 
-    def __getattr__(self, name: str):
-        if name in ("staging_target", "publish"):
-            raise AttributeError(name)
-        return getattr(self._inner, name)
+
+def _chunk_ids(wh: DuckDBWarehouse, index: int) -> list[str]:
+    ids = wh.read_table("notes", ["note_id"]).column("note_id").to_pylist()
+    return ids[index * CHUNK : (index + 1) * CHUNK]
+
+
+def test_a_shard_its_worker_cannot_read_stops_the_run_named_and_a_rerun_completes(ray_session, recognized, tmp_path):
+    db = _copy(recognized, tmp_path, "vanish")
+    config = replace(TideConfig.preset("rules"), executor="ray")
+    with _ShardVanishes(db) as wh:
+        with pytest.raises(TideError) as e:
+            anonymize_study(wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK)
+        assert e.value.code == "E376" and "chunk 3/17 failed" in " ".join(e.value.__notes__)
+        assert wh.count("tide_deid_notes", {"note_id": _chunk_ids(wh, 2)}) == 0  # nothing of chunk 3
+    with DuckDBWarehouse(db) as wh:
+        report = anonymize_study(wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK)
+        assert report.n_released == 150 and wh.count("tide_deid_notes", {"study": "s1", "key": "k1"}) == 150
+    assert not (tmp_path / "vanish.duckdb.staging").exists()
 
 
 def test_a_warehouse_that_cannot_publish_staged_tables_is_released_in_the_driver(recognized, tmp_path, caplog):
     db = _copy(recognized, tmp_path, "plain")
     config = replace(TideConfig.preset("rules"), executor="ray")
     with DuckDBWarehouse(db) as inner:
-        wh = _NoStaging(inner)
+        wh = _Without(inner, "staging_target", "publish")
         with caplog.at_level("WARNING", logger="tide.runner"):
             report = anonymize_study(wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK)
         assert report.n_released == 150 and inner.count("tide_deid_notes") == 150
@@ -180,3 +222,65 @@ def test_a_release_worker_killed_mid_run_is_restarted_and_the_release_is_complet
         ids = wh.read_table("tide_deid_notes", ["note_id"]).column("note_id").to_pylist()
         assert len(ids) == len(set(ids)) == 150
     assert not (tmp_path / "killed.duckdb.staging").exists()
+
+
+class _NotesReads(DuckDBWarehouse):
+    """Records every read of the notes table's rows by the driver (which columns)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.notes_reads: list[tuple[str, ...] | None] = []
+
+    def iter_batches(self, name, columns=None, where=None, batch_rows=1000):  # type: ignore[no-untyped-def]
+        if name == "notes":
+            self.notes_reads.append(None if columns is None else tuple(columns))
+        yield from super().iter_batches(name, columns, where, batch_rows)
+
+    def iter_refs(self, name, columns, where=None, batch_rows=1000):  # type: ignore[no-untyped-def]
+        if name == "notes":
+            self.notes_reads.append(tuple(columns))
+        yield from super().iter_refs(name, columns, where, batch_rows)
+
+    def read_table(self, name, columns=None, where=None):  # type: ignore[no-untyped-def]
+        if name == "notes":
+            self.notes_reads.append(None if columns is None else tuple(columns))
+        return super().read_table(name, columns, where)
+
+
+def test_workers_read_their_own_shards_the_driver_reads_no_text_and_the_release_is_the_local_one(
+    ray_session, recognized, tmp_path
+):
+    """A study with duplicated, conflicting, id-less and empty rows: released from shards on Ray
+    it equals the local release, and the driver read nothing of the notes but their ids."""
+    import pyarrow as pa
+
+    base = _copy(recognized, tmp_path, "base")
+    with DuckDBWarehouse(base) as wh:
+        rows = wh.read_table("notes").to_pylist()
+        rows += [
+            dict(rows[0]),  # exact duplicate (E608), decided in the last chunk
+            dict(rows[20], text=rows[20]["text"] + " (amended)"),  # conflicting duplicate (E607)
+            dict(rows[2], note_id=None),  # no id (E601)
+            dict(rows[3], note_id="empty-1", text="   "),  # empty text (E604)
+        ]
+        wh.replace_table("notes", pa.Table.from_pylist(rows, schema=wh.read_table("notes").schema))
+        recognize_study(wh, "s1", TideConfig.preset("rules"), progress=False, chunk_rows=CHUNK)
+    out = {}
+    for executor in ("local", "ray"):
+        db = _copy((base,), tmp_path, executor)
+        with _NotesReads(db) as wh:
+            config = replace(TideConfig.preset("rules"), executor=executor)
+            seen: list[ChunkProgress] = []
+            report = anonymize_study(
+                wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK, on_chunk=seen.append
+            )
+            out[executor] = (report.n_released, report.n_quarantined, report.quarantined_by_code, _released(wh))
+            reads = wh.notes_reads
+        assert sorted(p.chunk for p in seen) == list(range(19))  # 154 rows in chunks of 9, and the duplicates
+        if executor == "local":
+            assert None in reads  # the reference path reads whole rows
+        else:
+            assert reads == [("note_id",)]  # the workers read the rest from their shards
+    assert out["ray"] == out["local"]
+    assert out["ray"][2] == {"E601": 1, "E604": 1, "E607": 2, "E608": 1}
+    assert not (tmp_path / "ray.duckdb.staging").exists()

@@ -37,12 +37,14 @@ from tide_core.chunk_progress import ChunkProgress, ProgressHook
 from tide_core.config import TideConfig
 from tide_core.engine.recognition import recognition_fingerprint
 from tide_core.engine.release_chunk import ReleaseCounts, ReleaseJob, quarantine_rows
-from tide_core.engine.study_chunks import StudyChunk, delete_absent, digest, iter_chunks, note_identity, open_source
+from tide_core.engine.release_input import ShardReleaseJob, cache_quarantines, release_digest, release_job
+from tide_core.engine.study_chunks import ChunkInfo, delete_absent, iter_chunks, iter_plans, open_source
 from tide_core.engine.validation import ValidatedInput, sort_quarantined, validate_table
 from tide_core.errors import ConfigError
 from tide_core.execution.dispatch import recognize_batches, release_chunks
+from tide_core.io.shards import remove_shard, shard_path
 from tide_core.io.staging import StagedWrite, StagingTarget, StagingWarehouse, discard
-from tide_core.io.warehouse import PartitionWrite, RefreshableWarehouse, Warehouse
+from tide_core.io.warehouse import PartitionWrite, RefreshableWarehouse, ShardingWarehouse, Warehouse
 from tide_core.recognizers.registry import create
 from tide_core.spans import Note, Quarantined, Span
 
@@ -216,7 +218,7 @@ def _chunk_row(
     key: str,
     stage: str,
     started: dt.datetime,
-    chunk: StudyChunk,
+    chunk: ChunkInfo,
     **counts: Any,
 ) -> dict[str, Any]:
     return {
@@ -246,7 +248,7 @@ def _report(
     stage: str,
     study: str,
     key: str,
-    chunk: StudyChunk,
+    chunk: ChunkInfo,
     worked: int,
     resumed: bool,
     n_done: int,
@@ -256,7 +258,7 @@ def _report(
     """Tell ``hook`` that ``chunk`` is committed (or was skipped as already committed)."""
     if hook is not None:
         where = (stage, study, key, chunk.index, chunk.n_chunks)
-        hook(ChunkProgress(*where, len(chunk.notes), worked, resumed, n_done, n_total, time.perf_counter() - t0))
+        hook(ChunkProgress(*where, chunk.n_notes, worked, resumed, n_done, n_total, time.perf_counter() - t0))
 
 
 #: Committed chunks between two reopenings of a DuckDB connection: DuckDB keeps memory for the
@@ -270,9 +272,9 @@ def _refresh_between_chunks(wh: Warehouse, n_committed: int) -> None:
         wh.refresh()
 
 
-def _chunk_failed(exc: BaseException, stage: str, study: str, chunk: StudyChunk) -> None:
+def _chunk_failed(exc: BaseException, stage: str, study: str, index: int, n_chunks: int) -> None:
     """Name the failed chunk (on the exception and in the log); committed chunks stay committed."""
-    where = f"{stage} of study {study}: chunk {chunk.index + 1}/{chunk.n_chunks} failed"
+    where = f"{stage} of study {study}: chunk {index + 1}/{n_chunks} failed"
     exc.add_note(f"{where}; earlier chunks are committed, a rerun resumes from this chunk")
     log.error("%s (%s)", where, type(exc).__name__)
 
@@ -354,7 +356,7 @@ def recognize_study(
                     "",
                     "recognition",
                     started,
-                    chunk,
+                    chunk.info(),
                     n_quarantined=len(chunk.quarantined) + chunk_failed,
                     n_recognized=len(todo),
                     n_cached=len(hits),
@@ -367,7 +369,7 @@ def recognize_study(
                 if ids:
                     by_label.update(s.label for spans in cache.spans(study, ids).values() for s in spans)
             except Exception as exc:
-                _chunk_failed(exc, "recognition", study, chunk)
+                _chunk_failed(exc, "recognition", study, chunk.index, chunk.n_chunks)
                 raise
             by_id = {n.note_id: n for n in todo}
             for nid, (status, code) in statuses.items():
@@ -390,7 +392,7 @@ def recognize_study(
             n_failed += chunk_failed
             _refresh_between_chunks(wh, chunk.index + 1)
             bar.update(chunk.n_rows + len(chunk.null_id_rows))
-            _report(on_chunk, "recognition", study, "", chunk, len(todo), False, n_rows, src.n_source_rows, t0)
+            _report(on_chunk, "recognition", study, "", chunk.info(), len(todo), False, n_rows, src.n_source_rows, t0)
     finally:
         bar.close()
     # notes that left the source: entries first, so a crash in between never leaves an entry without its spans
@@ -562,49 +564,6 @@ def publish(wh: Warehouse, staged: Sequence[StagedWrite], writes: Sequence[Parti
         wh.replace_partitions(writes)
 
 
-def _cache_quarantines(
-    study: str, notes: Sequence[Note], entries: Mapping[str, CacheEntry]
-) -> tuple[list[Note], list[Quarantined]]:
-    """Notes ready to anonymize, and those the span cache cannot vouch for (fail closed)."""
-    ready: list[Note] = []
-    quarantined: list[Quarantined] = []
-    for n in notes:
-        e = entries.get(n.note_id)
-        if e is None:
-            quarantined.append(
-                Quarantined(
-                    n.note_id,
-                    n.patient_id,
-                    "anonymization",
-                    "E401",
-                    f"note {n.note_id} has no cached spans; run recognition for study {study}",
-                )
-            )
-        elif e.status != "ok":
-            quarantined.append(
-                Quarantined(
-                    n.note_id,
-                    n.patient_id,
-                    "recognition",
-                    e.error_code or "E402",
-                    f"note {n.note_id}: recognition failed ({e.error_code}); not released",
-                )
-            )
-        elif e.text_sha256 != text_sha256(n.text):
-            quarantined.append(
-                Quarantined(
-                    n.note_id,
-                    n.patient_id,
-                    "anonymization",
-                    "E403",
-                    f"note {n.note_id} changed since recognition; rerun recognition",
-                )
-            )
-        else:
-            ready.append(n)
-    return ready, quarantined
-
-
 @dataclass
 class _AnonTotals(ReleaseCounts):
     """A run's release counts, plus its input rows and the recognition fingerprints it used."""
@@ -661,10 +620,12 @@ def anonymize_study(
     null_id_rows: list[Quarantined] = []
     anonymizer_version = Anonymizer.VERSION
     target = _staging_target(wh, config, run_id)
-    pending: dict[int, tuple[StudyChunk, str, int]] = {}  # chunk index -> (chunk, digest, notes worked)
+    sharded = target is not None and target.kind == "parquet" and isinstance(wh, ShardingWarehouse)
+    #: chunk index -> (chunk summary, digest, notes worked, shard): the first three come back with a sharded chunk
+    pending: dict[int, tuple[ChunkInfo | None, str | None, int, str | None]] = {}
     bar = tqdm(total=src.n_source_rows, desc=f"anonymize {study}/{key}", unit="row", disable=not progress, leave=False)
 
-    def done_with(chunk: StudyChunk, worked: int, resumed: bool) -> None:
+    def done_with(chunk: ChunkInfo, worked: int, resumed: bool) -> None:
         null_id_rows.extend(chunk.null_id_rows)
         t.n_rows += chunk.n_rows + len(chunk.null_id_rows)
         bar.update(chunk.n_rows + len(chunk.null_id_rows))
@@ -675,46 +636,65 @@ def anonymize_study(
         for chunk in iter_chunks(src):
             try:
                 entries = cache.entries(study, chunk.owned_ids) if chunk.owned_ids else {}
-                ready, cache_q = _cache_quarantines(study, chunk.notes, entries)
+                ready, cache_q = cache_quarantines(study, chunk.notes, entries)
                 spans = cache.spans(study, [n.note_id for n in ready]) if ready else {}
                 t.fingerprints.update(entries[n.note_id].fingerprint for n in ready)
-                chunk_digest = digest(
-                    [
-                        key_id,
-                        settings,
-                        note_identity(chunk.notes),
-                        [[q.note_id, q.code, q.row_number] for q in chunk.quarantined],
-                        sorted([nid, e.fingerprint, e.status, e.text_sha256] for nid, e in entries.items()),
-                        sorted([nid, [[s.start, s.end, s.label] for s in ss]] for nid, ss in spans.items()),
-                    ]
-                )
+                chunk_digest = release_digest(key_id, settings, chunk, entries, spans)
                 if done.get(chunk.index) == chunk_digest:
                     _count_committed(wh, config, study, key, chunk.owned_ids, t)
-                    done_with(chunk, 0, True)
+                    done_with(chunk.info(), 0, True)
                     continue
             except Exception as exc:
-                _chunk_failed(exc, "anonymization", study, chunk)
+                _chunk_failed(exc, "anonymization", study, chunk.index, chunk.n_chunks)
                 raise
-            pending[chunk.index] = (chunk, chunk_digest, len(ready))
-            yield ReleaseJob(
+            pending[chunk.index] = (chunk.info(), chunk_digest, len(ready), None)
+            yield release_job(study, key, chunk, entries, ready, cache_q, spans)
+
+    def shard_jobs() -> Iterator[ShardReleaseJob]:
+        """Plan each chunk from note ids, export its rows to a shard; the worker reads and decides it."""
+        assert target is not None and isinstance(wh, ShardingWarehouse)
+        for plan in iter_plans(src):
+            try:
+                entries = cache.entries(study, plan.owned_ids) if plan.owned_ids else {}
+                recognized = [nid for nid, e in entries.items() if e.status == "ok"]
+                spans = cache.spans(study, recognized) if recognized else {}
+                path = shard_path(target, plan.index)
+                wh.export_rows(src.table, plan.refs, plan.row_numbers, path)
+            except Exception as exc:
+                _chunk_failed(exc, "anonymization", study, plan.index, plan.n_chunks)
+                raise
+            pending[plan.index] = (None, None, 0, path)
+            yield ShardReleaseJob(
                 study,
                 key,
-                chunk.index,
-                ready,
+                plan,
+                path,
+                entries,
                 spans,
-                {n.note_id: entries[n.note_id].fingerprint for n in ready},
-                list(chunk.quarantined) + cache_q,
-                chunk.owned_ids,
+                key_id,
+                tuple(settings),
+                src.max_note_chars,
+                done.get(plan.index),
             )
 
     n_published = 0
-    outcomes = release_chunks(jobs(), keyring, config, executor="ray" if target else "local", target=target)
+    outcomes = release_chunks(
+        shard_jobs() if sharded else jobs(), keyring, config, executor="ray" if target else "local", target=target
+    )
     try:
         for outcome in outcomes:
-            chunk, chunk_digest, worked = pending.pop(outcome.chunk)
+            info, chunk_digest, worked, shard = pending.pop(outcome.chunk)
             try:
                 if outcome.error is not None:
                     raise outcome.error
+                if outcome.info is not None:  # the worker read the chunk from its shard
+                    info, chunk_digest, worked = outcome.info, outcome.digest, outcome.n_ready
+                    t.fingerprints.update(outcome.fingerprints)
+                assert info is not None and chunk_digest is not None  # known to the driver or sent back
+                if outcome.resumed:
+                    _count_committed(wh, config, study, key, info.owned_ids, t)
+                    done_with(info, 0, True)
+                    continue
                 c = outcome.counts
                 assert c is not None  # an outcome without error has its counts
                 anonymizer_version = c.anonymizer
@@ -724,7 +704,7 @@ def anonymize_study(
                     key,
                     "anonymization",
                     started,
-                    chunk,
+                    info,
                     n_released=c.n_released,
                     n_quarantined=c.n_quarantined,
                     n_spans=c.n_spans,
@@ -733,17 +713,20 @@ def anonymize_study(
                 )
                 publish(wh, outcome.staged, [*outcome.writes, _progress_write(config, row)])
             except Exception as exc:
-                _chunk_failed(exc, "anonymization", study, chunk)
+                _chunk_failed(exc, "anonymization", study, outcome.chunk, src.n_chunks)
                 raise
+            finally:
+                if shard is not None:
+                    remove_shard(shard)
             t.add(c)
             n_published += 1
             _refresh_between_chunks(wh, n_published)
-            done_with(chunk, worked, False)
+            done_with(info, worked, False)
     finally:
         outcomes.close()  # a failed run: cancel the chunks still queued on Ray workers
         bar.close()
         if target is not None:
-            discard(target)  # staged files of chunks that never committed (a failed run)
+            discard(target)  # staged files and shards of chunks that never committed (a failed run)
     # rows without a note id belong to no chunk: written once; then notes that left the source
     wh.replace_partition(
         config.tables.quarantine,

@@ -25,6 +25,7 @@ from tide_core.cache import tables
 from tide_core.engine.anonymization import ReleasedNote, anonymize_notes
 from tide_core.engine.release_columns import COLUMNS as RELEASE_COLUMNS
 from tide_core.engine.release_columns import release_value
+from tide_core.engine.study_chunks import ChunkInfo
 from tide_core.io.staging import StagedWrite
 from tide_core.io.warehouse import PartitionWrite
 from tide_core.spans import Note, Quarantined, Span
@@ -106,6 +107,12 @@ class ChunkOutcome:
     staged: list[StagedWrite] = field(default_factory=list)
     writes: list[PartitionWrite] = field(default_factory=list)
     error: BaseException | None = None  # a Ray worker's failure on this chunk (the run stops)
+    # a chunk a worker read from its shard: what the driver did not read itself
+    info: ChunkInfo | None = None
+    digest: str | None = None
+    fingerprints: frozenset[str] = frozenset()
+    n_ready: int = 0  # notes the span cache vouched for
+    resumed: bool = False  # committed by an interrupted run with the same digest: nothing staged
 
 
 def quarantine_rows(study: str, key: str, items: Sequence[Quarantined]) -> list[dict[str, Any]]:

@@ -25,9 +25,15 @@ from typing import Any
 import pyarrow as pa
 
 from tide_core.config import TideConfig
-from tide_core.engine.validation import _as_str_id, check_columns, resolve_duplicates, validate_chunk
-from tide_core.errors import ConfigError
-from tide_core.io.warehouse import StreamingWarehouse, Warehouse
+from tide_core.engine.validation import (
+    _as_str_id,
+    check_columns,
+    resolve_duplicates,
+    validate_chunk,
+    validate_numbered,
+)
+from tide_core.errors import ConfigError, InputError
+from tide_core.io.warehouse import REF, ShardingWarehouse, StreamingWarehouse, Warehouse
 from tide_core.spans import Note, Quarantined
 
 #: Rows per chunk unless the caller says otherwise (``tide run --chunk-rows``).
@@ -49,6 +55,37 @@ class StudyChunk:
     @property
     def patient_ids(self) -> set[str]:
         return {n.patient_id for n in self.notes}
+
+    def info(self) -> ChunkInfo:
+        return ChunkInfo(self.index, self.n_chunks, self.n_rows, len(self.notes), self.null_id_rows, self.owned_ids)
+
+
+@dataclass(frozen=True)
+class ChunkInfo:
+    """What the driver keeps of a decided chunk: counts, ids and id-less rows (no text)."""
+
+    index: int
+    n_chunks: int
+    n_rows: int  # input rows decided in this chunk (as StudyChunk.n_rows)
+    n_notes: int  # valid notes among them
+    null_id_rows: list[Quarantined]
+    owned_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """One chunk planned from row references only (:func:`iter_plans`): which rows, which note ids.
+
+    A worker reads the rows (a shard) and decides them with :func:`chunk_from_rows`; the result
+    equals the :class:`StudyChunk` that :func:`iter_chunks` gives for the same index.
+    """
+
+    index: int
+    n_chunks: int
+    refs: tuple[int, ...]  # the warehouse's references of the chunk's rows
+    row_numbers: tuple[int, ...]  # their study-wide row numbers, ascending
+    owned_ids: tuple[str, ...]  # note ids whose rows this chunk decides (sorted)
+    duplicates: bool = False  # the duplicates chunk (rows of every note id that occurs more than once)
 
 
 @dataclass(frozen=True)
@@ -152,6 +189,76 @@ def iter_chunks(src: StudySource) -> Iterator[StudyChunk]:
             [],
             tuple(sorted(src.duplicate_ids)),
         )
+
+
+def iter_plans(src: StudySource) -> Iterator[ChunkPlan]:
+    """The study's chunks as :class:`ChunkPlan` (same indices and rows as :func:`iter_chunks`).
+
+    Reads only row references and note ids (:meth:`ShardingWarehouse.iter_refs`), never text.
+    """
+    if not isinstance(src.wh, ShardingWarehouse):
+        raise ConfigError("E614", f"warehouse {src.wh.url} cannot export shards", hint="this is a bug in the caller")
+    n_chunks = src.n_chunks
+    pending: list[tuple[int, str | None]] = []
+    held: list[tuple[int, int]] = []  # (row number, ref) of rows of duplicated note ids
+    first = index = 0
+
+    def plan(rows: list[tuple[int, str | None]]) -> ChunkPlan:
+        kept = [(first + j, ref, nid) for j, (ref, nid) in enumerate(rows) if nid not in src.duplicate_ids]
+        held.extend((first + j, ref) for j, (ref, nid) in enumerate(rows) if nid in src.duplicate_ids)
+        owned = tuple(sorted({nid for _, _, nid in kept if nid is not None}))
+        return ChunkPlan(index, n_chunks, tuple(r for _, r, _ in kept), tuple(i for i, _, _ in kept), owned)
+
+    for batch in src.wh.iter_refs(src.table, ["note_id"], src.where, src.chunk_rows):
+        refs = batch.column(REF).to_pylist()
+        ids = [_as_str_id(v) for v in batch.column("note_id").to_pylist()]
+        pending.extend(zip(refs, ids, strict=True))
+        while len(pending) >= src.chunk_rows:
+            yield plan(pending[: src.chunk_rows])
+            pending = pending[src.chunk_rows :]
+            first += src.chunk_rows
+            index += 1
+    if pending:
+        yield plan(pending)
+        index += 1
+    if src.duplicate_ids:
+        yield ChunkPlan(
+            index,
+            n_chunks,
+            tuple(r for _, r in held),
+            tuple(i for i, _ in held),
+            tuple(sorted(src.duplicate_ids)),
+            duplicates=True,
+        )
+
+
+def _changed(plan: ChunkPlan) -> InputError:
+    return InputError(
+        "E613",
+        f"chunk {plan.index + 1}/{plan.n_chunks} read other rows than it was planned with",
+        hint="the notes table changed during the run; rerun once it is stable (committed chunks are kept)",
+        terminal=False,
+    )
+
+
+def chunk_from_rows(plan: ChunkPlan, rows: Sequence[tuple[int, Mapping[str, Any]]], max_chars: int) -> StudyChunk:
+    """Decide a planned chunk from its rows (a shard's): validation, and duplicates for that chunk."""
+    if tuple(i for i, _ in rows) != plan.row_numbers:
+        raise _changed(plan)
+    valid, quarantined = validate_numbered(rows, max_chars)
+    if plan.duplicates:
+        held_q = [q for q in quarantined if q.note_id is not None]
+        if len(held_q) != len(quarantined) or not {n.note_id for _, n in valid} <= set(plan.owned_ids):
+            raise _changed(plan)
+        kept, dup_q = resolve_duplicates(valid)
+        return StudyChunk(plan.index, plan.n_chunks, len(valid) + len(held_q), kept, held_q + dup_q, [], plan.owned_ids)
+    notes = [n for _, n in valid]
+    mine = [q for q in quarantined if q.note_id is not None]
+    owned = tuple(sorted({n.note_id for n in notes} | {q.note_id for q in mine if q.note_id is not None}))
+    if owned != plan.owned_ids:
+        raise _changed(plan)
+    null_ids = [q for q in quarantined if q.note_id is None]
+    return StudyChunk(plan.index, plan.n_chunks, len(notes) + len(mine), notes, mine, null_ids, owned)
 
 
 def delete_absent(src: StudySource, name: str, where: Mapping[str, object]) -> int:

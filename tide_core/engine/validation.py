@@ -137,9 +137,16 @@ def validate_chunk(
     Returns the valid rows as (row number, Note) and the quarantined rows.  Duplicate note ids
     are not looked at here (they may span chunks): :func:`resolve_duplicates` decides them.
     """
+    return validate_numbered(enumerate(rows, start=first_row), max_chars)
+
+
+def validate_numbered(
+    rows: Iterable[tuple[int, Mapping[str, Any]]], max_chars: int = 2_000_000
+) -> tuple[list[tuple[int, Note]], list[Quarantined]]:
+    """:func:`validate_chunk` of rows that carry their own study-wide row numbers (a shard's)."""
     notes: list[tuple[int, Note]] = []
     quarantined: list[Quarantined] = []
-    for i, row in enumerate(rows, start=first_row):
+    for i, row in rows:
         out = _validate_row(i, row, max_chars)
         if isinstance(out, Note):
             notes.append((i, out))

@@ -17,6 +17,7 @@ from tqdm import tqdm
 
 from tide_core.engine.recognition import RecognitionBatch, recognize_notes
 from tide_core.engine.release_chunk import ChunkOutcome, ReleaseJob, release_chunk
+from tide_core.engine.release_input import ShardReleaseJob
 from tide_core.io.staging import StagingTarget
 from tide_core.io.warehouse import PartitionWrite
 from tide_core.plugins import load_dotted
@@ -69,7 +70,7 @@ def recognize_batches(
 
 
 def release_chunks(
-    jobs: Iterable[ReleaseJob],
+    jobs: Iterable[ReleaseJob | ShardReleaseJob],
     keyring: KeyRing,
     config: TideConfig,
     *,
@@ -89,6 +90,8 @@ def release_chunks(
         yield from release_on_ray(jobs, keyring, config, target)
         return
     for job in jobs:
+        if not isinstance(job, ReleaseJob):
+            raise ValueError("a chunk read from its shard is released on Ray only")
         released = release_chunk(job, keyring, config)
         writes = [PartitionWrite(name, table, job.partition) for name, table in released.tables(config)]
         yield ChunkOutcome(job.chunk, released.counts, writes=writes)

@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tide_core.engine.release_chunk import ChunkOutcome, ReleaseJob, release_chunk
+from tide_core.engine.release_chunk import ChunkOutcome, ReleaseCounts, ReleaseJob, release_chunk
+from tide_core.engine.release_input import ShardReleaseJob, open_shard_job
 from tide_core.errors import TideError
 from tide_core.execution import ray_actors as ra
 from tide_core.execution.ray_session import cluster_resources, ensure_ray
@@ -58,7 +59,21 @@ class ReleaseStage:
             out[j] = pickle.dumps(self.release(job, keyring, target), protocol=pickle.HIGHEST_PROTOCOL)
         return {"gid": np.asarray(batch["gid"], dtype=np.int64), "payload": out}
 
-    def release(self, job: ReleaseJob, keyring: KeyRing, target: StagingTarget) -> ChunkOutcome:
+    def release(self, job: ReleaseJob | ShardReleaseJob, keyring: KeyRing, target: StagingTarget) -> ChunkOutcome:
+        if isinstance(job, ShardReleaseJob):
+            opened = open_shard_job(job)  # the worker reads its own chunk
+            extra: dict[str, Any] = {
+                "info": opened.info,
+                "digest": opened.digest,
+                "fingerprints": opened.fingerprints,
+                "n_ready": 0 if opened.job is None else len(opened.job.notes),
+            }
+            if opened.job is None:
+                return ChunkOutcome(job.chunk, ReleaseCounts(), resumed=True, **extra)
+            return self._release(opened.job, keyring, target, extra)
+        return self._release(job, keyring, target, {})
+
+    def _release(self, job: ReleaseJob, keyring: KeyRing, target: StagingTarget, extra: dict[str, Any]) -> ChunkOutcome:
         released = release_chunk(job, keyring, self.config)
         staged: list[StagedWrite] = []
         try:
@@ -67,7 +82,7 @@ class ReleaseStage:
         except BaseException:
             discard(target, staged)  # nothing half-staged outlives a failed chunk
             raise
-        return ChunkOutcome(job.chunk, released.counts, staged=staged)
+        return ChunkOutcome(job.chunk, released.counts, staged=staged, **extra)
 
 
 @dataclass(frozen=True)
@@ -84,7 +99,7 @@ class RayReleaseConfig:
 
 
 def release_on_ray(
-    jobs: Iterable[ReleaseJob],
+    jobs: Iterable[ReleaseJob | ShardReleaseJob],
     keyring: KeyRing,
     config: TideConfig,
     target: StagingTarget,

@@ -143,3 +143,32 @@ class RefreshableWarehouse(Protocol):
     """
 
     def refresh(self) -> bool: ...
+
+
+#: The row-reference column of :meth:`ShardingWarehouse.iter_refs` batches.
+REF = "ref"
+#: The study-wide row number column of an exported shard (never a user column: it starts with ``_tide``).
+SHARD_ROW = "_tide_row"
+
+
+@runtime_checkable
+class ShardingWarehouse(Protocol):
+    """A warehouse that hands a chunk's rows to workers as a file (DuckDB).
+
+    A DuckDB file cannot be opened by other processes while its one writer holds it, so Ray
+    workers cannot read their chunk from it.  Instead the driver lists the chunk's row references
+    (``iter_refs``: light columns such as ``note_id`` plus a ``ref`` column) and the database
+    copies those rows to a Parquet *shard* (``export_rows``, with their study-wide row numbers in
+    ``_tide_row``), which the worker reads: the note text never passes through the driver's
+    Python.
+    """
+
+    def iter_refs(
+        self,
+        name: str,
+        columns: Sequence[str],
+        where: Mapping[str, object] | None = None,
+        batch_rows: int = 1000,
+    ) -> Iterator[pa.RecordBatch]: ...
+
+    def export_rows(self, name: str, refs: Sequence[int], row_numbers: Sequence[int], path: str) -> int: ...

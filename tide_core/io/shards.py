@@ -1,0 +1,48 @@
+"""Shards: one chunk of a study's input as a Parquet file a Ray worker reads itself.
+
+With ``--executor ray`` on a warehouse that cannot be read by other processes while its writer
+holds it (DuckDB), the driver plans each chunk from light columns (row references and note ids),
+has the database copy the chunk's rows to a shard in the run's staging directory
+(:meth:`~tide_core.io.warehouse.ShardingWarehouse.export_rows`) and sends the worker the shard's
+path, never the rows.  The worker reads the shard (:func:`read_shard`), so the note text goes
+from the database engine to the worker without becoming Python objects in the driver.  The
+driver removes a shard once its chunk is committed; the run's staging directory is removed at
+the end of the run either way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from tide_core.errors import WarehouseError
+from tide_core.io.staging import ENV_STAGING_DIR, StagingTarget
+from tide_core.io.warehouse import SHARD_ROW
+
+
+def shard_path(target: StagingTarget, chunk: int) -> str:
+    """Where chunk ``chunk`` of a run is exported (inside the run's own staging directory)."""
+    return str(Path(target.location) / "shards" / f"chunk-{chunk:07d}.parquet")
+
+
+def read_shard(path: str) -> list[tuple[int, dict[str, Any]]]:
+    """A shard's rows as (study-wide row number, row), in row order."""
+    try:
+        table = pq.read_table(path)
+    except OSError as exc:
+        raise WarehouseError(
+            "E376",
+            f"the shard of a chunk cannot be read ({type(exc).__name__}); nothing of this chunk was published",
+            hint="rerun: the chunk is not committed and will be redone; on a multi-node Ray cluster set "
+            f"{ENV_STAGING_DIR} to a directory the driver and every node share",
+            terminal=False,
+        ) from None
+    numbers = table.column(SHARD_ROW).to_pylist()
+    rows = table.drop_columns([SHARD_ROW]).to_pylist()
+    return sorted(zip(numbers, rows, strict=True), key=lambda nr: nr[0])
+
+
+def remove_shard(path: str) -> None:
+    Path(path).unlink(missing_ok=True)
