@@ -280,7 +280,7 @@ def test_workers_read_their_own_shards_the_driver_reads_no_text_and_the_release_
         if executor == "local":
             assert None in reads  # the reference path reads whole rows
         else:
-            assert reads == [("note_id",)]  # the workers read the rest from their shards
+            assert reads == [("note_id", "patient_id")]  # the workers read the rest from their shards
     assert out["ray"] == out["local"]
     assert out["ray"][2] == {"E601": 1, "E604": 1, "E607": 2, "E608": 1}
     assert not (tmp_path / "ray.duckdb.staging").exists()

@@ -70,7 +70,7 @@ def test_a_plan_reads_no_text(tmp_path: Path) -> None:
         src = open_source(wh, "s1", TideConfig.preset("rules"), chunk_rows=5)
         plans = list(iter_plans(src))
         assert sum(len(p.refs) for p in plans) == src.n_source_rows
-        assert wh.read == [("notes", ("note_id",))]
+        assert wh.read == [("notes", ("note_id", "patient_id"))]
         wh.read.clear()
         list(iter_chunks(src))
         assert wh.read == [("notes", None)]  # the reference path does read every column

@@ -23,7 +23,7 @@ import logging
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,16 +32,17 @@ from tqdm import tqdm
 
 from tide_core.anonymize.engine import Anonymizer, pseudonym
 from tide_core.cache import tables
-from tide_core.cache.span_cache import CacheEntry, SpanCache, text_sha256
+from tide_core.cache.span_cache import SpanCache, chunk_cache_writes, current_hits
 from tide_core.chunk_progress import ChunkProgress, ProgressHook
 from tide_core.config import TideConfig
 from tide_core.engine.recognition import recognition_fingerprint
+from tide_core.engine.recognize_chunk import RecognizedChunk, ShardRecognitionJob, failed_quarantine
 from tide_core.engine.release_chunk import ReleaseCounts, ReleaseJob, quarantine_rows
 from tide_core.engine.release_input import ShardReleaseJob, cache_quarantines, release_digest, release_job
 from tide_core.engine.study_chunks import ChunkInfo, delete_absent, iter_chunks, iter_plans, open_source
 from tide_core.engine.validation import ValidatedInput, sort_quarantined, validate_table
 from tide_core.errors import ConfigError
-from tide_core.execution.dispatch import recognize_batches, release_chunks
+from tide_core.execution.dispatch import recognize_batches, recognize_shards, release_chunks
 from tide_core.io.shards import remove_shard, shard_path
 from tide_core.io.staging import StagedWrite, StagingTarget, StagingWarehouse, discard
 from tide_core.io.warehouse import PartitionWrite, RefreshableWarehouse, ShardingWarehouse, Warehouse
@@ -317,18 +318,24 @@ def recognize_study(
         names = [r.qualified_name for r in fixed]
     cache = SpanCache(wh, config.tables)
     cache.migrate_legacy(study)
-    n_rows = n_valid = n_cached = n_recognized = n_failed = 0
+    n_rows = n_valid = n_cached = n_recognized = n_failed = n_committed = 0
     input_q: list[Quarantined] = []
     failed_q: list[Quarantined] = []
     by_label: Counter[str] = Counter()
+    target = (
+        _staging_target(wh, config, run_id, "chunks read and written in the driver") if recognizers is None else None
+    )
+    sharded = target is not None and target.kind == "parquet" and isinstance(wh, ShardingWarehouse)
+    shards: dict[int, str] = {}  # chunk index -> its shard, until the chunk is committed
     bar = tqdm(total=src.n_source_rows, desc=f"recognize {study}", unit="row", disable=not progress, leave=False)
-    try:
+
+    def driver_chunks() -> Iterator[RecognizedChunk]:
+        """Read each chunk here and recognize it (in process, or on the Ray recognition pipeline)."""
         for chunk in iter_chunks(src):
             try:
                 notes = chunk.notes
-                ids = [n.note_id for n in notes]
                 entries = cache.entries(study, chunk.owned_ids) if chunk.owned_ids else {}
-                hits = set() if force else cache_hits(entries, notes, fingerprint)
+                hits = set() if force else current_hits(entries, notes, fingerprint)
                 todo = [n for n in notes if n.note_id not in hits]
                 recognized: dict[str, list[Span]] = {}
                 statuses: dict[str, tuple[str, str | None]] = {}
@@ -348,53 +355,91 @@ def recognize_study(
                         progress=False,
                     ):
                         _collect(batch, recognized, statuses)
-                chunk_failed = sum(1 for st, _ in statuses.values() if st != "ok")
                 owned = [nid for nid in chunk.owned_ids if nid not in hits]  # hits stay as they are
+                writes = chunk_cache_writes(config.tables, study, fingerprint, notes, recognized, statuses, owned)
+            except Exception as exc:
+                _chunk_failed(exc, "recognition", study, chunk.index, chunk.n_chunks)
+                raise
+            patients = {n.note_id: n.patient_id for n in todo}
+            failed = [failed_quarantine(nid, patients[nid], code) for nid, (st, code) in statuses.items() if st != "ok"]
+            yield RecognizedChunk(
+                chunk.index, chunk.info(), list(chunk.quarantined), failed, len(todo), len(hits), writes
+            )
+
+    def shard_jobs() -> Iterator[ShardRecognitionJob]:
+        """Plan each chunk from its ids, export its rows to a shard; a Ray worker reads and recognizes it."""
+        assert target is not None and isinstance(wh, ShardingWarehouse)
+        for plan in iter_plans(src):
+            try:
+                entries = cache.entries(study, plan.owned_ids) if plan.owned_ids else {}
+                _, chunk_specs = _chunk_recognizers(wh, fixed, specs, set(plan.patient_ids))
+                path = shard_path(target, plan.index)
+                wh.export_rows(src.table, plan.refs, plan.row_numbers, path)
+            except Exception as exc:
+                _chunk_failed(exc, "recognition", study, plan.index, plan.n_chunks)
+                raise
+            shards[plan.index] = path
+            yield ShardRecognitionJob(
+                study,
+                plan,
+                path,
+                entries,
+                tuple(chunk_specs),
+                fingerprint,
+                policy,
+                src.max_note_chars,
+                config.batch_size,
+                force,
+            )
+
+    outcomes = recognize_shards(shard_jobs(), config, target) if sharded and target else driver_chunks()
+    try:
+        for done in outcomes:
+            try:
+                if done.error is not None:
+                    raise done.error
+                info = done.info
+                assert info is not None  # a chunk without error has its summary
                 row = _chunk_row(
                     run_id,
                     study,
                     "",
                     "recognition",
                     started,
-                    chunk.info(),
-                    n_quarantined=len(chunk.quarantined) + chunk_failed,
-                    n_recognized=len(todo),
-                    n_cached=len(hits),
+                    info,
+                    n_quarantined=len(done.quarantined) + len(done.failed),
+                    n_recognized=done.n_recognized,
+                    n_cached=done.n_cached,
                     recognizers=json.dumps(names),
                     fingerprint=fingerprint,
                 )
-                cache.store_chunk(
-                    study, fingerprint, notes, recognized, statuses, owned, [_progress_write(config, row)]
-                )
-                if ids:
-                    by_label.update(s.label for spans in cache.spans(study, ids).values() for s in spans)
+                publish(wh, done.staged, [*done.writes, _progress_write(config, row)])
+                if info.owned_ids:
+                    by_label.update(s.label for spans in cache.spans(study, info.owned_ids).values() for s in spans)
             except Exception as exc:
-                _chunk_failed(exc, "recognition", study, chunk.index, chunk.n_chunks)
+                _chunk_failed(exc, "recognition", study, done.chunk, src.n_chunks)
                 raise
-            by_id = {n.note_id: n for n in todo}
-            for nid, (status, code) in statuses.items():
-                if status != "ok":
-                    failed_q.append(
-                        Quarantined(
-                            nid,
-                            by_id[nid].patient_id,
-                            "recognition",
-                            code or "E500",
-                            f"note {nid}: recognition failed ({code}); rerun after fixing the recognizer",
-                        )
-                    )
-            input_q.extend(chunk.quarantined)
-            input_q.extend(chunk.null_id_rows)
-            n_rows += chunk.n_rows + len(chunk.null_id_rows)
-            n_valid += len(notes)
-            n_cached += len(hits)
-            n_recognized += len(todo)
-            n_failed += chunk_failed
-            _refresh_between_chunks(wh, chunk.index + 1)
-            bar.update(chunk.n_rows + len(chunk.null_id_rows))
-            _report(on_chunk, "recognition", study, "", chunk.info(), len(todo), False, n_rows, src.n_source_rows, t0)
+            finally:
+                if done.chunk in shards:
+                    remove_shard(shards.pop(done.chunk))
+            failed_q.extend(done.failed)
+            input_q.extend(done.quarantined)
+            input_q.extend(info.null_id_rows)
+            n_rows += info.n_rows + len(info.null_id_rows)
+            n_valid += info.n_notes
+            n_cached += done.n_cached
+            n_recognized += done.n_recognized
+            n_failed += len(done.failed)
+            n_committed += 1
+            _refresh_between_chunks(wh, n_committed)
+            bar.update(info.n_rows + len(info.null_id_rows))
+            _report(on_chunk, "recognition", study, "", info, done.n_recognized, False, n_rows, src.n_source_rows, t0)
     finally:
+        if isinstance(outcomes, Generator):
+            outcomes.close()  # a failed run: cancel the chunks still queued on Ray workers
         bar.close()
+        if target is not None and sharded:
+            discard(target)  # staged files and shards of chunks that never committed (a failed run)
     # notes that left the source: entries first, so a crash in between never leaves an entry without its spans
     delete_absent(src, config.tables.recognized_notes, {"study": study})
     delete_absent(src, config.tables.spans, {"study": study})
@@ -459,14 +504,8 @@ def recognize_study(
     return report
 
 
-def cache_hits(entries: Mapping[str, CacheEntry], notes: Sequence[Note], fingerprint: str) -> set[str]:
-    """Notes whose cached recognition is current (same text, same fingerprint, status ok)."""
-    out = set()
-    for n in notes:
-        e = entries.get(n.note_id)
-        if e and e.status == "ok" and e.fingerprint == fingerprint and e.text_sha256 == text_sha256(n.text):
-            out.add(n.note_id)
-    return out
+#: kept under its old name for callers of the runner
+cache_hits = current_hits
 
 
 def _collect(
@@ -543,13 +582,15 @@ def _resumable_chunks(wh: Warehouse, config: TideConfig, study: str, key: str, s
     return out
 
 
-def _staging_target(wh: Warehouse, config: TideConfig, run_id: str) -> StagingTarget | None:
+def _staging_target(
+    wh: Warehouse, config: TideConfig, run_id: str, fallback: str = "anonymizing in the driver"
+) -> StagingTarget | None:
     """Where Ray workers stage a run's released tables; ``None``: the driver releases in process
     (the local executor, or a warehouse that cannot take staged tables: same rows, one process)."""
     if config.executor != "ray":
         return None
     if not isinstance(wh, StagingWarehouse):
-        log.warning("warehouse %s cannot publish tables staged by Ray workers: anonymizing in the driver", wh.url)
+        log.warning("warehouse %s cannot publish tables staged by Ray workers: %s", wh.url, fallback)
         return None
     return wh.staging_target().for_run(run_id)
 

@@ -84,6 +84,53 @@ class CacheEntry:
     n_spans: int
 
 
+def chunk_cache_writes(
+    names: TableNames,
+    study: str,
+    fingerprint: str,
+    notes: Sequence[Note],
+    recognized: Mapping[str, list[Span]],
+    statuses: Mapping[str, tuple[str, str | None]],
+    owned: Iterable[str],
+) -> list[PartitionWrite]:
+    """The span cache's rows of one recognized chunk (:meth:`SpanCache.store_chunk`; a Ray worker stages them).
+
+    ``owned`` are the note ids whose cache rows the commit replaces (the chunk's, less its cache
+    hits); spans outside their note's text are refused before anything is written.
+    """
+    now = _now()
+    by_id = {n.note_id: n for n in notes}
+    ids = sorted(set(owned))
+    span_rows: list[dict[str, Any]] = []
+    entry_rows: list[dict[str, Any]] = []
+    for nid, (status, code) in statuses.items():
+        n = by_id[nid]
+        spans = recognized.get(nid, []) if status == "ok" else []
+        for sp in spans:
+            sp.check_inside(n.text)
+            span_rows.append(_span_row(study, nid, sp, fingerprint, now))
+        entry_rows.append(_entry_row(study, n, fingerprint, status, code, len(spans), now))
+    if set(statuses) - set(ids):
+        raise InputError("E386", "a chunk commit writes notes it does not own", hint="this is a bug in the caller")
+    if not ids:
+        return []
+    part = {"study": study, "note_id": ids}
+    return [
+        PartitionWrite(names.spans, tables.to_table("spans", span_rows), part),
+        PartitionWrite(names.recognized_notes, tables.to_table("recognized_notes", entry_rows), part),
+    ]
+
+
+def current_hits(entries: Mapping[str, CacheEntry], notes: Sequence[Note], fingerprint: str) -> set[str]:
+    """Notes whose cached recognition is current (same text, same fingerprint, status ok)."""
+    out = set()
+    for n in notes:
+        e = entries.get(n.note_id)
+        if e and e.status == "ok" and e.fingerprint == fingerprint and e.text_sha256 == text_sha256(n.text):
+            out.add(n.note_id)
+    return out
+
+
 @dataclass(frozen=True)
 class ReviewSummary:
     """Reviewer decisions of a study against its current recognition."""
@@ -394,31 +441,10 @@ class SpanCache:
         (the chunk's progress row) land in the same commit.  Reviewer decisions are not touched;
         an older version's reviewer rows must have been moved first (:meth:`migrate_legacy`).
         """
-        now = _now()
-        by_id = {n.note_id: n for n in notes}
-        ids = sorted(set(owned))
-        span_rows: list[dict[str, Any]] = []
-        entry_rows: list[dict[str, Any]] = []
-        for nid, (status, code) in statuses.items():
-            n = by_id[nid]
-            spans = recognized.get(nid, []) if status == "ok" else []
-            for sp in spans:
-                sp.check_inside(n.text)
-                span_rows.append(_span_row(study, nid, sp, fingerprint, now))
-            entry_rows.append(_entry_row(study, n, fingerprint, status, code, len(spans), now))
-        missing = set(statuses) - set(ids)
-        if missing:
-            raise InputError("E386", "a chunk commit writes notes it does not own", hint="this is a bug in the caller")
-        writes = list(extra)
-        if ids:
-            part = {"study": study, "note_id": ids}
-            writes[:0] = [
-                PartitionWrite(self.names.spans, tables.to_table("spans", span_rows), part),
-                PartitionWrite(self.names.recognized_notes, tables.to_table("recognized_notes", entry_rows), part),
-            ]
+        writes = [*chunk_cache_writes(self.names, study, fingerprint, notes, recognized, statuses, owned), *extra]
         if writes:
             self.wh.replace_partitions(writes)
-        return len(span_rows)
+        return sum(w.table.num_rows for w in writes if w.name == self.names.spans)
 
     def add_review(
         self,

@@ -86,6 +86,7 @@ class ChunkPlan:
     row_numbers: tuple[int, ...]  # their study-wide row numbers, ascending
     owned_ids: tuple[str, ...]  # note ids whose rows this chunk decides (sorted)
     duplicates: bool = False  # the duplicates chunk (rows of every note id that occurs more than once)
+    patient_ids: tuple[str, ...] = ()  # patient ids of its rows (sorted): the known-PHI rows it needs
 
 
 @dataclass(frozen=True)
@@ -194,25 +195,33 @@ def iter_chunks(src: StudySource) -> Iterator[StudyChunk]:
 def iter_plans(src: StudySource) -> Iterator[ChunkPlan]:
     """The study's chunks as :class:`ChunkPlan` (same indices and rows as :func:`iter_chunks`).
 
-    Reads only row references and note ids (:meth:`ShardingWarehouse.iter_refs`), never text.
+    Reads only row references, note ids and patient ids (:meth:`ShardingWarehouse.iter_refs`), never text.
     """
     if not isinstance(src.wh, ShardingWarehouse):
         raise ConfigError("E614", f"warehouse {src.wh.url} cannot export shards", hint="this is a bug in the caller")
     n_chunks = src.n_chunks
-    pending: list[tuple[int, str | None]] = []
-    held: list[tuple[int, int]] = []  # (row number, ref) of rows of duplicated note ids
+    pending: list[tuple[int, str | None, str | None]] = []  # (ref, note id, patient id)
+    held: list[tuple[int, int, str | None]] = []  # (row number, ref, patient id) of duplicated note ids' rows
     first = index = 0
 
-    def plan(rows: list[tuple[int, str | None]]) -> ChunkPlan:
-        kept = [(first + j, ref, nid) for j, (ref, nid) in enumerate(rows) if nid not in src.duplicate_ids]
-        held.extend((first + j, ref) for j, (ref, nid) in enumerate(rows) if nid in src.duplicate_ids)
-        owned = tuple(sorted({nid for _, _, nid in kept if nid is not None}))
-        return ChunkPlan(index, n_chunks, tuple(r for _, r, _ in kept), tuple(i for i, _, _ in kept), owned)
+    def plan(rows: list[tuple[int, str | None, str | None]]) -> ChunkPlan:
+        numbered = [(first + j, ref, nid, pid) for j, (ref, nid, pid) in enumerate(rows)]
+        kept = [r for r in numbered if r[2] not in src.duplicate_ids]
+        held.extend((i, ref, pid) for i, ref, nid, pid in numbered if nid in src.duplicate_ids)
+        return ChunkPlan(
+            index,
+            n_chunks,
+            tuple(r[1] for r in kept),
+            tuple(r[0] for r in kept),
+            tuple(sorted({r[2] for r in kept if r[2] is not None})),
+            patient_ids=tuple(sorted({r[3] for r in kept if r[3] is not None})),
+        )
 
-    for batch in src.wh.iter_refs(src.table, ["note_id"], src.where, src.chunk_rows):
+    for batch in src.wh.iter_refs(src.table, ["note_id", "patient_id"], src.where, src.chunk_rows):
         refs = batch.column(REF).to_pylist()
         ids = [_as_str_id(v) for v in batch.column("note_id").to_pylist()]
-        pending.extend(zip(refs, ids, strict=True))
+        patients = [_as_str_id(v) for v in batch.column("patient_id").to_pylist()]
+        pending.extend(zip(refs, ids, patients, strict=True))
         while len(pending) >= src.chunk_rows:
             yield plan(pending[: src.chunk_rows])
             pending = pending[src.chunk_rows :]
@@ -225,10 +234,11 @@ def iter_plans(src: StudySource) -> Iterator[ChunkPlan]:
         yield ChunkPlan(
             index,
             n_chunks,
-            tuple(r for _, r in held),
-            tuple(i for i, _ in held),
+            tuple(r for _, r, _ in held),
+            tuple(i for i, _, _ in held),
             tuple(sorted(src.duplicate_ids)),
             duplicates=True,
+            patient_ids=tuple(sorted({p for _, _, p in held if p is not None})),
         )
 
 

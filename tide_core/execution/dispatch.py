@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from tqdm import tqdm
 
 from tide_core.engine.recognition import RecognitionBatch, recognize_notes
+from tide_core.engine.recognize_chunk import RecognizedChunk, ShardRecognitionJob
 from tide_core.engine.release_chunk import ChunkOutcome, ReleaseJob, release_chunk
 from tide_core.engine.release_input import ShardReleaseJob
 from tide_core.io.staging import StagingTarget
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
 RAY_PIPELINE = "tide_core.execution.ray_pipeline"
 RAY_RELEASE = "tide_core.execution.ray_release"
+RAY_SHARDS = "tide_core.execution.ray_recognize_shards"
 
 
 def recognize_batches(
@@ -95,3 +97,12 @@ def release_chunks(
         released = release_chunk(job, keyring, config)
         writes = [PartitionWrite(name, table, job.partition) for name, table in released.tables(config)]
         yield ChunkOutcome(job.chunk, released.counts, writes=writes)
+
+
+def recognize_shards(
+    jobs: Iterable[ShardRecognitionJob], config: TideConfig, target: StagingTarget
+) -> Iterator[RecognizedChunk]:
+    """Recognize chunks that Ray workers read from their shards and whose cache rows they stage
+    in ``target`` (:mod:`tide_core.execution.ray_recognize_shards`); out of order."""
+    on_ray = load_dotted(f"{RAY_SHARDS}:recognize_shards_on_ray")
+    yield from on_ray(jobs, config, target)

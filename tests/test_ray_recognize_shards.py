@@ -1,0 +1,171 @@
+"""Recognition on Ray workers that read their own chunk from a shard and stage its cache rows:
+the span cache equals the local path's (bad rows, duplicates, known-PHI rows per chunk), the
+driver reads no note text, a stopped run resumes exactly its uncommitted chunks, and a shard a
+worker cannot read stops the run named.  One local Ray session (2 CPUs) for the module."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from tide_core.chunk_progress import ChunkProgress
+from tide_core.cli.cmd_demo import load_demo
+from tide_core.config import TideConfig
+from tide_core.errors import TideError
+from tide_core.io.duckdb_warehouse import DuckDBWarehouse
+from tide_core.runner import recognize_study
+
+pytest.importorskip("ray")
+
+CHUNK = 11
+TIMESTAMPS = ("created_at", "recognized_at", "quarantined_at", "started_at", "finished_at")
+CACHE = ("tide_spans", "tide_recognized_notes", "tide_quarantine")
+
+
+@pytest.fixture(scope="module")
+def ray_session(local_ray):
+    return local_ray
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory) -> Path:
+    """The demo corpus plus duplicated, conflicting, id-less and empty rows."""
+    db = tmp_path_factory.mktemp("shards") / "study.duckdb"
+    with DuckDBWarehouse(db) as wh:
+        load_demo(wh, seed=11)
+        rows = wh.read_table("notes").to_pylist()[:80]
+        rows += [
+            dict(rows[0]),  # exact duplicate (E608)
+            dict(rows[30], text=rows[30]["text"] + " (amended)"),  # conflicting duplicate (E607)
+            dict(rows[2], note_id=None),  # no id (E601)
+            dict(rows[3], note_id="empty-1", text="   "),  # empty text (E604)
+        ]
+        wh.replace_table("notes", pa.Table.from_pylist(rows, schema=wh.read_table("notes").schema))
+    return db
+
+
+class _NotesReads(DuckDBWarehouse):
+    """Records the columns of every read of the notes table's rows by the driver."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.notes_reads: list[tuple[str, ...] | None] = []
+
+    def iter_batches(self, name, columns=None, where=None, batch_rows=1000):  # type: ignore[no-untyped-def]
+        if name == "notes":
+            self.notes_reads.append(None if columns is None else tuple(columns))
+        yield from super().iter_batches(name, columns, where, batch_rows)
+
+    def iter_refs(self, name, columns, where=None, batch_rows=1000):  # type: ignore[no-untyped-def]
+        if name == "notes":
+            self.notes_reads.append(tuple(columns))
+        yield from super().iter_refs(name, columns, where, batch_rows)
+
+
+class _NoShards:
+    """The same database without shard export: the driver reads each chunk (as on BigQuery)."""
+
+    def __init__(self, inner: DuckDBWarehouse) -> None:
+        self._inner = inner
+        self.url = inner.url
+
+    def __getattr__(self, name: str):
+        if name in ("iter_refs", "export_rows"):
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+def _copy(study: Path, tmp_path: Path, name: str) -> Path:
+    db = tmp_path / f"{name}.duckdb"
+    shutil.copy(study, db)
+    return db
+
+
+def _cache(wh: DuckDBWarehouse) -> dict[str, list[tuple]]:
+    out = {}
+    for name in CACHE:
+        rows = wh.read_table(name).to_pylist()
+        out[name] = sorted(tuple(sorted((k, repr(v)) for k, v in r.items() if k not in TIMESTAMPS)) for r in rows)
+    return out
+
+
+def test_workers_recognize_their_own_shards_into_the_cache_the_local_path_writes(ray_session, study, tmp_path):
+    out = {}
+    for how in ("local", "shards", "driver-read"):
+        db = _copy(study, tmp_path, how)
+        config = replace(TideConfig.preset("rules"), executor="local" if how == "local" else "ray")
+        seen: list[ChunkProgress] = []
+        with _NotesReads(db) as inner:
+            wh = _NoShards(inner) if how == "driver-read" else inner
+            report = recognize_study(wh, "s1", config, progress=False, chunk_rows=CHUNK, on_chunk=seen.append)
+            out[how] = (
+                report.fingerprint,
+                report.n_rows,
+                report.n_valid,
+                report.n_quarantined,
+                report.n_recognized,
+                report.n_spans,
+                report.spans_by_label,
+                _cache(inner),
+            )
+            reads = inner.notes_reads
+            progress_rows = inner.count("tide_runs", {"stage": "recognition.chunk"})
+        assert sorted(p.chunk for p in seen) == list(range(9)) and progress_rows == 9  # 84 rows by 11, duplicates
+        if how == "shards":
+            assert reads == [("note_id", "patient_id")]  # the text went from DuckDB to the workers' shards
+        else:
+            assert None in reads
+    assert out["shards"] == out["local"] == out["driver-read"]
+    assert out["shards"][4] == 79 and out["shards"][5] > 300
+    known = [r for r in out["shards"][7]["tide_spans"] if "tide.known_phi" in dict(r)["recognizer"]]
+    assert len(known) > 100  # the chunk's known-PHI rows reached the workers
+    assert not (tmp_path / "shards.duckdb.staging").exists()
+
+
+def test_a_stopped_sharded_run_resumes_only_its_uncommitted_chunks(ray_session, study, tmp_path):
+    class Stop(Exception):
+        pass
+
+    committed: list[ChunkProgress] = []
+
+    def stop_after_four(p: ChunkProgress) -> None:
+        committed.append(p)
+        if len(committed) == 4:
+            raise Stop
+
+    config = replace(TideConfig.preset("rules"), executor="ray")
+    db = _copy(study, tmp_path, "stopped")
+    with DuckDBWarehouse(db) as wh:
+        with pytest.raises(Stop):
+            recognize_study(wh, "s1", config, progress=False, chunk_rows=CHUNK, on_chunk=stop_after_four)
+        assert wh.count("tide_runs", {"stage": "recognition.chunk"}) == 4
+        report = recognize_study(wh, "s1", config, progress=False, chunk_rows=CHUNK)
+        assert report.n_cached == sum(p.n_notes for p in committed)  # committed notes are not recognized again
+        assert report.n_cached + report.n_recognized == report.n_valid == 79
+        got = _cache(wh)
+    with DuckDBWarehouse(_copy(study, tmp_path, "whole")) as wh:
+        recognize_study(wh, "s1", TideConfig.preset("rules"), progress=False, chunk_rows=CHUNK)
+        assert got == _cache(wh)
+    assert not (tmp_path / "stopped.duckdb.staging").exists()
+
+
+class _ShardVanishes(DuckDBWarehouse):
+    def export_rows(self, name, refs, row_numbers, path):  # type: ignore[no-untyped-def]
+        n = super().export_rows(name, refs, row_numbers, path)
+        if path.endswith("chunk-0000001.parquet"):
+            Path(path).unlink()
+        return n
+
+
+def test_a_shard_its_worker_cannot_read_stops_the_recognition_named(ray_session, study, tmp_path):
+    config = replace(TideConfig.preset("rules"), executor="ray")
+    with _ShardVanishes(_copy(study, tmp_path, "vanish")) as wh:
+        with pytest.raises(TideError) as e:
+            recognize_study(wh, "s1", config, progress=False, chunk_rows=CHUNK)
+        assert e.value.code == "E376" and "recognition of study s1: chunk 2/9 failed" in " ".join(e.value.__notes__)
+        ids = wh.read_table("notes", ["note_id"]).column("note_id").to_pylist()[CHUNK : 2 * CHUNK]
+        assert wh.count("tide_recognized_notes", {"note_id": ids}) == 0  # nothing of chunk 2
