@@ -18,6 +18,7 @@ from tide_core.config import TideConfig
 from tide_core.errors import TideError
 from tide_core.io.duckdb_warehouse import DuckDBWarehouse
 from tide_core.runner import recognize_study
+from warehouse_probes import NotesReads, ShardVanishes, Without
 
 pytest.importorskip("ray")
 
@@ -48,37 +49,6 @@ def study(tmp_path_factory) -> Path:
     return db
 
 
-class _NotesReads(DuckDBWarehouse):
-    """Records the columns of every read of the notes table's rows by the driver."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(path)
-        self.notes_reads: list[tuple[str, ...] | None] = []
-
-    def iter_batches(self, name, columns=None, where=None, batch_rows=1000):  # type: ignore[no-untyped-def]
-        if name == "notes":
-            self.notes_reads.append(None if columns is None else tuple(columns))
-        yield from super().iter_batches(name, columns, where, batch_rows)
-
-    def iter_refs(self, name, columns, where=None, batch_rows=1000):  # type: ignore[no-untyped-def]
-        if name == "notes":
-            self.notes_reads.append(tuple(columns))
-        yield from super().iter_refs(name, columns, where, batch_rows)
-
-
-class _NoShards:
-    """The same database without shard export: the driver reads each chunk (as on BigQuery)."""
-
-    def __init__(self, inner: DuckDBWarehouse) -> None:
-        self._inner = inner
-        self.url = inner.url
-
-    def __getattr__(self, name: str):
-        if name in ("iter_refs", "export_rows"):
-            raise AttributeError(name)
-        return getattr(self._inner, name)
-
-
 def _copy(study: Path, tmp_path: Path, name: str) -> Path:
     db = tmp_path / f"{name}.duckdb"
     shutil.copy(study, db)
@@ -99,8 +69,8 @@ def test_workers_recognize_their_own_shards_into_the_cache_the_local_path_writes
         db = _copy(study, tmp_path, how)
         config = replace(TideConfig.preset("rules"), executor="local" if how == "local" else "ray")
         seen: list[ChunkProgress] = []
-        with _NotesReads(db) as inner:
-            wh = _NoShards(inner) if how == "driver-read" else inner
+        with NotesReads(db) as inner:
+            wh = Without(inner, "iter_refs", "export_rows") if how == "driver-read" else inner
             report = recognize_study(wh, "s1", config, progress=False, chunk_rows=CHUNK, on_chunk=seen.append)
             out[how] = (
                 report.fingerprint,
@@ -153,19 +123,11 @@ def test_a_stopped_sharded_run_resumes_only_its_uncommitted_chunks(ray_session, 
     assert not (tmp_path / "stopped.duckdb.staging").exists()
 
 
-class _ShardVanishes(DuckDBWarehouse):
-    def export_rows(self, name, refs, row_numbers, path):  # type: ignore[no-untyped-def]
-        n = super().export_rows(name, refs, row_numbers, path)
-        if path.endswith("chunk-0000001.parquet"):
-            Path(path).unlink()
-        return n
-
-
 def test_a_shard_its_worker_cannot_read_stops_the_recognition_named(ray_session, study, tmp_path):
     config = replace(TideConfig.preset("rules"), executor="ray")
-    with _ShardVanishes(_copy(study, tmp_path, "vanish")) as wh:
+    with ShardVanishes(_copy(study, tmp_path, "vanish")) as wh:
         with pytest.raises(TideError) as e:
             recognize_study(wh, "s1", config, progress=False, chunk_rows=CHUNK)
-        assert e.value.code == "E376" and "recognition of study s1: chunk 2/9 failed" in " ".join(e.value.__notes__)
-        ids = wh.read_table("notes", ["note_id"]).column("note_id").to_pylist()[CHUNK : 2 * CHUNK]
-        assert wh.count("tide_recognized_notes", {"note_id": ids}) == 0  # nothing of chunk 2
+        assert e.value.code == "E376" and "recognition of study s1: chunk 3/9 failed" in " ".join(e.value.__notes__)
+        ids = wh.read_table("notes", ["note_id"]).column("note_id").to_pylist()[2 * CHUNK : 3 * CHUNK]
+        assert wh.count("tide_recognized_notes", {"note_id": ids}) == 0  # nothing of chunk 3

@@ -18,6 +18,7 @@ from tide_core.errors import TideError
 from tide_core.io.duckdb_warehouse import DuckDBWarehouse
 from tide_core.io.staging import ENV_STAGING_DIR
 from tide_core.runner import anonymize_study, recognize_study
+from warehouse_probes import NotesReads, ShardVanishes, Without
 
 pytest.importorskip("ray")
 
@@ -104,22 +105,6 @@ def test_a_ray_run_stopped_after_some_chunks_resumes_exactly_those(ray_session, 
     assert not (tmp_path / "stopped.duckdb.staging").exists()
 
 
-class _Without:
-    """A DuckDB warehouse without some of its methods (``staging_target``/``publish``: no staged
-    tables; ``iter_refs``/``export_rows``: no shards, so the driver reads each chunk itself, as on
-    BigQuery)."""
-
-    def __init__(self, inner: DuckDBWarehouse, *hidden: str) -> None:
-        self._inner = inner
-        self._hidden = hidden
-        self.url = inner.url
-
-    def __getattr__(self, name: str):
-        if name in self._hidden:
-            raise AttributeError(name)
-        return getattr(self._inner, name)
-
-
 def _stopped_and_nothing_published(wh, e, code: str) -> None:
     assert e.value.code == code
     notes = " ".join(getattr(e.value, "__notes__", []))
@@ -137,7 +122,7 @@ def test_a_chunk_its_worker_cannot_stage_stops_the_run_named_and_publishes_nothi
     db = _copy(recognized, tmp_path, "blocked")
     config = replace(TideConfig.preset("rules"), executor="ray")
     with DuckDBWarehouse(db) as inner:
-        wh = _Without(inner, "iter_refs", "export_rows")  # the driver reads; the worker fails to stage
+        wh = Without(inner, "iter_refs", "export_rows")  # the driver reads; the worker fails to stage
         with pytest.raises(TideError) as e:
             anonymize_study(wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK)
         _stopped_and_nothing_published(inner, e, "E371")
@@ -148,16 +133,6 @@ def test_a_chunk_its_worker_cannot_stage_stops_the_run_named_and_publishes_nothi
         assert "chunk 1/17 failed" in " ".join(e.value.__notes__)
 
 
-class _ShardVanishes(DuckDBWarehouse):
-    """Exports each shard, then loses the third one before its worker reads it."""
-
-    def export_rows(self, name, refs, row_numbers, path):  # type: ignore[no-untyped-def]
-        n = super().export_rows(name, refs, row_numbers, path)
-        if path.endswith("chunk-0000002.parquet"):
-            Path(path).unlink()
-        return n
-
-
 def _chunk_ids(wh: DuckDBWarehouse, index: int) -> list[str]:
     ids = wh.read_table("notes", ["note_id"]).column("note_id").to_pylist()
     return ids[index * CHUNK : (index + 1) * CHUNK]
@@ -166,7 +141,7 @@ def _chunk_ids(wh: DuckDBWarehouse, index: int) -> list[str]:
 def test_a_shard_its_worker_cannot_read_stops_the_run_named_and_a_rerun_completes(ray_session, recognized, tmp_path):
     db = _copy(recognized, tmp_path, "vanish")
     config = replace(TideConfig.preset("rules"), executor="ray")
-    with _ShardVanishes(db) as wh:
+    with ShardVanishes(db) as wh:
         with pytest.raises(TideError) as e:
             anonymize_study(wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK)
         assert e.value.code == "E376" and "chunk 3/17 failed" in " ".join(e.value.__notes__)
@@ -181,7 +156,7 @@ def test_a_warehouse_that_cannot_publish_staged_tables_is_released_in_the_driver
     db = _copy(recognized, tmp_path, "plain")
     config = replace(TideConfig.preset("rules"), executor="ray")
     with DuckDBWarehouse(db) as inner:
-        wh = _Without(inner, "staging_target", "publish")
+        wh = Without(inner, "staging_target", "publish")
         with caplog.at_level("WARNING", logger="tide.runner"):
             report = anonymize_study(wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK)
         assert report.n_released == 150 and inner.count("tide_deid_notes") == 150
@@ -224,29 +199,6 @@ def test_a_release_worker_killed_mid_run_is_restarted_and_the_release_is_complet
     assert not (tmp_path / "killed.duckdb.staging").exists()
 
 
-class _NotesReads(DuckDBWarehouse):
-    """Records every read of the notes table's rows by the driver (which columns)."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(path)
-        self.notes_reads: list[tuple[str, ...] | None] = []
-
-    def iter_batches(self, name, columns=None, where=None, batch_rows=1000):  # type: ignore[no-untyped-def]
-        if name == "notes":
-            self.notes_reads.append(None if columns is None else tuple(columns))
-        yield from super().iter_batches(name, columns, where, batch_rows)
-
-    def iter_refs(self, name, columns, where=None, batch_rows=1000):  # type: ignore[no-untyped-def]
-        if name == "notes":
-            self.notes_reads.append(tuple(columns))
-        yield from super().iter_refs(name, columns, where, batch_rows)
-
-    def read_table(self, name, columns=None, where=None):  # type: ignore[no-untyped-def]
-        if name == "notes":
-            self.notes_reads.append(None if columns is None else tuple(columns))
-        return super().read_table(name, columns, where)
-
-
 def test_workers_read_their_own_shards_the_driver_reads_no_text_and_the_release_is_the_local_one(
     ray_session, recognized, tmp_path
 ):
@@ -268,7 +220,7 @@ def test_workers_read_their_own_shards_the_driver_reads_no_text_and_the_release_
     out = {}
     for executor in ("local", "ray"):
         db = _copy((base,), tmp_path, executor)
-        with _NotesReads(db) as wh:
+        with NotesReads(db) as wh:
             config = replace(TideConfig.preset("rules"), executor=executor)
             seen: list[ChunkProgress] = []
             report = anonymize_study(

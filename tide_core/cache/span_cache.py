@@ -203,13 +203,7 @@ class SpanCache:
         }
 
     def hits(self, study: str, notes: Sequence[Note], fingerprint: str) -> set[str]:
-        entries = self.entries(study)
-        out = set()
-        for n in notes:
-            e = entries.get(n.note_id)
-            if e and e.status == "ok" and e.fingerprint == fingerprint and e.text_sha256 == text_sha256(n.text):
-                out.add(n.note_id)
-        return out
+        return current_hits(self.entries(study), notes, fingerprint)
 
     def _rows(self, study: str, note_ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
         if not self.wh.table_exists(self.names.spans):

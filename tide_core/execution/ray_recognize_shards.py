@@ -26,10 +26,8 @@ from ray import cloudpickle
 
 from tide_core.engine.recognize_chunk import RecognizedChunk, ShardRecognitionJob, recognize_shard
 from tide_core.errors import TideError
-from tide_core.execution import ray_actors as ra
+from tide_core.execution.ray_chunk_pool import RayChunkConfig, run_chunks
 from tide_core.execution.ray_pipeline import _factories
-from tide_core.execution.ray_release import RayReleaseConfig
-from tide_core.execution.ray_session import cluster_resources, ensure_ray
 from tide_core.io.staging import StagedWrite, StagingTarget, discard, stage
 from tide_core.recognizers import registry
 
@@ -86,40 +84,18 @@ def recognize_shards_on_ray(
     jobs: Iterable[ShardRecognitionJob],
     config: TideConfig,
     target: StagingTarget,
-    ray_config: RayReleaseConfig | None = None,
+    ray_config: RayChunkConfig | None = None,
 ) -> Iterator[RecognizedChunk]:
     """Recognize every shard job on a Ray actor pool; yield each chunk's staged rows as it finishes.
 
     ``jobs`` is consumed lazily (at most two chunks per actor in flight), so the driver plans and
     exports a bounded number of chunks ahead of the workers.
     """
-    rc = ray_config or RayReleaseConfig(address=config.ray_address)
-    ensure_ray(rc.address, rc.local_num_cpus)
-    cpus = cluster_resources()["CPU"]
-    per = max(0.05, min(float(rc.num_cpus_per_actor), cpus or 1.0))
-    size = rc.max_actors or max(1, int(cpus // per))
-    retry = {"max_restarts": rc.max_retries, "max_task_retries": rc.max_retries}
-    request = ra.PoolRequest(ShardRecognizeStage, {"config": config}, size, {"num_cpus": per, **retry})
-    pools = ra.acquire([request], rc.start_timeout_s)
-    chunks: list[int] = []
-
-    def payloads() -> Iterator[bytes]:
-        for job in jobs:
-            chunks.append(job.chunk)
-            yield cloudpickle.dumps((job, _factories(list(job.specs)), target))
-
-    for i, out in ra.run_chain(payloads(), pools, settle_s=rc.settle_s):
-        if isinstance(out, BaseException):
-            error: BaseException | None = ra.find_tide_error(out)
-            if error is None:
-                error = TideError(
-                    "E519",
-                    f"recognition of chunk {chunks[i] + 1} did not come back from the Ray workers "
-                    f"({type(out).__name__}) after {rc.max_retries} retries",
-                    hint="rerun: committed chunks are kept and the run resumes; check the Ray worker logs",
-                    terminal=False,
-                )
-            yield RecognizedChunk(chunks[i], error=error)
-            return  # the caller stops the run; run_chain cancels what is still queued
+    rc = ray_config or RayChunkConfig(address=config.ray_address)
+    payloads = ((job.chunk, cloudpickle.dumps((job, _factories(list(job.specs)), target))) for job in jobs)
+    for chunk, out in run_chunks(ShardRecognizeStage, {"config": config}, payloads, rc, "recognition", "E519"):
+        if isinstance(out, TideError):
+            yield RecognizedChunk(chunk, error=out)
+            return  # the caller stops the run; the chunks still queued are cancelled
         recognized: RecognizedChunk = cloudpickle.loads(out)
         yield recognized

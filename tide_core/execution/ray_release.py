@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,8 +31,7 @@ import numpy as np
 from tide_core.engine.release_chunk import ChunkOutcome, ReleaseCounts, ReleaseJob, release_chunk
 from tide_core.engine.release_input import ShardReleaseJob, open_shard_job
 from tide_core.errors import TideError
-from tide_core.execution import ray_actors as ra
-from tide_core.execution.ray_session import cluster_resources, ensure_ray
+from tide_core.execution.ray_chunk_pool import RayChunkConfig, run_chunks
 from tide_core.io.staging import StagedWrite, StagingTarget, discard, stage
 
 if TYPE_CHECKING:
@@ -85,17 +83,8 @@ class ReleaseStage:
         return ChunkOutcome(job.chunk, released.counts, staged=staged, **extra)
 
 
-@dataclass(frozen=True)
-class RayReleaseConfig:
-    """Where and how wide anonymization runs on Ray (none of it changes the released rows)."""
-
-    address: str | None = None
-    num_cpus_per_actor: float = 1.0
-    max_actors: int | None = None  # None: one actor per CPU of the cluster
-    max_retries: int = 3
-    start_timeout_s: float = 600.0
-    local_num_cpus: int | None = None
-    settle_s: float = 300.0  # a stopped run waits this long for chunks still being staged
+#: the release pool's configuration (the same as every chunk pool's)
+RayReleaseConfig = RayChunkConfig
 
 
 def release_on_ray(
@@ -103,40 +92,18 @@ def release_on_ray(
     keyring: KeyRing,
     config: TideConfig,
     target: StagingTarget,
-    ray_config: RayReleaseConfig | None = None,
+    ray_config: RayChunkConfig | None = None,
 ) -> Iterator[ChunkOutcome]:
     """Release every job on a Ray actor pool; yield each chunk's staged tables as it finishes.
 
     ``jobs`` is consumed lazily: at most two chunks per actor are read and in flight at once, so
     the driver holds a bounded number of chunks whatever the study size.
     """
-    rc = ray_config or RayReleaseConfig(address=config.ray_address)
-    ensure_ray(rc.address, rc.local_num_cpus)
-    cpus = cluster_resources()["CPU"]
-    per = max(0.05, min(float(rc.num_cpus_per_actor), cpus or 1.0))
-    size = rc.max_actors or max(1, int(cpus // per))
-    retry = {"max_restarts": rc.max_retries, "max_task_retries": rc.max_retries}
-    request = ra.PoolRequest(ReleaseStage, {"config": config}, size, {"num_cpus": per, **retry})
-    pools = ra.acquire([request], rc.start_timeout_s)
-    chunks: list[int] = []
-
-    def payloads() -> Iterator[bytes]:
-        for job in jobs:
-            chunks.append(job.chunk)
-            yield pickle.dumps((job, keyring, target), protocol=pickle.HIGHEST_PROTOCOL)
-
-    for i, out in ra.run_chain(payloads(), pools, settle_s=rc.settle_s):
-        if isinstance(out, BaseException):
-            error: BaseException | None = ra.find_tide_error(out)
-            if error is None:
-                error = TideError(
-                    "E518",
-                    f"anonymization of chunk {chunks[i] + 1} did not come back from the Ray workers "
-                    f"({type(out).__name__}) after {rc.max_retries} retries",
-                    hint="rerun: committed chunks are kept and the run resumes; check the Ray worker logs",
-                    terminal=False,
-                )
-            yield ChunkOutcome(chunks[i], None, error=error)
-            return  # the caller stops the run; run_chain cancels what is still queued
+    rc = ray_config or RayChunkConfig(address=config.ray_address)
+    payloads = ((job.chunk, pickle.dumps((job, keyring, target), protocol=pickle.HIGHEST_PROTOCOL)) for job in jobs)
+    for chunk, out in run_chunks(ReleaseStage, {"config": config}, payloads, rc, "anonymization", "E518"):
+        if isinstance(out, TideError):
+            yield ChunkOutcome(chunk, None, error=out)
+            return  # the caller stops the run; the chunks still queued are cancelled
         released: ChunkOutcome = pickle.loads(out)
         yield released
