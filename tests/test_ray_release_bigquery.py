@@ -27,6 +27,7 @@ from tide_core.runner import anonymize_study, recognize_study  # noqa: E402
 
 N = 24
 CHUNK = 5
+OUTPUTS = ("tide_spans", "tide_recognized_notes", "tide_deid_notes", "tide_released_spans", "tide_quarantine")
 
 
 def _emulator_upload_shim() -> None:
@@ -85,5 +86,93 @@ def test_workers_stage_into_bigquery_and_the_release_equals_the_local_one(ray_wi
         assert wh.count("tide_runs", {"stage": "anonymization.chunk"}) == -(-N // CHUNK)
         left = [t.table_id for t in wh.client.list_tables(f"{PROJECT}.rayrelease")]
         assert not [t for t in left if t.startswith("_tide_stage_")], left
+    finally:
+        wh.close()
+
+
+def test_workers_read_their_chunks_from_a_study_copy_and_recognize_what_the_local_path_does(
+    ray_with_shim, emulator, tmp_path
+):
+    """Recognition and release on Ray against the emulator, on a study with duplicated, conflicting,
+    id-less and empty rows: the driver copies the study once (``open_shards``), reads only note and
+    patient ids, and the workers read their chunks from the copy; the span cache and the released
+    tables equal a local run on DuckDB (quarantine row numbers aside: the copy numbers rows in
+    its own order), and the copy is dropped."""
+    import pyarrow as pa
+
+    from tide_core.io.bigquery_warehouse import BigQueryWarehouse
+
+    keys = FileKeyProvider(tmp_path / "keys")
+    keys.create("s1", "k1")
+    with DuckDBWarehouse() as demo:
+        load_demo(demo, seed=5)
+        rows = demo.read_table("notes").slice(0, N).to_pylist()
+        schema = demo.read_table("notes").schema
+        patients = demo.read_table("patients")
+    rows += [
+        dict(rows[0]),  # exact duplicate (E608)
+        dict(rows[7], text=rows[7]["text"] + " (amended)"),  # conflicting duplicate (E607)
+        dict(rows[2], note_id=None),  # no id (E601)
+        dict(rows[3], note_id="empty-1", text="   "),  # empty text (E604)
+    ]
+    notes = pa.Table.from_pylist(rows, schema=schema)
+    rules = TideConfig.preset("rules")
+
+    def outputs(wh) -> dict[str, list[tuple]]:
+        out = {}
+        drop = {"created_at", "recognized_at", "released_at", "quarantined_at", "row_number", "reason"}
+        for name in OUTPUTS:
+            got = wh.read_table(name).to_pylist()
+            out[name] = sorted(tuple((k, str(v)) for k, v in sorted(r.items()) if k not in drop) for r in got)
+        return out
+
+    with DuckDBWarehouse(tmp_path / "local.duckdb") as local:
+        local.replace_table("notes", notes)
+        local.replace_table("patients", patients)
+        recognize_study(local, "s1", rules, progress=False, chunk_rows=CHUNK)
+        anonymize_study(local, "s1", "k1", keys, rules, progress=False, chunk_rows=CHUNK)
+        expected = outputs(local)
+
+    class NotesReads(BigQueryWarehouse):
+        notes_reads: list[str] = []
+
+        def read_table(self, name, columns=None, where=None):  # type: ignore[no-untyped-def]
+            if name == "notes" or name.startswith("_tide_shard_"):
+                self.notes_reads.append(name)
+            return super().read_table(name, columns, where)
+
+        def iter_batches(self, name, columns=None, where=None, batch_rows=1000):  # type: ignore[no-untyped-def]
+            if name == "notes" or name.startswith("_tide_shard_"):
+                self.notes_reads.append(name)
+            yield from super().iter_batches(name, columns, where, batch_rows)
+
+    wh = NotesReads.from_url(
+        f"bigquery:{PROJECT}.rayshards",
+        api_endpoint=emulator["rest"],
+        storage_endpoint=emulator["grpc"],
+        anonymous=True,
+    )
+    wh.ensure_dataset()
+    try:
+        wh.replace_table("notes", notes)
+        wh.replace_table("patients", patients)
+        ray_rules = replace(rules, executor="ray")
+        rec = recognize_study(wh, "s1", ray_rules, progress=False, chunk_rows=CHUNK)
+        rel = anonymize_study(wh, "s1", "k1", keys, ray_rules, progress=False, chunk_rows=CHUNK)
+        assert wh.notes_reads == []  # the text went from BigQuery to the workers only
+        assert (
+            rec.n_recognized == N - 1
+            and rel.n_released == N - 1
+            and rel.quarantined_by_code
+            == {
+                "E601": 1,
+                "E604": 1,
+                "E607": 2,
+                "E608": 1,
+            }
+        )
+        assert outputs(wh) == expected
+        left = [t.table_id for t in wh.client.list_tables(f"{PROJECT}.rayshards")]
+        assert not [t for t in left if t.startswith(("_tide_stage_", "_tide_shard_"))], left
     finally:
         wh.close()

@@ -14,7 +14,7 @@ from tide_core.config import TideConfig
 from tide_core.engine.study_chunks import ChunkPlan, chunk_from_rows, iter_chunks, iter_plans, open_source
 from tide_core.errors import InputError, WarehouseError
 from tide_core.io.duckdb_warehouse import DuckDBWarehouse
-from tide_core.io.shards import read_shard
+from tide_core.io.shards import ShardRef, read_shard
 from tide_core.io.warehouse import SHARD_ROW
 
 
@@ -41,10 +41,10 @@ def test_a_chunk_read_from_its_shard_equals_the_chunk_read_whole(tmp_path: Path,
         src = open_source(wh, "s1", TideConfig.preset("rules"), chunk_rows=chunk_rows)
         whole = list(iter_chunks(src))
         planned = []
-        for plan in iter_plans(src):
+        for plan in iter_plans(src, wh.open_shards(src.table, src.where)):
             path = str(tmp_path / "shards" / f"{plan.index}.parquet")
             assert wh.export_rows(src.table, plan.refs, plan.row_numbers, path) == len(plan.refs)
-            planned.append(chunk_from_rows(plan, read_shard(path), src.max_note_chars))
+            planned.append(chunk_from_rows(plan, read_shard(ShardRef("parquet", path)), src.max_note_chars))
     assert len(whole) == len(planned) == src.n_chunks
     assert planned == whole
     codes = sorted(q.code for c in planned for q in [*c.quarantined, *c.null_id_rows])
@@ -68,7 +68,7 @@ def test_a_plan_reads_no_text(tmp_path: Path) -> None:
     with Recording(tmp_path / "s.duckdb") as wh:
         _study(wh)
         src = open_source(wh, "s1", TideConfig.preset("rules"), chunk_rows=5)
-        plans = list(iter_plans(src))
+        plans = list(iter_plans(src, wh.open_shards(src.table, src.where)))
         assert sum(len(p.refs) for p in plans) == src.n_source_rows
         assert wh.read == [("notes", ("note_id", "patient_id"))]
         wh.read.clear()
@@ -80,16 +80,16 @@ def test_a_shard_with_other_rows_than_planned_is_refused(tmp_path: Path) -> None
     with DuckDBWarehouse(tmp_path / "s.duckdb") as wh:
         _study(wh)
         src = open_source(wh, "s1", TideConfig.preset("rules"), chunk_rows=6)
-        plan = next(iter_plans(src))
+        plan = next(iter_plans(src, wh.open_shards(src.table, src.where)))
         path = str(tmp_path / "a.parquet")
         wh.export_rows(src.table, plan.refs[:-1], plan.row_numbers[:-1], path)  # one row short
         with pytest.raises(InputError) as e:
-            chunk_from_rows(plan, read_shard(path), src.max_note_chars)
+            chunk_from_rows(plan, read_shard(ShardRef("parquet", path)), src.max_note_chars)
         assert e.value.code == "E613" and "chunk 1/" in e.value.message
         wh.export_rows(src.table, plan.refs, plan.row_numbers, path)
         other = ChunkPlan(plan.index, plan.n_chunks, plan.refs, plan.row_numbers, ("someone-else",))
         with pytest.raises(InputError) as e:
-            chunk_from_rows(other, read_shard(path), src.max_note_chars)  # owns other note ids
+            chunk_from_rows(other, read_shard(ShardRef("parquet", path)), src.max_note_chars)  # owns other note ids
         assert e.value.code == "E613"
 
 
@@ -100,5 +100,5 @@ def test_export_refuses_a_table_with_the_row_number_column_and_a_missing_shard_n
             wh.export_rows("t", [0], [0], str(tmp_path / "t.parquet"))
         assert getattr(e.value, "code", None) == "E328"
     with pytest.raises(WarehouseError) as e2:
-        read_shard(str(tmp_path / "gone.parquet"))
+        read_shard(ShardRef("parquet", str(tmp_path / "gone.parquet")))
     assert e2.value.code == "E376" and "TIDE_STAGING_DIR" in e2.value.hint

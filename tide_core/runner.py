@@ -43,7 +43,7 @@ from tide_core.engine.study_chunks import ChunkInfo, delete_absent, iter_chunks,
 from tide_core.engine.validation import ValidatedInput, sort_quarantined, validate_table
 from tide_core.errors import ConfigError
 from tide_core.execution.dispatch import recognize_batches, recognize_shards, release_chunks
-from tide_core.io.shards import remove_shard, shard_path
+from tide_core.io.shards import ShardRef, remove_shard
 from tide_core.io.staging import StagedWrite, StagingTarget, StagingWarehouse, discard
 from tide_core.io.warehouse import PartitionWrite, RefreshableWarehouse, ShardingWarehouse, Warehouse
 from tide_core.recognizers.registry import create
@@ -325,8 +325,8 @@ def recognize_study(
     target = (
         _staging_target(wh, config, run_id, "chunks read and written in the driver") if recognizers is None else None
     )
-    sharded = target is not None and target.kind == "parquet" and isinstance(wh, ShardingWarehouse)
-    shards: dict[int, str] = {}  # chunk index -> its shard, until the chunk is committed
+    source = wh.open_shards(src.table, src.where) if target and isinstance(wh, ShardingWarehouse) else None
+    shards: dict[int, ShardRef] = {}  # chunk index -> its shard, until the chunk is committed
     bar = tqdm(total=src.n_source_rows, desc=f"recognize {study}", unit="row", disable=not progress, leave=False)
 
     def driver_chunks() -> Iterator[RecognizedChunk]:
@@ -368,21 +368,20 @@ def recognize_study(
 
     def shard_jobs() -> Iterator[ShardRecognitionJob]:
         """Plan each chunk from its ids, export its rows to a shard; a Ray worker reads and recognizes it."""
-        assert target is not None and isinstance(wh, ShardingWarehouse)
-        for plan in iter_plans(src):
+        assert target is not None and source is not None and isinstance(wh, ShardingWarehouse)
+        for plan in iter_plans(src, source):
             try:
                 entries = cache.entries(study, plan.owned_ids) if plan.owned_ids else {}
                 _, chunk_specs = _chunk_recognizers(wh, fixed, specs, set(plan.patient_ids))
-                path = shard_path(target, plan.index)
-                wh.export_rows(src.table, plan.refs, plan.row_numbers, path)
+                shard = wh.export_shard(source, plan.refs, plan.row_numbers, target, plan.index)
             except Exception as exc:
                 _chunk_failed(exc, "recognition", study, plan.index, plan.n_chunks)
                 raise
-            shards[plan.index] = path
+            shards[plan.index] = shard
             yield ShardRecognitionJob(
                 study,
                 plan,
-                path,
+                shard,
                 entries,
                 tuple(chunk_specs),
                 fingerprint,
@@ -392,7 +391,7 @@ def recognize_study(
                 force,
             )
 
-    outcomes = recognize_shards(shard_jobs(), config, target) if sharded and target else driver_chunks()
+    outcomes = recognize_shards(shard_jobs(), config, target) if source and target else driver_chunks()
     try:
         for done in outcomes:
             try:
@@ -438,7 +437,9 @@ def recognize_study(
         if isinstance(outcomes, Generator):
             outcomes.close()  # a failed run: cancel the chunks still queued on Ray workers
         bar.close()
-        if target is not None and sharded:
+        if source is not None and target is not None:
+            assert isinstance(wh, ShardingWarehouse)
+            wh.close_shards(source)  # BigQuery: the run's copy of the study
             discard(target)  # staged files and shards of chunks that never committed (a failed run)
     # notes that left the source: entries first, so a crash in between never leaves an entry without its spans
     delete_absent(src, config.tables.recognized_notes, {"study": study})
@@ -661,9 +662,9 @@ def anonymize_study(
     null_id_rows: list[Quarantined] = []
     anonymizer_version = Anonymizer.VERSION
     target = _staging_target(wh, config, run_id)
-    sharded = target is not None and target.kind == "parquet" and isinstance(wh, ShardingWarehouse)
+    source = wh.open_shards(src.table, src.where) if target and isinstance(wh, ShardingWarehouse) else None
     #: chunk index -> (chunk summary, digest, notes worked, shard): the first three come back with a sharded chunk
-    pending: dict[int, tuple[ChunkInfo | None, str | None, int, str | None]] = {}
+    pending: dict[int, tuple[ChunkInfo | None, str | None, int, ShardRef | None]] = {}
     bar = tqdm(total=src.n_source_rows, desc=f"anonymize {study}/{key}", unit="row", disable=not progress, leave=False)
 
     def done_with(chunk: ChunkInfo, worked: int, resumed: bool) -> None:
@@ -693,23 +694,22 @@ def anonymize_study(
 
     def shard_jobs() -> Iterator[ShardReleaseJob]:
         """Plan each chunk from note ids, export its rows to a shard; the worker reads and decides it."""
-        assert target is not None and isinstance(wh, ShardingWarehouse)
-        for plan in iter_plans(src):
+        assert target is not None and source is not None and isinstance(wh, ShardingWarehouse)
+        for plan in iter_plans(src, source):
             try:
                 entries = cache.entries(study, plan.owned_ids) if plan.owned_ids else {}
                 recognized = [nid for nid, e in entries.items() if e.status == "ok"]
                 spans = cache.spans(study, recognized) if recognized else {}
-                path = shard_path(target, plan.index)
-                wh.export_rows(src.table, plan.refs, plan.row_numbers, path)
+                shard = wh.export_shard(source, plan.refs, plan.row_numbers, target, plan.index)
             except Exception as exc:
                 _chunk_failed(exc, "anonymization", study, plan.index, plan.n_chunks)
                 raise
-            pending[plan.index] = (None, None, 0, path)
+            pending[plan.index] = (None, None, 0, shard)
             yield ShardReleaseJob(
                 study,
                 key,
                 plan,
-                path,
+                shard,
                 entries,
                 spans,
                 key_id,
@@ -720,7 +720,11 @@ def anonymize_study(
 
     n_published = 0
     outcomes = release_chunks(
-        shard_jobs() if sharded else jobs(), keyring, config, executor="ray" if target else "local", target=target
+        shard_jobs() if source is not None else jobs(),
+        keyring,
+        config,
+        executor="ray" if target else "local",
+        target=target,
     )
     try:
         for outcome in outcomes:
@@ -766,6 +770,9 @@ def anonymize_study(
     finally:
         outcomes.close()  # a failed run: cancel the chunks still queued on Ray workers
         bar.close()
+        if source is not None:
+            assert isinstance(wh, ShardingWarehouse)
+            wh.close_shards(source)  # BigQuery: the run's copy of the study
         if target is not None:
             discard(target)  # staged files and shards of chunks that never committed (a failed run)
     # rows without a note id belong to no chunk: written once; then notes that left the source

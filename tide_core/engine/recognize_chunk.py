@@ -19,7 +19,7 @@ from tide_core.cache.span_cache import CacheEntry, chunk_cache_writes, current_h
 from tide_core.cache.tables import TableNames
 from tide_core.engine.recognition import recognize_notes
 from tide_core.engine.study_chunks import ChunkInfo, ChunkPlan, chunk_from_rows
-from tide_core.io.shards import read_shard
+from tide_core.io.shards import ShardRef
 from tide_core.io.staging import StagedWrite
 from tide_core.io.warehouse import PartitionWrite
 from tide_core.recognizers.base import Recognizer
@@ -32,7 +32,7 @@ class ShardRecognitionJob:
 
     study: str
     plan: ChunkPlan
-    shard: str
+    shard: ShardRef
     entries: Mapping[str, CacheEntry]  # the chunk's span-cache entries (by note id)
     specs: tuple[dict[str, Any], ...]  # recognizer specs, known-PHI ones with the chunk's patients' rows
     fingerprint: str
@@ -71,9 +71,14 @@ def failed_quarantine(note_id: str, patient_id: str, code: str | None) -> Quaran
     )
 
 
-def recognize_shard(job: ShardRecognitionJob, recognizers: Sequence[Recognizer], names: TableNames) -> RecognizedChunk:
-    """Read, decide and recognize one chunk; its cache rows come back as writes (not yet committed)."""
-    chunk = chunk_from_rows(job.plan, read_shard(job.shard), job.max_note_chars)
+def recognize_shard(
+    job: ShardRecognitionJob,
+    rows: Sequence[tuple[int, Mapping[str, Any]]],
+    recognizers: Sequence[Recognizer],
+    names: TableNames,
+) -> RecognizedChunk:
+    """Decide and recognize one chunk from its rows; its cache rows come back as writes (not yet committed)."""
+    chunk = chunk_from_rows(job.plan, rows, job.max_note_chars)
     hits = set() if job.force else current_hits(job.entries, chunk.notes, job.fingerprint)
     todo = [n for n in chunk.notes if n.note_id not in hits]
     recognized: dict[str, list[Span]] = {}

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from tide_core.cache.span_cache import CacheEntry, text_sha256
 from tide_core.engine.release_chunk import ReleaseJob
 from tide_core.engine.study_chunks import ChunkInfo, ChunkPlan, StudyChunk, chunk_from_rows, digest, note_identity
-from tide_core.io.shards import read_shard
+from tide_core.io.shards import ShardRef
 from tide_core.spans import Note, Quarantined, Span
 
 
@@ -114,7 +115,7 @@ class ShardReleaseJob:
     study: str
     key: str
     plan: ChunkPlan
-    shard: str
+    shard: ShardRef
     entries: Mapping[str, CacheEntry]
     spans: Mapping[str, Sequence[Span]]
     key_id: str
@@ -137,9 +138,9 @@ class OpenedShard:
     job: ReleaseJob | None
 
 
-def open_shard_job(job: ShardReleaseJob) -> OpenedShard:
-    """Read a shard job's chunk and decide it exactly as the driver decides a chunk it read."""
-    chunk = chunk_from_rows(job.plan, read_shard(job.shard), job.max_note_chars)
+def open_shard_job(job: ShardReleaseJob, rows: Sequence[tuple[int, Mapping[str, Any]]]) -> OpenedShard:
+    """Decide a shard job's chunk from its rows (read by the worker) exactly as the driver decides a chunk it read."""
+    chunk = chunk_from_rows(job.plan, rows, job.max_note_chars)
     ready, cache_q = cache_quarantines(job.study, chunk.notes, job.entries)
     spans = {n.note_id: list(job.spans.get(n.note_id, [])) for n in ready}
     chunk_digest = release_digest(job.key_id, job.settings, chunk, job.entries, spans)

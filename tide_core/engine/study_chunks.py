@@ -33,7 +33,7 @@ from tide_core.engine.validation import (
     validate_numbered,
 )
 from tide_core.errors import ConfigError, InputError
-from tide_core.io.warehouse import REF, ShardingWarehouse, StreamingWarehouse, Warehouse
+from tide_core.io.warehouse import REF, ShardingWarehouse, ShardSource, StreamingWarehouse, Warehouse
 from tide_core.spans import Note, Quarantined
 
 #: Rows per chunk unless the caller says otherwise (``tide run --chunk-rows``).
@@ -192,8 +192,11 @@ def iter_chunks(src: StudySource) -> Iterator[StudyChunk]:
         )
 
 
-def iter_plans(src: StudySource) -> Iterator[ChunkPlan]:
-    """The study's chunks as :class:`ChunkPlan` (same indices and rows as :func:`iter_chunks`).
+def iter_plans(src: StudySource, source: ShardSource) -> Iterator[ChunkPlan]:
+    """The study's chunks as :class:`ChunkPlan`, planned over ``source`` (:meth:`ShardingWarehouse.open_shards`).
+
+    On DuckDB the source is the notes table, so the chunks have the indices and rows of
+    :func:`iter_chunks`; on BigQuery it is the run's copy of the study, in its own row order.
 
     Reads only row references, note ids and patient ids (:meth:`ShardingWarehouse.iter_refs`), never text.
     """
@@ -217,7 +220,7 @@ def iter_plans(src: StudySource) -> Iterator[ChunkPlan]:
             patient_ids=tuple(sorted({r[3] for r in kept if r[3] is not None})),
         )
 
-    for batch in src.wh.iter_refs(src.table, ["note_id", "patient_id"], src.where, src.chunk_rows):
+    for batch in src.wh.iter_refs(source.table, ["note_id", "patient_id"], source.where, src.chunk_rows):
         refs = batch.column(REF).to_pylist()
         ids = [_as_str_id(v) for v in batch.column("note_id").to_pylist()]
         patients = [_as_str_id(v) for v in batch.column("patient_id").to_pylist()]

@@ -28,6 +28,7 @@ from tide_core.engine.recognize_chunk import RecognizedChunk, ShardRecognitionJo
 from tide_core.errors import TideError
 from tide_core.execution.ray_chunk_pool import RayChunkConfig, run_chunks
 from tide_core.execution.ray_pipeline import _factories
+from tide_core.io.shards import read_shard
 from tide_core.io.staging import StagedWrite, StagingTarget, discard, stage
 from tide_core.recognizers import registry
 
@@ -68,7 +69,8 @@ class ShardRecognizeStage:
     def recognize(
         self, job: ShardRecognitionJob, factories: Mapping[str, Callable[..., Any]], target: StagingTarget
     ) -> RecognizedChunk:
-        done = recognize_shard(job, self._recognizers(job, factories), self.config.tables)
+        rows = read_shard(job.shard, target)  # the worker reads its own chunk
+        done = recognize_shard(job, rows, self._recognizers(job, factories), self.config.tables)
         staged: list[StagedWrite] = []
         try:
             for w in done.writes:

@@ -32,6 +32,7 @@ from tide_core.engine.release_chunk import ChunkOutcome, ReleaseCounts, ReleaseJ
 from tide_core.engine.release_input import ShardReleaseJob, open_shard_job
 from tide_core.errors import TideError
 from tide_core.execution.ray_chunk_pool import RayChunkConfig, run_chunks
+from tide_core.io.shards import read_shard
 from tide_core.io.staging import StagedWrite, StagingTarget, discard, stage
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ class ReleaseStage:
 
     def release(self, job: ReleaseJob | ShardReleaseJob, keyring: KeyRing, target: StagingTarget) -> ChunkOutcome:
         if isinstance(job, ShardReleaseJob):
-            opened = open_shard_job(job)  # the worker reads its own chunk
+            opened = open_shard_job(job, read_shard(job.shard, target))  # the worker reads its own chunk
             extra: dict[str, Any] = {
                 "info": opened.info,
                 "digest": opened.digest,

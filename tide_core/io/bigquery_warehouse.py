@@ -46,8 +46,9 @@ from google.cloud.bigquery_storage_v1 import types
 from google.cloud.bigquery_storage_v1.services.big_query_read.transports import BigQueryReadGrpcTransport
 
 from tide_core.errors import ConfigError, WarehouseError
+from tide_core.io.shards import ShardRef
 from tide_core.io.staging import StagedWrite, StagingTarget, check_publish
-from tide_core.io.warehouse import PartitionWrite, check_partition_rows, check_writes
+from tide_core.io.warehouse import REF, SHARD_ROW, PartitionWrite, ShardSource, check_partition_rows, check_writes
 
 if TYPE_CHECKING:
     from google.cloud import bigquery
@@ -70,6 +71,21 @@ PARTITION_TIME_COLUMNS = (
     "decided_at",
 )
 STAGING_PREFIX = "_tide_stage_"
+SHARD_PREFIX = "_tide_shard_"  # a run's copy of a study, read by Ray workers (expires, dropped at the end)
+#: column types a study copy's row order may use (every other column is left out of the ORDER BY)
+_ORDERABLE = {
+    "STRING",
+    "BYTES",
+    "INT64",
+    "FLOAT64",
+    "NUMERIC",
+    "BIGNUMERIC",
+    "BOOL",
+    "DATE",
+    "DATETIME",
+    "TIME",
+    "TIMESTAMP",
+}
 
 ENV_API_ENDPOINT = "TIDE_BQ_API_ENDPOINT"
 ENV_STORAGE_ENDPOINT = "TIDE_BQ_STORAGE_ENDPOINT"
@@ -404,15 +420,23 @@ class BigQueryWarehouse:
         return self._read_client
 
     def _read_session(
-        self, name: str, cols: list[str], where: Mapping[str, object] | None, max_streams: int
+        self,
+        name: str,
+        cols: list[str],
+        where: Mapping[str, object] | None,
+        max_streams: int,
+        restriction: str | None = None,
     ) -> tuple[Any, Any]:
-        """(read client, Storage Read API session) over ``name``; _StorageUnavailable when the API is not."""
+        """(read client, Storage Read API session) over ``name``; _StorageUnavailable when the API is not.
+
+        ``restriction`` (a row restriction of the caller's, e.g. a range) replaces the one of ``where``.
+        """
         rc = self._storage_client()
         request = types.ReadSession(
             table=f"projects/{self.project}/datasets/{self.dataset}/tables/{_ident(name)}",
             data_format=types.DataFormat.ARROW,
             read_options=types.ReadSession.TableReadOptions(
-                selected_fields=cols, row_restriction=row_restriction(where)
+                selected_fields=cols, row_restriction=row_restriction(where) if restriction is None else restriction
             ),
         )
         try:
@@ -433,8 +457,10 @@ class BigQueryWarehouse:
             raise _StorageUnavailable(type(exc).__name__) from None
         return rc, session
 
-    def _read_storage(self, name: str, cols: list[str], where: Mapping[str, object] | None) -> pa.Table:
-        rc, session = self._read_session(name, cols, where, max_streams=4)
+    def _read_storage(
+        self, name: str, cols: list[str], where: Mapping[str, object] | None, restriction: str | None = None
+    ) -> pa.Table:
+        rc, session = self._read_session(name, cols, where, max_streams=4, restriction=restriction)
         schema = None
         if session.arrow_schema.serialized_schema:
             schema = pa.ipc.read_schema(pa.py_buffer(session.arrow_schema.serialized_schema))
@@ -736,6 +762,90 @@ class BigQueryWarehouse:
             job = self.client.query(sql)
             job.result()
         return int(job.num_dml_affected_rows or 0)
+
+    # -- shards (tide_core.io.shards): Ray workers read their own chunks ------------------
+    def open_shards(self, name: str, where: Mapping[str, object] | None = None) -> ShardSource:
+        """Copy the study once into an expiring table with a study-wide row number, clustered by it.
+
+        Rows are numbered in one order that an unchanged table always gives (trimmed note id, then
+        every orderable column), so a rerun plans the same chunks.  A worker then reads its chunk
+        from the copy through a row restriction on ``_tide_row`` (:meth:`shard_rows`): one scan
+        of the source per run, not one per chunk.
+        """
+        t = self._require(name)
+        if SHARD_ROW in [f.name for f in t.schema]:
+            raise ConfigError("E328", f"table {name} has a column named {SHARD_ROW}", hint=f"rename {SHARD_ROW}")
+        order = ["TRIM(CAST(`note_id` AS STRING))"] + [
+            _col(f.name) for f in t.schema if _std(f.field_type) in _ORDERABLE and f.mode != "REPEATED"
+        ]
+        copy = f"{SHARD_PREFIX}{uuid.uuid4().hex[:12]}"
+        hours = int(self.options.staging_expiration_hours)
+        clause, params = where_sql(where)
+        self._query(
+            f"CREATE TABLE {self._q(copy)} CLUSTER BY {SHARD_ROW} "
+            f"OPTIONS (expiration_timestamp = TIMESTAMP_ADD(CURRENT_TIMESTAMP(), INTERVAL {hours} HOUR)) AS "
+            f"SELECT *, ROW_NUMBER() OVER (ORDER BY {', '.join(order)}) - 1 AS {SHARD_ROW} "
+            f"FROM {self._q(name)} WHERE {clause}",
+            params,
+        )
+        return ShardSource(copy, None, owned=True)
+
+    def iter_refs(
+        self,
+        name: str,
+        columns: Sequence[str],
+        where: Mapping[str, object] | None = None,
+        batch_rows: int = 1000,
+    ) -> Iterator[pa.RecordBatch]:
+        """``columns`` of a study copy (:meth:`open_shards`) in row-number order, with ``ref`` first."""
+        t = self._require(name)
+        if SHARD_ROW not in [f.name for f in t.schema]:
+            raise ConfigError(
+                "E377", f"table {name} is not a study copy made by open_shards", hint="a bug in the caller"
+            )
+        cols = ", ".join(_col(c) for c in columns)
+        clause, params = where_sql(where)
+        sql = f"SELECT {SHARD_ROW} AS {REF}, {cols} FROM {self._q(name)} WHERE {clause} ORDER BY {SHARD_ROW}"
+        rows = max(1, int(batch_rows))
+        result = self.client.query(sql, job_config=_job_config(params)).result(page_size=rows)
+        for batch in result.to_arrow_iterable(bqstorage_client=None):
+            for piece in pa.Table.from_batches([batch]).select([REF, *columns]).to_batches(max_chunksize=rows):
+                if piece.num_rows:
+                    yield piece
+
+    def export_shard(
+        self, source: ShardSource, refs: Sequence[int], row_numbers: Sequence[int], target: StagingTarget, chunk: int
+    ) -> ShardRef:
+        """No copy: a chunk is rows of the study copy, which the worker reads with its own client."""
+        if list(refs) != list(row_numbers):
+            raise ConfigError("E327", "a BigQuery shard's references are its row numbers", hint="a bug in the caller")
+        return ShardRef("bigquery", source.table, tuple(int(n) for n in row_numbers))
+
+    def shard_rows(self, name: str, row_numbers: Sequence[int]) -> pa.Table:
+        """The rows ``row_numbers`` of a study copy, with ``_tide_row`` (a worker reading its chunk)."""
+        if not row_numbers:
+            return self.read_table(name, where={SHARD_ROW: []})
+        lo, hi = min(row_numbers), max(row_numbers)
+        if hi - lo + 1 == len(row_numbers):  # a contiguous chunk: a range the clustering prunes to
+            return self._range(name, lo, hi)
+        return self.read_table(name, where={SHARD_ROW: sorted(int(n) for n in row_numbers)})
+
+    def _range(self, name: str, lo: int, hi: int) -> pa.Table:
+        table = self._require(name)
+        cols = [f.name for f in table.schema]
+        if self._storage_ok is not False:
+            try:
+                return self._read_storage(name, cols, None, restriction=f"{SHARD_ROW} BETWEEN {int(lo)} AND {int(hi)}")
+            except _StorageUnavailable:
+                self._storage_ok = False
+        sql = f"SELECT * FROM {self._q(name)} WHERE {SHARD_ROW} BETWEEN @lo AND @hi"
+        params = [bigquery.ScalarQueryParameter("lo", "INT64", lo), bigquery.ScalarQueryParameter("hi", "INT64", hi)]
+        return self.client.query(sql, job_config=_job_config(params)).result().to_arrow(bqstorage_client=None)
+
+    def close_shards(self, source: ShardSource) -> None:
+        """Drop the run's study copy (it also expires on its own)."""
+        if source.owned:
+            self.drop(source.table)
 
     def drop(self, name: str) -> None:
         self.client.delete_table(self.table_id(name), not_found_ok=True)

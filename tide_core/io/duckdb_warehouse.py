@@ -13,8 +13,9 @@ import duckdb
 import pyarrow as pa
 
 from tide_core.errors import ConfigError, WarehouseError
+from tide_core.io.shards import ShardRef, shard_path
 from tide_core.io.staging import StagedWrite, StagingTarget, check_publish, parquet_target, read_staged
-from tide_core.io.warehouse import REF, SHARD_ROW, PartitionWrite, check_partition_rows, check_writes
+from tide_core.io.warehouse import REF, SHARD_ROW, PartitionWrite, ShardSource, check_partition_rows, check_writes
 
 _ROWID = "__tide_rowid"  # iter_batches' resume column (never a user column: it starts with two underscores)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -337,6 +338,22 @@ class DuckDBWarehouse:
                     yield batch
             if table.num_rows < rows:
                 return
+
+    def open_shards(self, name: str, where: Mapping[str, object] | None = None) -> ShardSource:
+        """The notes table itself: chunks are planned from its ``rowid`` (no copy of the study)."""
+        self._require(name)
+        return ShardSource(name, where)
+
+    def export_shard(
+        self, source: ShardSource, refs: Sequence[int], row_numbers: Sequence[int], target: StagingTarget, chunk: int
+    ) -> ShardRef:
+        """Copy a chunk's rows to a Parquet shard in the run's staging directory."""
+        path = shard_path(target, chunk)
+        self.export_rows(source.table, refs, row_numbers, path)
+        return ShardRef("parquet", path)
+
+    def close_shards(self, source: ShardSource) -> None:
+        """Nothing to drop: the shard files live in the run's staging directory."""
 
     def export_rows(self, name: str, refs: Sequence[int], row_numbers: Sequence[int], path: str) -> int:
         """Write the rows ``refs`` of ``name`` (every column, plus ``row_number``) to a Parquet file.

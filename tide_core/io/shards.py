@@ -12,14 +12,25 @@ the end of the run either way.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tide_core.errors import WarehouseError
-from tide_core.io.staging import ENV_STAGING_DIR, StagingTarget
+from tide_core.errors import ConfigError, WarehouseError
+from tide_core.io.staging import ENV_STAGING_DIR, StagingTarget, bigquery_client
 from tide_core.io.warehouse import SHARD_ROW
+
+
+@dataclass(frozen=True)
+class ShardRef:
+    """One chunk's rows, where a worker reads them (no values: a file, or a table and row numbers)."""
+
+    kind: Literal["parquet", "bigquery"]
+    location: str  # parquet: the file; bigquery: the run's copy of the study
+    row_numbers: tuple[int, ...] = ()  # bigquery: the chunk's rows (``_tide_row`` values)
 
 
 def shard_path(target: StagingTarget, chunk: int) -> str:
@@ -27,10 +38,22 @@ def shard_path(target: StagingTarget, chunk: int) -> str:
     return str(Path(target.location) / "shards" / f"chunk-{chunk:07d}.parquet")
 
 
-def read_shard(path: str) -> list[tuple[int, dict[str, Any]]]:
-    """A shard's rows as (study-wide row number, row), in row order."""
+def numbered_rows(table: pa.Table) -> list[tuple[int, dict[str, Any]]]:
+    """A shard's rows as (study-wide row number, row without it), in row order."""
+    numbers = table.column(SHARD_ROW).to_pylist()
+    rows = table.drop_columns([SHARD_ROW]).to_pylist()
+    return sorted(zip(numbers, rows, strict=True), key=lambda nr: nr[0])
+
+
+def read_shard(ref: ShardRef, target: StagingTarget | None = None) -> list[tuple[int, dict[str, Any]]]:
+    """A shard's rows as (study-wide row number, row), in row order (BigQuery: the worker's own client
+    of ``target``, the run's staging target)."""
+    if ref.kind == "bigquery":
+        if target is None or target.kind != "bigquery":
+            raise ConfigError("E378", "a BigQuery shard is read through the run's BigQuery target", hint="a bug")
+        return numbered_rows(bigquery_client(target).shard_rows(ref.location, ref.row_numbers))
     try:
-        table = pq.read_table(path)
+        table = pq.read_table(ref.location)
     except OSError as exc:
         raise WarehouseError(
             "E376",
@@ -39,10 +62,10 @@ def read_shard(path: str) -> list[tuple[int, dict[str, Any]]]:
             f"{ENV_STAGING_DIR} to a directory the driver and every node share",
             terminal=False,
         ) from None
-    numbers = table.column(SHARD_ROW).to_pylist()
-    rows = table.drop_columns([SHARD_ROW]).to_pylist()
-    return sorted(zip(numbers, rows, strict=True), key=lambda nr: nr[0])
+    return numbered_rows(table)
 
 
-def remove_shard(path: str) -> None:
-    Path(path).unlink(missing_ok=True)
+def remove_shard(ref: ShardRef) -> None:
+    """Delete a committed chunk's shard file (a BigQuery shard is rows of the study copy: nothing to do)."""
+    if ref.kind == "parquet":
+        Path(ref.location).unlink(missing_ok=True)

@@ -106,7 +106,7 @@ def parquet_target(database_path: str) -> StagingTarget:
 _BIGQUERY: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = {}
 
 
-def _bigquery(target: StagingTarget) -> Any:
+def bigquery_client(target: StagingTarget) -> Any:
     """This process's client of the target's BigQuery dataset (one per worker, reused)."""
     key = (target.location, target.options)
     if key not in _BIGQUERY:
@@ -135,7 +135,7 @@ def stage(target: StagingTarget, name: str, table: pa.Table, partition: Mapping[
             ) from None
         return StagedWrite(name, dict(partition), str(path), int(table.num_rows), table.schema)
     if target.kind == "bigquery":
-        ref = _bigquery(target).stage_table(name, table)
+        ref = bigquery_client(target).stage_table(name, table)
         return StagedWrite(name, dict(partition), ref, int(table.num_rows), table.schema)
     raise ConfigError("E372", f"unknown staging kind {target.kind!r}", hint="use parquet or bigquery")
 
@@ -165,6 +165,6 @@ def discard(target: StagingTarget, staged: Sequence[StagedWrite] = ()) -> None:
             with contextlib.suppress(OSError):  # the shared root too, once no run uses it
                 Path(target.location).parent.rmdir()
     elif target.kind == "bigquery":
-        bq = _bigquery(target)
+        bq = bigquery_client(target)
         for s in staged:
             bq.drop(s.ref)

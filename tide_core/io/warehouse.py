@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import pyarrow as pa
 
@@ -151,17 +151,30 @@ REF = "ref"
 SHARD_ROW = "_tide_row"
 
 
+@dataclass(frozen=True)
+class ShardSource:
+    """Where a run's chunks are planned and read from (:meth:`ShardingWarehouse.open_shards`)."""
+
+    table: str
+    where: Mapping[str, object] | None = None
+    owned: bool = False  # made for this run: :meth:`ShardingWarehouse.close_shards` drops it
+
+
 @runtime_checkable
 class ShardingWarehouse(Protocol):
-    """A warehouse that hands a chunk's rows to workers as a file (DuckDB).
+    """A warehouse whose chunks Ray workers read themselves (both built-in backends).
 
-    A DuckDB file cannot be opened by other processes while its one writer holds it, so Ray
-    workers cannot read their chunk from it.  Instead the driver lists the chunk's row references
-    (``iter_refs``: light columns such as ``note_id`` plus a ``ref`` column) and the database
-    copies those rows to a Parquet *shard* (``export_rows``, with their study-wide row numbers in
-    ``_tide_row``), which the worker reads: the note text never passes through the driver's
-    Python.
+    The driver opens the study as a :class:`ShardSource` (DuckDB: the notes table itself;
+    BigQuery: one expiring copy of the study with a study-wide row number ``_tide_row``, clustered
+    by it), lists each chunk's row references with light columns only (``iter_refs``: a ``ref``
+    column plus e.g. ``note_id``) and turns a chunk into a shard (``export_shard``): DuckDB
+    copies the chunk's rows to a Parquet file (a DuckDB file cannot be opened by other processes
+    while its one writer holds it); BigQuery needs no copy, the shard names the rows of the study
+    copy, which a worker reads with its own client.  The note text never passes through the
+    driver's Python.  ``close_shards`` drops what ``open_shards`` made.
     """
+
+    def open_shards(self, name: str, where: Mapping[str, object] | None = None) -> ShardSource: ...
 
     def iter_refs(
         self,
@@ -171,4 +184,8 @@ class ShardingWarehouse(Protocol):
         batch_rows: int = 1000,
     ) -> Iterator[pa.RecordBatch]: ...
 
-    def export_rows(self, name: str, refs: Sequence[int], row_numbers: Sequence[int], path: str) -> int: ...
+    def export_shard(
+        self, source: ShardSource, refs: Sequence[int], row_numbers: Sequence[int], target: Any, chunk: int
+    ) -> Any: ...
+
+    def close_shards(self, source: ShardSource) -> None: ...
