@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tide_core.anonymize.keys import FileKeyProvider
+from tide_core.cache.span_cache import SpanCache
 from tide_core.chunk_progress import ChunkProgress
 from tide_core.cli.cmd_demo import load_demo
 from tide_core.config import TideConfig
@@ -18,6 +19,7 @@ from tide_core.errors import TideError
 from tide_core.io.duckdb_warehouse import DuckDBWarehouse
 from tide_core.io.staging import ENV_STAGING_DIR
 from tide_core.runner import anonymize_study, recognize_study
+from tide_core.spans import Note
 from warehouse_probes import NotesReads, ShardVanishes, Without
 
 pytest.importorskip("ray")
@@ -217,6 +219,11 @@ def test_workers_read_their_own_shards_the_driver_reads_no_text_and_the_release_
         ]
         wh.replace_table("notes", pa.Table.from_pylist(rows, schema=wh.read_table("notes").schema))
         recognize_study(wh, "s1", TideConfig.preset("rules"), progress=False, chunk_rows=CHUNK)
+        cache = SpanCache(wh)  # reviewer decisions travel as rows and are applied in the worker
+        first, second = (Note(r["note_id"], r["patient_id"], r["text"]) for r in rows[5:7])
+        rejected = cache.spans("s1", [first.note_id])[first.note_id][0]
+        cache.add_review("s1", first, rejected.start, rejected.end, rejected.label, "reject", reviewer="qa")
+        cache.add_review("s1", second, 0, 4, "OTHER", "add", reviewer="qa")
     out = {}
     for executor in ("local", "ray"):
         db = _copy((base,), tmp_path, executor)
@@ -235,4 +242,7 @@ def test_workers_read_their_own_shards_the_driver_reads_no_text_and_the_release_
             assert reads == [("note_id", "patient_id")]  # the workers read the rest from their shards
     assert out["ray"] == out["local"]
     assert out["ray"][2] == {"E601": 1, "E604": 1, "E607": 2, "E608": 1}
+    released = [dict(r) for r in out["ray"][3]["tide_released_spans"]]
+    assert not [r for r in released if r["note_id"] == first.note_id and r["start"] == str(rejected.start)]
+    assert [r for r in released if r["note_id"] == second.note_id and (r["start"], r["end"]) == ("0", "4")]
     assert not (tmp_path / "ray.duckdb.staging").exists()

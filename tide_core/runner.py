@@ -699,7 +699,7 @@ def anonymize_study(
             try:
                 entries = cache.entries(study, plan.owned_ids) if plan.owned_ids else {}
                 recognized = [nid for nid, e in entries.items() if e.status == "ok"]
-                spans = cache.spans(study, recognized) if recognized else {}
+                span_rows = cache.span_rows(study, recognized)  # the worker builds the spans
                 shard = wh.export_shard(source, plan.refs, plan.row_numbers, target, plan.index)
             except Exception as exc:
                 _chunk_failed(exc, "anonymization", study, plan.index, plan.n_chunks)
@@ -711,7 +711,7 @@ def anonymize_study(
                 plan,
                 shard,
                 entries,
-                spans,
+                span_rows,
                 key_id,
                 tuple(settings),
                 src.max_note_chars,

@@ -30,6 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+
 from tide_core.cache import tables
 from tide_core.cache.tables import TableNames
 from tide_core.errors import InputError
@@ -131,6 +133,93 @@ def current_hits(entries: Mapping[str, CacheEntry], notes: Sequence[Note], finge
     return out
 
 
+def legacy_decisions(rows: Iterable[Mapping[str, Any]], entries: Mapping[str, CacheEntry]) -> list[dict[str, Any]]:
+    """Reviewer rows an older version kept in tide_spans, as decision rows (on the cached text)."""
+    out = []
+    for r in rows:
+        if r["origin"] != "reviewer" or r["decision"] not in DECISIONS:
+            continue
+        e = entries.get(r["note_id"])
+        out.append(
+            {
+                "study": r["study"],
+                "note_id": r["note_id"],
+                "text_sha256": e.text_sha256 if e else None,
+                "start": int(r["start"]),
+                "end": int(r["end"]),
+                "label": r["label"],
+                "decision": r["decision"],
+                "reviewer": None,
+                "fingerprint": r["fingerprint"],
+                "decided_at": r["created_at"],
+            }
+        )
+    return out
+
+
+def oldest_first(decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Decision rows in the order they were made (ties: note, start, end, label)."""
+    epoch = dt.datetime.min.replace(tzinfo=dt.UTC)
+    decisions.sort(key=lambda r: (r["decided_at"] or epoch, r["note_id"], r["start"], r["end"], r["label"]))
+    return decisions
+
+
+@dataclass(frozen=True)
+class SpanRows:
+    """A span-cache read for some notes before reviewer decisions apply: small enough to travel to
+    a Ray worker, which turns it into spans (:func:`effective_spans`) instead of the driver."""
+
+    spans: pa.Table  # tide_spans rows: recognizer spans (and an older version's reviewer rows)
+    decisions: tuple[dict[str, Any], ...] = ()  # tide_review_decisions rows of those notes
+
+
+def effective_spans(
+    rows: SpanRows, entries: Mapping[str, CacheEntry], wanted: set[str] | None = None, apply_review: bool = True
+) -> dict[str, list[Span]]:
+    """Spans per note after reviewer decisions (:meth:`SpanCache.spans`), from rows already read.
+
+    ``entries`` must hold the cache entries of the notes (a decision applies only to the text it
+    was made on); ``wanted`` notes without spans get an empty list.
+    """
+    t = rows.spans
+    col = {c: t.column(c).to_pylist() for c in ("note_id", "start", "end", "label", "score", "recognizer", "origin")}
+    model: dict[str, list[Span]] = defaultdict(list)
+    legacy_at: list[int] = []
+    for i, nid in enumerate(col["note_id"]):
+        if col["origin"][i] == "reviewer":
+            legacy_at.append(i)
+            continue
+        model[nid].append(
+            Span(
+                nid,
+                int(col["start"][i]),
+                int(col["end"][i]),
+                col["label"][i],
+                float(col["score"][i]),
+                col["recognizer"][i],
+            )
+        )
+    rejected: dict[str, set[tuple[int, int, str]]] = defaultdict(set)
+    added: dict[str, dict[tuple[int, int, str], Span]] = defaultdict(dict)
+    if apply_review:
+        legacy = t.take(legacy_at).to_pylist() if legacy_at else []
+        for d in oldest_first([*rows.decisions, *legacy_decisions(legacy, entries)]):
+            nid = d["note_id"]
+            e = entries.get(nid)
+            if e is None or d["text_sha256"] != e.text_sha256:
+                continue  # made on other text: kept, not applied (see review_summary)
+            k = (int(d["start"]), int(d["end"]), d["label"])
+            if d["decision"] == "reject":
+                rejected[nid].add(k)
+            elif d["decision"] == "add":
+                added[nid][k] = Span(nid, k[0], k[1], k[2], 1.0, REVIEWER)
+    out: dict[str, list[Span]] = {}
+    for nid in set(model) | set(added) | (wanted or set()):
+        spans = [s for s in model.get(nid, []) if (s.start, s.end, s.label) not in rejected.get(nid, ())]
+        out[nid] = sorted(spans + list(added.get(nid, {}).values()))
+    return out
+
+
 @dataclass(frozen=True)
 class ReviewSummary:
     """Reviewer decisions of a study against its current recognition."""
@@ -214,29 +303,6 @@ class SpanCache:
         rows: list[dict[str, Any]] = self.wh.read_table(self.names.spans, where=where).to_pylist()
         return rows
 
-    def _legacy_decisions(self, rows: list[dict[str, Any]], entries: Mapping[str, CacheEntry]) -> list[dict[str, Any]]:
-        """Reviewer rows an older version kept in tide_spans, as decision rows (on the cached text)."""
-        out = []
-        for r in rows:
-            if r["origin"] != "reviewer" or r["decision"] not in DECISIONS:
-                continue
-            e = entries.get(r["note_id"])
-            out.append(
-                {
-                    "study": r["study"],
-                    "note_id": r["note_id"],
-                    "text_sha256": e.text_sha256 if e else None,
-                    "start": int(r["start"]),
-                    "end": int(r["end"]),
-                    "label": r["label"],
-                    "decision": r["decision"],
-                    "reviewer": None,
-                    "fingerprint": r["fingerprint"],
-                    "decided_at": r["created_at"],
-                }
-            )
-        return out
-
     def decisions(
         self, study: str, note_ids: Iterable[str] | None = None, _legacy: list[dict[str, Any]] | None = None
     ) -> list[dict[str, Any]]:
@@ -258,10 +324,21 @@ class SpanCache:
         else:
             legacy = _legacy
         if legacy:
-            rows += self._legacy_decisions(legacy, self.entries(study, {r["note_id"] for r in legacy}))
-        epoch = dt.datetime.min.replace(tzinfo=dt.UTC)
-        rows.sort(key=lambda r: (r["decided_at"] or epoch, r["note_id"], r["start"], r["end"], r["label"]))
-        return rows
+            rows += legacy_decisions(legacy, self.entries(study, {r["note_id"] for r in legacy}))
+        return oldest_first(rows)
+
+    def span_rows(self, study: str, note_ids: Iterable[str] | None = None, apply_review: bool = True) -> SpanRows:
+        """The cache's rows for some notes (all of the study's: ``None``), before decisions are applied."""
+        where: dict[str, object] = {"study": study}
+        if note_ids is not None:
+            where["note_id"] = sorted(set(note_ids))
+        spans = tables.empty("spans")
+        if self.wh.table_exists(self.names.spans):
+            spans = self.wh.read_table(self.names.spans, where=where)
+        decisions: list[dict[str, Any]] = []
+        if apply_review and self.wh.table_exists(self.names.review_decisions):
+            decisions = self.wh.read_table(self.names.review_decisions, where=where).to_pylist()
+        return SpanRows(spans, tuple(decisions))
 
     def spans(
         self, study: str, note_ids: Iterable[str] | None = None, apply_review: bool = True
@@ -272,34 +349,9 @@ class SpanCache:
         hash of the text the note was last recognized from.
         """
         wanted = None if note_ids is None else set(note_ids)
-        ids = None if wanted is None else sorted(wanted)
-        model: dict[str, list[Span]] = defaultdict(list)
-        legacy = []
-        for r in self._rows(study, ids):
-            if r["origin"] == "reviewer":
-                legacy.append(r)
-                continue
-            nid = r["note_id"]
-            model[nid].append(Span(nid, int(r["start"]), int(r["end"]), r["label"], float(r["score"]), r["recognizer"]))
-        rejected: dict[str, set[tuple[int, int, str]]] = defaultdict(set)
-        added: dict[str, dict[tuple[int, int, str], Span]] = defaultdict(dict)
-        if apply_review:
-            entries = self.entries(study, ids)
-            for d in self.decisions(study, ids, _legacy=legacy):
-                nid = d["note_id"]
-                e = entries.get(nid)
-                if e is None or d["text_sha256"] != e.text_sha256:
-                    continue  # made on other text: kept, not applied (see review_summary)
-                k = (int(d["start"]), int(d["end"]), d["label"])
-                if d["decision"] == "reject":
-                    rejected[nid].add(k)
-                elif d["decision"] == "add":
-                    added[nid][k] = Span(nid, k[0], k[1], k[2], 1.0, REVIEWER)
-        out: dict[str, list[Span]] = {}
-        for nid in set(model) | set(added) | (wanted or set()):
-            spans = [s for s in model.get(nid, []) if (s.start, s.end, s.label) not in rejected.get(nid, ())]
-            out[nid] = sorted(spans + list(added.get(nid, {}).values()))
-        return out
+        rows = self.span_rows(study, wanted, apply_review)
+        entries = self.entries(study, None if wanted is None else sorted(wanted)) if apply_review else {}
+        return effective_spans(rows, entries, wanted, apply_review)
 
     def review_rows(self, study: str, note_id: str | None = None) -> list[dict[str, Any]]:
         return self.decisions(study, None if note_id is None else [note_id])
@@ -383,7 +435,7 @@ class SpanCache:
             current = []
             if self.wh.table_exists(self.names.review_decisions):
                 current = self.wh.read_table(self.names.review_decisions, where={"study": study}).to_pylist()
-            moved = self._legacy_decisions(legacy, old_entries)
+            moved = legacy_decisions(legacy, old_entries)
             writes.append(
                 PartitionWrite(
                     self.names.review_decisions,
@@ -406,7 +458,7 @@ class SpanCache:
         current = []
         if self.wh.table_exists(self.names.review_decisions):
             current = self.wh.read_table(self.names.review_decisions, where={"study": study}).to_pylist()
-        moved = self._legacy_decisions(legacy, self.entries(study, {r["note_id"] for r in legacy}))
+        moved = legacy_decisions(legacy, self.entries(study, {r["note_id"] for r in legacy}))
         self.wh.replace_partitions(
             [
                 PartitionWrite(

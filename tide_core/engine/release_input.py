@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tide_core.cache.span_cache import CacheEntry, text_sha256
+from tide_core.cache.span_cache import CacheEntry, SpanRows, effective_spans, text_sha256
 from tide_core.engine.release_chunk import ReleaseJob
 from tide_core.engine.study_chunks import ChunkInfo, ChunkPlan, StudyChunk, chunk_from_rows, digest, note_identity
 from tide_core.io.shards import ShardRef
@@ -107,9 +107,10 @@ def release_job(
 class ShardReleaseJob:
     """One chunk to release from its shard: the plan, the shard's path and the chunk's cache rows.
 
-    ``spans`` holds the cached spans of every note the cache has as recognized (the worker keeps
-    those of the notes it finds ready); ``committed`` is the digest an interrupted run committed
-    for this chunk, if any.
+    ``span_rows`` holds the cache rows of every note the cache has as recognized: the worker turns
+    them into spans (:func:`~tide_core.cache.span_cache.effective_spans`, reviewer decisions
+    applied) for the notes it finds ready, so the driver never builds span objects;
+    ``committed`` is the digest an interrupted run committed for this chunk, if any.
     """
 
     study: str
@@ -117,7 +118,7 @@ class ShardReleaseJob:
     plan: ChunkPlan
     shard: ShardRef
     entries: Mapping[str, CacheEntry]
-    spans: Mapping[str, Sequence[Span]]
+    span_rows: SpanRows  # the cache's span and decision rows of the chunk's recognized notes
     key_id: str
     settings: tuple[object, ...]
     max_note_chars: int
@@ -142,7 +143,8 @@ def open_shard_job(job: ShardReleaseJob, rows: Sequence[tuple[int, Mapping[str, 
     """Decide a shard job's chunk from its rows (read by the worker) exactly as the driver decides a chunk it read."""
     chunk = chunk_from_rows(job.plan, rows, job.max_note_chars)
     ready, cache_q = cache_quarantines(job.study, chunk.notes, job.entries)
-    spans = {n.note_id: list(job.spans.get(n.note_id, [])) for n in ready}
+    cached = effective_spans(job.span_rows, job.entries, {n.note_id for n in ready})
+    spans = {n.note_id: cached[n.note_id] for n in ready}
     chunk_digest = release_digest(job.key_id, job.settings, chunk, job.entries, spans)
     fingerprints = frozenset(job.entries[n.note_id].fingerprint for n in ready)
     if job.committed == chunk_digest:
