@@ -209,6 +209,25 @@ def test_code_versions_follow_recognizers_and_anonymizer(tmp_path: Path):
     assert _node(again, "recognized_spans").code_version == _node(rules, "recognized_spans").code_version
 
 
+def test_definitions_load_without_a_trained_default_model_and_say_how_to_fix_it(tmp_path: Path, monkeypatch, caplog):
+    """A fresh machine has no trained model yet: the code location still loads (UI, rules preset,
+    partitions), the recognition assets' code version says the model is missing, and the log names
+    the fix; a run that needs the model stops with E361 (tests/test_model_location)."""
+    from tide_etl import build_defs
+    from tide_etl.catalog import MISSING_MODEL
+    from tide_etl.resources import TideConfigResource
+
+    monkeypatch.setenv("TIDE_MODEL_DIR", str(tmp_path / "no-model-here"))
+    with caplog.at_level("WARNING", logger="tide.etl"):
+        defs = build_defs({**_resources(tmp_path), "tide_config": TideConfigResource(preset="default")})
+    assert _node(defs, "recognized_spans").code_version == MISSING_MODEL
+    assert _node(defs, "deidentified_notes").code_version == MISSING_MODEL
+    assert any("E361" in r.getMessage() or "train-recognizer" in r.getMessage() for r in caplog.records)
+    rules = build_defs(_resources(tmp_path))  # the rules preset needs no model and is unaffected
+    assert _node(rules, "recognized_spans").code_version != MISSING_MODEL
+    assert _node(defs, "source_notes").code_version == _node(rules, "source_notes").code_version
+
+
 def test_one_partition_per_backfill_run():
     from tide_etl import build_defs
 

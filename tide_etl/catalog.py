@@ -128,10 +128,22 @@ def annotate(assets: Sequence[dg.AssetsDefinition], ctx: CatalogContext) -> list
     return [a for a in dg.map_asset_specs(spec, assets) if isinstance(a, dg.AssetsDefinition)]
 
 
-def catalog_context(warehouse_url: str, config: TideConfig, gate_policy: Any) -> CatalogContext:
+#: the code version of assets whose recognizers cannot be known yet (the default model is not trained)
+MISSING_MODEL = "default-model-missing"
+
+
+def catalog_context(
+    warehouse_url: str, config: TideConfig, gate_policy: Any, missing_model: bool = False
+) -> CatalogContext:
+    """``missing_model``: the configured default model is not trained yet, so the recognition
+    assets' code versions say so (they change, and mark the assets stale, once it is)."""
+    versions = code_versions(config, gate_policy)
+    if missing_model:
+        for name in ("recognized_spans", "deidentified_notes", "release_summary"):
+            versions[name] = MISSING_MODEL
     return CatalogContext(
         scheme=warehouse_url.partition(":")[0],
         namespace=_namespace(warehouse_url),
         tables=config.tables,
-        code_versions=code_versions(config, gate_policy),
+        code_versions=versions,
     )
