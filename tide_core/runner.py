@@ -12,6 +12,11 @@ Both stream the study in chunks (:mod:`tide_core.engine.study_chunks`): memory h
 each chunk is committed as it finishes with a ``<stage>.chunk`` row in ``tide_runs``, and a rerun
 after a crash redoes only uncommitted chunks.  ``on_chunk`` receives a
 :class:`tide_core.chunk_progress.ChunkProgress` after every chunk.
+
+With ``executor="ray"`` on a warehouse that can stage and shard (DuckDB, BigQuery), the driver
+only plans chunks from ids (``iter_plans``), reads their cache entries and commits: Ray workers
+read each chunk from its shard (:mod:`tide_core.io.shards`), recognize or release it and stage
+its tables.  Otherwise the driver reads each chunk (``iter_chunks``).
 """
 
 from __future__ import annotations

@@ -1,13 +1,17 @@
-"""Shards: one chunk of a study's input as a Parquet file a Ray worker reads itself.
+"""Shards: one chunk of a study's input, where the Ray worker that takes the chunk reads it itself.
 
-With ``--executor ray`` on a warehouse that cannot be read by other processes while its writer
-holds it (DuckDB), the driver plans each chunk from light columns (row references and note ids),
-has the database copy the chunk's rows to a shard in the run's staging directory
-(:meth:`~tide_core.io.warehouse.ShardingWarehouse.export_rows`) and sends the worker the shard's
-path, never the rows.  The worker reads the shard (:func:`read_shard`), so the note text goes
-from the database engine to the worker without becoming Python objects in the driver.  The
-driver removes a shard once its chunk is committed; the run's staging directory is removed at
-the end of the run either way.
+With ``--executor ray`` the driver plans each chunk from light columns (row references, note
+and patient ids) and sends the worker a :class:`ShardRef`, never the rows
+(:class:`~tide_core.io.warehouse.ShardingWarehouse`):
+
+* DuckDB (a file other processes cannot open while its writer holds it): the database copies
+  the chunk's rows to a Parquet file in the run's staging directory; the driver removes it once
+  the chunk is committed, and the run's directory at the end either way.
+* BigQuery: the chunk's row numbers in the run's copy of the study, which the worker reads with
+  its own client (a Storage Read row restriction).
+
+So the note text goes from the warehouse to the worker without becoming Python objects in the
+driver.  :func:`read_shard` is the worker's side.
 """
 
 from __future__ import annotations
