@@ -103,10 +103,11 @@ def emulator(tmp_path_factory):
     fh.close()
 
 
-def _open(emulator, dataset: str, **kw):
+def _open(emulator, dataset: str, cls=None, **kw):
+    """A warehouse (``cls``: a BigQueryWarehouse subclass) on the emulator's ``dataset``."""
     from tide_core.io.bigquery_warehouse import BigQueryWarehouse
 
-    wh = BigQueryWarehouse.from_url(
+    wh = (cls or BigQueryWarehouse).from_url(
         f"bigquery:{PROJECT}.{dataset}",
         api_endpoint=emulator["rest"],
         storage_endpoint=emulator["grpc"],

@@ -146,13 +146,7 @@ def test_workers_read_their_chunks_from_a_study_copy_and_recognize_what_the_loca
                 self.notes_reads.append(name)
             yield from super().iter_batches(name, columns, where, batch_rows)
 
-    wh = NotesReads.from_url(
-        f"bigquery:{PROJECT}.rayshards",
-        api_endpoint=emulator["rest"],
-        storage_endpoint=emulator["grpc"],
-        anonymous=True,
-    )
-    wh.ensure_dataset()
+    wh = _open(emulator, "rayshards", cls=NotesReads)
     try:
         wh.replace_table("notes", notes)
         wh.replace_table("patients", patients)

@@ -198,24 +198,29 @@ def _patient_rows_for(wh: Warehouse, table: str, patient_ids: set[str], everyone
     return rows if everyone else [r for r in rows if str(r.get("patient_id")) in patient_ids]
 
 
-def _chunk_recognizers(
+def _chunk_specs(
     wh: Warehouse, fixed: list[Any], specs: list[dict[str, Any]], patient_ids: set[str]
-) -> tuple[list[Any], list[dict[str, Any]]]:
-    """This chunk's recognizers and specs: known-PHI ones get the chunk's patients' rows only."""
-
-    recs: list[Any] = []
-    out_specs: list[dict[str, Any]] = []
+) -> list[dict[str, Any]]:
+    """This chunk's recognizer specs: known-PHI ones carry the chunk's patients' rows only."""
+    out: list[dict[str, Any]] = []
     for rec, spec in zip(fixed, specs, strict=True):
         if rec is not None:
-            recs.append(rec)
-            out_specs.append(spec)
+            out.append(spec)
             continue
         chunk_spec = {k: v for k, v in spec.items() if k != "_patients_table"}
         everyone = bool(chunk_spec.get("match_any_patient"))  # matches any patient's values: needs them all
         chunk_spec["rows"] = _patient_rows_for(wh, spec["_patients_table"], patient_ids, everyone)
-        recs.append(create(chunk_spec))
-        out_specs.append(chunk_spec)
-    return recs, out_specs
+        out.append(chunk_spec)
+    return out
+
+
+def _chunk_recognizers(
+    wh: Warehouse, fixed: list[Any], specs: list[dict[str, Any]], patient_ids: set[str]
+) -> tuple[list[Any], list[dict[str, Any]]]:
+    """This chunk's recognizers and specs (:func:`_chunk_specs`; known-PHI recognizers created here)."""
+    chunk_specs = _chunk_specs(wh, fixed, specs, patient_ids)
+    recs = [rec if rec is not None else create(spec) for rec, spec in zip(fixed, chunk_specs, strict=True)]
+    return recs, chunk_specs
 
 
 def _chunk_row(
@@ -334,7 +339,7 @@ def recognize_study(
     shards: dict[int, ShardRef] = {}  # chunk index -> its shard, until the chunk is committed
     bar = tqdm(total=src.n_source_rows, desc=f"recognize {study}", unit="row", disable=not progress, leave=False)
 
-    def driver_chunks() -> Iterator[RecognizedChunk]:
+    def driver_chunks() -> Generator[RecognizedChunk, None, None]:
         """Read each chunk here and recognize it (in process, or on the Ray recognition pipeline)."""
         for chunk in iter_chunks(src):
             try:
@@ -377,7 +382,7 @@ def recognize_study(
         for plan in iter_plans(src, source):
             try:
                 entries = cache.entries(study, plan.owned_ids) if plan.owned_ids else {}
-                _, chunk_specs = _chunk_recognizers(wh, fixed, specs, set(plan.patient_ids))
+                chunk_specs = _chunk_specs(wh, fixed, specs, set(plan.patient_ids))  # workers create them
                 shard = wh.export_shard(source, plan.refs, plan.row_numbers, target, plan.index)
             except Exception as exc:
                 _chunk_failed(exc, "recognition", study, plan.index, plan.n_chunks)
@@ -439,8 +444,7 @@ def recognize_study(
             bar.update(info.n_rows + len(info.null_id_rows))
             _report(on_chunk, "recognition", study, "", info, done.n_recognized, False, n_rows, src.n_source_rows, t0)
     finally:
-        if isinstance(outcomes, Generator):
-            outcomes.close()  # a failed run: cancel the chunks still queued on Ray workers
+        outcomes.close()  # a failed run: cancel the chunks still queued on Ray workers
         bar.close()
         if source is not None and target is not None:
             assert isinstance(wh, ShardingWarehouse)
@@ -508,10 +512,6 @@ def recognize_study(
         report.n_spans,
     )
     return report
-
-
-#: kept under its old name for callers of the runner
-cache_hits = current_hits
 
 
 def _collect(

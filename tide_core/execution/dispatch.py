@@ -101,7 +101,7 @@ def release_chunks(
 
 def recognize_shards(
     jobs: Iterable[ShardRecognitionJob], config: TideConfig, target: StagingTarget
-) -> Iterator[RecognizedChunk]:
+) -> Generator[RecognizedChunk, None, None]:
     """Recognize chunks that Ray workers read from their shards and whose cache rows they stage
     in ``target`` (:mod:`tide_core.execution.ray_recognize_shards`); out of order."""
     on_ray = load_dotted(f"{RAY_SHARDS}:recognize_shards_on_ray")

@@ -707,6 +707,10 @@ class BigQueryWarehouse:
                 log.warning("BigQuery Storage Read API not reachable (%s); streaming %s through REST pages", exc, name)
         clause, params = where_sql(where)
         sql = f"SELECT {', '.join(_col(c) for c in cols)} FROM {self._q(name)} WHERE {clause}"
+        yield from self._query_pages(sql, params, cols, rows)
+
+    def _query_pages(self, sql: str, params: Sequence[Any], cols: list[str], rows: int) -> Iterator[pa.RecordBatch]:
+        """A query's result as record batches of at most ``rows`` rows (REST result pages)."""
         result = self.client.query(sql, job_config=_job_config(params)).result(page_size=rows)
         for batch in result.to_arrow_iterable(bqstorage_client=None):
             for piece in pa.Table.from_batches([batch]).select(cols).to_batches(max_chunksize=rows):
@@ -806,12 +810,7 @@ class BigQueryWarehouse:
         cols = ", ".join(_col(c) for c in columns)
         clause, params = where_sql(where)
         sql = f"SELECT {SHARD_ROW} AS {REF}, {cols} FROM {self._q(name)} WHERE {clause} ORDER BY {SHARD_ROW}"
-        rows = max(1, int(batch_rows))
-        result = self.client.query(sql, job_config=_job_config(params)).result(page_size=rows)
-        for batch in result.to_arrow_iterable(bqstorage_client=None):
-            for piece in pa.Table.from_batches([batch]).select([REF, *columns]).to_batches(max_chunksize=rows):
-                if piece.num_rows:
-                    yield piece
+        yield from self._query_pages(sql, params, [REF, *columns], max(1, int(batch_rows)))
 
     def export_shard(
         self, source: ShardSource, refs: Sequence[int], row_numbers: Sequence[int], target: StagingTarget, chunk: int
