@@ -341,6 +341,27 @@ def test_stage_plan_sizes_from_resources():
         RayRecognitionConfig(batch_size_short=0)
 
 
+def test_groups_hold_notes_of_like_length_longest_first():
+    """A forward pass pads a group's windows to its longest: like lengths share a group, and the
+    longest groups go first so no actor is left with a long one at the end of a wave."""
+    lengths = [37, 900, 12, 450, 88, 450, 5, 700, 61, 300, 2000, 44, 450, 15]
+    notes = [Note(f"n{i}", "p0", "x" * k) for i, k in enumerate(lengths)]
+    groups = RayRecognition(cfg(batch_size_short=3, batch_size_long=2, long_note_chars=600))._groups(notes)
+    ids = [n.note_id for g in groups for n in g.notes]
+    assert sorted(ids) == sorted(n.note_id for n in notes)  # every note exactly once
+    assert [g.gid for g in groups] == list(range(len(groups)))
+    assert [[len(n.text) for n in g.notes] for g in groups] == [
+        [2000, 900],
+        [700],
+        [450, 450, 450],
+        [300, 88, 61],
+        [44, 37, 15],
+        [12, 5],
+    ]
+    # ties keep input order
+    assert [n.note_id for n in groups[2].notes] == ["n3", "n5", "n12"]
+
+
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory, corpus):
     from tide_core.bench.recognition import build_tiny_model

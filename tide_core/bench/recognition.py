@@ -273,8 +273,8 @@ def ray_pipeline(
         local_num_cpus=cpus,
         on_progress=lambda done, total: marks.append((time.perf_counter(), done)),
     )
-    if warm:  # start the worker processes once so the timed run measures the pipeline
-        RayRecognition(cfg).run(list(notes[:batch_size]), specs)
+    if warm:  # start every worker of the pools (one group per CPU) so the timed run measures the pipeline
+        RayRecognition(cfg).run(list(notes[: batch_size * max(1, cpus)]), specs)
         marks.clear()
     runner = RayRecognition(cfg)
     t0 = time.perf_counter()

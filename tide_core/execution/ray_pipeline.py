@@ -266,24 +266,21 @@ class RayRecognition:
             yield wave
 
     def _groups(self, wave: Sequence[Note]) -> list[st.Group]:
+        """Short and long notes in separate groups, each kind sorted by length (longest first).
+
+        Notes of like length share a group, so a forward pass pads its windows to a length close
+        to theirs (a group of mixed lengths pads every window to its longest), and the longest
+        groups start first, so no actor is left with a long group at the end of a wave.  Records
+        come back in input order whatever the grouping (the driver reorders them by note id).
+        """
         c = self.config
+        short = [n for n in wave if len(n.text) < c.long_note_chars]
+        long = [n for n in wave if len(n.text) >= c.long_note_chars]
         groups: list[st.Group] = []
-        short: list[Note] = []
-        long: list[Note] = []
-        for n in wave:
-            if len(n.text) >= c.long_note_chars:
-                long.append(n)
-                if len(long) == c.batch_size_long:
-                    groups.append(st.Group(len(groups), long))
-                    long = []
-            else:
-                short.append(n)
-                if len(short) == c.batch_size_short:
-                    groups.append(st.Group(len(groups), short))
-                    short = []
-        for rest in (short, long):
-            if rest:
-                groups.append(st.Group(len(groups), rest))
+        for kind, size in ((long, c.batch_size_long), (short, c.batch_size_short)):
+            kind = sorted(kind, key=lambda n: len(n.text), reverse=True)  # stable: ties keep input order
+            for i in range(0, len(kind), size):
+                groups.append(st.Group(len(groups), kind[i : i + size]))
         return groups
 
     def _pools(
