@@ -209,3 +209,50 @@ def test_speed_bench_has_a_default_row_per_runtime(
     assert "model [onnx-int8] + rules" in rows[0] and "model [torch] + rules" in rows[1]
     assert all(float(line.rstrip("| x").rsplit("|", 1)[-1].strip().rstrip("x")) > 0 for line in rows)
     assert "ONNX Runtime intra-op threads" in out and "load average" in out
+
+
+BF16_AGREEMENT = 0.9
+
+
+def test_half_precision_torch_agrees_and_is_in_the_fingerprint(
+    model_dir: Path, notes: list[Note], reference: list[Span]
+) -> None:
+    """bfloat16 (the half precision a CPU runs; float16 is for GPUs) keeps the spans of float32
+    within tolerance, and a dtype other than the reference's is part of the fingerprint."""
+    half = _rec(model_dir, "torch", dtype="bfloat16")
+    spans = _spans(half, notes)
+    agreement = _agreement(spans, reference)
+    print(f"bfloat16 span agreement with float32: {agreement:.4f} ({len(spans)} vs {len(reference)} spans)")
+    assert agreement >= BF16_AGREEMENT, agreement
+    assert next(half._model.parameters()).dtype.is_floating_point  # type: ignore[attr-defined]
+    assert str(next(half._model.parameters()).dtype) == "torch.bfloat16"  # type: ignore[attr-defined]
+    assert half.config()["dtype"] == "bfloat16"  # type: ignore[attr-defined]
+    assert "dtype" not in _rec(model_dir, "torch").config()  # type: ignore[attr-defined]
+    assert half.fingerprint() != _rec(model_dir, "torch").fingerprint()  # type: ignore[attr-defined]
+    for bad in ({"dtype": "float8"}, {"dtype": "float16", "runtime": "onnx-int8"}):
+        with pytest.raises(ConfigError) as exc:
+            _rec(model_dir, str(bad.pop("runtime", "torch")), **bad)
+        assert exc.value.code == "E369"
+
+
+def test_precision_bench_runs_on_the_cpu(model_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The GPU device script (tide_core.bench.precision) runs end to end on a CPU."""
+    import json
+
+    from tide_core.bench.precision import main
+
+    out = model_dir.parent / "precision.json"
+    args = ["--device", "cpu", "--dtypes", "float32,bfloat16", "--batch-sizes", "4,16", "--notes", "6"]
+    assert main([*args, "--model", str(model_dir), "--window", "64", "--overlap", "8", "--json", str(out)]) == 0
+    table = capsys.readouterr().out
+    assert "| cpu | bfloat16 | 16 |" in table
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["dtype"], r["batch_size"]) for r in rows] == [
+        ("float32", 4),
+        ("bfloat16", 4),
+        ("float32", 16),
+        ("bfloat16", 16),
+    ]
+    fp32 = [r for r in rows if r["dtype"] == "float32"]
+    assert all(r["agreement_cpu_fp32"] == 1.0 and r["tokens_per_s"] > 0 and r["spans"] > 0 for r in fp32)
+    assert all(r["agreement_cpu_fp32"] >= BF16_AGREEMENT for r in rows)

@@ -8,6 +8,8 @@ Three stages (the contract with the Ray pipeline, see docs/architecture.md):
                          ``runtime="onnx"`` / ``"onnx-int8"`` run it with ONNX Runtime instead
                          (fp32 or int8 dynamic quantization; tide_core.inference), in batches of
                          up to ``batch_size * window`` tokens of length-sorted windows.
+                         ``dtype="float16"`` / ``"bfloat16"`` run the PyTorch model in half
+                         precision (for GPUs; softmax and scores stay float32).
 ``assemble(note, ...)``  CPU: stitch the windows' cores, decode BIO/IO tags into character
                          spans of the original note.
 
@@ -50,6 +52,9 @@ from tide_core.text.windowing import (
 )
 from tide_core.types import LABELS
 
+#: PyTorch weight/activation precisions of the ``torch`` runtime; float32 is the reference.
+DTYPES = ("float32", "float16", "bfloat16")
+
 
 @dataclass
 class WindowPrediction:
@@ -88,6 +93,7 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         labels: Sequence[str] | None = None,
         runtime: str = "torch",
         threads: int | None = None,
+        dtype: str = "float32",
     ) -> None:
         if model_dir is None:
             model_dir = default_model_dir()
@@ -109,6 +115,15 @@ class HFTokenClassifierRecognizer(TideRecognizer):
                 hint="use runtime='torch' with device='cuda', or device='cpu'",
             )
         self.threads = int(threads) if threads else None  # ONNX intra-op threads (default: every core)
+        self.dtype = str(dtype)
+        if self.dtype not in DTYPES:
+            raise ConfigError("E369", f"unknown dtype {self.dtype!r}", hint=f"use one of {', '.join(DTYPES)}")
+        if self.dtype != "float32" and self.runtime in ONNX_RUNTIMES:
+            raise ConfigError(
+                "E369",
+                f"dtype={self.dtype!r} applies to the PyTorch runtime, not runtime={self.runtime!r}",
+                hint="use runtime='torch' (a GPU) for half precision; onnx-int8 is the CPU's fast path",
+            )
         for lab in self.labels or ():
             if lab not in LABELS:
                 raise ConfigError("E309", f"unknown label {lab!r} in labels=", hint=f"use {', '.join(LABELS)}")
@@ -214,7 +229,7 @@ class HFTokenClassifierRecognizer(TideRecognizer):
             raise ConfigError(
                 "E317", f"window={self.window} exceeds the model's {limit} positions", hint=f"use window <= {limit}"
             )
-        model.eval().to(self.device)
+        model.eval().to(self.device, dtype=getattr(torch, self.dtype))
         self._model = model
 
     def _load_onnx(self) -> None:
@@ -258,6 +273,7 @@ class HFTokenClassifierRecognizer(TideRecognizer):
             "labels": list(self.labels) if self.labels else None,
             # the reference runtime adds nothing, so its fingerprints (and span caches) are unchanged
             **({"runtime": self.runtime, "onnx_recipe": RECIPES[self.runtime]} if self.runtime != "torch" else {}),
+            **({"dtype": self.dtype} if self.dtype != "float32" else {}),
         }
 
     # ------------------------------------------------------------------ stages
