@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tide_core.spans import Span
+from tide_core.text.anchored import PatternSet
 
 NAME = "tide.roles"
 VERSION = "1"
@@ -58,6 +59,8 @@ _CLINICAL_NOTE = re.compile(
     r"(?i:\b(?:attending|physician|nurse|resident|provider|clinician)\b)"
 )
 _TOKEN = re.compile(r"[^\W\d_]{3,}")
+#: The evidence patterns before a mention, tried only where one of their words occurs (same matches).
+_BEFORE = PatternSet([_STAFF_BEFORE, _PRIVATE_BEFORE])
 
 
 class RoleStep:
@@ -90,8 +93,9 @@ def _evidence(text: str, s: Span) -> tuple[bool, bool]:
     before = text[nl + 1 if nl >= 0 else lo : s.start]
     nl = text.find("\n", s.end, s.end + 20)
     after = text[s.end : nl if nl >= 0 else min(s.end + 20, len(text))]
-    staff = bool(_STAFF_BEFORE.search(before) or _STAFF_AFTER.match(after))
-    private = bool(_PRIVATE_BEFORE.search(before))
+    scan = _BEFORE.scan(before)
+    staff = bool(scan.search(_STAFF_BEFORE) or _STAFF_AFTER.match(after))
+    private = bool(scan.search(_PRIVATE_BEFORE))
     return staff, private
 
 

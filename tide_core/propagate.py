@@ -14,20 +14,21 @@ changes which spans come out.
 
 from __future__ import annotations
 
-import _sre
 import bisect
+import dataclasses
 import hashlib
+import operator
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from re._casefix import _EXTRA_CASES  # the classes re itself uses (closed under membership)
 from typing import Any
 
 import ahocorasick
 
 from tide_core.spans import Span
+from tide_core.text.refold import re_fold
 
 NAME = "tide.propagate"
 VERSION = "1"
@@ -110,6 +111,10 @@ def _looks_like_name_token(tok: str) -> bool:
     return tok[:1].isupper() and (tok[1:].islower() or tok.isupper() or "-" in tok or "'" in tok)
 
 
+_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z'\u2019-]*) $")  # the word right before a name, then a space
+_WORD_AFTER = re.compile(r" ([A-Za-z][A-Za-z'\u2019-]*)")  # a space, then the word right after a name
+
+
 def _extend_names(text: str, spans: list[Span]) -> list[Span]:
     first, last, either = name_lexicon()
     taken = sorted((s.start, s.end) for s in spans)
@@ -125,14 +130,14 @@ def _extend_names(text: str, spans: list[Span]) -> list[Span]:
     for s in spans:
         start, end = s.start, s.end
         if s.label in PERSON:
-            m = re.search(r"([A-Za-z][A-Za-z'\u2019-]*) $", text[max(0, start - 40) : start])
+            m = _WORD_BEFORE.search(text[max(0, start - 40) : start])
             if m:
                 tok = m.group(1)
                 if _looks_like_name_token(tok) and tok.casefold() in either:
                     new_start = start - len(m.group(0))
                     if not reach[bisect.bisect_left(taken_starts, start)] > new_start:
                         start = new_start
-            m = re.match(r" ([A-Za-z][A-Za-z'\u2019-]*)", text[end : end + 40])
+            m = _WORD_AFTER.match(text[end : end + 40])
             if m:
                 tok = m.group(1)
                 if _looks_like_name_token(tok) and tok.casefold() in last and tok.casefold() not in first:
@@ -159,31 +164,14 @@ def _occurrences(text: str, needle: str, case_sensitive: bool) -> Iterator[tuple
 
 
 # --- linear-time occurrence search ------------------------------------------------------------
-# ``re.IGNORECASE`` on ``str`` compares characters by their simple lower case, plus a few
-# equivalence classes (i/ı, s/ſ, µ/μ, ...: ``re._casefix``).  Mapping every character to the
-# smallest member of its class ("fold") makes case-insensitive equality plain string equality,
-# so one Aho-Corasick pass over the folded note finds the candidate starts of every needle and
-# each candidate is checked in place: total work is linear in the note plus the matches, where
-# one regex scan per needle was quadratic on long notes (274k characters: ~30 s).
+# Mapping every character to the smallest member of its re.IGNORECASE class ("fold":
+# ``tide_core.text.refold``) makes case-insensitive equality plain string equality, so one
+# Aho-Corasick pass over the folded note finds the candidate starts of every needle and each
+# candidate is checked in place: total work is linear in the note plus the matches, where one
+# regex scan per needle was quadratic on long notes (274k characters: ~30 s).
 _ASCII_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _FOLDED_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-
-
-@lru_cache(maxsize=1)
-def _case_classes() -> dict[int, int]:
-    return {k: min((k, *v)) for k, v in _EXTRA_CASES.items()}
-
-
-@lru_cache(maxsize=65536)
-def _fold_char(ch: str) -> str:
-    low = _sre.unicode_tolower(ord(ch))
-    return chr(_case_classes().get(low, low))
-
-
-def _fold(text: str) -> str:
-    """``text`` with each character replaced by its re.IGNORECASE class representative (same length)."""
-    table = {ord(c): f for c in set(text) if (f := _fold_char(c)) != c}
-    return text.translate(table) if table else text
+_fold = re_fold  # ``text`` with each character replaced by its re.IGNORECASE class representative
 
 
 class _Finder:
@@ -194,23 +182,40 @@ class _Finder:
         self.folded = _fold(text)
         self.n = len(text)
         self.starts: dict[tuple[str, bool], list[int]] = {}
-        for case_sensitive in (False, True):
-            heads = {self._parts(n, case_sensitive)[0] for n, cs in needles if cs == case_sensitive and n.split()}
-            if not heads:
-                continue
-            automaton = ahocorasick.Automaton()
-            for head in heads:
-                automaton.add_word(head, head)
-            automaton.make_automaton()
-            hay = self.text if case_sensitive else self.folded
-            alnum = _ASCII_ALNUM if case_sensitive else _FOLDED_ALNUM
-            for last, head in automaton.iter(hay):
-                a = last - len(head) + 1
-                if a == 0 or hay[a - 1] not in alnum:  # the (?<![A-Za-z0-9]) boundary
+        self._split: dict[tuple[str, bool], list[str]] = {}  # needle -> its parts (see _parts)
+        # one pass over the folded note for both kinds of needle: a case-sensitive head occurs
+        # where its fold does and the note holds the head itself
+        heads: dict[str, dict[tuple[str, bool], None]] = {}  # folded head -> (head, case_sensitive)
+        for needle, case_sensitive in needles:
+            if needle.split():
+                head = self._parts(needle, case_sensitive)[0]
+                heads.setdefault(_fold(head) if case_sensitive else head, {})[(head, case_sensitive)] = None
+        if heads:
+            self._find_heads(heads)
+
+    def _find_heads(self, heads: dict[str, dict[tuple[str, bool], None]]) -> None:
+        automaton = ahocorasick.Automaton()
+        for folded_head, keys in heads.items():
+            automaton.add_word(folded_head, (len(folded_head), tuple(keys)))
+        automaton.make_automaton()
+        text, folded = self.text, self.folded
+        for last, (size, keys) in automaton.iter(folded):
+            a = last - size + 1
+            for head, case_sensitive in keys:
+                if case_sensitive:
+                    found = text.startswith(head, a) and (a == 0 or text[a - 1] not in _ASCII_ALNUM)
+                else:  # the (?<![A-Za-z0-9]) boundary, in folded text
+                    found = a == 0 or folded[a - 1] not in _FOLDED_ALNUM
+                if found:
                     self.starts.setdefault((head, case_sensitive), []).append(a)
 
     def _parts(self, needle: str, case_sensitive: bool) -> list[str]:
-        return needle.split() if case_sensitive else [_fold(p) for p in needle.split()]
+        key = (needle, case_sensitive)
+        parts = self._split.get(key)
+        if parts is None:
+            parts = needle.split() if case_sensitive else [_fold(p) for p in needle.split()]
+            self._split[key] = parts
+        return parts
 
     def occurrences(self, needle: str, case_sensitive: bool) -> Iterator[tuple[int, int]]:
         parts = self._parts(needle, case_sensitive)
@@ -280,6 +285,10 @@ class _Occupied:
             i += i & -i
 
 
+#: The order of ``Span`` (its compared fields in turn), as a sort key computed in C.
+_SPAN_ORDER = operator.attrgetter(*(f.name for f in dataclasses.fields(Span) if f.compare))
+
+
 def propagate_spans(text: str, spans: Sequence[Span], policy: PropagationPolicy | None = None) -> list[Span]:
     """Return ``spans`` (non-overlapping, resolved) plus the propagated mentions, sorted."""
     policy = policy or DEFAULT_POLICY
@@ -291,14 +300,6 @@ def propagate_spans(text: str, spans: Sequence[Span], policy: PropagationPolicy 
         spans = _extend_names(text, spans)
     occupied = _Occupied(len(text), ((s.start, s.end) for s in spans))
     added: list[Span] = []
-
-    def free(a: int, b: int) -> bool:
-        return occupied.free(a, b)
-
-    def add(a: int, b: int, label: str) -> None:
-        added.append(Span(note_id, a, b, label, policy.score, QUALIFIED))
-        occupied.add(a, b)
-
     seen: set[tuple[str, str, bool]] = set()
     needles: list[tuple[str, str, bool]] = []
     for s in sorted(spans, key=lambda s: (-(s.end - s.start), s.start)):
@@ -321,9 +322,11 @@ def propagate_spans(text: str, spans: Sequence[Span], policy: PropagationPolicy 
             seen.add(key)
             todo.append((needle, label, case_sensitive))
     finder = _Finder(text, [(needle, cs) for needle, _, cs in todo]) if todo else None
+    free, take, score = occupied.free, occupied.add, policy.score
     for needle, label, case_sensitive in todo:
         assert finder is not None  # built whenever there is something to do
         for a, b in finder.occurrences(needle, case_sensitive):
             if free(a, b):
-                add(a, b, label)
-    return sorted(spans + added)
+                added.append(Span(note_id, a, b, label, score, QUALIFIED))
+                take(a, b)
+    return sorted(spans + added, key=_SPAN_ORDER)

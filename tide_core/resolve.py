@@ -148,8 +148,9 @@ def _resolve_one_note(spans: list[Span], policy: ResolutionPolicy) -> list[Span]
         # parts that do not conflict are still kept (nothing is dropped without a conflict).
         spans = unions + spans
     # Greedy selection in a total order: longest first, then label priority, score, name, position.
+    rank = {label: policy.rank(label) for label in {s.label for s in spans}}
     ordered = sorted(
-        set(spans), key=lambda s: (-s.length, policy.rank(s.label), -s.score, s.recognizer, s.start, s.label)
+        set(spans), key=lambda s: (s.start - s.end, rank[s.label], -s.score, s.recognizer, s.start, s.label)
     )
     kept: list[Span] = []
     occupied: list[tuple[int, int]] = []  # sorted, non-overlapping intervals already taken
@@ -167,8 +168,12 @@ def resolve_spans(spans: Iterable[Span], policy: ResolutionPolicy | None = None)
     """Return non-overlapping spans, sorted by (note_id, start); see the module docstring."""
     policy = policy or ResolutionPolicy()
     per_note: dict[str, list[Span]] = {}
+    thresholds: dict[str, float] = {}
     for s in spans:
-        if s.score < policy.threshold(s.label):
+        threshold = thresholds.get(s.label)
+        if threshold is None:
+            threshold = thresholds[s.label] = policy.threshold(s.label)
+        if s.score < threshold:
             continue
         per_note.setdefault(s.note_id, []).append(s)
     out: list[Span] = []

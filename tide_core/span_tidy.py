@@ -48,8 +48,20 @@ _LINE_SPLIT = re.compile(r"\n")
 _PERSON_LINE_SPLIT = re.compile(r"\n|" + _PERSON_SPLIT.pattern)
 
 
+#: A splitter cannot match a span that holds none of these (``_PERSON_LINE_SPLIT`` needs one of them).
+_PERSON_SPLIT_MARKS = ("\n", "/", "&", "and", "AND")
+
+
 def _pieces(text: str, s: Span) -> list[tuple[int, int]]:
-    splitter = _PERSON_LINE_SPLIT if s.label in PERSON else _LINE_SPLIT
+    if s.label in PERSON:
+        splitter = _PERSON_LINE_SPLIT
+        surface = text[s.start : s.end]
+        if not any(mark in surface for mark in _PERSON_SPLIT_MARKS):
+            return [(s.start, s.end)]
+    else:
+        splitter = _LINE_SPLIT
+        if text.find("\n", s.start, s.end) < 0:
+            return [(s.start, s.end)]
     out, pos = [], s.start
     for m in splitter.finditer(text, s.start, s.end):
         out.append((pos, m.start()))
@@ -116,7 +128,7 @@ def tidy_spans(text: str, spans: Sequence[Span]) -> list[Span]:
             if label == "AGE" and sum(ch.isdigit() for ch in text[a:b]) >= AGE_ID_DIGITS:
                 label = "ID"
             keep = str.isalpha if s.label in PERSON else str.isalnum
-            if b > a and any(keep(ch) for ch in text[a:b]):
+            if b > a and (keep(text[a]) or any(keep(ch) for ch in text[a + 1 : b])):
                 same = (a, b, label) == (s.start, s.end, s.label)
                 out.append(s if same else Span(s.note_id, a, b, label, s.score, s.recognizer))
     return out

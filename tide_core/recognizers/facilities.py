@@ -18,12 +18,14 @@ service, not an identifying facility, and is not labelled.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.spans import RecognizerResult
+from tide_core.text.anchored import PatternSet
 
 #: Head words that end an English facility name (longest first when matched).
 _TAIL_HEADS = """hospital|hospitals|medical center|medical centre|medical centers|health center|health centre|
@@ -148,16 +150,17 @@ class HeadWordRecognizer(TideRecognizer):
     ) -> list[RecognizerResult]:
         if entities and self.label not in entities:
             return []
+        scan = _head_patterns(self.tail_re, self.tail_cased_re, self.lead_re).scan(text)  # where head words are
         found: list[tuple[int, int]] = []
-        for m in self.tail_re.finditer(text):
+        for m in scan.finditer(self.tail_re):
             found.extend(self._before(text, m.start("head"), m.end("head"), _case_of(m.group("head"))))
         if self.tail_cased_re is not None:
-            for m in self.tail_cased_re.finditer(text):
+            for m in scan.finditer(self.tail_cased_re):
                 case = _case_of(m.group("head"))
                 if case != "lower":
                     found.extend(self._before(text, m.start("head"), m.end("head"), case))
         if self.lead_re is not None:
-            for m in self.lead_re.finditer(text):
+            for m in scan.finditer(self.lead_re):
                 found.extend(self._after(text, m.start("head"), m.end("head"), _case_of(m.group("head"))))
         out: list[RecognizerResult] = []
         for s, e in _longest_disjoint(found):
@@ -216,6 +219,13 @@ class HeadWordRecognizer(TideRecognizer):
         if not _specific(name):
             return []
         return [(hs, end)]
+
+
+@functools.lru_cache(maxsize=32)
+def _head_patterns(*patterns: re.Pattern[str] | None) -> PatternSet:
+    """A recognizer's head patterns, tried only where one of their head words occurs (the same
+    matches as ``finditer``)."""
+    return PatternSet(p for p in patterns if p is not None)
 
 
 def _lower_boundary(text: str, start: int) -> bool:

@@ -10,6 +10,7 @@ so "St. Mary's Medical Center" beats "St. Mary's".
 
 from __future__ import annotations
 
+import bisect
 import csv
 import hashlib
 from collections.abc import Hashable, Iterable, Iterator, Sequence
@@ -85,10 +86,10 @@ class AhoMatcher:
         out = []
         for end_idx, (key, payloads) in self._automaton.iter(low):
             start, end = end_idx - len(key) + 1, end_idx + 1
-            if _is_word(text[start]) and start > 0 and _is_word(text[start - 1]):
-                continue
-            if _is_word(text[end - 1]) and end < n and _is_word(text[end]):
-                continue
+            if start > 0 and _is_word(text[start - 1]) and _is_word(text[start]):
+                continue  # inside a longer word on the left
+            if end < n and _is_word(text[end]) and _is_word(text[end - 1]):
+                continue  # inside a longer word on the right
             out.append(Match(start, end, payloads, key))
         return out
 
@@ -96,9 +97,15 @@ class AhoMatcher:
         """Non-overlapping matches: longest first, then leftmost."""
         matches = sorted(self.find_all(text), key=lambda m: (-(m.end - m.start), m.start))
         taken: list[Match] = []
+        starts: list[int] = []  # the taken matches' starts and ends, in text order (they never
+        ends: list[int] = []  # overlap, so the ends are in order too)
         for m in matches:
-            if all(m.end <= t.start or m.start >= t.end for t in taken):
-                taken.append(m)
+            i = bisect.bisect_left(starts, m.end)  # taken[:i] start before m ends
+            if i and ends[i - 1] > m.start:  # the last of them ends after m starts: overlap
+                continue
+            starts.insert(i, m.start)
+            ends.insert(i, m.end)
+            taken.append(m)
         return sorted(taken, key=lambda m: m.start)
 
     def __getstate__(self) -> dict[str, Any]:  # rebuild the automaton in the worker instead of pickling it

@@ -26,6 +26,11 @@ from tide_core.spans import RecognizerResult
 
 _GROUP = r"[A-Za-z0-9]+"
 _CANDIDATE = re.compile(r"(?<![\w@$£€/.:+\-])(?P<id>" + _GROUP + r"(?:[-._]" + _GROUP + r"){0,5})(?![\w@]|[-/.:]\w|%)")
+#: Maximal runs of the characters a candidate is made of ([A-Za-z0-9._-]) that hold a digit.  Every
+#: run character is in the candidate's lookbehind, so a candidate can only start where a run
+#: starts; and a candidate without a digit is never an identifier.  So candidates are tried at the
+#: starts of these runs only, which finds every candidate that can be kept (in text order).
+_DIGIT_RUN = re.compile(r"(?<![A-Za-z0-9._-])[A-Za-z._-]*+[0-9][A-Za-z0-9._-]*+")
 #: Digit groups separated by single spaces ("4111 1111 1111 1111", "123 456 789"): 9+ digits.
 _SPACED = re.compile(r"(?<![\w@$£€/.:+\-])(?P<id>\d{3,6}(?: \d{2,6}){1,4})(?![\w@]|[-/.:]\w|%)")
 _UNIT_AFTER = re.compile(
@@ -48,9 +53,20 @@ _MONTH_WORD = re.compile(
 )
 
 
+_ASCII_DIGITS = b"0123456789"
+_ASCII_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def _digits_and_letters(token: str) -> tuple[int, int]:
+    """How many characters of ``token`` are digits, and how many letters (ASCII: by deleting bytes)."""
+    if token.isascii():
+        raw = token.encode("ascii")
+        return len(raw) - len(raw.translate(None, _ASCII_DIGITS)), len(raw) - len(raw.translate(None, _ASCII_LETTERS))
+    return sum(c.isdigit() for c in token), sum(c.isalpha() for c in token)
+
+
 def _is_identifier(token: str) -> bool:
-    digits = sum(c.isdigit() for c in token)
-    letters = sum(c.isalpha() for c in token)
+    digits, letters = _digits_and_letters(token)
     if letters == 0:
         if digits < 6:
             return False
@@ -98,7 +114,7 @@ class IdentifierShapeRecognizer(TideRecognizer):
         out: list[RecognizerResult] = []
         taken_until = -1
         spaced = [m for m in _SPACED.finditer(text) if _keep(m.group("id"), text, m.end("id"))]
-        for m in sorted([*spaced, *_CANDIDATE.finditer(text)], key=lambda m: m.start("id")):
+        for m in sorted([*spaced, *_digit_candidates(text)], key=lambda m: m.start("id")):
             token, end = _trim(m.group("id"), m.end("id"))
             start = end - len(token)
             if start < taken_until or not _keep(token, text, end):
@@ -115,6 +131,17 @@ class IdentifierShapeRecognizer(TideRecognizer):
                 )
             )
         return out
+
+
+def _digit_candidates(text: str) -> list[re.Match[str]]:
+    """The matches of ``_CANDIDATE.finditer(text)`` that hold a digit (see ``_DIGIT_RUN``); the
+    others are dropped by :func:`_is_identifier` whatever their position."""
+    out = []
+    for run in _DIGIT_RUN.finditer(text):
+        m = _CANDIDATE.match(text, run.start())
+        if m is not None:
+            out.append(m)
+    return out
 
 
 def _keep(token: str, text: str, end: int) -> bool:

@@ -16,6 +16,7 @@ from typing import Any
 
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.spans import RecognizerResult
+from tide_core.text.anchored import PatternSet, finditer_at, run_starts
 
 _SUFFIXES = sorted(
     """
@@ -60,6 +61,32 @@ _CUE_RE = re.compile(rf"(?i:\b(?:{_CUES})){_SP}(?P<org>(?:the{_SP})?{_WORD}(?:{_
 _RETIRED_RE = re.compile(
     rf"(?i:\b(?:retired|former))[ \t]+(?P<org>{_WORD}(?:{_LINK}{_WORD}){{0,5}})[ \t]+(?i:employee|worker)\b"
 )
+#: The cue patterns, tried only where their cue words occur (the same matches as ``finditer``).
+_PATTERNS = PatternSet([_CUE_RE, _RETIRED_RE])
+#: The suffix patterns, tried only in front of a suffix (:func:`_suffix_starts`).
+_SUFFIX_PATTERNS = (_SUFFIX_RE, _SUFFIX_UPPER)
+#: The first word of each suffix as either suffix pattern writes it ("High", "HIGH", "Co-op").
+_SUFFIX_HEAD_WORDS = {w for s in _SUFFIXES for w in (s.split()[0], s.split()[0].upper())}
+_SUFFIX_HEAD = re.compile("|".join(re.escape(w) for w in sorted(_SUFFIX_HEAD_WORDS, key=lambda w: (-len(w), w))))
+#: What a suffix pattern's words and links are made of (letters, ' ’ - . & and blanks).
+_ORG_RUN = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'\u2019-.& \t"
+_ORG_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ&")
+#: A capital or "&" after a character of a run that the patterns' lookbehind accepts before a word.
+_ORG_WORD_START = re.compile(r"(?<=['\u2019\-& \t])[A-Z&]")
+
+
+def _suffix_starts(text: str) -> list[int]:
+    """Where a suffix pattern may start, in order.
+
+    A match is words and links (characters of ``_ORG_RUN``), blanks and a suffix, so it starts in
+    the run of ``_ORG_RUN`` characters that reaches a suffix's first word (``_SUFFIX_HEAD``, right
+    after a blank), at a capital or "&" that begins the run or follows a character the patterns'
+    lookbehind (``(?<![\\w.])``) lets through.
+    """
+    heads = (m.start() for m in _SUFFIX_HEAD.finditer(text))
+    return run_starts(text, (h for h in heads if h and text[h - 1] in " \t"), _ORG_RUN, _ORG_WORD_START, _ORG_FIRST)
+
+
 _LEADING = re.compile(
     r"^(?:(?:Retired|Former|Retd\.?|From|At|To|For|With|By|In|On|Shift|Admitted|Works?|"
     r"Employed|Job|Occupation|Attends|Enrolled|Letter|Excuse)[ \t]+)+",
@@ -132,13 +159,16 @@ class OrganisationRecognizer(TideRecognizer):
         if entities and "OTHER" not in entities:
             return []
         found: dict[tuple[int, int], float] = {}
+        scan = _PATTERNS.scan(text)  # where the cue patterns' cue words are
+        suffix_starts = _suffix_starts(text)
         for rx, score, cue in (
             (_SUFFIX_RE, self.score_suffix, False),
             (_SUFFIX_UPPER, self.score_suffix, False),
             (_CUE_RE, self.score_cue, True),
             (_RETIRED_RE, self.score_cue, True),
         ):
-            for m in rx.finditer(text):
+            matches = finditer_at(rx, text, suffix_starts) if rx in _SUFFIX_PATTERNS else scan.finditer(rx)
+            for m in matches:
                 span = self._clean(text, m.start("org"), m.end("org"), cue)
                 if span:
                     found[span] = max(found.get(span, 0.0), score)

@@ -24,9 +24,10 @@ head word ("Grace Hospital" is a facility).
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from tide_core.propagate import name_lexicon
@@ -34,6 +35,8 @@ from tide_core.recognizers.base import TideRecognizer
 from tide_core.recognizers.patterns import STATE_NAMES
 from tide_core.recognizers.places import _fold, load_place_names
 from tide_core.spans import RecognizerResult
+from tide_core.text.anchored import PatternScan, PatternSet, finditer_at, run_starts
+from tide_core.text.refold import re_fold
 from tide_core.text.word_frequency import english_frequencies
 
 #: A word this common in English is not taken as a surname on its own evidence.
@@ -94,6 +97,43 @@ _CLINICIAN_FRAMES = (
         rf"(?<![\w])(?i:{_ROLE})\.?[ \t:\-]+(?:(?i:dr)\.?[ \t]+)?(?P<n>(?:{_PERSON})(?:[ \t]+(?:{_PERSON})){{0,2}})"
     ),
 )
+#: A credential after a comma or an opening bracket: where the first clinician frame ends.
+_CRED_AFTER = re.compile(rf"[,(][ \t]*(?i:{_CRED})(?![\w-])")
+#: What the first clinician frame's names are made of: the characters of ``_PERSON`` and blanks.
+_NAME_RUN = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'\u2019.- \t"
+_ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+#: A letter after a blank, an apostrophe or a hyphen: where a name word may start inside a run.
+_NAME_START = re.compile(r"(?<=[ \t'\u2019-])[A-Za-z]")
+
+
+def _clinician_frame_matches(text: str, scan: PatternScan) -> Iterator[tuple[int, re.Match[str]]]:
+    """(frame index, match) for each clinician frame in turn, the matches of ``finditer``."""
+    for m in _credential_frame_matches(text):
+        yield 0, m
+    for m in scan.finditer(_CLINICIAN_FRAMES[1]):
+        yield 1, m
+
+
+def _credential_frame_matches(text: str) -> Iterator[re.Match[str]]:
+    """The matches of ``_CLINICIAN_FRAMES[0].finditer(text)`` ("Gintaras (MSW)", "tamsin
+    falkenrath, md"), the frame tried only in front of a credential.
+
+    A match is name words and the blanks between them (characters of ``_NAME_RUN``), then a comma
+    or an opening bracket followed by a credential (``_CRED_AFTER`` matches there).  So it starts
+    in the run of ``_NAME_RUN`` characters that ends right before such a comma or bracket, at a
+    letter that begins the run or follows a blank, an apostrophe or a hyphen (the frame's
+    lookbehind refuses a letter after a letter or a dot).  Those positions are tried with the
+    rules of ``finditer``: leftmost first, then on from the end of the match.
+    """
+    return finditer_at(_CLINICIAN_FRAMES[0], text, _credential_frame_starts(text))
+
+
+def _credential_frame_starts(text: str) -> list[int]:
+    """Where the first clinician frame may start (see :func:`_credential_frame_matches`), in order."""
+    tails = (m.start() for m in _CRED_AFTER.finditer(text))
+    return run_starts(text, tails, _NAME_RUN, _NAME_START, _ASCII_LETTERS)
+
+
 _LOWER_WORD = re.compile(r"(?<![\w'\u2019-])[a-z][a-z'\u2019]+(?:-[a-z]+)?(?![\w'\u2019-])")
 _NOT_NAME = frozenset(
     """january february march april may june july august september october november december
@@ -141,6 +181,27 @@ def _common(word: str) -> bool:
     return f > 0 and math.log10(f) + 9 >= COMMON_ZIPF
 
 
+class _Covered:
+    """The ranges already labelled, in text order.  They never overlap (a range is added only
+    where :meth:`overlaps` says it is free), so the one starting last before ``e`` also ends last."""
+
+    def __init__(self, ranges: Iterable[tuple[int, int]]):
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        for s, e in ranges:
+            self.add(s, e)
+
+    def overlaps(self, s: int, e: int) -> bool:
+        """Whether ``[s, e)`` overlaps a range already added."""
+        i = bisect.bisect_left(self.starts, e)  # the ranges starting before e
+        return i > 0 and self.ends[i - 1] > s
+
+    def add(self, s: int, e: int) -> None:
+        i = bisect.bisect_left(self.starts, s)
+        self.starts.insert(i, s)
+        self.ends.insert(i, e)
+
+
 class PersonNameRecognizer(TideRecognizer):
     """Title-free person names by a known given name (label PATIENT)."""
 
@@ -164,6 +225,7 @@ class PersonNameRecognizer(TideRecognizer):
         if entities and not {"PATIENT", "DOCTOR"} & set(entities):
             return []
         given, surnames, _ = name_lexicon()
+        scan = _PATTERNS.scan(text)  # where the frames' cue words are
         out: list[RecognizerResult] = []
         taken = -1
         matches = sorted([*_RUN.finditer(text), *_INVERTED.finditer(text)], key=lambda m: (m.start(), -m.end()))
@@ -177,44 +239,44 @@ class PersonNameRecognizer(TideRecognizer):
                 RecognizerResult("PATIENT", m.start(), m.end(), self.score, {"recognizer_name": self.qualified_name})
             )
             taken = m.end()
-        covered = [(r.start, r.end) for r in out]
+        covered = _Covered((r.start, r.end) for r in out)
         # lower-case text (portal messages): "wendell cormier" when both words are known names
         words = list(_LOWER_WORD.finditer(text))
-        for w1, w2 in zip(words, words[1:], strict=False):
+        firsts = [i for i, w in enumerate(words[:-1]) if w.group(0) in given]  # the pairs' first words
+        for w1, w2 in ((words[i], words[i + 1]) for i in firsts):
             gap = text[w1.end() : w2.start()]
             if not gap or gap.strip(" \t"):
                 continue
             a, b = w1.group(0), w2.group(0)
-            if a in given and b in surnames and not _common(a) and not _common(b):
-                if not any(x < w2.end() and w1.start() < y for x, y in covered):
-                    covered.append((w1.start(), w2.end()))
+            if b in surnames and not _common(a) and not _common(b):
+                if not covered.overlaps(w1.start(), w2.end()):
+                    covered.add(w1.start(), w2.end())
                     out.append(
                         RecognizerResult(
                             "PATIENT", w1.start(), w2.end(), self.score, {"recognizer_name": self.qualified_name}
                         )
                     )
         for i, frame in enumerate(_FRAMES):
-            for m in frame.finditer(text):
+            for m in scan.finditer(frame):
                 s, e = m.span("n")
                 lexicon_only = i >= _LEXICON_FRAMES_FROM  # labelled fields: known names only
-                if any(a < e and s < b for a, b in covered) or not self._single(
+                if covered.overlaps(s, e) or not self._single(
                     m.group("n"), given, surnames, lexicon_only, speaker=i == 0
                 ):
                     continue
-                covered.append((s, e))
+                covered.add(s, e)
                 out.append(RecognizerResult("PATIENT", s, e, self.score, {"recognizer_name": self.qualified_name}))
-        for s, e in _strong_frame_names(text, given, surnames):
-            if any(a < e and s < b for a, b in covered):
+        for s, e in _strong_frame_names(text, given, surnames, scan):
+            if covered.overlaps(s, e):
                 continue
-            covered.append((s, e))
+            covered.add(s, e)
             out.append(RecognizerResult("PATIENT", s, e, self.score, {"recognizer_name": self.qualified_name}))
-        for i, frame in enumerate(_CLINICIAN_FRAMES):
-            for m in frame.finditer(text):
-                s, e = self._clinician(m, given, surnames, from_right=i == 0)
-                if e <= s or any(a < e and s < b for a, b in covered):
-                    continue
-                covered.append((s, e))
-                out.append(RecognizerResult("DOCTOR", s, e, self.score, {"recognizer_name": self.qualified_name}))
+        for i, m in _clinician_frame_matches(text, scan):
+            s, e = self._clinician(m, given, surnames, from_right=i == 0)
+            if e <= s or covered.overlaps(s, e):
+                continue
+            covered.add(s, e)
+            out.append(RecognizerResult("DOCTOR", s, e, self.score, {"recognizer_name": self.qualified_name}))
         return sorted(out, key=lambda r: r.start)
 
     @staticmethod
@@ -335,6 +397,52 @@ _CAP_WORD = re.compile(r"(?<![\w@.'\u2019-])(?:[A-Z][a-z'\u2019]+|[A-Z]{2,})(?![
 _HEADER_LEAD = frozenset("from to cc bcc reply-to sender attn re fw fwd".split())
 
 
+def _email_matches(text: str) -> Iterator[re.Match[str]]:
+    """The matches of ``_EMAIL.finditer(text)``, the pattern tried only in front of an "@".
+
+    A match is a local part (word characters and ``.%+-``) and an "@", so it starts in the run of
+    those characters that ends at an "@": where the run starts or right after a "%" (the pattern's
+    lookbehind refuses a start after any other character of the run).  Those positions are tried
+    with the rules of ``finditer``: leftmost first, then on from the end of the match.
+    """
+    return finditer_at(_EMAIL, text, _email_starts(text))
+
+
+def _email_starts(text: str) -> Iterator[int]:
+    """Where ``_EMAIL`` may start (see :func:`_email_matches`), in order."""
+    at = text.find("@")
+    while at >= 0:
+        start = at
+        while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_.%+-"):
+            start -= 1  # \w is a letter, a digit or "_"; the run never reaches back past an "@"
+        if start < at:
+            yield start
+        percent = text.find("%", start, at)
+        while percent >= 0:
+            if percent + 1 < at:
+                yield percent + 1
+            percent = text.find("%", percent + 1, at)
+        at = text.find("@", at + 1)
+
+
+def _cap_words_among(text: str, words: set[str]) -> list[re.Match[str]]:
+    """The matches of ``_CAP_WORD.finditer(text)`` whose case fold is one of ``words``, in order.
+
+    ``_CAP_WORD`` matches words of ASCII letters and apostrophes (their case fold is their lower
+    case, as in ``re_fold``), each after a character that cannot be inside one.  So such a match
+    starts where the folded text holds one of ``words``: only those places are tried.
+    """
+    folded = re_fold(text)
+    starts: set[int] = set()
+    for word in words:
+        at = folded.find(word)
+        while at >= 0:
+            starts.add(at)
+            at = folded.find(word, at + 1)
+    found = (_CAP_WORD.match(text, at) for at in sorted(starts))
+    return [m for m in found if m is not None and m.group(0).casefold() in words]
+
+
 def _strong_word(word: str) -> bool:
     f = word.casefold().rstrip(".")
     return bool(f) and f not in _STRONG_STOP and not f.isdigit()
@@ -353,8 +461,12 @@ def _name_run(text: str, m: re.Match[str], given: frozenset[str], surnames: froz
     return base + words[0].start(), base + words[-1].end()
 
 
-def _strong_frame_names(text: str, given: frozenset[str], surnames: frozenset[str]) -> list[tuple[int, int]]:
-    """Offsets of names in strong frames (see above), in text order, overlapping ones dropped."""
+def _strong_frame_names(
+    text: str, given: frozenset[str], surnames: frozenset[str], scan: PatternScan | None = None
+) -> list[tuple[int, int]]:
+    """Offsets of names in strong frames (see above), in text order, overlapping ones dropped
+    (``scan`` is ``_PATTERNS.scan(text)`` when the caller has it)."""
+    scan = _PATTERNS.scan(text) if scan is None else scan
     found: list[tuple[int, int]] = []
     timed = list(_TIMED_SPEAKER.finditer(text))
     bare = list(_BARE_SPEAKER.finditer(text))
@@ -372,11 +484,11 @@ def _strong_frame_names(text: str, given: frozenset[str], surnames: frozenset[st
         if m.group("sep") == ">" and chat or chat and (w.casefold() in speakers or len(w) <= 12 and w[:1].islower()):
             found.append(m.span("n"))
     for rx in (_GREETING, _VALEDICTION, _DISPLAY_NAME):
-        for m in rx.finditer(text):
+        for m in scan.finditer(rx):
             span = _name_run(text, m, given, surnames)
             if span:
                 found.append(span)
-    for m in _RELATION.finditer(text):
+    for m in scan.finditer(_RELATION):
         words = list(re.finditer(r"\S+", m.group("n")))
         keep: list[re.Match[str]] = []
         for w in words:  # the name words: stop at the first filler ("his son May flew" keeps "May")
@@ -389,17 +501,17 @@ def _strong_frame_names(text: str, given: frozenset[str], surnames: frozenset[st
         if keep and keep[0].group(0).casefold() not in _WEEKDAY_WORDS:
             found.append((m.start("n") + keep[0].start(), m.start("n") + keep[-1].end()))
     tail = len(text.rstrip()) - 400  # a dash sign-off is near the end of a message
-    for m in _DASH_SIGNOFF.finditer(text):
+    for m in scan.finditer(_DASH_SIGNOFF):
         if m.start() >= tail:
             span = _name_run(text, m, given, surnames)
             if span:
                 found.append(span)
     # a capitalised word that is also a word of an e-mail address's local part in the same note
     chunks: set[str] = set()
-    for m in _EMAIL.finditer(text):
+    for m in _email_matches(text):
         chunks.update(c.casefold() for c in re.findall(r"[^\W\d_]{3,}", m.group("local")))
     if chunks:
-        for m in _CAP_WORD.finditer(text):
+        for m in _cap_words_among(text, chunks):
             f = m.group(0).casefold()
             if f in chunks and _strong_word(f) and (f in given or f in surnames or not _common(f)):
                 found.append(m.span())
@@ -410,3 +522,9 @@ def _strong_frame_names(text: str, given: frozenset[str], surnames: frozenset[st
             continue
         out.append((s, e))
     return out
+
+
+#: The frames with cue words, tried only where those words occur (the same matches as ``finditer``).
+_PATTERNS = PatternSet(
+    [*_FRAMES, _CLINICIAN_FRAMES[1], _GREETING, _VALEDICTION, _DISPLAY_NAME, _RELATION, _DASH_SIGNOFF]
+)

@@ -45,6 +45,7 @@ from tide_core.errors import ConfigError
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.recognizers.gazetteer import AhoMatcher
 from tide_core.spans import RecognizerResult
+from tide_core.text.anchored import PatternSet, finditer_at, run_starts
 from tide_core.text.word_frequency import english_frequencies
 
 Tier = Literal["distinctive", "ambiguous", "never"]
@@ -84,6 +85,8 @@ _CUE_AFTER = re.compile(
     r",\s*(?:[A-Z]{2}\b|[A-Z][a-z]+(?:\s[A-Z][a-z]+)?\b(?!\s+[a-z])))"
 )
 _WORDS = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)?")
+#: The cue pattern, tried only where a cue word occurs (the same matches).
+_CUES = PatternSet([_CUE_BEFORE])
 
 
 @dataclass(frozen=True)
@@ -219,27 +222,45 @@ def _line_case(text: str, start: int, end: int) -> str:
     lo = max(text.rfind("\n", 0, start) + 1, start - 200)
     hi = text.find("\n", end)
     hi = min(hi if hi >= 0 else len(text), end + 200)
-    letters = [c for c in text[lo:hi] if c.isalpha()]
-    if len(letters) < 12:
+    letters, upper = _letter_counts(text[lo:hi])
+    if letters < 12:
         return "mixed"
-    upper = sum(c.isupper() for c in letters)
-    if upper >= 0.8 * len(letters):
+    if upper >= 0.8 * letters:
         return "upper"
-    if upper <= 0.02 * len(letters):
+    if upper <= 0.02 * letters:
         return "lower"
     return "mixed"
 
 
+_ASCII_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_ASCII_UPPER = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _letter_counts(segment: str) -> tuple[int, int]:
+    """(letters, upper-case letters) in ``segment`` (ASCII counted by deleting bytes)."""
+    if segment.isascii():
+        raw = segment.encode("ascii")
+        return len(raw) - len(raw.translate(None, _ASCII_LETTERS)), len(raw) - len(raw.translate(None, _ASCII_UPPER))
+    letters = [c for c in segment if c.isalpha()]
+    return len(letters), sum(c.isupper() for c in letters)
+
+
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold_char(c: str) -> str:
+    d = "".join(x for x in unicodedata.normalize("NFKD", c) if not unicodedata.combining(x))
+    return d if len(d) == 1 else c
+
+
+def _fold_run(m: re.Match[str]) -> str:
+    return "".join(map(_fold_char, m.group(0)))
+
+
 def _fold(text: str) -> str:
     """Strip diacritics without changing the length ("Siwān" -> "Siwan"), so offsets stay valid."""
-    out = []
-    for c in text:
-        if ord(c) < 128:
-            out.append(c)
-            continue
-        d = "".join(x for x in unicodedata.normalize("NFKD", c) if not unicodedata.combining(x))
-        out.append(d if len(d) == 1 else c)
-    return "".join(out)
+    return text if text.isascii() else _NON_ASCII_RUN.sub(_fold_run, text)
 
 
 _STATE_AFTER = re.compile(
@@ -251,6 +272,23 @@ _COUNTY = re.compile(
     r"(?<![\w-])(?P<c>(?:[A-Z][a-z]+[ \t]){1,2}(?:County|Parish|Borough)|(?:[A-Z]+[ \t]){1,2}"
     r"(?:COUNTY|PARISH|BOROUGH))(?![\w-])"
 )
+
+
+_COUNTY_WORD = re.compile("County|Parish|Borough|COUNTY|PARISH|BOROUGH")
+_COUNTY_RUN = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz \t"  # what the words before it are made of
+_CAPITALS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_CAPITAL_AFTER_BLANK = re.compile(r"(?<=[ \t])[A-Z]")
+
+
+def _county_starts(text: str) -> list[int]:
+    """Where ``_COUNTY`` may start, in order: a match is one or two capitalised words, each with a
+    blank after it, then the county word, so it starts in the run of letters and blanks that
+    reaches a county word (right after a blank), at a capital that begins the run or follows a
+    blank (its lookbehind refuses a capital after a letter)."""
+    words = (m.start() for m in _COUNTY_WORD.finditer(text))
+    return run_starts(
+        text, (w for w in words if w and text[w - 1] in " \t"), _COUNTY_RUN, _CAPITAL_AFTER_BLANK, _CAPITALS
+    )
 
 
 class PlaceRecognizer(TideRecognizer):
@@ -296,7 +334,7 @@ class PlaceRecognizer(TideRecognizer):
             st = _STATE_AFTER.match(text, m.end)  # "Horn Lake, MS": the state goes with the town
             if st and (st.group("st").isupper() or text[m.start : m.end].islower()):
                 spans.append((st.start("st"), st.end("st"), score))
-        for m in _COUNTY.finditer(text):  # "Lee County", "MINER COUNTY"
+        for m in finditer_at(_COUNTY, text, _county_starts(text)):  # "Lee County", "MINER COUNTY"
             spans.append((m.start("c"), m.end("c"), self.cue_score))
         return [
             RecognizerResult("LOCATION", s, e, sc, {"recognizer_name": self.qualified_name})
@@ -319,7 +357,7 @@ class PlaceRecognizer(TideRecognizer):
             return 0.0
         if after[:1] == "-" and after[1:2].isupper():
             return 0.0  # "Osgood-Schlatter", "Reed-Sternberg": eponyms
-        cue = bool(_CUE_BEFORE.search(before)) or bool(_CUE_AFTER.match(after))
+        cue = bool(_CUES.scan(before).search(_CUE_BEFORE)) or bool(_CUE_AFTER.match(after))
         single = len(_WORDS.findall(surface)) == 1
         if case in ("upper", "lower"):
             # capitals or lower case everywhere: a single common word may be a header or an ordinary

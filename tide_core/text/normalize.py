@@ -34,7 +34,9 @@ from __future__ import annotations
 import bisect
 import re
 import sys
+import threading
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -73,11 +75,22 @@ def _ignorable() -> frozenset[str]:
 
 
 @cache
-def _suspect_re() -> re.Pattern[str]:
-    """Characters that make a non-ASCII text need the full path (besides NFKC instability)."""
-    chars = sorted(_ignorable() | set(CONFUSABLES))
-    cls = "".join(re.escape(c) for c in chars)
-    return re.compile(f"[{cls}]|(?![0-9])\\d")
+def _suspects() -> frozenset[str]:
+    """Characters that make a non-ASCII text need the full path (besides NFKC instability): the
+    removed ones, the look-alikes and the decimal digits outside ASCII (``\\d`` beyond ``[0-9]``).
+    None of them is ASCII."""
+    digits = (chr(c) for c in range(0x80, sys.maxunicode + 1) if chr(c).isdecimal())
+    return _ignorable().union(CONFUSABLES, digits)
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_ASCII_RUN = re.compile(r"[\x00-\x7f]+")
+_CONFUSABLE = re.compile("[" + "".join(re.escape(c) for c in CONFUSABLES) + "]")
+
+
+def _has_suspect(text: str) -> bool:
+    """Whether ``text`` holds one of :func:`_suspects` (only its non-ASCII characters are looked up)."""
+    return not _suspects().isdisjoint(_NON_ASCII.findall(text))
 
 
 def is_format_char(ch: str) -> bool:
@@ -130,14 +143,16 @@ class NormalizedText:
         return (a, b) if a < b else None
 
 
-def _clusters(text: str) -> Iterable[tuple[int, int]]:
+def _clusters(text: str, lo: int = 0, hi: int | None = None) -> Iterable[tuple[int, int]]:
     """``[start, end)`` of each cluster: a character with the combining marks that follow it.
 
     Removed characters between a character and its marks belong to the cluster (``e<U+200B>´``
     normalises to ``é`` as ``e´`` does); removed characters anywhere else are clusters of one.
+    Only ``text[lo:hi]`` is cut, which gives the clusters of the whole text there when ``lo`` and
+    ``hi`` are cluster boundaries (every ASCII character starts a cluster and ends the one before).
     """
     ignorable = _ignorable()
-    n, i = len(text), 0
+    n, i = len(text) if hi is None else hi, lo
     while i < n:
         j = i + 1
         if text[i] not in ignorable:
@@ -163,14 +178,99 @@ def _is_latin_letter(ch: str) -> bool:
 
 
 def normalize(text: str) -> NormalizedText:
-    """The normalised view of ``text`` (see the module docstring)."""
-    if text.isascii() or (unicodedata.is_normalized("NFKC", text) and not _suspect_re().search(text)):
+    """The normalised view of ``text`` (see the module docstring).
+
+    A text that needs the full path is normalised once for every recognizer and again for the
+    finishing step, so its view is kept in a small per-process cache (:data:`_VIEWS`)."""
+    if _is_normal(text):
         return NormalizedText(text, text)
-    ignorable = _ignorable()
+    view = _VIEWS.get(text)
+    if view is None:
+        view = _full_view(text)
+        _VIEWS.put(view)
+    return view
+
+
+def _is_normal(text: str) -> bool:
+    """ASCII, or NFKC-stable with nothing to remove or fold: the view is the text itself."""
+    return text.isascii() or (unicodedata.is_normalized("NFKC", text) and not _has_suspect(text))
+
+
+def _full_view(text: str) -> NormalizedText:
+    """The view of a text :func:`_is_normal` turned down: cluster by cluster."""
     chars: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
-    for cs, ce in _clusters(text):
+    pos = 0
+    for run in _ASCII_RUN.finditer(text):
+        # an ASCII character is a cluster of its own and stays as it is, unless marks follow it:
+        # the run but its last character is copied, the rest goes cluster by cluster
+        a, b = run.span()
+        _add_clusters(text, pos, a, chars, starts, ends)
+        chars.extend(text[a : b - 1])
+        starts.extend(range(a, b - 1))
+        ends.extend(range(a + 1, b))
+        pos = b - 1
+    _add_clusters(text, pos, len(text), chars, starts, ends)
+    view = "".join(chars)
+    if _CONFUSABLE.search(view) and _fold_confusables(chars):  # a folded letter may now compose
+        chars, starts, ends = _recompose(chars, starts, ends)  # with its marks (о + ´ -> ó)
+        view = "".join(chars)
+    if view == text:
+        return NormalizedText(text, text)
+    return NormalizedText(text, view, tuple(starts), tuple(ends))
+
+
+class _ViewCache:
+    """The most recently used full-path views, at most ``max_views`` of them and at most
+    ``max_chars`` characters of note text in all (least recently used first out).
+
+    Keyed by the note text itself, so it holds note texts only as long as a few more notes are
+    being recognized; it never grows past its bounds (a view takes about 75 bytes per character,
+    mostly its offset maps).  Thread-safe.
+    """
+
+    def __init__(self, max_views: int, max_chars: int) -> None:
+        self.max_views = max_views
+        self.max_chars = max_chars
+        self._views: OrderedDict[str, NormalizedText] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> NormalizedText | None:
+        with self._lock:
+            view = self._views.get(text)
+            if view is not None:
+                self._views.move_to_end(text)
+            return view
+
+    def put(self, view: NormalizedText) -> None:
+        size = len(view.original)
+        if size > self.max_chars:
+            return
+        with self._lock:
+            if view.original in self._views:
+                return
+            self._views[view.original] = view
+            self._chars += size
+            while len(self._views) > self.max_views or self._chars > self.max_chars:
+                _, old = self._views.popitem(last=False)
+                self._chars -= len(old.original)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._views.clear()
+            self._chars = 0
+
+
+#: Full-path views of the notes being recognized (64 notes, 500,000 characters at most).
+_VIEWS = _ViewCache(max_views=64, max_chars=500_000)
+
+
+def _add_clusters(text: str, lo: int, hi: int, chars: list[str], starts: list[int], ends: list[int]) -> None:
+    """Append the view characters of the clusters of ``text[lo:hi]`` and their extents."""
+    ignorable = _ignorable()
+    for cs, ce in _clusters(text, lo, hi):
         piece = text[cs:ce]
         if not piece.isascii():
             piece = unicodedata.normalize("NFKC", "".join(c for c in piece if c not in ignorable))
@@ -182,12 +282,6 @@ def normalize(text: str) -> NormalizedText:
             chars.append(ch)
             starts.append(cs)
             ends.append(ce)
-    if _fold_confusables(chars):  # a folded letter may now compose with its marks (о + ´ -> ó)
-        chars, starts, ends = _recompose(chars, starts, ends)
-    view = "".join(chars)
-    if view == text:
-        return NormalizedText(text, text)
-    return NormalizedText(text, view, tuple(starts), tuple(ends))
 
 
 def _recompose(chars: list[str], starts: list[int], ends: list[int]) -> tuple[list[str], list[int], list[int]]:
@@ -238,8 +332,10 @@ def _fold_confusables(chars: list[str]) -> bool:
 
 
 def normalize_surface(value: str) -> str:
-    """The normalised form of one value (what the anonymizer computes a surrogate from)."""
-    return normalize(value).text
+    """The normalised form of one value (what the anonymizer computes a surrogate from).
+
+    Values bypass the view cache, which is for whole notes."""
+    return value if _is_normal(value) else _full_view(value).text
 
 
 class _Step:
