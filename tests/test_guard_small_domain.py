@@ -15,7 +15,6 @@ import pytest
 import tide_core.anonymize.small_domain as sd
 from tide_core.anonymize.keys import keyring_for_tests
 from tide_core.anonymize.small_domain import (
-    MEMO_MAX,
     ROUNDS,
     TABLE_MAX,
     KeyedPermutation,
@@ -110,17 +109,22 @@ def test_domain_errors():
         assert p.forward(0) in range(n) and p.forward(n - 1) in range(n)
 
 
-def test_memo_is_bounded_and_keeps_answers(monkeypatch):
-    monkeypatch.setattr(sd, "MEMO_MAX", 8)
-    n = TABLE_MAX + 50
-    p = KeyedPermutation(KEY, b"t", n)
+@pytest.mark.parametrize("n", [TABLE_MAX + 50, sd.FEISTEL_TABLE_MAX + 7, 10**6 + 3])
+def test_a_permutation_keeps_key_derived_state_only(n):
+    """Permutations live for the process (``permutation`` is cached), so they must never remember a
+    value: after permuting different values, two permutations of one key hold the very same state."""
+    a = KeyedPermutation(KEY, b"t", n, tabulate=True)
+    b = KeyedPermutation(KEY, b"t", n, tabulate=True)
     fresh = KeyedPermutation(KEY, b"t", n)
-    want = [fresh.inverse((fresh.forward(x) + 1) % n) for x in range(30)]
-    for x in range(30):
-        assert p.derange(x) == want[x]
-        assert len(p._memo) <= 8  # never more than MEMO_MAX entries
-    assert [p.derange(x) for x in range(30)] == want
-    assert MEMO_MAX == 1 << 16
+    xs, ys = range(0, 40), range(n - 40, n)
+    assert [a.derange(x) for x in xs] == [fresh.inverse((fresh.forward(x) + 1) % n) for x in xs]
+    assert [b.derange(y) for y in ys] == [fresh.inverse((fresh.forward(y) + 1) % n) for y in ys]
+    for slot in KeyedPermutation.__slots__:
+        if slot == "_states":  # hash objects: compare what they hash to
+            sa, sb = getattr(a, slot), getattr(b, slot)
+            assert [h.digest() for h in sa] == [h.digest() for h in sb]
+        else:
+            assert getattr(a, slot) == getattr(b, slot), slot
 
 
 def test_permutation_is_cached_per_key_tweak_and_n():

@@ -33,10 +33,12 @@ engine masks or quarantines it, it never passes through.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
+from typing import NamedTuple
 
 from tide_core.anonymize.keys import KeyRing
 from tide_core.errors import AnonymizationError
@@ -147,6 +149,21 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 ]
 # Named groups of the time suffix are not needed: the time is copied verbatim.
 
+#: Groups that carry a date part, and their role (the numbers of an ambiguous "a/b/y" date are the
+#: month and the day, in an order the parser decides).
+_ROLE_GROUPS = frozenset({"a", "b", "month", "day", "mon", "year", "wd", "ord"})
+_AMBIG_ROLES = {"a": ("month", "day"), "b": ("day", "month")}  # [month first, day first]
+
+
+def _group_roles(rx: re.Pattern[str], day_first: bool) -> tuple[tuple[str, str], ...]:
+    """(group, role) of each date-part group of ``rx``, in pattern order (which is text order)."""
+    groups = sorted((grp for grp in rx.groupindex if grp in _ROLE_GROUPS), key=rx.groupindex.__getitem__)
+    return tuple((grp, _AMBIG_ROLES[grp][day_first] if grp in _AMBIG_ROLES else grp) for grp in groups)
+
+
+#: (kind, pattern, group roles month first, group roles day first), in the order patterns are tried.
+_MATCHERS = [(kind, rx, _group_roles(rx, False), _group_roles(rx, True)) for kind, rx in _PATTERNS]
+
 
 @dataclass(frozen=True)
 class ParsedDate:
@@ -215,8 +232,14 @@ def _year_value(text: str) -> tuple[int, int]:
     return y, len(digits)
 
 
+_MONTH_BY_PREFIX = {name[:3]: i + 1 for i, name in enumerate(MONTHS)}
+
+
 def _mon_index(token: str) -> int:
     t = token.lower()
+    month = _MONTH_BY_PREFIX.get(t[:3])  # three letters name one month
+    if month is not None:
+        return month
     for i, name in enumerate(MONTHS):
         if name.startswith(t[:3]):
             return i + 1
@@ -232,44 +255,22 @@ def _bad(code: str, what: str) -> AnonymizationError:
     )
 
 
-def parse_date(text: str, reference_year: int | None = None) -> ParsedDate:
-    """Parse ``text`` (the whole span) into a :class:`ParsedDate`; raises AnonymizationError."""
-    core = text.strip()
-    lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()) :]
-    found = next(((kind, m) for kind, rx in _PATTERNS if (m := rx.fullmatch(core))), None)
-    if found is None:
-        raise _bad("E410", "date span is in no supported format")
-    kind, m = found
-    g = m.groupdict()
-    roles: dict[str, str] = {}
-    if kind == "ambig":
-        a, b = int(g["a"]), int(g["b"])
-        if a > 12 and b <= 12:
-            roles = {"a": "day", "b": "month"}
-        else:
-            roles = {"a": "month", "b": "day"}
-        kind = "full"
-    for name in ("month", "day"):
-        if g.get(name) is not None:
-            roles[name] = name
-    if g.get("mon") is not None:
-        roles["mon"] = "mon"
-    if g.get("year") is not None:
-        roles["year"] = "year"
-    if g.get("wd") is not None:
-        roles["wd"] = "wd"
-    if g.get("ord") is not None:
-        roles["ord"] = "ord"
-    values: dict[str, int] = {}
-    year_width = 4
-    for grp, role in roles.items():
-        if role in ("month", "day"):
-            values[role] = int(g[grp])
-        elif role == "mon":
-            values["month"] = _mon_index(g[grp])
-        elif role == "year":
-            values["year"], year_width = _year_value(g[grp])
-    y, mo, d = values.get("year"), values.get("month"), values.get("day")
+def _match(core: str) -> tuple[str, re.Match[str], tuple[tuple[str, str], ...]]:
+    """(kind, match, (group, role) of its date parts) for the first pattern that matches all of ``core``.
+
+    An ambiguous numeric date ("a/b/y") is a full date, month first unless only day first is valid.
+    """
+    for kind, rx, month_first, day_first in _MATCHERS:
+        m = rx.fullmatch(core)
+        if m is not None:
+            if kind != "ambig":
+                return kind, m, month_first
+            a, b = int(m["a"]), int(m["b"])
+            return "full", m, day_first if a > 12 and b <= 12 else month_first
+    raise _bad("E410", "date span is in no supported format")
+
+
+def _check_valid(kind: str, y: int | None, mo: int | None, d: int | None) -> None:
     try:
         if kind == "full":
             date(date_part(y), date_part(mo), date_part(d))
@@ -282,51 +283,107 @@ def parse_date(text: str, reference_year: int | None = None) -> ParsedDate:
     except (ValueError, TypeError):
         raise _bad("E411", f"date span is not a valid calendar date ({kind})") from None
 
-    numeric = [g[k] for k, r in roles.items() if r in ("month", "day")]
-    if "mon" in roles:  # "March 05, 2021": pad the day only if it was padded
-        padded = any(len(x) == 2 and x.startswith("0") for x in numeric)
-    else:  # numeric: a leading zero -> padded, a 1-digit part -> not
-        padded = not any(len(x) == 1 for x in numeric)
-    abbr_may = False
-    if "mon" in roles:
-        after = core[m.end("mon") : m.end("mon") + 1]
+
+class _Layout(NamedTuple):
+    """How a parsed date is written: the text around it, its parts left to right and their style."""
+
+    core: str  # the span without surrounding white space
+    lead: str
+    trail: str
+    parts: tuple[tuple[int, int, str, str], ...]  # (start, end, role, as written) in ``core``
+    padded: bool  # month and day numbers written with two digits
+    abbr_may: bool  # "May" is an abbreviation here ("09-MAY-2012")
+    year_width: int
+
+
+def _parse(text: str) -> tuple[str, int | None, int | None, int | None, _Layout]:
+    """(kind, year, month, day, layout) of the date ``text``; raises AnonymizationError."""
+    core = text.strip()
+    kind, m, roles = _match(core)
+    y = mo = d = None
+    year_width = 4
+    numeric: list[str] = []  # the month and day numbers as written
+    parts: list[tuple[int, int, str, str]] = []
+    mon_end = -1
+    for grp, role in roles:  # in text order
+        orig = m[grp]
+        if orig is None:
+            continue
+        if role == "month":
+            mo = int(orig)
+            numeric.append(orig)
+        elif role == "day":
+            d = int(orig)
+            numeric.append(orig)
+        elif role == "mon":
+            mo = _mon_index(orig)
+            mon_end = m.end(grp)
+        elif role == "year":
+            y, year_width = _year_value(orig)
+        start, end = m.span(grp)
+        parts.append((start, end, role, orig))
+    _check_valid(kind, y, mo, d)
+    if mon_end >= 0:  # "March 05, 2021": pad the day only if it was padded
+        padded = _zero_padded(numeric)
+        after = core[mon_end : mon_end + 1]
         abbr_may = after in ("-", "/", ".") or after.isdigit()
+    else:  # numeric: a leading zero -> padded, a 1-digit part -> not
+        padded = 1 not in map(len, numeric)
+        abbr_may = False
+    lead = trail = ""
+    if len(core) != len(text):
+        lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()) :]
+    return kind, y, mo, d, _Layout(core, lead, trail, tuple(parts), padded, abbr_may, year_width)
 
-    def num(value: int) -> str:
-        return f"{value:02d}" if padded else str(value)
 
-    def render(new: date) -> str:
-        pieces = []
-        for grp, role in roles.items():
-            s, e = m.span(grp)
-            orig = g[grp]
-            if role == "month":
-                rep = num(new.month)
-            elif role == "day":
-                rep = num(new.day)
-            elif role == "mon":
-                rep = _month_name(orig, new.month, abbr_may)
-            elif role == "ord":
-                rep = _ordinal(new.day)
-                rep = rep.upper() if orig.isupper() else rep
-            elif role == "wd":
-                rep = _weekday_name(orig, new)
-            else:  # year
-                prefix = "'" if orig.startswith("'") else ""
-                short = str(new.year % 100).zfill(2)
-                # a two-digit year that would read back in another century (2068 -> '69' -> 1969)
-                # is written in full, so the shifted date keeps its interval to every other date
-                if year_width == 2 and _year_value(short)[0] == new.year:
-                    rep = prefix + short
-                else:
-                    rep = str(new.year).zfill(4)
-            pieces.append((s, e, rep))
-        out = core
-        for s, e, rep in sorted(pieces, reverse=True):
-            out = out[:s] + rep + out[e:]
-        return lead + out + trail
+def _zero_padded(numbers: list[str]) -> bool:
+    """True when one of the numbers is written as two digits with a leading zero ("05")."""
+    for x in numbers:
+        if len(x) == 2 and x.startswith("0"):
+            return True
+    return False
 
-    return ParsedDate(kind, y, mo, d, render)
+
+def _render(layout: _Layout, new: date) -> str:
+    """The date ``new`` written in ``layout`` (everything but the date parts kept verbatim)."""
+    core = layout.core
+    out = [layout.lead]
+    last = 0
+    for start, end, role, orig in layout.parts:
+        out.append(core[last:start])
+        out.append(_render_part(role, orig, new, layout))
+        last = end
+    out.append(core[last:])
+    out.append(layout.trail)
+    return "".join(out)
+
+
+def parse_date(text: str, reference_year: int | None = None) -> ParsedDate:
+    """Parse ``text`` (the whole span) into a :class:`ParsedDate`; raises AnonymizationError."""
+    kind, y, mo, d, layout = _parse(text)
+    return ParsedDate(kind, y, mo, d, functools.partial(_render, layout))
+
+
+def _render_part(role: str, orig: str, new: date, layout: _Layout) -> str:
+    """The text of one date part (role ``month``/``day``/``mon``/``ord``/``wd``/``year``) for ``new``."""
+    if role == "month":
+        return f"{new.month:02d}" if layout.padded else str(new.month)
+    if role == "day":
+        return f"{new.day:02d}" if layout.padded else str(new.day)
+    if role == "mon":
+        return _month_name(orig, new.month, layout.abbr_may)
+    if role == "ord":
+        rep = _ordinal(new.day)
+        return rep.upper() if orig.isupper() else rep
+    if role == "wd":
+        return _weekday_name(orig, new)
+    prefix = "'" if orig.startswith("'") else ""
+    short = str(new.year % 100).zfill(2)
+    # a two-digit year that would read back in another century (2068 -> '69' -> 1969)
+    # is written in full, so the shifted date keeps its interval to every other date
+    if layout.year_width == 2 and _year_value(short)[0] == new.year:
+        return prefix + short
+    return str(new.year).zfill(4)
 
 
 def shifted_date(parsed: ParsedDate, offset: int, reference_year: int | None = None) -> date:
@@ -335,19 +392,23 @@ def shifted_date(parsed: ParsedDate, offset: int, reference_year: int | None = N
     :func:`anonymize_date` never shifts a year alone (it writes the decade); the ``y`` branch
     below is kept for callers of this function only.
     """
+    return _shifted(parsed.kind, parsed.year, parsed.month, parsed.day, offset, reference_year)
+
+
+def _shifted(kind: str, y: int | None, mo: int | None, d: int | None, offset: int, reference_year: int | None) -> date:
     sign = -1 if offset < 0 else 1
-    if parsed.kind == "full":
-        return date(date_part(parsed.year), date_part(parsed.month), date_part(parsed.day)) + timedelta(days=offset)
-    if parsed.kind == "md":
+    if kind == "full":
+        return date(date_part(y), date_part(mo), date_part(d)) + timedelta(days=offset)
+    if kind == "md":
         ry = reference_year or DEFAULT_REFERENCE_YEAR
-        if (parsed.month, parsed.day) == (2, 29) and not _leap(ry):
+        if (mo, d) == (2, 29) and not _leap(ry):
             ry = DEFAULT_REFERENCE_YEAR
-        return date(ry, date_part(parsed.month), date_part(parsed.day)) + timedelta(days=offset)
-    if parsed.kind == "my":
+        return date(ry, date_part(mo), date_part(d)) + timedelta(days=offset)
+    if kind == "my":
         months = sign * max(1, round(abs(offset) / 30.44))
-        total = date_part(parsed.year) * 12 + (date_part(parsed.month) - 1) + months
+        total = date_part(y) * 12 + (date_part(mo) - 1) + months
         return date(total // 12, total % 12 + 1, 1)
-    return date(date_part(parsed.year) + sign * max(1, round(abs(offset) / 365.25)), 1, 1)
+    return date(date_part(y) + sign * max(1, round(abs(offset) / 365.25)), 1, 1)
 
 
 def _leap(y: int) -> bool:
@@ -368,18 +429,24 @@ def generalise_year(parsed: ParsedDate, text: str) -> str:
 
 def anonymize_date(keyring: KeyRing, patient_id: str, text: str, reference_year: int | None = None) -> tuple[str, str]:
     """(surrogate, operator): ``date.shift`` (the patient's offset) or ``date.decade`` (a year alone)."""
-    parsed = parse_date(text, reference_year)
-    if parsed.kind == "y":
-        return generalise_year(parsed, text), "date.decade"
-    if parsed.kind != "md" and not _in_range(date(date_part(parsed.year), parsed.month or 1, 1)):
+    return anonymize_date_by(text, lambda: date_offset_days(keyring, patient_id), reference_year)
+
+
+def anonymize_date_by(text: str, offset: Callable[[], int], reference_year: int | None = None) -> tuple[str, str]:
+    """:func:`anonymize_date` with the patient's offset from ``offset()`` (called only for a date
+    it shifts; the engine remembers each patient's offset for the length of one anonymizer)."""
+    kind, y, mo, d, layout = _parse(text)
+    if kind == "y":
+        return generalise_year(ParsedDate(kind, y, mo, d, functools.partial(_render, layout)), text), "date.decade"
+    if kind != "md" and not MIN_YEAR <= date_part(y) <= MAX_YEAR:
         raise _out_of_range()
     try:
-        new = shifted_date(parsed, date_offset_days(keyring, patient_id), reference_year)
+        new = _shifted(kind, y, mo, d, offset(), reference_year)
     except (OverflowError, ValueError):
         raise _out_of_range() from None
-    if parsed.kind != "md" and not _in_range(new):
+    if kind != "md" and not MIN_YEAR <= new.year <= MAX_YEAR:
         raise _out_of_range()
-    return parsed.render(new), "date.shift"
+    return _render(layout, new), "date.shift"
 
 
 def shift_date(keyring: KeyRing, patient_id: str, text: str, reference_year: int | None = None) -> str:

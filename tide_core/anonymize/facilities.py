@@ -71,33 +71,50 @@ ORG_TYPES = (
 )
 
 
+def _normed_types(types: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
+    """(type, its lookup form, " " + its lookup form), in the order of ``types``."""
+    return tuple((t, nt, " " + nt) for t in types for nt in (norm(t).rstrip("."),))
+
+
+_HOSPITAL_NORMED = _normed_types(HOSPITAL_TYPES)
+_ORG_NORMED = _normed_types(ORG_TYPES)
+_ACRONYM = re.compile(r"[A-Z&]{2,6}")
+
+
 def _type_of(value: str, types: tuple[str, ...]) -> str | None:
-    v = norm(value).rstrip(".")
-    for t in types:
-        nt = norm(t).rstrip(".")
-        if v == nt or v.endswith(" " + nt):
+    return _type_in(norm(value), _normed_types(types))
+
+
+def _type_in(key: str, normed: tuple[tuple[str, str, str], ...]) -> str | None:
+    """The first type whose lookup form is ``key`` (``norm`` of the value) or ends it, as a word."""
+    v = key.rstrip(".")
+    for t, nt, tail in normed:
+        if v == nt or v.endswith(tail):
             return t
     return None
 
 
-def _facility(keyring: KeyRing, domain: str, list_name: str, types: tuple[str, ...], value: str) -> str:
+def _facility(
+    keyring: KeyRing, domain: str, list_name: str, normed: tuple[tuple[str, str, str], ...], value: str
+) -> str:
     if not any(c.isalnum() for c in value):
         raise AnonymizationError(
             "E440",
             f"{list_name} span has no letters or digits",
             hint="the span must contain the facility or organisation name",
         )
-    if re.fullmatch(r"[A-Z&]{2,6}", value.strip()):  # an acronym ("SHC", "UCSF") stays an acronym
+    if _ACRONYM.fullmatch(value.strip()):  # an acronym ("SHC", "UCSF") stays an acronym
         p = permutation(keyring.subkey(domain), b"acronym", 26)
         return "".join(chr(65 + p.derange(ord(c) - 65)) if c.isalpha() else c for c in value)
-    t = _type_of(value, types)
+    key = norm(value)
+    t = _type_in(key, normed)
     lst = (with_suffix(list_name, t) if t else None) or load_list(list_name)
-    return case_like(value, lst.choose(keyring, domain, value))
+    return case_like(value, lst.choose_normed(keyring, domain, key))
 
 
 def surrogate_hospital(keyring: KeyRing, value: str) -> str:
-    return _facility(keyring, "hospital", "hospitals", HOSPITAL_TYPES, value)
+    return _facility(keyring, "hospital", "hospitals", _HOSPITAL_NORMED, value)
 
 
 def surrogate_organisation(keyring: KeyRing, value: str) -> str:
-    return _facility(keyring, "other", "organisations", ORG_TYPES, value)
+    return _facility(keyring, "other", "organisations", _ORG_NORMED, value)

@@ -87,15 +87,23 @@ class _FastFF3:
         self.decimal = alphabet == DIGITS
         self.aes: Callable[[bytes], bytes] = _ecb_block_encrypt(key_hex) if key_hex else cipher.aesCipher.encrypt
         self.min_len, self.max_len = cipher.minLen, cipher.maxLen
-        self._tweaks: dict[str, tuple[bytes, ...]] = {}
+        self.charset = frozenset(alphabet)
+        self._tweaks: dict[str, tuple[tuple[bytes, bytes], ...]] = {}
+        # plaintext length -> (radix^u, radix^v) of its two halves, for every length the cipher takes
+        self._mods = {
+            n: (self.radix ** ((n + 1) // 2), self.radix ** (n // 2)) for n in range(self.min_len, self.max_len + 1)
+        }
 
-    def _round_prefixes(self, tweak_hex: str) -> tuple[bytes, ...]:
+    def _round_prefixes(self, tweak_hex: str) -> tuple[tuple[bytes, bytes], ...]:
+        """Per pair of rounds (even, odd): the round's 4 tweak bytes, reversed (the AES input is
+        ``REV(W xor i || NUM(B))`` = ``NUM(B) little-endian || REV(W xor i)``)."""
         pre = self._tweaks.get(tweak_hex)
         if pre is None:
             t = bytes.fromhex(tweak_hex)
             t64 = bytes((t[0], t[1], t[2], t[3] & 0xF0, t[4], t[5], t[6], (t[3] & 0x0F) << 4))
             tl, tr = t64[:4], t64[4:]
-            pre = tuple((w[:3] + bytes((w[3] ^ i,))) for i, w in ((i, tr if i % 2 == 0 else tl) for i in range(8)))
+            rounds = [(w[:3] + bytes((w[3] ^ i,)))[::-1] for i, w in ((i, tr if i % 2 == 0 else tl) for i in range(8))]
+            pre = tuple(zip(rounds[0::2], rounds[1::2], strict=True))
             if len(self._tweaks) > 4096:
                 self._tweaks.clear()
             self._tweaks[tweak_hex] = pre
@@ -120,18 +128,18 @@ class _FastFF3:
 
     def encrypt(self, plaintext: str, tweak_hex: str) -> str:
         n = len(plaintext)
-        if n < self.min_len or n > self.max_len or len(tweak_hex) != 14 or any(c not in self.index for c in plaintext):
+        if n < self.min_len or n > self.max_len or len(tweak_hex) != 14 or not self.charset.issuperset(plaintext):
             out: str = self.lib.encrypt_with_tweak(plaintext, tweak_hex)
             return out
-        pre = self._round_prefixes(tweak_hex)
         u = (n + 1) // 2
         v = n - u
-        mod_u, mod_v = self.radix**u, self.radix**v
+        mod_u, mod_v = self._mods[n]
         a, b = self._decode(plaintext[:u]), self._decode(plaintext[u:])
-        aes = self.aes
-        for i in range(8):
-            y = int.from_bytes(aes((pre[i] + b.to_bytes(12, "big"))[::-1]), "little")
-            a, b = b, (a + y) % (mod_u if i % 2 == 0 else mod_v)
+        aes, num = self.aes, int.from_bytes
+        # eight Feistel rounds, two at a time: even rounds add into A (mod radix^u), odd into B
+        for even, odd in self._tweaks.get(tweak_hex) or self._round_prefixes(tweak_hex):
+            a = (a + num(aes(b.to_bytes(12, "little") + even), "little")) % mod_u
+            b = (b + num(aes(a.to_bytes(12, "little") + odd), "little")) % mod_v
         return self._encode(a, u) + self._encode(b, v)
 
 
@@ -180,6 +188,7 @@ class _Block:
         self.tweak_bytes = tweak_src
         self.key_hex = subkey.hex()  # AES-256 key for FF3-1
         self.subkey = subkey
+        self.decimal = all(a == DIGITS for a in self.alphabets)
         same = len(set(self.alphabets)) == 1
         if self.n < FF3_DOMAIN_MIN:
             self.mode = "small"
@@ -194,6 +203,9 @@ class _Block:
     def apply(self, chars: str, decrypt: bool = False) -> str:
         if self.mode == "small":
             p = permutation(self.subkey, self.tweak_bytes, self.n)
+            if self.decimal and chars.isascii() and chars.isdigit():  # _to_int / _from_int in base 10
+                y = p.underange(int(chars)) if decrypt else p.derange(int(chars))
+                return str(y).zfill(len(chars))
             x = _to_int(self.alphabets, chars)
             return _from_int(self.alphabets, p.underange(x) if decrypt else p.derange(x))
         if self.mode == "ff3":
@@ -252,10 +264,19 @@ def permute_payload(subkey: bytes, context: str, alphabets: Sequence[str], chars
     return "".join(out)
 
 
+_ALPHABET_OF = {c: a for a in (DIGITS, UPPER, LOWER) for c in a}
+
+
 def _split(value: str) -> tuple[list[int], list[str], str]:
-    positions, alphabets, payload = [], [], []
+    positions, alphabets, payload, _ = _split_signed(value)
+    return positions, alphabets, payload
+
+
+def _split_signed(value: str) -> tuple[list[int], list[str], str, str]:
+    """Payload positions, their alphabets, the payload and :func:`class_signature` of ``value``."""
+    positions, alphabets, payload, signature = [], [], [], []
     for i, ch in enumerate(value):
-        a = char_alphabet(ch)
+        a = _ALPHABET_OF.get(ch)  # char_alphabet(ch)
         if a is None:
             if ch.isalnum():
                 raise AnonymizationError(
@@ -264,25 +285,26 @@ def _split(value: str) -> tuple[list[int], list[str], str]:
                     hint="identifiers are encrypted over ASCII digits and letters; "
                     "label the span OTHER or fix the recognizer",
                 )
+            signature.append(ch)
             continue
         positions.append(i)
         alphabets.append(a)
         payload.append(ch)
+        signature.append(_CLASS_CODE[a])
     if not payload:
         raise AnonymizationError(
             "E407",
             "identifier span has no letters or digits",
             hint="an ID span must contain the identifier characters (see docs/architecture.md)",
         )
-    return positions, alphabets, "".join(payload)
+    return positions, alphabets, "".join(payload), "".join(signature)
 
 
 def encrypt_identifier(
     keyring: KeyRing, value: str, domain: str = "id", context: str = "id", decrypt: bool = False
 ) -> str:
     """Format-preserving surrogate of ``value``: same length, classes and separators; a bijection."""
-    positions, alphabets, payload = _split(value)
-    signature = class_signature(value)
+    positions, alphabets, payload, signature = _split_signed(value)
     out_payload = permute_payload(cached_subkey(keyring, domain), f"{context}|{signature}", alphabets, payload, decrypt)
     out = list(value)
     for pos, ch in zip(positions, out_payload, strict=True):

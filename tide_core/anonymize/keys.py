@@ -42,11 +42,14 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from tide_core.errors import ConfigError, KeyProviderError
 from tide_core.plugins import load_dotted
 from tide_core.types import KEY_DOMAINS
+
+if TYPE_CHECKING:
+    from _hashlib import HASH
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 MIN_SECRET_BYTES = 32
@@ -126,6 +129,21 @@ def parse_secret(raw: str | bytes, where: str) -> bytes:
     return check_secret(decoded, where)
 
 
+_SHA256_BLOCK = 64
+_IPAD = bytes(b ^ 0x36 for b in range(256))
+_OPAD = bytes(b ^ 0x5C for b in range(256))
+
+
+def hmac_states(key: bytes) -> tuple[HASH, HASH]:
+    """HMAC-SHA256 (RFC 2104) keyed with ``key``, as its two hash states: the inner one has absorbed
+    ``key ^ ipad``, the outer one ``key ^ opad``.  ``HMAC(key, m) = outer.copy().update(
+    inner.copy().update(m).digest()).digest()``, without keying a new HMAC per message."""
+    if len(key) > _SHA256_BLOCK:
+        key = hashlib.sha256(key).digest()
+    block = key.ljust(_SHA256_BLOCK, b"\0")
+    return hashlib.sha256(block.translate(_IPAD)), hashlib.sha256(block.translate(_OPAD))
+
+
 @dataclass(frozen=True)
 class KeyRing:
     """Sub-keys for one (study, key) cell."""
@@ -136,6 +154,11 @@ class KeyRing:
     # per-domain sub-keys, derived once (speed only: the output is the same HMAC); in memory
     # with the secret itself, never pickled or printed
     _mac_keys: dict[str, bytes] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
+    # per-domain HMAC-SHA256 states with the sub-key already absorbed (inner, outer): a call copies
+    # them instead of keying a new HMAC, same bytes out
+    _mac_states: dict[str, tuple[HASH, HASH]] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
 
     def __post_init__(self) -> None:
         check_name("study", self.study)
@@ -156,17 +179,26 @@ class KeyRing:
         info = f"tide/v1|{self.study}|{self.key}|{domain}".encode()
         return hmac.new(self._secret, info, hashlib.sha256).digest()
 
+    def _states(self, domain: str) -> tuple[HASH, HASH]:
+        states = self._mac_states.get(domain)
+        if states is None:
+            key = self._mac_keys.get(domain)
+            if key is None:  # subkey() rejects an unknown domain before anything is cached
+                key = self._mac_keys[domain] = self.subkey(domain)
+            states = self._mac_states[domain] = hmac_states(key)
+        return states
+
     def mac(self, domain: str, *parts: str | bytes) -> bytes:
-        """Keyed PRF over a domain-separated, length-prefixed tuple of parts."""
-        key = self._mac_keys.get(domain)
-        if key is None:  # subkey() rejects an unknown domain before anything is cached
-            key = self._mac_keys[domain] = self.subkey(domain)
-        msg = []
+        """Keyed PRF over a domain-separated, length-prefixed tuple of parts (HMAC-SHA256)."""
+        inner_state, outer_state = self._states(domain)
+        inner = inner_state.copy()
         for part in parts:
             b = part.encode("utf-8") if isinstance(part, str) else bytes(part)
-            msg.append(len(b).to_bytes(4, "big"))
-            msg.append(b)
-        return hmac.digest(key, b"".join(msg), "sha256")  # one-shot (OpenSSL): no HMAC object per call
+            inner.update(len(b).to_bytes(4, "big"))
+            inner.update(b)
+        outer = outer_state.copy()
+        outer.update(inner.digest())
+        return outer.digest()
 
     def mac_int(self, domain: str, *parts: str | bytes) -> int:
         return int.from_bytes(self.mac(domain, *parts), "big")

@@ -30,6 +30,16 @@ DOMAIN = "location"
 COUNTRY_ABBR = ("USA", "UK", "UAE", "PRC", "DRC", "ROK")
 _ZIP = re.compile(r"\d{5}(?:-\d{4})?|\d{9}")
 _TOKEN = re.compile(r"\d+(?:st|nd|rd|th)\b|\d+[A-Za-z]?\b|[A-Za-z0-9]+|[^\W\d_]+(?:['\u2019][^\W\d_]+)*", re.I)
+_ORDINAL_NUMBER = re.compile(r"(\d+)(st|nd|rd|th)", re.I)  # fullmatch: "21st", "3RD"
+_ASCII_WORD = re.compile(r"[A-Za-z]+")
+_ASCII_DIGIT = re.compile(r"[0-9]")
+_DECIMAL = re.compile(r"\d")
+_PLACE_AND_TAIL = re.compile(r"(.*?)\s+(\d{5}(?:-\d{4})?|[A-Z]{2})")  # "Boston MA 02115", "Boston MA"
+_ZIP_TAIL = re.compile(r"(.*?)(\s+)(\d{5}(?:-\d{4})?)")  # "... CA 94304"
+_STATE_TAIL = re.compile(r"(.*?)(\s+)([A-Z]{2})")  # "Palo Alto CA"
+_FIRST_WORD = re.compile(r"[^\W\d_]+")  # a word as names_no_place reads them
+_NO_PLACE_WORDS = UNIT_WORDS | DIRECTIONS | STREET_SUFFIXES
+_CITY_WORDS = re.compile(r"[^\W\d_]+(?:[ .'\u2019-]+[^\W\d_]+)*\.?")
 
 
 @lru_cache(maxsize=1)
@@ -55,7 +65,12 @@ def _state_lookup() -> tuple[dict[str, int], dict[str, int]]:
 
 def _state_index(value: str) -> tuple[int, bool] | None:
     """The first state (in list order) whose name, or whose abbreviation for an upper-case value, is ``value``."""
-    v = norm(value).replace(".", "")
+    return _state_in(value, norm(value))
+
+
+def _state_in(value: str, key: str) -> tuple[int, bool] | None:
+    """:func:`_state_index` given ``key == norm(value)``."""
+    v = key.replace(".", "")
     names, abbrs = _state_lookup()
     i = names.get(v)
     j = abbrs.get(v) if value.replace(".", "").isupper() else None
@@ -65,6 +80,13 @@ def _state_index(value: str) -> tuple[int, bool] | None:
         return i, False
     assert j is not None  # i and j are not both None (returned above)
     return j, True
+
+
+def _has_digit(value: str) -> bool:
+    """Any character ``str.isdigit`` accepts (a regex scan for ASCII text, the same answer)."""
+    if value.isascii():
+        return _ASCII_DIGIT.search(value) is not None
+    return any(c.isdigit() for c in value)
 
 
 def _derange(keyring: KeyRing, context: str, n: int, i: int) -> int:
@@ -87,7 +109,12 @@ def surrogate_state(keyring: KeyRing, value: str) -> str:
 
 
 def _country_hit(value: str) -> tuple[str, int] | None:
-    v = norm(value).replace(".", "")
+    return _country_in(norm(value))
+
+
+def _country_in(key: str) -> tuple[str, int] | None:
+    """:func:`_country_hit` given ``key == norm(value)``."""
+    v = key.replace(".", "")
     if v.upper() in COUNTRY_ABBR or v == "us":
         return "abbr", COUNTRY_ABBR.index("USA" if v == "us" else v.upper())
     lst = load_list("countries")
@@ -116,13 +143,20 @@ def _ordinal(n: int) -> str:
 
 
 def _is_street(value: str) -> bool:
-    words = [norm(w).rstrip(".") for w in re.findall(r"[A-Za-z]+", value)]
+    words = [w.lower() for w in _ASCII_WORD.findall(value)]  # ASCII letters: norm() is lower()
     return (
-        any(c.isdigit() for c in value)
+        _has_digit(value)
         or "#" in value
-        or any(w in UNIT_WORDS for w in words)
-        or any(w in STREET_SUFFIXES for w in words[1:])
+        or not UNIT_WORDS.isdisjoint(words)
+        or not STREET_SUFFIXES.isdisjoint(words[1:])
     )  # "St. Louis" is a city
+
+
+def _may_name_no_place(value: str) -> bool:
+    """False when :func:`names_no_place` is certainly False: it needs every word to be a unit word
+    or a direction, or one street-type word, so the first word must be one (a cheap first test)."""
+    m = _FIRST_WORD.search(value)
+    return m is not None and m.group().lower() in _NO_PLACE_WORDS
 
 
 def surrogate_street(keyring: KeyRing, value: str) -> str:
@@ -137,7 +171,7 @@ def surrogate_street(keyring: KeyRing, value: str) -> str:
             kinds.append("keep")
         else:
             kinds.append("name")
-    has_ordinal = any(re.fullmatch(r"\d+(st|nd|rd|th)", m.group(), re.I) for m in tokens)
+    has_ordinal = any(_ORDINAL_NUMBER.fullmatch(m.group()) for m in tokens)
     if "name" not in kinds and not has_ordinal:  # "Park Avenue": every word is a suffix word
         words = [i for i, k in enumerate(kinds) if k == "keep" and tokens[i].group().lower() in STREET_SUFFIXES]
         if len(words) >= 2:
@@ -148,7 +182,7 @@ def surrogate_street(keyring: KeyRing, value: str) -> str:
         out.append(value[last : m.start()])
         if k == "num":
             t = m.group()
-            od = re.fullmatch(r"(\d+)(st|nd|rd|th)", t, re.I)
+            od = _ORDINAL_NUMBER.fullmatch(t)
             if od:
                 num = encrypt_identifier(keyring, od.group(1), DOMAIN, "street-ordinal")
                 suf = _ordinal(int(num))
@@ -185,40 +219,48 @@ def location_subtype(value: str) -> str:
     v = value.strip()
     if _ZIP.fullmatch(v):
         return "zip"
-    if _state_index(v) is not None:
+    key = norm(v)
+    if _state_in(v, key) is not None:
         return "state"
-    if _country_hit(v) is not None:
+    if _country_in(key) is not None:
         return "country"
     if "," in v:
         return "address"
-    m = re.fullmatch(r"(.*?)\s+(\d{5}(?:-\d{4})?|[A-Z]{2})", v)  # "Boston MA 02115", "Boston MA"
-    if m and not re.search(r"\d", m.group(1)) and (m.group(2)[0].isdigit() or _state_index(m.group(2)) is not None):
+    m = _PLACE_AND_TAIL.fullmatch(v)
+    if m and not _has_decimal(m.group(1)) and (m.group(2)[0].isdigit() or _state_index(m.group(2)) is not None):
         return "address"
-    if v in load_list("cities") and not any(c.isdigit() for c in v):
+    if key in load_list("cities").index and not _has_digit(v):
         return "city"
-    if names_no_place(v):  # "Rm", "NW", "Ave": nothing a street surrogate would keep around, so a city
-        return "city"
+    if _may_name_no_place(v) and names_no_place(v):  # "Rm", "NW", "Ave": nothing a street surrogate
+        return "city"  # would keep around, so a city
     if _is_street(v):
         return "street"
-    if re.fullmatch(r"[^\W\d_]+(?:[ .'\u2019-]+[^\W\d_]+)*\.?", v):
+    if _CITY_WORDS.fullmatch(v):
         return "city"
     return "street"
 
 
-def _segment(keyring: KeyRing, seg: str) -> str:
+def _has_decimal(value: str) -> bool:
+    """What ``re.search(r"\\d", value)`` says: any Unicode decimal digit."""
+    return _DECIMAL.search(value) is not None
+
+
+def _segment(keyring: KeyRing, seg: str, kind: str | None = None) -> str:
+    """Surrogate of one comma-separated part; ``kind`` is ``location_subtype(seg)`` when the caller has it."""
     core = seg.strip()
     if not core:
         return seg
     lead, trail = seg[: len(seg) - len(seg.lstrip())], seg[len(seg.rstrip()) :]
     if _ZIP.fullmatch(core):
         return lead + surrogate_zip(keyring, core) + trail
-    m = re.fullmatch(r"(.*?)(\s+)(\d{5}(?:-\d{4})?)", core)  # "... CA 94304"
-    if m and not re.search(r"\d", m.group(1)):
+    m = _ZIP_TAIL.fullmatch(core)
+    if m and not _has_decimal(m.group(1)):
         return lead + _segment(keyring, m.group(1)) + m.group(2) + surrogate_zip(keyring, m.group(3)) + trail
-    m = re.fullmatch(r"(.*?)(\s+)([A-Z]{2})", core)  # "Palo Alto CA"
+    m = _STATE_TAIL.fullmatch(core)
     if m and _state_index(m.group(3)) is not None:
         return lead + _segment(keyring, m.group(1)) + m.group(2) + surrogate_state(keyring, m.group(3)) + trail
-    kind = location_subtype(core)
+    if kind is None:
+        kind = location_subtype(core)
     if kind not in _SUB:
         kind = "street"
     return lead + _SUB[kind](keyring, core) + trail
@@ -240,4 +282,4 @@ def surrogate_location(keyring: KeyRing, value: str) -> tuple[str, str]:
     kind = location_subtype(value)
     if kind == "address":
         return ",".join(_segment(keyring, seg) for seg in value.split(",")), "address"
-    return _segment(keyring, value), kind
+    return _segment(keyring, value, kind), kind

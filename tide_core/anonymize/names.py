@@ -57,6 +57,7 @@ KEEP = frozenset(
     }
 )
 _TOKEN = re.compile(r"[^\W\d_]+(?:['\u2019][^\W\d_]+)*|\d+")
+_TOKEN_SPLIT = re.compile(f"({_TOKEN.pattern})")  # re.split keeps the tokens between the separators
 ALPHA = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 _ONSETS = (
@@ -98,16 +99,18 @@ SYLLABLES = len(_ONSETS) * len(_VOWELS) * len(_CODAS)
 GENERATED_SPACE = SYLLABLES * SYLLABLES * len(_ENDINGS)
 
 
+#: Every syllable, by its number: onset (fastest), vowel, coda, as :func:`generated_name` reads them.
+_SYLLABLE_TEXT = tuple(
+    _ONSETS[s % len(_ONSETS)] + _VOWELS[s // len(_ONSETS) % len(_VOWELS)] + _CODAS[s // len(_ONSETS) // len(_VOWELS)]
+    for s in range(SYLLABLES)
+)
+
+
 def generated_name(h: int) -> str:
     """Decode an integer into a pronounceable name (two syllables and an ending)."""
-    parts = []
-    for _ in range(2):
-        h, s = divmod(h, SYLLABLES)
-        s, o = divmod(s, len(_ONSETS))
-        c, v = divmod(s, len(_VOWELS))
-        parts.append(_ONSETS[o] + _VOWELS[v] + _CODAS[c])
-    parts.append(_ENDINGS[h % len(_ENDINGS)])
-    word = "".join(parts)
+    h, first = divmod(h, SYLLABLES)
+    h, second = divmod(h, SYLLABLES)
+    word = _SYLLABLE_TEXT[first] + _SYLLABLE_TEXT[second] + _ENDINGS[h % len(_ENDINGS)]
     return word[:1].upper() + word[1:]
 
 
@@ -129,25 +132,37 @@ def _initials(keyring: KeyRing, token: str) -> str:
 
 def surrogate_token(keyring: KeyRing, token: str, keep_titles: bool = True) -> str:
     """Surrogate of one name word, in the word's capitalisation pattern."""
-    key = norm(token)
+    return _surrogate_token(keyring, token, norm(token), keep_titles)
+
+
+def _surrogate_token(keyring: KeyRing, token: str, key: str, keep_titles: bool) -> str:
+    """:func:`surrogate_token` given ``key == norm(token)``."""
     if key in KEEP and keep_titles:
         return token
     if token.isdigit():
         return permute_payload(cached_subkey(keyring, DOMAIN), "name-digits", [DIGITS] * len(token), token)
     if len(token) == 1 or (not keep_titles and key in KEEP):
         return _initials(keyring, token)
-    if 2 <= len(token) <= 3 and token.isupper() and not _listed(key):
+    first, last = load_list("first_names"), load_list("last_names")
+    i = first.index.get(key)
+    j = last.index.get(key) if i is None else None
+    if 2 <= len(token) <= 3 and token.isupper() and i is None and j is None:
         return _initials(keyring, token)  # "JS", "MKT": a cluster of initials
-    for list_name in ("first_names", "last_names"):
-        lst = load_list(list_name)
-        if key in lst.index:
-            return case_like(token, lst.choose(keyring, DOMAIN, key))
+    if i is not None:
+        return case_like(token, first.deranged(keyring, DOMAIN, i))
+    if j is not None:
+        return case_like(token, last.deranged(keyring, DOMAIN, j))
+    return case_like(token, _generated(keyring, key))
+
+
+def _generated(keyring: KeyRing, key: str) -> str:
+    """The keyed generated name of an unlisted word (re-drawn while it is a listed name)."""
     counter = 0
     while True:
         h = keyring.mac_int(DOMAIN, "generated", key, str(counter))
         word = generated_name(h % GENERATED_SPACE)
         if not _listed(norm(word)):
-            return case_like(token, word)
+            return word
         counter += 1
 
 
@@ -157,17 +172,25 @@ def surrogate_name(keyring: KeyRing, value: str) -> str:
     A span made only of title/suffix words ("SR", "MD") is a set of initials, not a title:
     its letters are mapped like initials so nothing passes through.
     """
-    words = [m.group() for m in _TOKEN.finditer(value) if not m.group().isdigit()]
-    keep_titles = not words or not all(norm(w) in KEEP for w in words)
-    out, last, found = [], 0, False
-    for m in _TOKEN.finditer(value):
-        out.append(value[last : m.start()])
-        out.append(surrogate_token(keyring, m.group(), keep_titles))
-        last = m.end()
-        found = found or not m.group().isdigit()
-    out.append(value[last:])
-    if not found:
+    parts = _TOKEN_SPLIT.split(value)  # separator, token, separator, ..., token, separator
+    keys = [norm(t) for t in parts[1::2]]
+    keep_titles, has_word = _titles_kept(parts, keys)
+    for i in range(1, len(parts), 2):
+        parts[i] = _surrogate_token(keyring, parts[i], keys[i // 2], keep_titles)
+    if not has_word:
         raise AnonymizationError(
             "E430", "name span has no letters", hint="a PATIENT/DOCTOR span must contain the name (titles excluded)"
         )
-    return "".join(out)
+    return "".join(parts)
+
+
+def _titles_kept(parts: list[str], keys: list[str]) -> tuple[bool, bool]:
+    """(keep titles, has a word): titles and suffixes are kept unless every word (non-digit token)
+    is one; ``parts`` alternates separators and tokens, ``keys`` are the tokens' lookup forms."""
+    has_word = False
+    for token, key in zip(parts[1::2], keys, strict=True):
+        if not token.isdigit():
+            if key not in KEEP:
+                return True, True
+            has_word = True
+    return not has_word, has_word

@@ -19,18 +19,48 @@ from __future__ import annotations
 
 import hashlib
 import weakref
+from collections.abc import Sequence
 from functools import lru_cache
 from math import isqrt
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from hashlib import blake2b as Blake2b
+
     from tide_core.anonymize.keys import KeyRing
 
 TABLE_MAX = 4096
 ROUNDS = 12
-MEMO_MAX = 1 << 16  # derange() results remembered per permutation (Feistel domains only)
+#: Feistel half-domains (``b``) up to which each round function is tabulated (``ROUNDS * b`` hashes).
+ROUND_TABLE_MAX = 1024
+#: Feistel domains up to which the whole permutation is tabulated (name lists, 4-digit numbers).
+FEISTEL_TABLE_MAX = 1 << 14
 
 _SUBKEYS: weakref.WeakKeyDictionary[KeyRing, dict[str, bytes]] = weakref.WeakKeyDictionary()
+#: The key ring looked up last (a weak reference, dropped with the key ring) and its entry in
+#: ``_SUBKEYS``: one anonymizer uses one key ring, so most calls skip the weak mapping (whose
+#: lookup hashes and compares key rings).
+_last: tuple[weakref.ref[KeyRing], dict[str, bytes]] | None = None
+
+
+def _forget(ref: weakref.ref[KeyRing]) -> None:
+    global _last
+    last = _last
+    if last is not None and last[0] is ref:
+        _last = None
+
+
+def _subkeys_of(keyring: KeyRing) -> dict[str, bytes]:
+    """The sub-key cache of ``keyring`` (raises TypeError if it cannot be weakly referenced)."""
+    global _last
+    last = _last
+    if last is not None and last[0]() is keyring:
+        return last[1]
+    per = _SUBKEYS.get(keyring)
+    if per is None:
+        per = _SUBKEYS[keyring] = {}
+    _last = (weakref.ref(keyring, _forget), per)
+    return per
 
 
 def cached_subkey(keyring: KeyRing, domain: str) -> bytes:
@@ -40,9 +70,7 @@ def cached_subkey(keyring: KeyRing, domain: str) -> bytes:
     memory.  Falls back to deriving it each time if the key ring cannot be weakly referenced.
     """
     try:
-        per = _SUBKEYS.get(keyring)
-        if per is None:
-            per = _SUBKEYS[keyring] = {}
+        per = _subkeys_of(keyring)
     except TypeError:
         return keyring.subkey(domain)
     sk = per.get(domain)
@@ -52,12 +80,18 @@ def cached_subkey(keyring: KeyRing, domain: str) -> bytes:
 
 
 def _prf(key: bytes, tweak: bytes, *ints: int) -> int:
-    h = hashlib.blake2b(key=key[:64], digest_size=8, person=b"tide-sd1")
-    h.update(len(tweak).to_bytes(2, "big"))
-    h.update(tweak)
+    h = _prf_state(key, tweak)
     for i in ints:
         h.update(i.to_bytes(16, "big"))
     return int.from_bytes(h.digest(), "big")
+
+
+def _prf_state(key: bytes, tweak: bytes) -> Blake2b:
+    """The PRF's keyed BLAKE2b after the length-prefixed tweak (:func:`_prf` continues with the integers)."""
+    h = hashlib.blake2b(key=key[:64], digest_size=8, person=b"tide-sd1")
+    h.update(len(tweak).to_bytes(2, "big"))
+    h.update(tweak)
+    return h
 
 
 @lru_cache(maxsize=4096)
@@ -66,47 +100,106 @@ def _table(key: bytes, tweak: bytes, n: int) -> tuple[tuple[int, ...], tuple[int
     for i in range(n - 1, 0, -1):
         j = _prf(key, tweak, 0xF15E, i) % (i + 1)  # 64-bit draw: bias < 2^-52
         perm[i], perm[j] = perm[j], perm[i]
-    inv = [0] * n
+    return tuple(perm), _inverted(perm)
+
+
+def _inverted(perm: Sequence[int]) -> tuple[int, ...]:
+    inv = [0] * len(perm)
     for x, y in enumerate(perm):
         inv[y] = x
-    return tuple(perm), tuple(inv)
+    return tuple(inv)
 
 
 class KeyedPermutation:
-    """A keyed bijection of ``range(n)``; a pure function of (key, tweak, n)."""
+    """A keyed bijection of ``range(n)``; a pure function of (key, tweak, n).
 
-    __slots__ = ("key", "tweak", "n", "_a", "_b", "_tables", "_memo")
+    Feistel domains keep only key-derived data between calls, never a value: the keyed hash state
+    of each round and, with ``tabulate`` (the long-lived permutations of :func:`permutation`), each
+    round function tabulated over all of ``[0, b)`` when ``b <= ROUND_TABLE_MAX`` and the whole
+    permutation (both directions) when ``n <= FEISTEL_TABLE_MAX``; each is built in full on first
+    use, the same whatever values are permuted.
+    """
 
-    def __init__(self, key: bytes, tweak: bytes, n: int):
+    __slots__ = ("key", "tweak", "n", "_a", "_b", "_tables", "_states", "_rows", "_feistel", "_tabulate")
+
+    def __init__(self, key: bytes, tweak: bytes, n: int, tabulate: bool = False):
         if n < 1:
             raise ValueError("domain size must be >= 1")
         self.key, self.tweak, self.n = bytes(key), bytes(tweak), int(n)
+        self._tabulate = tabulate
         self._tables = _table(self.key, self.tweak, self.n) if self.n <= TABLE_MAX else None
         a = isqrt(self.n)
         self._a, self._b = a, -(-self.n // a)
-        self._memo: dict[int, int] = {}
+        self._states: tuple[Blake2b, ...] | None = None
+        self._rows: tuple[tuple[int, ...], ...] | None = None
+        self._feistel: tuple[tuple[int, ...], tuple[int, ...]] | None = None
 
     # -- Feistel over [0, a*b) ---------------------------------------------------------------
+    def _round(self, r: int, right: int) -> int:
+        """``_prf(key, tweak, r, right)`` from the round's saved hash state."""
+        states = self._states
+        if states is None:
+            base = _prf_state(self.key, self.tweak)
+            states = tuple(_absorbed(base, r) for r in range(ROUNDS))
+            self._states = states
+        h = states[r].copy()
+        h.update(right.to_bytes(16, "big"))
+        return int.from_bytes(h.digest(), "big")
+
+    def _round_rows(self) -> tuple[tuple[int, ...], ...] | None:
+        """Per round, the round function mod ``a`` at every ``right`` in ``[0, b)``; None for a large ``b``."""
+        if self._rows is None and self._tabulate and self._b <= ROUND_TABLE_MAX:
+            a = self._a
+            self._rows = tuple(tuple(self._round(r, right) % a for right in range(self._b)) for r in range(ROUNDS))
+        return self._rows
+
     def _f_enc(self, x: int) -> int:
         a, b = self._a, self._b
+        rows = self._round_rows()
+        if rows is not None:  # (left + F) mod a == (left + F mod a) mod a
+            for row in rows:
+                left, right = divmod(x, b)
+                x = a * right + (left + row[right]) % a
+            return x
         for r in range(ROUNDS):
             left, right = divmod(x, b)
-            w = (left + _prf(self.key, self.tweak, r, right)) % a
+            w = (left + self._round(r, right)) % a
             x = a * right + w
         return x
 
     def _f_dec(self, x: int) -> int:
         a, b = self._a, self._b
+        rows = self._round_rows()
+        if rows is not None:
+            for row in reversed(rows):
+                right, w = divmod(x, a)
+                x = b * ((w - row[right]) % a) + right
+            return x
         for r in range(ROUNDS - 1, -1, -1):
             right, w = divmod(x, a)
-            left = (w - _prf(self.key, self.tweak, r, right)) % a
+            left = (w - self._round(r, right)) % a
             x = b * left + right
         return x
 
+    def _feistel_tables(self) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+        """(forward, inverse) over all of ``range(n)`` for ``n <= FEISTEL_TABLE_MAX``, else None."""
+        if self._feistel is None and self._tabulate and self.n <= FEISTEL_TABLE_MAX:
+            n = self.n
+            one_pass = [self._f_enc(z) for z in range(self._a * self._b)]
+            fwd = []
+            for x in range(n):
+                y = one_pass[x]
+                while y >= n:  # cycle walking, as forward() does
+                    y = one_pass[y]
+                fwd.append(y)
+            self._feistel = (tuple(fwd), _inverted(fwd))
+        return self._feistel
+
     def forward(self, x: int) -> int:
         self._check(x)
-        if self._tables is not None:
-            return self._tables[0][x]
+        tables = self._tables or self._feistel_tables()
+        if tables is not None:
+            return tables[0][x]
         y = self._f_enc(x)
         while y >= self.n:  # cycle walking: stays a bijection of [0, n)
             y = self._f_enc(y)
@@ -114,8 +207,9 @@ class KeyedPermutation:
 
     def inverse(self, y: int) -> int:
         self._check(y)
-        if self._tables is not None:
-            return self._tables[1][y]
+        tables = self._tables or self._feistel_tables()
+        if tables is not None:
+            return tables[1][y]
         x = self._f_dec(y)
         while x >= self.n:
             x = self._f_dec(x)
@@ -123,15 +217,12 @@ class KeyedPermutation:
 
     def derange(self, x: int) -> int:
         """Fixed-point-free keyed bijection (a single n-cycle); identity only when n == 1."""
-        if self._tables is not None:
-            return self.inverse((self.forward(x) + 1) % self.n)
-        y = self._memo.get(x)  # Feistel domains: 24+ keyed rounds per call, so remember results
-        if y is None:
-            y = self.inverse((self.forward(x) + 1) % self.n)
-            if len(self._memo) >= MEMO_MAX:
-                self._memo.clear()
-            self._memo[x] = y
-        return y
+        tables = self._tables or self._feistel_tables()
+        if tables is not None:  # inverse(forward(x) + 1), inlined
+            self._check(x)
+            fwd, inv = tables
+            return inv[(fwd[x] + 1) % self.n]
+        return self.inverse((self.forward(x) + 1) % self.n)
 
     def underange(self, y: int) -> int:
         return self.inverse((self.forward(y) - 1) % self.n)
@@ -141,7 +232,13 @@ class KeyedPermutation:
             raise ValueError("value outside the permutation domain")
 
 
+def _absorbed(state: Blake2b, r: int) -> Blake2b:
+    h = state.copy()
+    h.update(r.to_bytes(16, "big"))
+    return h
+
+
 @lru_cache(maxsize=8192)
 def permutation(key: bytes, tweak: bytes, n: int) -> KeyedPermutation:
     """Cached constructor (the table of a small domain is built once per process)."""
-    return KeyedPermutation(key, tweak, n)
+    return KeyedPermutation(key, tweak, n, tabulate=True)

@@ -27,6 +27,7 @@ class SurrogateList:
         self.name = name
         self.entries = entries
         self.index = {norm(e): i for i, e in enumerate(entries)}
+        self._tweaks: dict[str, bytes] = {}  # context -> derangement tweak (public data)
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -36,12 +37,21 @@ class SurrogateList:
 
     def choose(self, keyring: KeyRing, domain: str, value: str, context: str = "") -> str:
         """Keyed surrogate for ``value``: a derangement inside the list, else a keyed index."""
-        key = norm(value)
+        return self.choose_normed(keyring, domain, norm(value), context)
+
+    def choose_normed(self, keyring: KeyRing, domain: str, key: str, context: str = "") -> str:
+        """:meth:`choose` for a value already in lookup form (``key == norm(value)``)."""
         i = self.index.get(key)
         if i is not None:
-            p = permutation(cached_subkey(keyring, domain), f"list|{self.name}|{context}".encode(), len(self.entries))
-            return self.entries[p.derange(i)]
+            return self.deranged(keyring, domain, i, context)
         return self.entries[keyring.mac_int(domain, "list-hash", self.name, context, key) % len(self.entries)]
+
+    def deranged(self, keyring: KeyRing, domain: str, i: int, context: str = "") -> str:
+        """The entry the keyed derangement of this list maps entry ``i`` to."""
+        tweak = self._tweaks.get(context)
+        if tweak is None:
+            tweak = self._tweaks[context] = f"list|{self.name}|{context}".encode()
+        return self.entries[permutation(cached_subkey(keyring, domain), tweak, len(self.entries)).derange(i)]
 
 
 @cache
@@ -66,9 +76,24 @@ def with_suffix(name: str, suffix: str) -> SurrogateList | None:
 
 def case_like(template: str, word: str) -> str:
     """Write ``word`` in the capitalisation pattern of ``template`` (UPPER, lower, else as listed)."""
+    if template.isascii():  # every ASCII letter is cased: str.isupper / islower say the same, faster
+        if template.isupper():
+            return word.upper() if _two_letters(template) else word
+        return word.lower() if template.islower() else word
     letters = [c for c in template if c.isalpha()]
     if len(letters) > 1 and all(c.isupper() for c in letters):
         return word.upper()
     if letters and all(c.islower() for c in letters):
         return word.lower()
     return word
+
+
+def _two_letters(text: str) -> bool:
+    """True when ``text`` holds at least two letters."""
+    seen = 0
+    for c in text:
+        if c.isalpha():
+            seen += 1
+            if seen > 1:
+                return True
+    return False
