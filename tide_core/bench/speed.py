@@ -63,7 +63,7 @@ from tide_core.anonymize.engine import Anonymizer
 from tide_core.anonymize.keys import KeyRing
 from tide_core.bench.corpora import load_corpus
 from tide_core.bench.quality import default_specs
-from tide_core.engine.recognition import finish_note
+from tide_core.engine.recognition import recognize_notes
 from tide_core.errors import TideError
 from tide_core.inference.onnx_export import check_runtime
 from tide_core.inference.onnx_session import default_threads
@@ -159,7 +159,8 @@ def build_corpora(
 
 # ------------------------------------------------------------------ systems
 def tide_runner(specs: dict[str, dict[str, Any]], batch: int = 32) -> Callable[[Sequence[Note]], int]:
-    """Run the given recognizers then the engine's per-note finishing; returns the span count."""
+    """The engine's own path (``recognize_notes``: every recognizer on the notes' normalised views,
+    checks, resolution, roles, propagation) in batches; returns the span count."""
 
     recs = [create(dict(spec)) for spec in specs.values()]
     for r in recs:
@@ -168,13 +169,7 @@ def tide_runner(specs: dict[str, dict[str, Any]], batch: int = 32) -> Callable[[
     def run(notes: Sequence[Note]) -> int:
         total = 0
         for i in range(0, len(notes), batch):
-            chunk = list(notes[i : i + batch])
-            per: list[list[Span]] = [[] for _ in chunk]
-            for r in recs:
-                for k, spans in enumerate(r.recognize_many(chunk)):
-                    per[k].extend(spans)
-            for n, spans in zip(chunk, per, strict=True):
-                total += len(finish_note(n.note_id, spans, None, None, n.text)[0])
+            total += len(recognize_notes(notes[i : i + batch], recs).all_spans())
         return total
 
     return run
