@@ -140,7 +140,7 @@ def test_fast_equals_reference_on_fuzzed_strings(recognizers):
         (r"\bmrn\s*\d+", re.IGNORECASE),
         (r"(?:\d\d)+", 0),
         (r"(?<=a)b+|c", 0),
-        # lead-character scans (a broad FIRST set after a lookbehind or \b)
+        # a broad FIRST set after a lookbehind or \b
         (r"(?<![\w.@/-])[A-Za-z0-9][A-Za-z0-9-]*\.(?:com|org)", 0),
         (r"\b[A-Za-z]+\d+", 0),
         (r"(?<![\w])(?:[a-z]+|[A-Z][a-z]*)\s+(?i:by|of)\b", re.IGNORECASE),
@@ -155,21 +155,6 @@ def test_fast_finditer_is_finditer(pattern, flags):
         assert [m.span() for m in fast_finditer(rx, pre, text)] == [m.span() for m in rx.finditer(text)]
         lo, hi = len(text) // 4, 3 * len(text) // 4
         assert [m.span() for m in fast_finditer(rx, pre, text, lo, hi)] == [m.span() for m in rx.finditer(text, lo, hi)]
-
-
-def test_lead_character_scan_is_chosen_where_it_visits_fewer_positions():
-    assert prefilter_regex(r"(?<![\w.@/-])[A-Za-z0-9][A-Za-z0-9-]*\.(?:com|org)").lead  # most letters
-    assert prefilter_regex(r"\b[A-Za-z]+\d+").lead
-    assert not prefilter_regex(r"(?<![\w.])\d{1,3}\s?(?:yo|y/o)").lead  # digits: the FIRST set is rarer
-    assert not prefilter_regex(r"(?<![^a])[a-z]+").lead  # a negated lookbehind class: no lead scan
-    assert not prefilter_regex(r"(?<![a-z])[a-z]+", re.IGNORECASE).lead  # the class is case-folded: no lead scan
-    # every position of a text, including the first and one right at a window's start
-    rx = re.compile(r"\b[A-Za-z]+\d+")
-    pre = prefilter_regex(rx.pattern)
-    text = "a1 b2,c3"
-    assert [m.span() for m in fast_finditer(rx, pre, text)] == [(0, 2), (3, 5), (6, 8)]
-    assert [m.span() for m in fast_finditer(rx, pre, text, 3, 8)] == [(3, 5), (6, 8)]
-    assert [m.span() for m in fast_finditer(rx, pre, text, 4, 8)] == [m.span() for m in rx.finditer(text, 4, 8)]
 
 
 def test_nullable_pattern_has_no_prefilter():

@@ -9,7 +9,7 @@ Context-dependent DATE fragments ("3/4", a bare year) are accepted either with a
 the ``chain`` pass runs to a fixed point.
 
 Fast path (``RegexRecognizer(fast=True)``, the default): each pattern is entered only where it
-matches, found by a scan that ``re`` runs at C speed (a lead-character or FIRST-set prefilter, see
+matches, found by a scan that ``re`` runs at C speed (its FIRST-set prefilter, see
 :mod:`tide_core.recognizers.regex_prefilter`); ``finditer`` is replayed exactly from those
 positions, so the fast path returns the very matches of the reference path (``fast=False``), and
 validators and context checks run on the same matches only (``tests/test_regex_fast_path.py``).
@@ -27,7 +27,7 @@ from typing import Any
 from tide_core.errors import ConfigError
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.recognizers.patterns import _NAME_LIKE_STATES, DEFAULT_PATTERNS, STATE_NAMES, STREET_SUFFIX, PhiPattern
-from tide_core.recognizers.regex_prefilter import Prefilter, fast_finditer, prefilter_regex
+from tide_core.recognizers.regex_prefilter import fast_finditer, prefilter_regex
 from tide_core.resolve import ResolutionPolicy, resolve_spans
 from tide_core.spans import RecognizerResult, Span
 from tide_core.types import LABELS
@@ -217,12 +217,12 @@ class _Compiled:
     exclude_before: re.Pattern[str] | None
     validator: Callable[[re.Match[str], int, int, str], bool] | None
     anchor: re.Pattern[str] | None = None
-    fast: Prefilter | None = None  # prefilter of ``regex`` (fast path)
-    anchor_fast: Prefilter | None = None  # prefilter of ``anchor``
+    fast: re.Pattern[str] | None = None  # prefilter of ``regex`` (fast path)
+    anchor_fast: re.Pattern[str] | None = None  # prefilter of ``anchor``
     use_fast: bool = False
 
     def _scan(
-        self, regex: re.Pattern[str], prefilter: Prefilter | None, text: str, lo: int = 0, hi: int | None = None
+        self, regex: re.Pattern[str], prefilter: re.Pattern[str] | None, text: str, lo: int = 0, hi: int | None = None
     ) -> Iterator[re.Match[str]]:
         """``regex.finditer(text, lo, hi)``: through the prefilter on the fast path, plain ``re`` on
         the reference path (each pattern tried at every position)."""
