@@ -174,3 +174,20 @@ def test_fast_ff3_equals_library(alphabet):
             text = "".join(rng.choice(alphabet) for _ in range(n))
             tweak = bytes(rng.randrange(256) for _ in range(7)).hex()
             assert fast.encrypt(text, tweak) == lib.encrypt_with_tweak(text, tweak)
+
+
+def test_keyword_patterns_are_tried_only_at_their_leading_words(recognizers):
+    """Most whole-text scans start with literal words and go through the note's one Aho-Corasick
+    pass; a word-less pattern (a date that starts with a digit) keeps its FIRST-set prefilter."""
+    fast, ref = recognizers
+    assert ref._words is None
+    by_name = {c.pattern.name: c for c in fast._compiled}
+    covered = set(fast._words.patterns)
+    assert len(covered) >= 40
+    assert by_name["id_prefixed"].regex in covered and by_name["relative"].anchor in covered
+    assert by_name["date_mdy"].regex not in covered and by_name["date_mdy"].fast is not None
+    text = "MRN: 12345678. Her daughter Ann Lee called on 3/4/2021."
+    scan = fast._words.scan(text)
+    assert [m.span() for m in scan.finditer(by_name["id_prefixed"].regex)] == [
+        m.span() for m in by_name["id_prefixed"].regex.finditer(text)
+    ]

@@ -9,10 +9,13 @@ Context-dependent DATE fragments ("3/4", a bare year) are accepted either with a
 the ``chain`` pass runs to a fixed point.
 
 Fast path (``RegexRecognizer(fast=True)``, the default): each pattern is entered only where it
-matches, found by a scan that ``re`` runs at C speed (its FIRST-set prefilter, see
-:mod:`tide_core.recognizers.regex_prefilter`); ``finditer`` is replayed exactly from those
-positions, so the fast path returns the very matches of the reference path (``fast=False``), and
-validators and context checks run on the same matches only (``tests/test_regex_fast_path.py``).
+can match.  Patterns that begin with literal words (``\\b(?i:MRN|Med Rec...)``, the anchors of
+windowed patterns) are tried only where those words occur, all found in one Aho-Corasick pass
+per note (:mod:`tide_core.text.anchored`); the others through a scan that ``re`` runs at C speed
+(their FIRST-set prefilter, :mod:`tide_core.recognizers.regex_prefilter`).  ``finditer`` is
+replayed exactly from those positions, so the fast path returns the very matches of the
+reference path (``fast=False``), and validators and context checks run on the same matches only
+(``tests/test_regex_fast_path.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from tide_core.recognizers.patterns import _NAME_LIKE_STATES, DEFAULT_PATTERNS, 
 from tide_core.recognizers.regex_prefilter import fast_finditer, prefilter_regex
 from tide_core.resolve import ResolutionPolicy, resolve_spans
 from tide_core.spans import RecognizerResult, Span
+from tide_core.text.anchored import PatternScan, PatternSet, pattern_anchors
 from tide_core.types import LABELS
 
 _STATE_NAME_SET = frozenset(STATE_NAMES)
@@ -222,22 +226,31 @@ class _Compiled:
     use_fast: bool = False
 
     def _scan(
-        self, regex: re.Pattern[str], prefilter: re.Pattern[str] | None, text: str, lo: int = 0, hi: int | None = None
+        self,
+        regex: re.Pattern[str],
+        prefilter: re.Pattern[str] | None,
+        text: str,
+        lo: int = 0,
+        hi: int | None = None,
+        words: PatternScan | None = None,
     ) -> Iterator[re.Match[str]]:
-        """``regex.finditer(text, lo, hi)``: through the prefilter on the fast path, plain ``re`` on
-        the reference path (each pattern tried at every position)."""
-        if self.use_fast:
-            return fast_finditer(regex, prefilter, text, lo, hi)
-        return regex.finditer(text, lo, len(text) if hi is None else hi)
+        """``regex.finditer(text, lo, hi)``: on the fast path, at the leading words the note's
+        one-pass scan found (whole text only) or through the prefilter; plain ``re`` on the
+        reference path (each pattern tried at every position)."""
+        if not self.use_fast:
+            return regex.finditer(text, lo, len(text) if hi is None else hi)
+        if words is not None and lo == 0 and hi is None and words.covers(regex):
+            return words.finditer(regex)
+        return fast_finditer(regex, prefilter, text, lo, hi)
 
-    def matches(self, text: str) -> Iterator[re.Match[str]]:
+    def matches(self, text: str, words: PatternScan | None = None) -> Iterator[re.Match[str]]:
         """All matches of the pattern; anchored patterns only search windows around their anchor."""
         if self.anchor is None:
-            yield from self._scan(self.regex, self.fast, text)
+            yield from self._scan(self.regex, self.fast, text, words=words)
             return
         before, after = self.pattern.anchor_window
         windows: list[list[int]] = []
-        for a in self._scan(self.anchor, self.anchor_fast, text):
+        for a in self._scan(self.anchor, self.anchor_fast, text, words=words):
             lo, hi = max(0, a.start() - before), min(len(text), a.end() + after)
             if windows and lo <= windows[-1][1]:
                 windows[-1][1] = max(windows[-1][1], hi)
@@ -299,6 +312,7 @@ class RegexRecognizer(TideRecognizer):
         self.min_score = float(min_score)
         self.supported_entities = sorted({lab for p in self._patterns for lab in p.labels()})
         self._compiled: list[_Compiled] | None = None
+        self._words: PatternSet | None = None
 
     # ------------------------------------------------------------------ setup
     def load(self) -> None:
@@ -346,6 +360,10 @@ class RegexRecognizer(TideRecognizer):
                 )
             )
         self._compiled = compiled
+        # one Aho-Corasick pass per note finds the leading words of every whole-text scan that has them
+        whole = [c.anchor if c.anchor is not None else c.regex for c in compiled]
+        with_words = [rx for rx in whole if pattern_anchors(rx) is not None]
+        self._words = PatternSet(with_words) if self.fast and with_words else None
 
     def config(self) -> dict[str, Any]:
         table = json.dumps([asdict(p) for p in self._patterns], sort_keys=True)
@@ -367,12 +385,13 @@ class RegexRecognizer(TideRecognizer):
         self.load()
         wanted = set(entities) if entities else None
         accepted: list[_Candidate] = []
+        words = self._words.scan(text) if self._words is not None else None
         deferred: list[_Candidate] = []
         for c in self._compiled:  # type: ignore[union-attr]
             p = c.pattern
             if wanted is not None and not (p.labels() & wanted):
                 continue
-            for m in c.matches(text):
+            for m in c.matches(text, words):
                 for group, label in p.span_groups():
                     if wanted is not None and label not in wanted:
                         continue

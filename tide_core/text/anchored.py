@@ -218,6 +218,11 @@ class PatternScan:
             return
         yield from finditer_at(pattern, self.text, sorted(self._starts[slot]))
 
+    def covers(self, pattern: re.Pattern[str]) -> bool:
+        """Whether ``pattern`` is one of the set's patterns with anchors (tried only at them)."""
+        slot = self.owner._slot.get(pattern)
+        return slot is not None and self.owner._anchored[slot]
+
     def search(self, pattern: re.Pattern[str]) -> re.Match[str] | None:
         """The match of ``pattern.search(text)``: the first of :meth:`finditer`."""
         return next(self.finditer(pattern), None)
