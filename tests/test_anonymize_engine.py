@@ -230,3 +230,47 @@ def test_memoised_replacements_equal_fresh_ones_and_failures_are_not_remembered(
         small.replace_value(label, value, "p1", 2021)
         assert len(small._memo) <= 3
     assert pickle.loads(pickle.dumps(warm))._memo == {}
+
+
+def test_a_surface_with_format_characters_or_look_alikes_gets_its_normalised_values_surrogate():
+    """The surrogate comes from the normalised surface: a zero-width space or a Cyrillic look-alike
+    inside a name gives the plain name's surrogate, and the whole original extent is replaced."""
+    plain = "Seen by Dr. Mary Jones today."
+    odd = "Seen by Dr. Ma\u200bry J\u043enes today."  # zero-width space, Cyrillic o
+    a = Anonymizer(KA)
+
+    def released(text: str) -> str:
+        start = text.index("Ma")
+        end = text.index(" today")
+        out = a.anonymize(Note("n1", "p1", text), [Span("n1", start, end, "DOCTOR")])
+        return out.text
+
+    assert released(odd) == released(plain)
+    assert "\u200b" not in released(odd) and "\u043e" not in released(odd)
+
+
+def test_the_error_is_that_of_the_first_failing_span_in_text_order_whatever_its_label():
+    """Spans are replaced label by label, but a note with several failing spans is refused with
+    the error of the one that comes first in the text."""
+    a = Anonymizer(KA, on_unparseable_date="quarantine")
+    # PATIENT "1234" fails with E430; the DATE after it fails as unparseable (E463 under quarantine).
+    # Label order would reach DATE first; text order puts the PATIENT span first.
+    text = "Name 1234 seen on 99/99/9999 and again."
+    spans = [Span("n1", 5, 9, "PATIENT"), Span("n1", 18, 28, "DATE")]
+    with pytest.raises(AnonymizationError) as e:
+        a.anonymize(Note("n1", "p1", text), spans)
+    assert e.value.code == "E430" and "[5, 9)" in e.value.message
+    text2 = "On 99/99/9999 Name 1234 was seen."
+    spans2 = [Span("n1", 3, 13, "DATE"), Span("n1", 19, 23, "PATIENT")]
+    with pytest.raises(AnonymizationError) as e:
+        a.anonymize(Note("n1", "p1", text2), spans2)
+    assert e.value.code == "E463" and "[3, 13)" in e.value.message
+
+
+def test_a_pickled_anonymizer_carries_no_patient_offsets():
+    import pickle
+
+    a = Anonymizer(KA)
+    a.anonymize(_note(), _spans(TEXT))
+    assert a._offsets  # the patient's date offset was remembered
+    assert pickle.loads(pickle.dumps(a))._offsets == {}
