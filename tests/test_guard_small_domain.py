@@ -155,3 +155,29 @@ def test_cached_subkey_is_the_key_rings_subkey():
     nw = NoWeakRef()
     assert cached_subkey(nw, "id") == b"k|id" and cached_subkey(nw, "id") == b"k|id"
     assert nw.calls == 2
+
+
+@pytest.mark.parametrize("n", [1, 2, 10, TABLE_MAX])
+def test_a_tabulated_small_domain_deranges_with_its_own_table(n):
+    """The long-lived (tabulated) permutation of a small domain deranges through its keyed table:
+    derange(x) is inverse(forward(x) + 1), never another construction's permutation."""
+    p = permutation(KEY, b"small", n)
+    q = KeyedPermutation(KEY, b"small", n, tabulate=True)
+    for perm in (p, q):
+        got = [perm.derange(x) for x in range(n)]
+        assert got == [perm.inverse((perm.forward(x) + 1) % n) for x in range(n)]
+        assert got == [KeyedPermutation(KEY, b"small", n).derange(x) for x in range(n)]
+
+
+def test_sub_keys_of_a_freed_key_ring_are_not_kept():
+    """The last key ring's sub-keys are kept for speed only while that key ring lives: once it is
+    freed, nothing in the module still holds them."""
+    import gc
+
+    kr = keyring_for_tests("study-free", "k1", "free-me")
+    sub = cached_subkey(kr, "name")
+    assert sd._last is not None and sd._last[1]["name"] == sub
+    del kr
+    gc.collect()
+    assert sd._last is None
+    assert not any(sub in per.values() for per in sd._SUBKEYS.values())
