@@ -75,11 +75,10 @@ def _spans(rec: object, notes: list[Note]) -> list[Span]:
 
 
 def _agreement(a: list[Span], b: list[Span]) -> float:
-    ka = {(s.note_id, s.start, s.end, s.label) for s in a}
-    kb = {(s.note_id, s.start, s.end, s.label) for s in b}
-    if not ka and not kb:
-        return 1.0
-    return 2 * len(ka & kb) / (len(ka) + len(kb))
+    """F1 of the two span sets (the precision bench's measure)."""
+    from tide_core.bench.precision import agreement
+
+    return agreement(a, b)
 
 
 @pytest.fixture(scope="module")
