@@ -69,11 +69,37 @@ def _item_chars(op: Any, av: Any) -> list[str] | None:
     return chars
 
 
+def _branch_words(op: Any, av: Any) -> set[str] | None:
+    """The literal prefixes of a group or alternation item (``D(?:r|octor)``, as ``re`` factors
+    ``Dr|Doctor``): the union of its alternatives' prefixes; None when it is not one, or when an
+    alternative has no literal prefix."""
+    if op is sre.SUBPATTERN:
+        body = list(av[3])
+        if len(body) != 1:
+            return None
+        return _branch_words(*body[0])
+    if op is not sre.BRANCH:
+        return None
+    out: set[str] = set()
+    for alt in av[1]:
+        words = _literal_words(list(alt))
+        if "" in words:
+            return None
+        out |= words
+    return out
+
+
 def _literal_words(items: list[Any]) -> set[str]:
     """The literal prefixes of ``items``: its leading literals (short character sets expanded, a
-    repeat of one character taken once)."""
+    repeat of one character taken once, a group of alternatives expanded into theirs)."""
     words = {""}
     for op, av in items:
+        if op in (sre.SUBPATTERN, sre.BRANCH):
+            alts = _branch_words(op, av)
+            if alts is None or len(words) * len(alts) > _MAX_PREFIXES:
+                break
+            words = {w + a for w in words for a in alts}
+            break  # an alternative's prefix may not be all of it: what follows is not certain
         repeat = op in _REPEATS
         if repeat:
             low, _high, body = av
