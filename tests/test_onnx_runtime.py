@@ -29,24 +29,10 @@ INT8_AGREEMENT = 0.97
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tide_core.synth import generate_training_corpus
-    from tide_core.training.trainer import TrainConfig, train_token_classifier
+    from tide_core.bench.precision import train_small_model
 
-    out = tmp_path_factory.mktemp("onnx") / "model"
-    cfg = TrainConfig(
-        from_config="tiny",
-        window=128,
-        overlap=16,
-        batch_size=16,
-        lr=3e-3,
-        max_steps=120,
-        warmup_ratio=0.05,
-        seed=3,
-        num_threads=1,
-        progress=False,
-    )
-    train_token_classifier(generate_training_corpus(80, seed=3), out, cfg, corpus={"source": "test", "seed": 3})
-    return out
+    # the precision bench's tiny model: 120 steps on 80 synthetic notes, one thread
+    return train_small_model(tmp_path_factory.mktemp("onnx") / "model", steps=120, threads=1)
 
 
 @pytest.fixture(scope="module")

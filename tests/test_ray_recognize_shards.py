@@ -136,30 +136,18 @@ def test_a_shard_its_worker_cannot_read_stops_the_recognition_named(ray_session,
 def test_a_recognition_worker_killed_mid_run_is_restarted_and_the_cache_is_complete(ray_session, study, tmp_path):
     """SIGKILL one shard-recognition actor's process after the first commit: Ray restarts it and
     re-runs its chunk from the shard; every note is in the cache once, as in a local run."""
-    import os
-    import signal
-
-    from tide_core.execution import ray_actors as ra
+    from ray_probes import KillOneActor
     from tide_core.execution.ray_recognize_shards import ShardRecognizeStage
 
     with DuckDBWarehouse(_copy(study, tmp_path, "want")) as wh:
         recognize_study(wh, "s1", TideConfig.preset("rules"), progress=False, chunk_rows=CHUNK)
         want = _cache(wh)
-    killed: list[int] = []
-
-    def kill_one(p: ChunkProgress) -> None:
-        if killed:
-            return
-        pools = [p for p in ra._POOLS.values() if p.stage_cls is ShardRecognizeStage]
-        assert pools and pools[0].actors, "no recognition actor is alive"
-        pid = ray_session.get(pools[0].actors[0].__ray_call__.remote(lambda _self: os.getpid()))
-        os.kill(pid, signal.SIGKILL)
-        killed.append(pid)
+    kill_one = KillOneActor(ray_session, ShardRecognizeStage)
 
     config = replace(TideConfig.preset("rules"), executor="ray")
     with DuckDBWarehouse(_copy(study, tmp_path, "killed")) as wh:
         report = recognize_study(wh, "s1", config, progress=False, chunk_rows=CHUNK, on_chunk=kill_one)
-        assert killed and report.n_recognized == 79 and report.n_failed == 0
+        assert kill_one.killed and report.n_recognized == 79 and report.n_failed == 0
         assert _cache(wh) == want
         ids = wh.read_table("tide_recognized_notes", ["note_id"]).column("note_id").to_pylist()
         assert len(ids) == len(set(ids)) == 79  # one entry per recognized note, none twice

@@ -169,32 +169,20 @@ def test_a_warehouse_that_cannot_publish_staged_tables_is_released_in_the_driver
 def test_a_release_worker_killed_mid_run_is_restarted_and_the_release_is_complete(ray_session, recognized, tmp_path):
     """SIGKILL one release actor's process after the first commit: Ray restarts it and re-runs its
     chunk; every note is released exactly once and equals the local release."""
-    import os
-    import signal
-
-    from tide_core.execution import ray_actors as ra
+    from ray_probes import KillOneActor
     from tide_core.execution.ray_release import ReleaseStage
 
     want_db = _copy(recognized, tmp_path, "want")
     with DuckDBWarehouse(want_db) as wh:
         anonymize_study(wh, "s1", "k1", recognized[1], TideConfig.preset("rules"), progress=False, chunk_rows=CHUNK)
         want = _released(wh)
-    killed: list[int] = []
-
-    def kill_one(p: ChunkProgress) -> None:
-        if killed:
-            return
-        pools = [p for p in ra._POOLS.values() if p.stage_cls is ReleaseStage]
-        assert pools and pools[0].actors, "no release actor is alive"
-        pid = ray_session.get(pools[0].actors[0].__ray_call__.remote(lambda _self: os.getpid()))
-        os.kill(pid, signal.SIGKILL)
-        killed.append(pid)
+    kill_one = KillOneActor(ray_session, ReleaseStage)
 
     db = _copy(recognized, tmp_path, "killed")
     config = replace(TideConfig.preset("rules"), executor="ray")
     with DuckDBWarehouse(db) as wh:
         anonymize_study(wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK, on_chunk=kill_one)
-        assert killed
+        assert kill_one.killed
         assert _released(wh) == want
         ids = wh.read_table("tide_deid_notes", ["note_id"]).column("note_id").to_pylist()
         assert len(ids) == len(set(ids)) == 150

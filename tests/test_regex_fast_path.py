@@ -182,12 +182,12 @@ def test_keyword_patterns_are_tried_only_at_their_leading_words(recognizers):
     fast, ref = recognizers
     assert ref._words is None
     by_name = {c.pattern.name: c for c in fast._compiled}
-    covered = set(fast._words.patterns)
+    text = "MRN: 12345678. Her daughter Ann Lee called on 3/4/2021."
+    scan = fast._words.scan(text)
+    covered = {rx for rx in fast._words.patterns if scan.covers(rx)}
     assert len(covered) >= 40
     assert by_name["id_prefixed"].regex in covered and by_name["relative"].anchor in covered
     assert by_name["date_mdy"].regex not in covered and by_name["date_mdy"].fast is not None
-    text = "MRN: 12345678. Her daughter Ann Lee called on 3/4/2021."
-    scan = fast._words.scan(text)
     assert [m.span() for m in scan.finditer(by_name["id_prefixed"].regex)] == [
         m.span() for m in by_name["id_prefixed"].regex.finditer(text)
     ]

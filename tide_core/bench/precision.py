@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import tempfile
 import time
@@ -72,7 +73,7 @@ def bench_notes(n: int, seed: int = 7) -> list[Note]:
     return out
 
 
-def train_small_model(out_dir: Path, steps: int) -> Path:
+def train_small_model(out_dir: Path, steps: int, threads: int | None = None) -> Path:
     """A tiny BERT trained briefly (on the CPU) on synthetic notes: its predictions are learnt, not ties."""
     cfg = TrainConfig(
         from_config="tiny",
@@ -83,6 +84,7 @@ def train_small_model(out_dir: Path, steps: int) -> Path:
         max_steps=steps,
         warmup_ratio=0.05,
         seed=3,
+        num_threads=threads,
         progress=False,
     )
     train_token_classifier(generate_training_corpus(80, seed=3), out_dir, cfg, corpus={"source": "bench", "seed": 3})
@@ -143,7 +145,7 @@ def run(
                     len(spans),
                     agreement(spans, same_ref if same_ref is not None else cpu_ref),
                     agreement(spans, cpu_ref),
-                    None if st["peak"] != st["peak"] else st["peak"],  # NaN off CUDA
+                    None if math.isnan(st["peak"]) else st["peak"],  # NaN off CUDA
                 )
             )
     return rows

@@ -33,7 +33,7 @@ from tide_core.recognizers.patterns import _NAME_LIKE_STATES, DEFAULT_PATTERNS, 
 from tide_core.recognizers.regex_prefilter import fast_finditer, prefilter_regex
 from tide_core.resolve import ResolutionPolicy, resolve_spans
 from tide_core.spans import RecognizerResult, Span
-from tide_core.text.anchored import PatternScan, PatternSet, pattern_anchors
+from tide_core.text.anchored import PatternScan, PatternSet
 from tide_core.types import LABELS
 
 _STATE_NAME_SET = frozenset(STATE_NAMES)
@@ -360,10 +360,10 @@ class RegexRecognizer(TideRecognizer):
                 )
             )
         self._compiled = compiled
-        # one Aho-Corasick pass per note finds the leading words of every whole-text scan that has them
+        # one Aho-Corasick pass per note finds the leading words of every whole-text scan that has
+        # them (``PatternScan.covers``); the others keep their FIRST-set prefilter
         whole = [c.anchor if c.anchor is not None else c.regex for c in compiled]
-        with_words = [rx for rx in whole if pattern_anchors(rx) is not None]
-        self._words = PatternSet(with_words) if self.fast and with_words else None
+        self._words = PatternSet(whole) if self.fast and whole else None
 
     def config(self) -> dict[str, Any]:
         table = json.dumps([asdict(p) for p in self._patterns], sort_keys=True)
