@@ -266,3 +266,50 @@ def test_a_month_day_date_writes_no_year_so_its_reference_year_is_never_range_ch
     new = date(9998, 12, 31) + off  # lands in 9999: no year is written, so nothing leaves the range
     assert shift_date(KR, POS, "12/31", 9998) == f"{new.month:02d}/{new.day:02d}"
     assert anonymize_date(KR, POS, "12/31", 9998) == (f"{new.month:02d}/{new.day:02d}", "date.shift")
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "parts"),
+    [
+        ("March 2021", "my", (2021, 3, None)),
+        ("03/2021", "my", (2021, 3, None)),
+        ("March 4", "md", (None, 3, 4)),
+        ("4th of March", "md", (None, 3, 4)),
+        ("2019", "y", (2019, None, None)),
+        ("'19", "y", (2019, None, None)),
+        ("March 4, 2021", "full", (2021, 3, 4)),
+    ],
+)
+def test_a_parsed_date_reports_the_parts_not_written_as_none(text: str, kind: str, parts: tuple) -> None:
+    parsed = parse_date(text)
+    assert (parsed.kind, (parsed.year, parsed.month, parsed.day)) == (kind, parts)
+
+
+@pytest.mark.parametrize(
+    "text", [" 03/04/2020 ", "\t03/04/2020", "03/04/2020\n", "  March 4, 2021  ", " March 2021", " 2019 ", "'19 "]
+)
+def test_white_space_around_a_date_span_is_kept_and_only_the_date_changes(text: str) -> None:
+    out, _op = anonymize_date(KR, "patient-7", text)
+    core = text.strip()
+    lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()) :]
+    assert out.startswith(lead) and out.endswith(trail)
+    inner = out[len(lead) : len(out) - len(trail)]
+    assert inner == shift_date(KR, "patient-7", core)  # the same surrogate as the bare date
+    assert inner != core and core not in out
+
+
+def test_a_month_word_that_names_no_month_is_a_coded_error_without_the_value() -> None:
+    # U+017F (long s) matches "s" in the case-blind pattern but starts no month name
+    text = "\u017fept 4, 2021"
+    with pytest.raises(AnonymizationError) as exc:
+        anonymize_date(KR, "patient-7", text)
+    assert exc.value.code == "E411" and "month" in str(exc.value)
+    assert "\u017fept" not in str(exc.value) and "2021" not in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "decade"), [("2019", "2010s"), ("'19", "'10s"), (" 1987 ", " 1980s "), ("2000", "2000s")]
+)
+def test_generalise_year_writes_the_decade_in_the_year_s_style(text: str, decade: str) -> None:
+    assert generalise_year(parse_date(text), text) == decade
+    assert anonymize_date(KR, "patient-7", text) == (decade, "date.decade")

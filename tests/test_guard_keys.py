@@ -401,3 +401,17 @@ def test_unwrap_command_output_errors_name_the_wrapped_file(tmp_path):
 def test_unknown_domain_hint_lists_the_domains():
     ring = keys.keyring_for_tests("s9", "k9", "seed")
     assert f"use one of {', '.join(KEY_DOMAINS)}" == _coded(lambda: ring.subkey("nope"), "E103", "nope").hint
+
+
+@pytest.mark.parametrize("length", [0, 1, 31, 32, 63, 64, 65, 128, 200])
+def test_hmac_states_give_rfc_2104_hmac_sha256_for_keys_of_every_length(length: int) -> None:
+    # KeyRing only keys them with 32-byte sub-keys; the function itself must be HMAC for any key
+    # (RFC 2104: a key longer than the 64-byte block is hashed first, a shorter one zero-padded)
+    key = bytes((7 * i + length) % 256 for i in range(length))
+    for msg in (b"", b"x", b"tide" * 40):
+        inner_state, outer_state = keys.hmac_states(key)
+        inner = inner_state.copy()
+        inner.update(msg)
+        outer = outer_state.copy()
+        outer.update(inner.digest())
+        assert outer.digest() == hmac.new(key, msg, hashlib.sha256).digest()

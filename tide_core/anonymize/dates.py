@@ -236,14 +236,12 @@ _MONTH_BY_PREFIX = {name[:3]: i + 1 for i, name in enumerate(MONTHS)}
 
 
 def _mon_index(token: str) -> int:
-    t = token.lower()
-    month = _MONTH_BY_PREFIX.get(t[:3])  # three letters name one month
-    if month is not None:
-        return month
-    for i, name in enumerate(MONTHS):
-        if name.startswith(t[:3]):
-            return i + 1
-    raise ValueError(token)
+    """The month (1..12) a month word names: its first three letters are unique to one month, and
+    every word the month pattern reads starts with them ("Sept", "June", "Mar.")."""
+    month = _MONTH_BY_PREFIX.get(token[:3].lower())
+    if month is None:  # a look-alike the case-blind pattern let through ("ſept"): never guess
+        raise _bad("E411", "date span names no month")
+    return month
 
 
 def _bad(code: str, what: str) -> AnonymizationError:
@@ -419,9 +417,15 @@ def generalise_year(parsed: ParsedDate, text: str) -> str:
     """A year alone, written as its decade in the same style: ``2019`` -> ``2010s``, ``'19`` -> ``'10s``."""
     if parsed.kind != "y":
         raise ValueError("not a year-only date")
+    return _decade(date_part(parsed.year), text)
+
+
+def _decade(year: int, text: str) -> str:
+    """The decade of ``year`` written in the style of ``text`` (the year as written, with its
+    surrounding white space)."""
     core = text.strip()
     lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()) :]
-    decade = date_part(parsed.year) - date_part(parsed.year) % 10
+    decade = year - year % 10
     if core.startswith("'"):
         return f"{lead}'{decade % 100:02d}s{trail}"
     return f"{lead}{decade}s{trail}"
@@ -437,7 +441,7 @@ def anonymize_date_by(text: str, offset: Callable[[], int], reference_year: int 
     it shifts; the engine remembers each patient's offset for the length of one anonymizer)."""
     kind, y, mo, d, layout = _parse(text)
     if kind == "y":
-        return generalise_year(ParsedDate(kind, y, mo, d, functools.partial(_render, layout)), text), "date.decade"
+        return _decade(date_part(y), text), "date.decade"
     if kind != "md" and not MIN_YEAR <= date_part(y) <= MAX_YEAR:
         raise _out_of_range()
     try:
