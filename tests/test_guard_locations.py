@@ -240,3 +240,20 @@ def test_every_number_after_a_name_and_every_leading_character_is_kept_in_place(
     assert surrogate_street(KR, "Elm 12") == f"{_street_name('Elm')} {_number('12')}"
     assert surrogate_street(KR, "#12") == f"#{_number('12')}"
     assert surrogate_street(KR, " 12 Elm St") == f" {_number('12')} {_street_name('Elm')} St"
+
+
+@pytest.mark.parametrize("value", ["Königsallee 12", "12 Königsallee", "Calle Ñandú 5"])
+def test_a_non_ascii_place_with_a_digit_is_a_street_and_its_digits_are_replaced(value: str) -> None:
+    # non-ASCII text takes _has_digit's general path (any Unicode digit), ASCII text its regex
+    assert location_subtype(value) == "street"
+    out, kind = surrogate_location(KR, value)
+    assert kind == "street" and out != value
+    assert [c for c in value if c.isdigit()] != [c for c in out if c.isdigit()]
+
+
+@pytest.mark.parametrize("value", ["Calle Ñandú ٣", "Rue de la Paix ２", "Boston ٣"])
+def test_a_place_with_a_non_ascii_digit_is_a_street_and_fails_closed(value: str) -> None:
+    assert location_subtype(value) == "street"
+    with pytest.raises(AnonymizationError) as exc:
+        surrogate_location(KR, value)
+    assert exc.value.code == "E406"

@@ -9,6 +9,8 @@ recomputes one rule from the key and compares; negative cases differ in one prop
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tide_core.anonymize.identifiers import DIGITS, permute_payload
@@ -152,3 +154,24 @@ def test_keep_titles_false_changes_only_title_words():
     for word in ("Smith", "John", "Xqzvbrt", "JS", "7"):
         assert surrogate_token(KR, word, keep_titles=False) == surrogate_token(KR, word)
     assert surrogate_token(KR, "MD", keep_titles=False) == _initial("M") + _initial("D")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Mary Ann Smith",
+        "SMITH, Mary Ann",
+        "Jean-Luc Picard Ortega",
+        "Dr. Mary Ann Smith Jr",
+        "J. R. Tolkien Smith",
+        "Prof. Dr. Maria van der Berg",
+        "Dr. Prof. Smith",
+    ],
+)
+def test_every_word_of_a_long_name_gets_its_own_surrogate(name: str) -> None:
+    # same value, same surrogate everywhere: each word of a three- or four-word name is replaced
+    # exactly as the word alone would be (a word keyed by its neighbour would break this)
+    out = surrogate_name(KR, name)
+    assert out == re.sub(r"[^\W\d_]+|\d+", lambda m: surrogate_token(KR, m[0]), name)
+    kept = {"dr", "jr", "prof", "van", "der"}
+    assert not {w for w in re.findall(r"[^\W\d_]{2,}", name) if norm(w) not in kept} & set(re.findall(r"\w+", out))

@@ -165,3 +165,44 @@ def test_with_suffix_on_a_real_list():
 )
 def test_case_like(template, word, expected):
     assert case_like(template, word) == expected
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ("ÉLODIE", "MARTIN"),  # two or more letters, all upper case: upper case
+        ("élodie", "martin"),  # all lower case: lower case
+        ("Élodie", "Martin"),  # mixed: as listed
+        ("ÉL", "MARTIN"),
+        ("É", "Martin"),  # one upper-case letter is not an all-caps word: as listed
+        ("é", "martin"),
+        ("JOSÉ-LUIS", "MARTIN"),
+        ("O'NÉILL", "MARTIN"),
+        ("Ö.", "Martin"),
+        ("ß", "martin"),  # a lower-case letter with no single upper-case form
+        ("１２", "Martin"),  # no letters at all: as listed
+    ],
+)
+def test_case_like_follows_the_template_for_non_ascii_templates(template: str, expected: str) -> None:
+    assert case_like(template, "Martin") == expected
+
+
+@pytest.mark.parametrize("ascii_template", ["SMITH", "smith", "Smith", "S", "s", "O'NEILL", "J.", "12", "McDONALD"])
+def test_case_like_gives_the_same_answer_on_its_ascii_path_and_its_general_path(ascii_template: str) -> None:
+    # the ASCII fast path must say what the general rule says: swap one ASCII letter for a
+    # non-ASCII letter of the same case and compare
+    swapped = ascii_template.replace("S", "Š").replace("s", "š").replace("E", "É").replace("e", "é")
+    if swapped == ascii_template:
+        swapped = ascii_template + "\u00a0"  # a non-ASCII non-letter keeps the letters as they are
+    assert not swapped.isascii()
+    assert case_like(swapped, "Martin") == case_like(ascii_template, "Martin")
+
+
+def test_a_list_s_default_context_is_the_empty_context() -> None:
+    names = load_list("last_names")
+    key = norm(names.entries[5])
+    assert names.deranged(KR, "name", 5) == names.deranged(KR, "name", 5, "")
+    assert names.choose_normed(KR, "name", key) == names.choose_normed(KR, "name", key, "")
+    assert names.choose_normed(KR, "name", "zzqx-not-listed") == names.choose_normed(KR, "name", "zzqx-not-listed", "")
+    # and the context matters: some entry moves when it changes
+    assert any(names.deranged(KR, "name", i) != names.deranged(KR, "name", i, "ctx") for i in range(20))

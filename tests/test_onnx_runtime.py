@@ -16,6 +16,7 @@ Tolerances, span level (exact note, start, end and label; agreement = F1 of the 
 from __future__ import annotations
 
 import pickle
+import shutil
 from pathlib import Path
 
 import pytest
@@ -194,6 +195,24 @@ def test_speed_bench_has_a_default_row_per_runtime(
     assert "model [onnx-int8] + rules" in rows[0] and "model [torch] + rules" in rows[1]
     assert all(float(line.rstrip("| x").rsplit("|", 1)[-1].strip().rstrip("x")) > 0 for line in rows)
     assert "ONNX Runtime intra-op threads" in out and "load average" in out
+
+
+def test_speed_bench_compares_several_models_side_by_side_without_the_rules_rows(
+    model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tide_core.bench import speed
+
+    other = tmp_path / "student"
+    shutil.copytree(model_dir, other)
+    argv = ["--n-notes", "3", "--n-long", "0", "--repeats", "1", "--runtimes", "onnx-int8", "--skip-rules"]
+    assert speed.main([*argv, "--model-dirs", f"{model_dir},{other}"]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| row")]
+    assert not [line for line in rows if line.startswith(("| rules", "| regex layer", "| anonymizer"))]
+    default = [line for line in rows if line.startswith("| default |")]
+    assert len(default) == 2, default
+    assert f"model {model_dir.name} [onnx-int8]" in default[0] and "model student [onnx-int8]" in default[1]
+    assert all(float(line.rstrip("| x").rsplit("|", 1)[-1].strip().rstrip("x")) > 0 for line in default)
 
 
 BF16_AGREEMENT = 0.9

@@ -267,11 +267,6 @@ def permute_payload(subkey: bytes, context: str, alphabets: Sequence[str], chars
 _ALPHABET_OF = {c: a for a in (DIGITS, UPPER, LOWER) for c in a}
 
 
-def _split(value: str) -> tuple[list[int], list[str], str]:
-    positions, alphabets, payload, _ = _split_signed(value)
-    return positions, alphabets, payload
-
-
 def _split_signed(value: str) -> tuple[list[int], list[str], str, str]:
     """Payload positions, their alphabets, the payload and :func:`class_signature` of ``value``."""
     positions, alphabets, payload, signature = [], [], [], []

@@ -341,6 +341,8 @@ def run(
     seed: int = 11,
     long_bytes: int = LONG_NOTE_BYTES,
     runtimes: Sequence[str] | None = None,
+    model_dirs: Sequence[str] | None = None,
+    skip_rules: bool = False,
 ) -> dict[str, Any]:
 
     default_runtime = str(DEFAULT_MODEL_OPTIONS.get("runtime", "torch"))
@@ -356,58 +358,20 @@ def run(
         f"long {len(long_.notes)} ({long_.n_bytes / 1e6:.2f} MB)"
     )
 
-    # rules: TIDE rules preset vs Presidio regex-only
-    _reset_peak_rss()
-    presidio_rx = presidio_runner(presidio_regex_analyzer())
-    tide_rules = tide_runner(default_specs(notes.patients, None, include_model=False))
-    for c in corpora:
-        t, p = side_by_side(tide_rules, presidio_rx, c.notes, repeats)
-        rows.append(
-            Row("rules", c.name, "notes", "TIDE --preset rules", "Presidio regex-only", t, p, len(c.notes), c.n_bytes)
-        )
-        _log(f"rules/{c.name}: {t:.2f} s vs {p:.2f} s")
-    for fast in (True, False):
-        rx = tide_regex_runner(fast)
-        for c in corpora:
-            t, p = side_by_side(rx, presidio_rx, c.notes, repeats)
-            name = "tide.regex " + ("fast path" if fast else "reference path")
-            rows.append(Row("regex layer", c.name, "notes", name, "Presidio regex-only", t, p, len(c.notes), c.n_bytes))
-            _log(f"regex({'fast' if fast else 'reference'})/{c.name}: {t:.2f} s vs {p:.2f} s")
-    rss["rules"] = peak_rss_mib()
-    del tide_rules
-    gc.collect()
-
-    # anonymizer: same spans, TIDE keyed surrogates vs Presidio replace / encrypt
-    _reset_peak_rss()
-    tide_an = tide_anonymizer_runner(notes)
-    for op in ("replace", "encrypt"):
-        t, p = side_by_side(tide_an, presidio_anonymizer_runner(notes, op), notes.notes, repeats)
-        rows.append(
-            Row(
-                "anonymizer",
-                notes.name,
-                "spans",
-                "TIDE anonymizer",
-                f"Presidio {op}",
-                t,
-                p,
-                notes.n_spans,
-                notes.n_bytes,
-            )
-        )
-        _log(f"anonymizer vs {op}: {t:.2f} s vs {p:.2f} s")
-    rss["anonymizer"] = peak_rss_mib()
+    if not skip_rules:
+        _rules_rows(corpora, notes, repeats, rows, rss)
+        _anonymizer_rows(notes, repeats, rows, rss)
 
     model = None
     if not skip_model:
         _reset_peak_rss()
-        model = str(default_model_dir(must_exist=True))
+        models = [str(m) for m in model_dirs] if model_dirs else [str(default_model_dir(must_exist=True))]
+        model = ",".join(models)
         presidio_def = presidio_runner(presidio_default_analyzer())
-        for rt in runtimes:
-            tide_def = tide_runner(
-                default_specs(notes.patients, model, include_model=True, model_options={"runtime": rt})
-            )
-            label = f"TIDE default (model [{rt}] + rules)"
+        for md, rt in [(md, rt) for md in models for rt in runtimes]:
+            tide_def = tide_runner(default_specs(notes.patients, md, include_model=True, model_options={"runtime": rt}))
+            named = f" {os.path.basename(md.rstrip('/'))}" if model_dirs else ""
+            label = f"TIDE default (model{named} [{rt}] + rules)"
             for c in corpora:
                 t, p = side_by_side(tide_def, presidio_def, c.notes, repeats)
                 rows.append(
@@ -423,8 +387,8 @@ def run(
                         c.n_bytes,
                     )
                 )
-                _log(f"default[{rt}]/{c.name}: {t:.2f} s vs {p:.2f} s")
-            rss[f"default [{rt}]"] = peak_rss_mib()
+                _log(f"default{named}[{rt}]/{c.name}: {t:.2f} s vs {p:.2f} s")
+            rss[f"default{named} [{rt}]"] = peak_rss_mib()
             del tide_def
             gc.collect()
             _reset_peak_rss()
@@ -448,6 +412,56 @@ def run(
         "model_dir": model,
         "seconds": time.perf_counter() - t_start,
     }
+
+
+def _rules_rows(
+    corpora: Sequence[SpeedCorpus], notes: SpeedCorpus, repeats: int, rows: list[Row], rss: dict[str, float]
+) -> None:
+    """The rules preset and the regex layer (fast and reference path) vs Presidio regex-only."""
+    # rules: TIDE rules preset vs Presidio regex-only
+    _reset_peak_rss()
+    presidio_rx = presidio_runner(presidio_regex_analyzer())
+    tide_rules = tide_runner(default_specs(notes.patients, None, include_model=False))
+    for c in corpora:
+        t, p = side_by_side(tide_rules, presidio_rx, c.notes, repeats)
+        rows.append(
+            Row("rules", c.name, "notes", "TIDE --preset rules", "Presidio regex-only", t, p, len(c.notes), c.n_bytes)
+        )
+        _log(f"rules/{c.name}: {t:.2f} s vs {p:.2f} s")
+    for fast in (True, False):
+        rx = tide_regex_runner(fast)
+        for c in corpora:
+            t, p = side_by_side(rx, presidio_rx, c.notes, repeats)
+            name = "tide.regex " + ("fast path" if fast else "reference path")
+            rows.append(Row("regex layer", c.name, "notes", name, "Presidio regex-only", t, p, len(c.notes), c.n_bytes))
+            _log(f"regex({'fast' if fast else 'reference'})/{c.name}: {t:.2f} s vs {p:.2f} s")
+    rss["rules"] = peak_rss_mib()
+    del tide_rules
+    gc.collect()
+
+
+def _anonymizer_rows(notes: SpeedCorpus, repeats: int, rows: list[Row], rss: dict[str, float]) -> None:
+    """The keyed anonymizer vs Presidio's replace and encrypt operators on the same spans."""
+    # anonymizer: same spans, TIDE keyed surrogates vs Presidio replace / encrypt
+    _reset_peak_rss()
+    tide_an = tide_anonymizer_runner(notes)
+    for op in ("replace", "encrypt"):
+        t, p = side_by_side(tide_an, presidio_anonymizer_runner(notes, op), notes.notes, repeats)
+        rows.append(
+            Row(
+                "anonymizer",
+                notes.name,
+                "spans",
+                "TIDE anonymizer",
+                f"Presidio {op}",
+                t,
+                p,
+                notes.n_spans,
+                notes.n_bytes,
+            )
+        )
+        _log(f"anonymizer vs {op}: {t:.2f} s vs {p:.2f} s")
+    rss["anonymizer"] = peak_rss_mib()
 
 
 def _default_runtimes(default_runtime: str) -> list[str]:
@@ -516,10 +530,28 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated model runtimes for the default rows (torch, onnx, onnx-int8; "
         "default: the default runtime and torch)",
     )
+    p.add_argument(
+        "--model-dirs",
+        default=None,
+        help="comma-separated model directories for the default rows, each side by side with the same "
+        "Presidio analyzer (default: the trained default model)",
+    )
+    p.add_argument("--skip-rules", action="store_true", help="skip the rules, regex-layer and anonymizer rows")
     p.add_argument("--json", help="also write the figures to this JSON file")
     args = p.parse_args(argv)
     runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()] if args.runtimes else None
-    res = run(args.n_notes, args.n_long, args.repeats, args.skip_model, args.seed, args.long_bytes, runtimes)
+    model_dirs = [m.strip() for m in args.model_dirs.split(",") if m.strip()] if args.model_dirs else None
+    res = run(
+        args.n_notes,
+        args.n_long,
+        args.repeats,
+        args.skip_model,
+        args.seed,
+        args.long_bytes,
+        runtimes,
+        model_dirs,
+        args.skip_rules,
+    )
     print(markdown(res))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
