@@ -251,5 +251,6 @@ def test_bigquery_commit_is_one_transaction(bq_emulator):
             ]
         )
     assert check_commit(wh) == (1, [])
-    assert not [t.table_id for t in wh.client.list_tables(wh.client.dataset("atomic")) if "_tide_stage_" in t.table_id]
+    listed = wh.client.list_tables(f"{wh.client.project}.atomic")
+    assert not [t.table_id for t in listed if "_tide_stage_" in t.table_id]
     wh.close()
