@@ -313,3 +313,68 @@ def test_a_month_word_that_names_no_month_is_a_coded_error_without_the_value() -
 def test_generalise_year_writes_the_decade_in_the_year_s_style(text: str, decade: str) -> None:
     assert generalise_year(parse_date(text), text) == decade
     assert anonymize_date(KR, "patient-7", text) == (decade, "date.decade")
+
+
+# Month/day dates as flowsheets and chats write them: a time after them ("5/7 1045", "mar 9 00:12")
+# or a weekday before a numeric one ("Mon 5/29").  The recognizers mark these as DATE; they used
+# to be unparseable here (E410), so the default policy masked them and their intervals were lost.
+MONTH_DAY_WRITTEN = [
+    ("5/7 1045", date(2000, 5, 7), " 1045"),
+    ("3/20 00:12", date(2000, 3, 20), " 00:12"),
+    ("1/1 2:12 PM", date(2000, 1, 1), " 2:12 PM"),
+    ("12/28 2330", date(2000, 12, 28), " 2330"),
+    ("mar 9 00:12", date(2000, 3, 9), " 00:12"),
+    ("March 9 at 10:15 am", date(2000, 3, 9), " at 10:15 am"),
+    ("9 March 14:05", date(2000, 3, 9), " 14:05"),
+    ("Mon 5/29", date(2000, 5, 29), ""),
+    ("sun 12/25", date(2000, 12, 25), ""),
+    ("Mon 5/13 12:41", date(2000, 5, 13), " 12:41"),
+]
+
+
+@pytest.mark.parametrize(("text", "day", "time"), MONTH_DAY_WRITTEN)
+def test_a_month_day_date_with_a_time_or_a_weekday_is_shifted_and_keeps_its_time(
+    text: str, day: date, time: str
+) -> None:
+    parsed = parse_date(text)
+    assert (parsed.kind, parsed.month, parsed.day) == ("md", day.month, day.day)
+    for pid in PATIENTS[:40]:
+        out, op = anonymize_date(KR, pid, text)
+        assert op == "date.shift" and out != text
+        assert out.endswith(time)  # the time of day is copied as written
+        new = parse_date(out)  # the output reads back as a month/day date, shifted by the offset
+        expected = day + timedelta(days=date_offset_days(KR, pid))
+        assert (new.kind, new.month, new.day) == ("md", expected.month, expected.day)
+
+
+def test_a_month_day_date_with_a_time_is_shifted_not_masked_by_the_engine() -> None:
+    text = "Vitals 5/7 1045 and again Mon 5/13 12:41 by the nurse."
+    spans = [Span("n1", 7, 15, "DATE", 1.0, "t"), Span("n1", 26, 40, "DATE", 1.0, "t")]
+    out = Anonymizer(KR).anonymize(Note("n1", "patient-7", text), spans)
+    assert "5/7 1045" not in out.text and "5/13" not in out.text
+    assert [r.operator for r in out.spans] == ["date.shift", "date.shift"]
+
+
+@pytest.mark.parametrize(
+    ("text", "day", "time"), [("Feb 23 0550", (2, 23), " 0550"), ("23 Feb 0341", (2, 23), " 0341")]
+)
+def test_four_digits_after_a_month_and_day_that_are_no_shiftable_year_are_its_time(
+    text: str, day: tuple[int, int], time: str
+) -> None:
+    # a flowsheet's "Feb 23 0550" is 05:50, not the year 550 (which would quarantine the whole note)
+    parsed = parse_date(text)
+    assert (parsed.kind, parsed.month, parsed.day) == ("md", *day)
+    out, op = anonymize_date(KR, "patient-7", text)
+    assert op == "date.shift" and out.endswith(time) and out != text
+
+
+@pytest.mark.parametrize("text", ["0001-01-01", "Feb 23, 9999", "12/31/9999", "March 3, 0999 2021"])
+def test_a_placeholder_year_with_no_time_reading_stays_unshiftable(text: str) -> None:
+    with pytest.raises(AnonymizationError) as exc:
+        anonymize_date(KR, "patient-7", text)
+    assert exc.value.code == "E413"
+
+
+def test_a_real_four_digit_year_after_a_month_and_day_is_still_the_year() -> None:
+    parsed = parse_date("Feb 23 1950")
+    assert (parsed.kind, parsed.year, parsed.month, parsed.day) == ("full", 1950, 2, 23)

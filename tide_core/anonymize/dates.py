@@ -131,7 +131,7 @@ _TIME = (
 
 # (kind, regex, numeric-group order for ambiguous "a/b/y")
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    (k, re.compile(p + (_TIME if k in ("full", "ambig") else ""), re.I))
+    (k, re.compile(p + (_TIME if k in ("full", "ambig", "md") else ""), re.I))
     for k, p in [
         ("full", r"(?P<year>\d{4})(?P<s1>[-/.])(?P<month>\d{1,2})(?P=s1)(?P<day>\d{1,2})"),
         ("ambig", r"(?P<a>\d{1,2})(?P<s1>[-/.])(?P<b>\d{1,2})(?P=s1)(?P<year>\d{4}|\d{2})"),
@@ -143,7 +143,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         ("my", _MON + r"(?:,?\s+|\s+of\s+|-|\s*/\s*)(?P<year>\d{4}|'\d{2})"),
         ("my", r"(?P<month>\d{1,2})(?P<s1>[/-])(?P<year>\d{4})"),
         ("my", r"(?P<year>\d{4})(?P<s1>[/-])(?P<month>\d{1,2})"),
-        ("md", r"(?P<month>\d{1,2})(?P<s1>/|-)(?P<day>\d{1,2})"),
+        ("md", _WD + r"(?P<month>\d{1,2})(?P<s1>/|-)(?P<day>\d{1,2})"),
         ("y", r"(?P<year>'\d{2}|\d{4})"),
     ]
 ]
@@ -258,14 +258,29 @@ def _match(core: str) -> tuple[str, re.Match[str], tuple[tuple[str, str], ...]]:
 
     An ambiguous numeric date ("a/b/y") is a full date, month first unless only day first is valid.
     """
+    unshiftable: tuple[str, re.Match[str], tuple[tuple[str, str], ...]] | None = None
     for kind, rx, month_first, day_first in _MATCHERS:
         m = rx.fullmatch(core)
-        if m is not None:
-            if kind != "ambig":
-                return kind, m, month_first
-            a, b = int(m["a"]), int(m["b"])
-            return "full", m, day_first if a > 12 and b <= 12 else month_first
+        if m is None or (unshiftable is not None and kind != "md"):
+            continue
+        if kind == "full" and unshiftable is None and _four_digit_year_outside(m):
+            # "Feb 23 0550" is 23 February at 05:50, not the year 550: a month/day reading with a
+            # time wins; without one the date stays unshiftable (E413, as for "0001-01-01")
+            unshiftable = kind, m, month_first
+            continue
+        if kind != "ambig":
+            return kind, m, month_first
+        a, b = int(m["a"]), int(m["b"])
+        return "full", m, day_first if a > 12 and b <= 12 else month_first
+    if unshiftable is not None:
+        return unshiftable
     raise _bad("E410", "date span is in no supported format")
+
+
+def _four_digit_year_outside(m: re.Match[str]) -> bool:
+    """The match's year is written with four digits and lies outside ``MIN_YEAR..MAX_YEAR``."""
+    year = m["year"]
+    return year is not None and len(year) == 4 and not MIN_YEAR <= int(year) <= MAX_YEAR
 
 
 def _check_valid(kind: str, y: int | None, mo: int | None, d: int | None) -> None:
