@@ -375,6 +375,7 @@ def test_a_placeholder_year_with_no_time_reading_stays_unshiftable(text: str) ->
     assert exc.value.code == "E413"
 
 
-def test_a_real_four_digit_year_after_a_month_and_day_is_still_the_year() -> None:
-    parsed = parse_date("Feb 23 1950")
-    assert (parsed.kind, parsed.year, parsed.month, parsed.day) == ("full", 1950, 2, 23)
+@pytest.mark.parametrize("year", [1950, 1000, 2100])  # 1000: the first shiftable year, though it reads as 10:00
+def test_a_real_four_digit_year_after_a_month_and_day_is_still_the_year(year: int) -> None:
+    parsed = parse_date(f"Feb 23 {year}")
+    assert (parsed.kind, parsed.year, parsed.month, parsed.day) == ("full", year, 2, 23)
