@@ -32,6 +32,10 @@ def found(text, entities=None):
         ("Surgery on 3 March 2021 went well", "3 March 2021"),
         ("Born 19-Feb-1950 at home", "19-Feb-1950"),
         ("Visit of 08OCT2020 noted", "08OCT2020"),
+        ("Pathologist: G. Lockhart 15MAR2018 22:45\n", "15MAR2018 22:45"),  # the time goes with the date
+        ("DOS: 07OCT2019 4:00 AM   EXAM", "07OCT2019 4:00 AM"),
+        ("signed 28may2023 2015\n", "28may2023 2015"),
+        ("Started 15MAR2018 20mg daily", "15MAR2018"),  # a dose is no time
         ("Return on March 3rd for labs", "March 3rd"),
         ("Stable since March 2019.", "March 2019"),
         ("Stable compared with Aug-2014.", "Aug-2014"),

@@ -349,9 +349,9 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     PhiPattern("date_month_year", r"(?<![\w])(?P<phi>" + MONTH_ANY + r"(?:,?\s{1,2}(?:of\s)?|-)" + YEAR4 + r")\b", "DATE", 0.9,
                exclude_after=_UNIT_AFTER),
     PhiPattern("date_compact", r"(?<![\w])(?P<phi>" + NUM_DAY + r"(?:JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC|Jan|Feb|Mar|"
-               r"Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)(?:" + YEAR4 + r"|\d{2}))(?![\w])", "DATE", 0.9),
+               r"Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)(?:" + YEAR4 + r"|\d{2})" + TIME + r")(?![\w])", "DATE", 0.9),
     PhiPattern("date_compact_lower", r"(?<![\w])(?P<phi>" + NUM_DAY + r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
-               + YEAR4 + r")(?![\w])", "DATE", 0.85),
+               + YEAR4 + TIME + r")(?![\w])", "DATE", 0.85),
     PhiPattern("date_year_parenthesized", r"\((?P<phi>" + YEAR4 + r")\)", "DATE", 0.7),
     PhiPattern("date_month_day_parenthesized", r"\((?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + r")\)", "DATE", 0.55,
                validator="month_day", exclude_before=_SCORE_BEFORE),
