@@ -140,6 +140,10 @@ NAMES = create({"name": "tide.names"})
         ("KLINIKUM SCHWABING\n7102 ELMHURST DRIVE", ["KLINIKUM SCHWABING"]),
         ("sent to zimmerman's pharmacy on main", ["zimmerman's pharmacy"]),
         ("Transferred to Hospital General de Zona 8 yesterday", ["Hospital General de Zona 8"]),
+        ("seen at East Brunswick Dialysis Unit today", ["East Brunswick Dialysis Unit"]),  # the unit is the name
+        ("transferred to lynwood dialysis unit.", ["lynwood dialysis unit"]),
+        ("resides at ST. ANSELM HOME FOR THE AGED\n", ["ST. ANSELM HOME FOR THE AGED"]),
+        ("from Hospital das Clínicas de Arcoverde\n", ["Hospital das Clínicas de Arcoverde"]),
     ],
 )
 def test_facilities_in_any_casing_and_language(text, expected):
@@ -154,6 +158,9 @@ def test_facilities_in_any_casing_and_language(text, expected):
         "Seen in Cardiology Clinic today",  # a department
         "called the pharmacy",
         "pharmacist at the drug counter",  # "drug" is a head word only in title case or capitals
+        "the dialysis unit nurse called",
+        "admitted to the psychiatric unit",
+        "placed in a home for the aged",
     ],
 )
 def test_generic_facility_words_are_not_names(text):

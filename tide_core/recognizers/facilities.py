@@ -38,11 +38,13 @@ family medicine|medical associates|heart center|eye center|behavioral health|men
 medical plaza|primary care|physical therapy|family health center|medical clinic|assisted living|
 assisted living facility|senior living|retirement home|rest home|care home|memorial hospital|
 veterans affairs medical center|va medical center|polyclinic|pharmacy|apothecary|drugstore|drug store|
-medical office|health services|wellness center|treatment center|recovery center|detox center""".replace("\n", "")
+medical office|health services|wellness center|treatment center|recovery center|detox center|dialysis unit|
+behavioral health unit|psychiatric unit|home for the aged|home for the elderly""".replace("\n", "")
 #: Head words only trusted in title case or capitals ("the drug", "a wing" are everyday words).
 _TAIL_HEADS_CASED = "drug|drugs|wing|campus"
 #: Head words that start a facility name (other languages, and a few English forms).
-_LEAD_HEADS = """hospital general|hospital universitario|hospital regional|hospital civil|hospital de|
+_LEAD_HEADS = """hospital general|hospital universitario|hospital regional|hospital civil|hospital de|hospital da|
+hospital das|hospital do|hospital dos|
 hôpital|hopital|hôpital général|centre hospitalier|clinique|clínica|clinica|ospedale|policlinico|presidio ospedaliero|
 klinikum|krankenhaus|universitätsklinikum|medisch centrum|ziekenhuis|centro médico|centro medico|centro de salud|
 sanatorio|szpital|spital|sjukhus|sykehus|hospice of|clinic of""".replace("\n", "")
