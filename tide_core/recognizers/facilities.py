@@ -251,7 +251,7 @@ class FacilityRecognizer(HeadWordRecognizer):
     """Facility names (label HOSPITAL): "Millstone Valley Hospital", "Klinikum Schwabing"."""
 
     name = "tide.facilities"
-    version = "2"
+    version = "3"  # 3: dialysis/behavioral/psychiatric units, homes for the aged, "Hospital das ..."
     label = "HOSPITAL"
 
 
