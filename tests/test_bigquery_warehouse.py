@@ -154,7 +154,7 @@ def _deid(study: str, key: str, n: int, text: str = "ok") -> pa.Table:
             "note_type": "progress",
             "source": "s",
             "site": "x",
-            "anonymizer": "tide.anonymizer@3",
+            "anonymizer": "tide.anonymizer@4",
             "fingerprint": "fp",
             "released_at": NOW,
         }

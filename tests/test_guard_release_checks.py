@@ -168,7 +168,7 @@ def test_the_clean_release_passes_every_check(wh):
     }
     out = _outcome(versions_recorded, wh)
     assert out.passed and out.description == "versions recorded"
-    assert out.metadata["anonymizers"] == "tide.anonymizer@3"
+    assert out.metadata["anonymizers"] == "tide.anonymizer@4"
     assert out.metadata["recognizers"] == "tide.known_phi@1, tide.regex@3"
     assert out.metadata["recognition_run_recorded"] is True and out.metadata["anonymization_run_recorded"] is True
     assert release_buckets(wh, CONFIG, S, K) == BUCKETS
@@ -435,7 +435,7 @@ def test_a_missing_version_fails(wh, tamper, key, value):
     assert out.description == "released rows or runs lack recognizer/anonymizer versions; rerun the release"
 
 
-@pytest.mark.parametrize("value", ["tide.anonymizer@3", "x@y"])
+@pytest.mark.parametrize("value", ["tide.anonymizer@4", "x@y"])
 def test_any_name_at_version_is_a_version(wh, value):
     _set("tide_deid_notes", "deid_notes", "anonymizer", value)(wh)
     assert _outcome(versions_recorded, wh).passed
@@ -609,7 +609,7 @@ def test_a_gate_that_requires_nothing_passes_without_a_statement(wh):
 def test_versions_name_every_anonymizer_of_the_release(wh):
     _set("tide_deid_notes", "deid_notes", "anonymizer", "tide.anonymizer@9")(wh)
     out = _outcome(versions_recorded, wh)
-    assert out.passed and out.metadata["anonymizers"] == "tide.anonymizer@3, tide.anonymizer@9"
+    assert out.passed and out.metadata["anonymizers"] == "tide.anonymizer@4, tide.anonymizer@9"
 
 
 def test_a_released_note_without_text_has_no_room_for_its_spans(wh):

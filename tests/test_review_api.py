@@ -105,7 +105,7 @@ def populate(path) -> Populated:
                         "patient_ref": "pref-1",
                         "text": out,
                         "note_date": "2021-03-09",
-                        "anonymizer": "tide.anonymizer@3",
+                        "anonymizer": "tide.anonymizer@4",
                         "fingerprint": "fp-test",
                         "released_at": now,
                     }

@@ -46,7 +46,9 @@ from tide_core.errors import AnonymizationError, ConfigError, TideError
 from tide_core.spans import AnonymizedNote, Note, ReleasedSpan, Span
 from tide_core.text.normalize import normalize_surface
 
-VERSION = "tide.anonymizer@3"  # @3: a LOCATION of unit words only ("Rm", "NW") gets a place surrogate (was E405)
+#: @3: a LOCATION of unit words only ("Rm", "NW") gets a place surrogate (was E405); @4: a month/day
+#: date with a time or a weekday ("5/7 1045", "Mon 5/29", "Feb 23 0550") is shifted (was masked, or E413)
+VERSION = "tide.anonymizer@4"
 DATE_MASK = "[DATE]"
 UNPARSEABLE_DATE_CODES = frozenset({"E410", "E411"})
 DatePolicy = Literal["mask", "quarantine"]
