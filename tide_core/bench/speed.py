@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import json
 import math
 import os
@@ -368,7 +369,7 @@ def run(
         models = [str(m) for m in model_dirs] if model_dirs else [str(default_model_dir(must_exist=True))]
         model = ",".join(models)
         presidio_def = presidio_runner(presidio_default_analyzer())
-        for md, rt in [(md, rt) for md in models for rt in runtimes]:
+        for md, rt in itertools.product(models, runtimes):
             tide_def = tide_runner(default_specs(notes.patients, md, include_model=True, model_options={"runtime": rt}))
             named = f" {os.path.basename(md.rstrip('/'))}" if model_dirs else ""
             label = f"TIDE default (model{named} [{rt}] + rules)"
@@ -418,7 +419,6 @@ def _rules_rows(
     corpora: Sequence[SpeedCorpus], notes: SpeedCorpus, repeats: int, rows: list[Row], rss: dict[str, float]
 ) -> None:
     """The rules preset and the regex layer (fast and reference path) vs Presidio regex-only."""
-    # rules: TIDE rules preset vs Presidio regex-only
     _reset_peak_rss()
     presidio_rx = presidio_runner(presidio_regex_analyzer())
     tide_rules = tide_runner(default_specs(notes.patients, None, include_model=False))
@@ -442,7 +442,6 @@ def _rules_rows(
 
 def _anonymizer_rows(notes: SpeedCorpus, repeats: int, rows: list[Row], rss: dict[str, float]) -> None:
     """The keyed anonymizer vs Presidio's replace and encrypt operators on the same spans."""
-    # anonymizer: same spans, TIDE keyed surrogates vs Presidio replace / encrypt
     _reset_peak_rss()
     tide_an = tide_anonymizer_runner(notes)
     for op in ("replace", "encrypt"):

@@ -23,6 +23,7 @@ from typing import Any
 
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.spans import RecognizerResult
+from tide_core.text.ascii_counts import ASCII_DIGITS, ASCII_LETTERS, count_ascii
 
 _GROUP = r"[A-Za-z0-9]+"
 _CANDIDATE = re.compile(r"(?<![\w@$£€/.:+\-])(?P<id>" + _GROUP + r"(?:[-._]" + _GROUP + r"){0,5})(?![\w@]|[-/.:]\w|%)")
@@ -53,15 +54,11 @@ _MONTH_WORD = re.compile(
 )
 
 
-_ASCII_DIGITS = b"0123456789"
-_ASCII_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-
 def _digits_and_letters(token: str) -> tuple[int, int]:
     """How many characters of ``token`` are digits, and how many letters (ASCII: by deleting bytes)."""
     if token.isascii():
         raw = token.encode("ascii")
-        return len(raw) - len(raw.translate(None, _ASCII_DIGITS)), len(raw) - len(raw.translate(None, _ASCII_LETTERS))
+        return count_ascii(raw, ASCII_DIGITS), count_ascii(raw, ASCII_LETTERS)
     return sum(c.isdigit() for c in token), sum(c.isalpha() for c in token)
 
 

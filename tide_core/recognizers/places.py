@@ -46,6 +46,7 @@ from tide_core.recognizers.base import TideRecognizer
 from tide_core.recognizers.gazetteer import AhoMatcher
 from tide_core.spans import RecognizerResult
 from tide_core.text.anchored import PatternSet, finditer_at, run_starts
+from tide_core.text.ascii_counts import ASCII_LETTERS, ASCII_UPPER, count_ascii
 from tide_core.text.word_frequency import english_frequencies
 
 Tier = Literal["distinctive", "ambiguous", "never"]
@@ -232,15 +233,11 @@ def _line_case(text: str, start: int, end: int) -> str:
     return "mixed"
 
 
-_ASCII_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-_ASCII_UPPER = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-
-
 def _letter_counts(segment: str) -> tuple[int, int]:
     """(letters, upper-case letters) in ``segment`` (ASCII counted by deleting bytes)."""
     if segment.isascii():
         raw = segment.encode("ascii")
-        return len(raw) - len(raw.translate(None, _ASCII_LETTERS)), len(raw) - len(raw.translate(None, _ASCII_UPPER))
+        return count_ascii(raw, ASCII_LETTERS), count_ascii(raw, ASCII_UPPER)
     letters = [c for c in segment if c.isalpha()]
     return len(letters), sum(c.isupper() for c in letters)
 
