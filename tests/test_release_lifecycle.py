@@ -393,17 +393,23 @@ def _release_in_a_process(root: str, home: str, key: str) -> tuple[bool, list]:
             e = entry.dagster_event
             if e is None:
                 continue
-            if e.event_type_value == "STEP_START":
+            if e.event_type_value in ("STEP_START", "STEP_RESTARTED"):
                 starts[e.step_key] = entry.timestamp
-            elif e.event_type_value in ("STEP_SUCCESS", "STEP_FAILURE"):
-                intervals.append((starts[e.step_key], entry.timestamp, key, e.step_key))
+            elif e.event_type_value in ("STEP_SUCCESS", "STEP_FAILURE", "STEP_UP_FOR_RETRY"):
+                intervals.append((starts[e.step_key], entry.timestamp, key, e.step_key, e.event_type_value))
         return r.success, intervals
 
 
 def test_a_multi_partition_backfill_runs_one_warehouse_step_at_a_time(recognized, tmp_path):
     """Three (study, key) partitions launched at once in three processes, as a UI backfill
     launches one run per partition, on an instance configured by dagster_home/dagster.yaml:
-    the tide_warehouse pool serializes their DuckDB steps and every run succeeds."""
+    every run succeeds and no step fails or is retried on the DuckDB file's lock.
+
+    Their steps claim the one-slot tide_warehouse pool, but on the SQLite instance storage the
+    pool is not a reliable mutex when three processes claim it at the same instant (CI once saw
+    three steps start within 10 ms and two fail with E303).  One writer at a time is therefore
+    the warehouse's own doing: opening a DuckDB file another process holds waits for it
+    (tests/test_duckdb_lock_wait.py), so no run needs a retry, whatever the pool did."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -424,9 +430,9 @@ def test_a_multi_partition_backfill_runs_one_warehouse_step_at_a_time(recognized
         results = {k: f.result(timeout=600) for k, f in futures.items()}
     assert {k: ok for k, (ok, _) in results.items()} == {k: True for k in keys}
     intervals = sorted(i for _, iv in results.values() for i in iv)
-    assert len(intervals) == 3 * 7  # per run: deidentified_notes, its 4 checks, release_summary, the gate
-    overlaps = [(a, b) for a, b in zip(intervals, intervals[1:], strict=False) if b[0] < a[1] and a[2] != b[2]]
-    assert overlaps == [], "two runs were in the warehouse at once"
+    # one attempt per step, per run: deidentified_notes, its 4 checks, release_summary, the gate
+    assert len(intervals) == 3 * 7, [(i[2], i[3], i[4]) for i in intervals]
+    assert {i[4] for i in intervals} == {"STEP_SUCCESS"}, [(i[2], i[3], i[4]) for i in intervals]
     with dg.DagsterInstance.from_config(str(home)) as instance:
         assert instance.event_log_storage.get_concurrency_info("tide_warehouse").slot_count == 1
     with open_warehouse(f"duckdb:{tmp_path / 'wh.duckdb'}") as wh:

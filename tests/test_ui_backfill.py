@@ -4,8 +4,9 @@ The Dagster UI's "Materialize" on a selection of the asset graph with several pa
 the GraphQL mutation ``launchPartitionBackfill`` with ``assetSelection`` and ``partitionNames``:
 an *asset backfill* (no job, no TIDE run tags).  The daemon started by `dagster dev` turns it into
 runs, the queued run coordinator launches them in their own processes, and the instance is this
-repository's ``dagster_home/dagster.yaml``.  Every run must succeed, and no two runs may be in the
-DuckDB file at once: the ``tide_warehouse`` pool (1 slot) serializes their steps.
+repository's ``dagster_home/dagster.yaml``.  Every run must succeed with every step done in one
+attempt: the ``tide_warehouse`` pool (1 slot) staggers their steps, and a step that opens the
+DuckDB file while another run holds it waits for the lock instead of failing.
 
 Kept small: one study of three notes recognized beforehand with the ``rules`` preset, three key
 partitions.
@@ -92,9 +93,9 @@ def _prepare(tmp_path: Path, home: Path) -> None:
         instance.add_dynamic_partitions("key", KEYS)
 
 
-def _step_intervals(home: Path, backfill_id: str) -> tuple[dict[str, str], list[tuple[float, float, str, str]]]:
-    """Per run of the backfill: its status, and (start, end, run, step) of every step attempt (a step
-    up for retry gives its pool slot back while it waits, so each attempt is its own interval)."""
+def _step_intervals(home: Path, backfill_id: str) -> tuple[dict[str, str], list[tuple[float, float, str, str, str]]]:
+    """Per run of the backfill: its status, and (start, end, run, step, how it ended) of every step
+    attempt (a step up for retry ends an attempt; the retry is another)."""
     with dg.DagsterInstance.from_config(str(home)) as instance:
         runs = instance.get_runs(filters=dg.RunsFilter(tags={"dagster/backfill": backfill_id}))
         status = {r.run_id: r.status.value for r in runs}
@@ -108,7 +109,7 @@ def _step_intervals(home: Path, backfill_id: str) -> tuple[dict[str, str], list[
                 if e.event_type_value in ("STEP_START", "STEP_RESTARTED"):
                     starts[e.step_key] = entry.timestamp
                 elif e.event_type_value in ("STEP_SUCCESS", "STEP_FAILURE", "STEP_UP_FOR_RETRY"):
-                    intervals.append((starts[e.step_key], entry.timestamp, r.run_id, e.step_key))
+                    intervals.append((starts[e.step_key], entry.timestamp, r.run_id, e.step_key, e.event_type_value))
     return status, intervals
 
 
@@ -203,11 +204,11 @@ def test_a_ui_backfill_of_three_release_partitions_on_duckdb(tmp_path: Path):
 
     runs, intervals = _step_intervals(home, backfill_id)
     assert len(runs) == len(KEYS) and set(runs.values()) == {"SUCCESS"}, runs
-    # per run: deidentified_notes, its 4 blocking checks, release_summary and the gate check
-    assert len({(i[2], i[3]) for i in intervals}) == len(KEYS) * 7, sorted(i[3] for i in intervals)
-    intervals.sort()
-    overlaps = [(a, b) for a, b in zip(intervals, intervals[1:], strict=False) if b[0] < a[1] and a[2] != b[2]]
-    assert overlaps == [], "two backfill runs were in the DuckDB warehouse at once"
+    # one attempt per step, per run: deidentified_notes, its 4 blocking checks, release_summary and
+    # the gate check; none failed or was retried on the DuckDB file's lock (the one-slot pool
+    # staggers the runs, and a step that opens the file while another run holds it waits)
+    assert len(intervals) == len(KEYS) * 7, sorted((i[3], i[4]) for i in intervals)
+    assert {i[4] for i in intervals} == {"STEP_SUCCESS"}, sorted((i[3], i[4]) for i in intervals)
     with open_warehouse(f"duckdb:{tmp_path / 'wh.duckdb'}") as wh:
         status = {r["key"]: r["status"] for r in wh.read_table("tide_releases").to_pylist()}
         assert wh.count("tide_deid_notes", {"study": S}) == len(KEYS) * len(NOTES)

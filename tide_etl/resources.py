@@ -46,6 +46,10 @@ if TYPE_CHECKING:
 
 DEFAULT_WAREHOUSE = "duckdb:tide_warehouse.duckdb"
 
+#: Seconds a sensor or schedule tick waits for a DuckDB file another process holds; Dagster
+#: times out a tick after 60 s, and a tick that fails is tried again at the next one.
+TICK_LOCK_WAIT_S = 20.0
+
 #: (resource, field) -> the environment variable that configures it in the default resources.
 ENV_SETTINGS: dict[tuple[str, str], str] = {
     ("warehouse", "url"): "TIDE_WAREHOUSE",
@@ -264,14 +268,19 @@ class WarehouseResource(dg.ConfigurableResource):
         )
 
     @contextmanager
-    def open(self) -> Iterator[Warehouse]:
-        """Open for the duration of one step: DuckDB files admit one writing process at a time."""
+    def open(self, lock_wait_s: float | None = None) -> Iterator[Warehouse]:
+        """Open for the duration of one step: DuckDB files admit one writing process at a time.
+
+        A DuckDB file another process holds is waited for up to ``lock_wait_s`` seconds (default:
+        ``TIDE_DUCKDB_LOCK_WAIT_S``, else 300); sensor and schedule ticks pass a short wait, as
+        Dagster times out a tick after a minute.  BigQuery has no such lock and ignores it.
+        """
         if self.scheme == "bigquery":
             with self._open_bigquery() as wh:
                 yield wh
             return
 
-        wh = open_warehouse(self.url)
+        wh = open_warehouse(self.url, lock_wait_s=lock_wait_s)
         try:
             yield RunScopedWarehouse(wh, self.source_reads)
         finally:

@@ -12,7 +12,7 @@ import dagster as dg
 from tide_etl.discovery import unprocessed_note_ids
 from tide_etl.jobs import recognition_job
 from tide_etl.partitions import STUDY
-from tide_etl.resources import TideConfigResource, WarehouseResource
+from tide_etl.resources import TICK_LOCK_WAIT_S, TideConfigResource, WarehouseResource
 
 #: The default cron of the nightly schedule (UTC); ``build_defs(nightly_cron=...)`` sets another.
 NIGHTLY_CRON = "0 2 * * *"
@@ -23,7 +23,7 @@ def studies_with_new_notes(
 ) -> dict[str, int]:
     tables = tide_config.build().tables
     out: dict[str, int] = {}
-    with warehouse.open() as wh:
+    with warehouse.open(lock_wait_s=TICK_LOCK_WAIT_S) as wh:
         for study in instance.get_dynamic_partitions(STUDY):
             n = len(unprocessed_note_ids(wh, study, tables))
             if n:

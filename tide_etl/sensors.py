@@ -13,14 +13,14 @@ import dagster as dg
 from tide_etl.discovery import discover_keys, discover_studies, keys_for_study
 from tide_etl.jobs import recognition_job, release_job
 from tide_etl.partitions import KEY, STUDY, release_key
-from tide_etl.resources import KeyProviderResource, TideConfigResource, WarehouseResource
+from tide_etl.resources import TICK_LOCK_WAIT_S, KeyProviderResource, TideConfigResource, WarehouseResource
 
 
 def partition_requests(
     instance, warehouse: WarehouseResource, tide_config: TideConfigResource, key_provider: KeyProviderResource
 ) -> tuple[list[str], list[str]]:
     tables = tide_config.build().tables
-    with warehouse.open() as wh:
+    with warehouse.open(lock_wait_s=TICK_LOCK_WAIT_S) as wh:
         studies = discover_studies(wh, tables.notes, default_study=tide_config.default_study)
     keys = discover_keys(key_provider.provider())
     new_studies = sorted(set(studies) - set(instance.get_dynamic_partitions(STUDY)))

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -16,6 +18,8 @@ from tide_core.errors import ConfigError, WarehouseError
 from tide_core.io.shards import ShardRef, shard_path
 from tide_core.io.staging import StagedWrite, StagingTarget, check_publish, parquet_target, read_staged
 from tide_core.io.warehouse import REF, SHARD_ROW, PartitionWrite, ShardSource, check_partition_rows, check_writes
+
+log = logging.getLogger("tide.warehouse")
 
 _ROWID = "__tide_rowid"  # iter_batches' resume column (never a user column: it starts with two underscores)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -43,6 +47,41 @@ DEFAULT_MEMORY_LIMIT = "64MB"
 MEMORY_LIMIT_ENV = "TIDE_DUCKDB_MEMORY_LIMIT"
 
 
+#: How long opening a DuckDB file waits while another process holds its lock, unless
+#: ``TIDE_DUCKDB_LOCK_WAIT_S`` or the caller says otherwise.  DuckDB admits one writing process per
+#: file and refuses a second at once; TIDE's steps claim a one-slot Dagster pool first, but that
+#: pool is not a reliable mutex when several run processes claim it at the same instant on the
+#: default SQLite instance storage (CI saw three steps start together).  Waiting here makes one
+#: writer at a time a property of the warehouse itself, whoever else holds the file.
+DEFAULT_LOCK_WAIT_S = 300.0
+LOCK_WAIT_ENV = "TIDE_DUCKDB_LOCK_WAIT_S"
+_FIRST_POLL_S, _MAX_POLL_S = 0.05, 1.0
+
+
+def lock_wait_setting(value: float | None = None) -> float:
+    """Seconds to wait for another process's lock: ``value``, else ``$TIDE_DUCKDB_LOCK_WAIT_S``, else the default."""
+    if value is not None:
+        chosen: object = value
+    else:
+        chosen = os.environ.get(LOCK_WAIT_ENV, "").strip() or DEFAULT_LOCK_WAIT_S
+    try:
+        seconds = float(chosen)  # type: ignore[arg-type]
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise ConfigError(
+            "E343",
+            f"DuckDB lock wait {chosen!r} is not a number of seconds",
+            hint=f"set {LOCK_WAIT_ENV} (or lock_wait_s) to 0 or more seconds, e.g. 300",
+        )
+    return seconds
+
+
+def _is_lock_conflict(exc: duckdb.Error) -> bool:
+    """DuckDB's refusal because another process holds the file ("Could not set lock on file")."""
+    return isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
+
+
 def memory_limit_setting(value: str | None = None) -> str:
     """The buffer-pool limit to use: ``value``, else ``$TIDE_DUCKDB_MEMORY_LIMIT``, else the default."""
     chosen = value if value is not None else os.environ.get(MEMORY_LIMIT_ENV, "").strip() or DEFAULT_MEMORY_LIMIT
@@ -68,10 +107,12 @@ class DuckDBWarehouse:
         schema: str = "main",
         read_only: bool = False,
         memory_limit: str | None = None,
+        lock_wait_s: float | None = None,
     ):
         limit = memory_limit_setting(memory_limit)
         self._read_only = read_only
         self._memory_limit = limit
+        self._lock_wait_s = lock_wait_setting(lock_wait_s)
         self.path = str(path)
         self.schema = schema
         self.url = f"duckdb:{self.path}" + ("" if schema == "main" else f"#{schema}")
@@ -79,24 +120,44 @@ class DuckDBWarehouse:
             parent = Path(self.path).expanduser().resolve().parent
             if not parent.exists():
                 parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._con = self._connect()
-        except duckdb.Error as exc:
-            raise WarehouseError(
-                "E303",
-                f"cannot open DuckDB file {self.path}: {type(exc).__name__}",
-                hint="check the path and that no other process holds a write lock on it",
-            ) from None
+        self._con = self._connect()
         self._lock = threading.RLock()
         if schema != "main":
             self._con.execute(f"CREATE SCHEMA IF NOT EXISTS {_ident(schema, 'schema')}")
 
     # -- helpers -------------------------------------------------------------------------
     def _connect(self) -> duckdb.DuckDBPyConnection:
+        """Connect, waiting up to ``lock_wait_s`` while another process holds the file's lock."""
+        deadline = time.monotonic() + self._lock_wait_s
+        poll = _FIRST_POLL_S
+        waited = False
+        while True:
+            try:
+                con = duckdb.connect(self.path, read_only=self._read_only)
+                break
+            except duckdb.Error as exc:
+                left = deadline - time.monotonic()
+                if not _is_lock_conflict(exc):
+                    raise WarehouseError(
+                        "E303",
+                        f"cannot open DuckDB file {self.path}: {type(exc).__name__}",
+                        hint="check the path and that it is a DuckDB database file",
+                    ) from None
+                if left <= 0:
+                    raise WarehouseError(
+                        "E303",
+                        f"cannot open DuckDB file {self.path}: another process held its lock for "
+                        f"{self._lock_wait_s:g} s",
+                        hint=f"wait for that process (or stop it), or raise {LOCK_WAIT_ENV}",
+                    ) from None
+                if not waited:
+                    log.info("DuckDB file %s is locked by another process; waiting up to %g s", self.path, left)
+                    waited = True
+                time.sleep(min(poll, left))
+                poll = min(poll * 2, _MAX_POLL_S)
         # SET, not connect(config=...): DuckDB refuses a second connection to the same file in the
         # same process with a different configuration, so a plain duckdb.connect(path) beside a
         # warehouse (a notebook, a report) keeps working
-        con = duckdb.connect(self.path, read_only=self._read_only)
         con.execute(f"SET memory_limit = '{self._memory_limit}'")  # validated: digits and a unit
         return con
 
