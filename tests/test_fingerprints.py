@@ -107,7 +107,7 @@ def test_helper_is_canonical_16_hex():
 
 def test_every_step_after_the_recognizers_is_a_versioned_step():
     steps = note_steps()
-    assert [s.qualified_name for s in steps] == ["tide.tidy@4", "tide.resolve@1", "tide.roles@1", "tide.propagate@1"]
+    assert [s.qualified_name for s in steps] == ["tide.tidy@4", "tide.resolve@2", "tide.roles@1", "tide.propagate@1"]
     for s in steps:
         assert isinstance(s, Step)
         assert HEX16.fullmatch(step_fingerprint(s))
@@ -166,7 +166,7 @@ def test_resolution_version_changes_the_fingerprint(study, monkeypatch):
     from tide_core import resolve
 
     _baseline(study)
-    monkeypatch.setattr(resolve, "VERSION", "2")
+    monkeypatch.setattr(resolve, "VERSION", "3")
     _assert_recomputed(study)
 
 

@@ -11,6 +11,13 @@ function of the *set* of input spans (the input order never matters):
 3. among spans that still overlap, the longest wins; ties go to the label that comes first in
    ``label_priority``, then to the higher score, then to the smaller recognizer name.  A union
    that loses falls back to its member spans, so a span is only ever dropped for a conflict.
+4. what a losing span covered beyond the winners is not given up: after roles and propagation,
+   :func:`uncovered_parts` returns those parts as spans of the losing span's label, score and
+   recognizer (``finish_note`` tidies and adds them).  The characters the output covers are then
+   exactly those the input spans above their thresholds covered: a conflict decides a label,
+   never whether a character is replaced.  Before version 2, "Dr. Ann Lee  Tue 11/24 7:41 AM"
+   with the name spanning "Ann Lee  Tue" released "11/24 7:41 AM" in clear, as the longer name
+   beat the date.
 
 Touching spans ("03/04" + "/2021" as [0,5) and [5,10)) do not overlap and are never merged:
 gold annotations keep adjacent entities apart, and merging them would change span counts.
@@ -32,7 +39,7 @@ from tide_core.spans import RecognizerResult, Span
 from tide_core.types import LABELS
 
 NAME = "tide.resolve"
-VERSION = "1"
+VERSION = "2"
 
 #: Default tie-break order: structured identifiers first (their patterns are the most specific),
 #: then names (a titled name is stronger evidence of DOCTOR than a name list is of PATIENT),
@@ -138,6 +145,13 @@ def _merge(group: list[Span], end: int) -> Span:
     return Span(best.note_id, min(s.start for s in group), end, best.label, best.score, best.recognizer)
 
 
+def _in_resolution_order(spans: Iterable[Span], policy: ResolutionPolicy) -> list[Span]:
+    """A total order: longest first, then label priority, score, recognizer name, position."""
+    unique = set(spans)
+    rank = {label: policy.rank(label) for label in {s.label for s in unique}}
+    return sorted(unique, key=lambda s: (s.start - s.end, rank[s.label], -s.score, s.recognizer, s.start, s.label))
+
+
 def _resolve_one_note(spans: list[Span], policy: ResolutionPolicy) -> list[Span]:
     if policy.merge_same_label_overlaps:
         by_label: dict[str, list[Span]] = {}
@@ -147,14 +161,9 @@ def _resolve_one_note(spans: list[Span], policy: ResolutionPolicy) -> list[Span]
         # A union that loses to a longer span of another label falls back to its members, so the
         # parts that do not conflict are still kept (nothing is dropped without a conflict).
         spans = unions + spans
-    # Greedy selection in a total order: longest first, then label priority, score, name, position.
-    rank = {label: policy.rank(label) for label in {s.label for s in spans}}
-    ordered = sorted(
-        set(spans), key=lambda s: (s.start - s.end, rank[s.label], -s.score, s.recognizer, s.start, s.label)
-    )
     kept: list[Span] = []
     occupied: list[tuple[int, int]] = []  # sorted, non-overlapping intervals already taken
-    for s in ordered:
+    for s in _in_resolution_order(spans, policy):
         i = bisect.bisect_left(occupied, (s.start, s.start))
         clash = (i > 0 and occupied[i - 1][1] > s.start) or (i < len(occupied) and occupied[i][0] < s.end)
         if clash:
@@ -180,6 +189,38 @@ def resolve_spans(spans: Iterable[Span], policy: ResolutionPolicy | None = None)
     for note_id in sorted(per_note):
         out.extend(_resolve_one_note(per_note[note_id], policy))
     return out
+
+
+def uncovered_parts(spans: Iterable[Span], kept: Iterable[Span], policy: ResolutionPolicy | None = None) -> list[Span]:
+    """The parts of ``spans`` (one note's input to :func:`resolve_spans`) that no span of ``kept``
+    (non-overlapping) covers, as spans with the label, score and recognizer of the span they come
+    from; inputs under their label's ``min_score`` are left out, as resolution leaves them out.
+
+    Inputs are visited in resolution's order and each part found is taken, so the parts never
+    overlap each other or ``kept``.  Parts are not tidied: the caller trims them (white space
+    around a part of a longer span) with the note's text.
+    """
+    policy = policy or ResolutionPolicy()
+    occupied = sorted((s.start, s.end) for s in kept)
+    parts: list[Span] = []
+    above = (s for s in spans if s.score >= policy.threshold(s.label))
+    for s in _in_resolution_order(above, policy):
+        i = bisect.bisect_left(occupied, (s.start, s.start))
+        if i > 0 and occupied[i - 1][1] > s.start:
+            i -= 1
+        gaps: list[tuple[int, int]] = []
+        pos = s.start
+        while i < len(occupied) and occupied[i][0] < s.end:
+            if occupied[i][0] > pos:
+                gaps.append((pos, occupied[i][0]))
+            pos = max(pos, occupied[i][1])
+            i += 1
+        if pos < s.end:
+            gaps.append((pos, s.end))
+        for a, b in gaps:
+            parts.append(Span(s.note_id, a, b, s.label, s.score, s.recognizer))
+            bisect.insort(occupied, (a, b))
+    return sorted(parts, key=lambda s: (s.start, s.end))
 
 
 def resolve_results(

@@ -43,7 +43,7 @@ from tide_core.errors import ConfigError, InputError, TideError
 from tide_core.fingerprint import Step, fingerprint, step_fingerprint
 from tide_core.person_roles import assign_roles
 from tide_core.propagate import propagate_spans
-from tide_core.resolve import ResolutionPolicy, resolve_spans
+from tide_core.resolve import ResolutionPolicy, resolve_spans, uncovered_parts
 from tide_core.span_tidy import tidy_spans
 from tide_core.spans import Note, Span
 from tide_core.text import normalize as text_normalize
@@ -341,6 +341,10 @@ def finish_note(
     if text is not None:
         resolved = assign_roles(text, resolved)  # PATIENT/DOCTOR from evidence pooled per person
         resolved = propagate_spans(text, resolved, propagation)
+        # what a losing span covered beyond the winners stays covered (tide.resolve@2)
+        parts = tidy_spans(text, uncovered_parts(spans, resolved, resolution))
+        if parts:
+            resolved = sorted(resolved + parts, key=lambda s: (s.start, s.end))
     if view is not None:
         resolved = spans_to_original(view, resolved)
     return resolved, NoteRecognition(note_id, "ok", len(resolved))
