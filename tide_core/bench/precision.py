@@ -34,7 +34,8 @@ import torch
 
 from tide_core.bench.corpora import load_corpus
 from tide_core.errors import ConfigError
-from tide_core.recognizers.hf_token_classifier import DTYPES, HFTokenClassifierRecognizer
+from tide_core.inference.runtime_choice import DTYPES
+from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
 from tide_core.spans import Note, Span
 from tide_core.synth import generate_training_corpus
 from tide_core.training.trainer import TrainConfig, train_token_classifier

@@ -15,6 +15,7 @@ recognizer spec, so every worker runs what the recognition fingerprint says:
 from __future__ import annotations
 
 import os
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,9 @@ from tide_core.errors import ConfigError
 from tide_core.inference.onnx_export import RUNTIMES
 
 RUNTIME_ENV = "TIDE_MODEL_RUNTIME"
-HALF_DTYPES = ("bfloat16", "float16")
+HALF_DTYPES = ("float16", "bfloat16")
+#: PyTorch weight/activation precisions of the ``torch`` runtime; float32 is the reference.
+DTYPES: tuple[str, ...] = ("float32", *HALF_DTYPES)
 RUNTIME_NAMES: tuple[str, ...] = RUNTIMES + tuple(f"torch-{d}" for d in HALF_DTYPES)
 AMX_RUNTIME, PORTABLE_RUNTIME = "torch-bfloat16", "onnx-int8"
 CPUINFO = Path("/proc/cpuinfo")
@@ -53,6 +56,12 @@ def cpu_flags(cpuinfo: Path = CPUINFO) -> frozenset[str]:
     return frozenset()
 
 
+@cache
+def _this_cpu() -> frozenset[str]:
+    """This machine's flags, read once per process (a configuration is built more than once)."""
+    return cpu_flags(CPUINFO)
+
+
 def default_runtime_name(flags: frozenset[str] | None = None, environ: dict[str, str] | None = None) -> str:
     """The default model's runtime on this machine (see the module docstring)."""
     env = os.environ if environ is None else environ
@@ -63,4 +72,4 @@ def default_runtime_name(flags: frozenset[str] | None = None, environ: dict[str,
                 "E364", f"{RUNTIME_ENV}={pinned!r} is not a runtime", hint=f"use one of {', '.join(RUNTIME_NAMES)}"
             )
         return pinned
-    return AMX_RUNTIME if "amx_bf16" in (cpu_flags() if flags is None else flags) else PORTABLE_RUNTIME
+    return AMX_RUNTIME if "amx_bf16" in (_this_cpu() if flags is None else flags) else PORTABLE_RUNTIME

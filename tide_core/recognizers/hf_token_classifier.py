@@ -37,6 +37,7 @@ from transformers import AutoModelForTokenClassification, AutoTokenizer
 from tide_core.errors import ConfigError, RecognitionError
 from tide_core.inference.onnx_export import ONNX_RUNTIMES, RECIPES, check_runtime, onnx_model
 from tide_core.inference.onnx_session import OnnxTokenClassifier
+from tide_core.inference.runtime_choice import DTYPES
 from tide_core.model_location import default_model_dir
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.spans import Note, RecognizerResult, Span
@@ -51,9 +52,6 @@ from tide_core.text.windowing import (
     stitched_word_ids,
 )
 from tide_core.types import LABELS
-
-#: PyTorch weight/activation precisions of the ``torch`` runtime; float32 is the reference.
-DTYPES = ("float32", "float16", "bfloat16")
 
 
 @dataclass
