@@ -107,7 +107,7 @@ def test_helper_is_canonical_16_hex():
 
 def test_every_step_after_the_recognizers_is_a_versioned_step():
     steps = note_steps()
-    assert [s.qualified_name for s in steps] == ["tide.tidy@4", "tide.resolve@2", "tide.roles@1", "tide.propagate@1"]
+    assert [s.qualified_name for s in steps] == ["tide.tidy@5", "tide.resolve@2", "tide.roles@1", "tide.propagate@1"]
     for s in steps:
         assert isinstance(s, Step)
         assert HEX16.fullmatch(step_fingerprint(s))
@@ -173,7 +173,8 @@ def test_resolution_version_changes_the_fingerprint(study, monkeypatch):
 @pytest.mark.parametrize(
     "change",
     [
-        ("VERSION", "5"),
+        ("VERSION", "6"),
+        ("_INITIAL_BEFORE", re.compile(r"(?<![\w.])[A-Z]\. ")),
         ("_TRAIL", span_tidy._TRAIL + "."),
         ("_LEAD", span_tidy._LEAD.replace(":", "")),
         ("_KEEPS_LEAD", span_tidy._KEEPS_LEAD | {"ID"}),

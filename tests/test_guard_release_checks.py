@@ -169,7 +169,7 @@ def test_the_clean_release_passes_every_check(wh):
     out = _outcome(versions_recorded, wh)
     assert out.passed and out.description == "versions recorded"
     assert out.metadata["anonymizers"] == "tide.anonymizer@4"
-    assert out.metadata["recognizers"] == "tide.known_phi@1, tide.regex@3"
+    assert out.metadata["recognizers"] == "tide.known_phi@1, tide.regex@4"
     assert out.metadata["recognition_run_recorded"] is True and out.metadata["anonymization_run_recorded"] is True
     assert release_buckets(wh, CONFIG, S, K) == BUCKETS
 

@@ -118,6 +118,21 @@ def test_tidy_trims_credentials_off_names():
     assert [text[s.start : s.end] for s in tidy_spans(text, spans)] == ["Hamish", "Yusuf Schoenberg"]
 
 
+def test_tidy_takes_an_initial_into_the_name_after_it():
+    from tide_core.span_tidy import tidy_spans
+
+    text = "98%\t36.7\tP. Falkenrath 05/17\n-- d. valdivia\nAX. Reyes, e.g. Lopez, A.  Winter, MRN. Diaz"
+    spans = [
+        Span("n", text.index(w), text.index(w) + len(w), "DOCTOR", 0.9, "m@1")
+        for w in ("Falkenrath", "valdivia", "Reyes", "Lopez", "Winter", "Diaz")
+    ]
+    got = [text[s.start : s.end] for s in tidy_spans(text, spans)]
+    # one letter, a period and one space right before the name; not the end of a word or an abbreviation
+    assert got == ["P. Falkenrath", "d. valdivia", "Reyes", "Lopez", "Winter", "Diaz"]
+    place = Span("n", text.index("Falkenrath"), text.index("Falkenrath") + 10, "LOCATION", 0.9, "r@1")
+    assert tidy_spans(text, [place]) == [place]  # only people take an initial
+
+
 def test_tidy_turns_four_digit_ages_into_ids_and_the_note_is_released():
     """A model's AGE on a clock time ("Time seen: 1045") is no age: it becomes an ID span, the
     anonymizer gives it a format-preserving surrogate, and the note is not quarantined (E420)."""

@@ -56,3 +56,19 @@ def test_same_extent_other_beats_hospital_in_resolution():
 
     got = resolve_spans([Span("n", 0, 10, "HOSPITAL", 0.9, "m@1"), Span("n", 0, 10, "OTHER", 0.7, "tide.org@1")])
     assert [s.label for s in got] == ["OTHER"]
+
+
+def test_firms_realtors_and_telecoms_by_their_type_word():
+    text = (
+        "Payment to Mukherjee & Gallagher LLP was made. Ask Granite Telecom for the bill. "
+        "Listed with Fontaine Realty in May. GUERRERO & JABLONSKI LLP sent it."
+    )
+    spans = found(text)
+    for firm in ("Mukherjee & Gallagher LLP", "Granite Telecom", "Fontaine Realty", "GUERRERO & JABLONSKI LLP"):
+        assert any(firm in s for s in spans), firm
+    assert all(s.endswith(("LLP", "Telecom", "Realty")) for s in spans)
+
+
+def test_a_new_job_cue_takes_the_employer_but_not_a_dose_or_a_procedure():
+    assert found("Her cousin starts at Barraclough Mahlangu next week.") == ["Barraclough Mahlangu"]
+    assert found("Attempted LP at bedside. Metformin starts at 500 mg daily.") == []

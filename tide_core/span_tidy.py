@@ -6,6 +6,7 @@ conventions no span crosses a newline and each person is a span of its own, so s
 at newlines (all labels) and at " and " / " & " / " / " (people), trimmed of punctuation that is
 never part of a value, and dropped when no letter or digit is left (for people: no letter, since
 a name without letters cannot be replaced by a name surrogate and would quarantine the note).
+A person span takes in a one-letter initial right before it ("P. Falkenrath").
 AGE spans are trimmed to their digits ("39M" -> "39") and a PHONE piece with fewer than three
 digits (the "+1" a line break left behind) is dropped, for the same reason.  An AGE piece of four
 or more digits is not an age (a clock time, a year, a number the model took for one): it is kept as
@@ -28,7 +29,7 @@ from typing import Any
 from tide_core.spans import Span
 
 NAME = "tide.tidy"
-VERSION = "4"
+VERSION = "5"
 
 PERSON = frozenset({"PATIENT", "DOCTOR"})
 _PERSON_SPLIT = re.compile(r"\s+(?:and|AND|&)\s+|\s*/\s*")
@@ -44,6 +45,9 @@ _CREDENTIAL_TAIL = re.compile(
     r"(?:,?\s+(?:M\.?D\.?|D\.?O\.?|RN|LPN|CNA|NP|PA-C|PA|APRN|CRNA|DNP|PharmD|PhD|MSW|LCSW|LICSW|DPT|CNM|FNP|"
     r"FACS|FACP|MBBS|MB|ChB|MRCP|FRCP|BSN|RD|RPh|RRT|SLP|OT|PT))+$"
 )
+#: A one-letter initial just before a name ("P. Falkenrath", "d. valdivia"): taken into the name,
+#: so the initial is replaced with it rather than left beside the surrogate.
+_INITIAL_BEFORE = re.compile(r"(?<![\w.])[A-Za-z]\. ")
 _LINE_SPLIT = re.compile(r"\n")
 _PERSON_LINE_SPLIT = re.compile(r"\n|" + _PERSON_SPLIT.pattern)
 
@@ -95,6 +99,7 @@ class TidyStep:
             "phone_min_digits": 3,
             "credential_tail": _CREDENTIAL_TAIL.pattern,
             "age_min_id_digits": AGE_ID_DIGITS,
+            "person_initial_before": _INITIAL_BEFORE.pattern,
         }
 
     def __repr__(self) -> str:
@@ -117,6 +122,8 @@ def tidy_spans(text: str, spans: Sequence[Span]) -> list[Span]:
                 tail = _CREDENTIAL_TAIL.search(text, a, b)
                 if tail and tail.start() > a:
                     b = tail.start()
+                if 3 <= a < b and text[a].isalpha() and _INITIAL_BEFORE.match(text, a - 3, a):
+                    a -= 3
             if s.label == "AGE":  # "39M", "67yo": the age is the digits (annotation convention)
                 while a < b and not text[a].isdigit():
                     a += 1

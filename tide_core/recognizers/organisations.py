@@ -27,6 +27,7 @@ Logistics|Staffing|Mining|Freight|Freight Lines|Lines|Works|Steel Works|Manufact
 Motel|Hotel|Inn|Diner|Restaurant|Cafe|Bakery|Marina|Daycare|Church|Mall|Market|Grocery|Foods|Farms|Dairy
 Electric|Energy|Power|Furniture|Jewelers|Poultry|Parts|Auto Parts|Motors|Airlines|Railroad|Transit|Trucking
 Shipyard|Plant|Factory|Brewery|Winery|Salon|Studio|Agency|Department Store|Warehouse|Foundry
+LLP|PLLC|Realty|Realtors|Properties|Telecom|Telecommunications|Communications|Consulting|Law Firm|Law Group
 """.replace("\n", "|").split("|"),
     key=lambda w: (-len(w), w),
 )
@@ -53,7 +54,7 @@ _SUFFIX_UPPER = re.compile(
 
 _CUES = (
     r"(?:a\s+)?shift\s+at|works\s+(?:at|for)|working\s+(?:at|for)|employed\s+(?:at|by)|employee\s+of|employer:?|"
-    r"job\s+at|retired\s+from|enrolled\s+at|attends|student\s+at|studies\s+at|graduated\s+from|"
+    r"job\s+at|(?:starts|started|starting)\s+at|retired\s+from|enrolled\s+at|attends|student\s+at|studies\s+at|graduated\s+from|"
     r"volunteers?\s+(?:at|with)|work\s+excuse\s+for|letter\s+for|"
     r"(?:occupation|job|works\s+as)\s*:?\s*(?:an?\s+)?[a-z]+(?:\s+[a-z]+)?\s*(?:,|at|for)"
 )
@@ -122,7 +123,7 @@ _FACILITY = re.compile(
 
 class OrganisationRecognizer(TideRecognizer):
     name = "tide.org"
-    version = "2"
+    version = "3"
     supported_entities = ("OTHER",)
 
     def __init__(self, score_suffix: float = 0.7, score_cue: float = 0.75):

@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tide_core.recognizers.iban import IBAN_ANCHOR, IBAN_ANCHOR_WINDOW, IBAN_REGEX
+
 
 # --------------------------------------------------------------------------- building blocks
 def word_alternation(words: Iterable[str]) -> str:
@@ -228,6 +230,10 @@ PHONE_CONTEXT = ("phone", "tel", "telephone", "cell", "mobile", "call", "called"
                  "dial")
 #: Words that are phone context for a full "(555) 123-4567" but too loose for a bare "02 7623 0792".
 _NATIONAL_PHONE_CONTEXT = tuple(w for w in PHONE_CONTEXT if w not in ("#", "number", "at", "via", "questions"))
+#: Words that say the number after them is a bank account (IBAN without valid check digits).
+_BANK_CONTEXT = ("iban", "bank", "account", "acct", "wire", "transfer", "deposit", "payment", "pay", "swift", "bic",
+                 "sepa", "remit", "remittance", "beneficiary", "konto", "rib")
+_HEX4 = r"[0-9A-Fa-f]{1,4}"
 ID_CONTEXT = ("mrn", "record", "account", "acct", "id", "identifier", "number", "no", "#", "ssn",
               "social", "member", "policy", "insurance", "claim", "encounter", "accession", "fin",
               "csn", "specimen", "license", "serial", "npi", "dea")
@@ -398,10 +404,11 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     PhiPattern("phone_plain_digits", r"(?<![\w+])(?P<phi>(?:\+?1)?\d{10})(?!\w)", "PHONE", 0.4,
                context=PHONE_CONTEXT, context_score=0.85, requires_context=True, window=25),
     # International: "+39 06 7905 7889", "+44-7078-780257", "+39 (0)06 1415 0737"; "00" instead of
-    # "+" ("0033 6 80 48 47 89") is also an account-number shape, so it wants a short first group.
+    # "+" ("0033 6 80 48 47 89", "0049 151 15871333") is also an account-number shape, so it wants a
+    # short first group.
     PhiPattern("phone_international", r"(?<![\w+])(?P<phi>\+[1-9]\d{0,2}(?:[ .-]?\(0\)\d{0,4})?(?:[ .-]\d{1,8}){1,6})"
                r"(?![\w]|[.-]\d)", "PHONE", 0.85, context=PHONE_CONTEXT, context_score=0.95, validator="phone_international"),
-    PhiPattern("phone_international_00", r"(?<![\w+])(?P<phi>00[1-9]\d{0,2}[ .-]\d{1,3}(?:[ .-]\d{2,5}){1,4})(?![\w]|[.-]\d)",
+    PhiPattern("phone_international_00", r"(?<![\w+])(?P<phi>00[1-9]\d{0,2}[ .-]\d{1,3}(?:[ .-]\d{2,8}){1,4})(?![\w]|[.-]\d)",
                "PHONE", 0.6, context=PHONE_CONTEXT, context_score=0.9, validator="phone_international"),
     # National numbers with a trunk "0" ("02 7623 0792", "06 77 25 84 90"): shape shared with IDs, so context.
     PhiPattern("phone_national", r"(?<![\w+\-/.])(?P<phi>0[1-9]\d{0,3}(?:[ .-]\d{2,8}){1,4})(?![\w]|[.\-/]\d)", "PHONE", 0.5,
@@ -429,6 +436,11 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                r"(?:/[^\s<>\"'()]*)?)(?![\w@])", "URL", 0.7, trim=".,;:!?"),
     PhiPattern("ipv4", r"(?<![\d.])(?P<phi>(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})"
                r"(?![\d]|\.\d)", "URL", 0.85),
+    # IPv6, full ("b7c7:7a53:b811:a020:5851:f2d9:b24d:a195") or with "::" ("2001:db8:9d88::e2eb");
+    # the validator asks Python's ipaddress and at least three groups ("::1", "a::b" are not hosts)
+    PhiPattern("ipv6", r"(?<![\w:.])(?P<phi>(?:" + _HEX4 + r":){7}" + _HEX4 + r"|(?:" + _HEX4 + r":){1,6}(?::" + _HEX4
+               + r"){1,6}|(?:" + _HEX4 + r":){1,7}:|::(?:" + _HEX4 + r":){0,6}" + _HEX4 + r")(?![\w:]|\.\d)", "URL", 0.9,
+               validator="ipv6", anchor=r"::|(?:" + _HEX4 + r":){3}[0-9A-Fa-f]", anchor_window=(40, 40)),
     # ------------------------------------------------------------------ ID
     PhiPattern("ssn", NL + r"(?P<phi>\d{3}-\d{2}-\d{4})" + NR, "ID", 0.85,
                context=("ssn", "social", "security"), context_score=1.0, validator="ssn"),
@@ -443,6 +455,12 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     PhiPattern("id_tracking", r"\b(?i:tracking|waybill|consignment|shipment)(?:\s+(?i:number|no\.?|num|#|id|code))?"
                r"\s*[:#=\-]?\s*(?P<phi>(?=[A-Z0-9 ]{6})[A-Z0-9]*\d[A-Z0-9]*(?:[ -][A-Z0-9]*\d[A-Z0-9]*){0,5})(?![\w-])",
                "ID", 0.85),
+    # IBAN: anywhere when its mod-97 check digits hold, after a bank word when they do not (a
+    # mistyped or made-up number is still an account number where the text says it is one)
+    # (tried only around their check digits and first group: a scan from every letter costs more)
+    PhiPattern("iban", IBAN_REGEX, "ID", 0.9, validator="iban", anchor=IBAN_ANCHOR, anchor_window=IBAN_ANCHOR_WINDOW),
+    PhiPattern("iban_context", IBAN_REGEX, "ID", 0.6, context=_BANK_CONTEXT, context_score=0.85, requires_context=True,
+               window=40, validator="iban_shape", anchor=IBAN_ANCHOR, anchor_window=IBAN_ANCHOR_WINDOW),
     PhiPattern("id_prefixed",
                r"\b(?i:MRN|MR|Med(?:ical)?\s+Rec(?:ord)?(?:\s+(?:Number|No))?|Record\s+(?:Number|No)|Acct|Account(?:\s+(?:Number|No))?"
                r"|Patient\s+ID|Pt\.?\s+ID|Member\s+ID|Subscriber\s+ID|Policy(?:\s+(?:Number|No))?|Insurance\s+ID|Claim(?:\s+(?:Number|No))?"

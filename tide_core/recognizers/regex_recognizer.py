@@ -21,6 +21,7 @@ reference path (``fast=False``), and validators and context checks run on the sa
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -29,6 +30,7 @@ from typing import Any
 
 from tide_core.errors import ConfigError
 from tide_core.recognizers.base import TideRecognizer
+from tide_core.recognizers.iban import iban_checksum_ok, iban_shape
 from tide_core.recognizers.patterns import _NAME_LIKE_STATES, DEFAULT_PATTERNS, STATE_NAMES, STREET_SUFFIX, PhiPattern
 from tide_core.recognizers.regex_prefilter import fast_finditer, prefilter_regex
 from tide_core.resolve import ResolutionPolicy, resolve_spans
@@ -88,6 +90,24 @@ def _valid_phone_international(m: re.Match[str], s: int, e: int, text: str) -> b
 def _valid_phone_national(m: re.Match[str], s: int, e: int, text: str) -> bool:
     """A national number with its trunk "0": 9 to 11 digits in all ("02 7623 0792", "06 77 25 84 90")."""
     return 9 <= len(re.sub(r"\D", "", text[s:e])) <= 11
+
+
+def _valid_ipv6(m: re.Match[str], s: int, e: int, text: str) -> bool:
+    """An address Python's ``ipaddress`` accepts, with at least three non-empty groups."""
+    value = text[s:e]
+    try:
+        ipaddress.IPv6Address(value)
+    except ValueError:
+        return False
+    return sum(1 for g in value.split(":") if g) >= 3
+
+
+def _valid_iban(m: re.Match[str], s: int, e: int, text: str) -> bool:
+    return iban_shape(text[s:e]) and iban_checksum_ok(text[s:e])
+
+
+def _valid_iban_shape(m: re.Match[str], s: int, e: int, text: str) -> bool:
+    return iban_shape(text[s:e])
 
 
 def _valid_ssn(m: re.Match[str], s: int, e: int, text: str) -> bool:
@@ -198,6 +218,9 @@ VALIDATORS: dict[str, Callable[[re.Match[str], int, int, str], bool]] = {
     "phone_international": _valid_phone_international,
     "phone_national": _valid_phone_national,
     "ssn": _valid_ssn,
+    "ipv6": _valid_ipv6,
+    "iban": _valid_iban,
+    "iban_shape": _valid_iban_shape,
     "id_token": _valid_id_token,
     "age": _valid_age,
     "state_name": _valid_state_name,
@@ -282,7 +305,7 @@ class RegexRecognizer(TideRecognizer):
     """
 
     name = "tide.regex"
-    version = "3"
+    version = "4"
 
     def __init__(
         self,
