@@ -330,7 +330,7 @@ def test_speed_bench_runs_the_model_in_bfloat16_beside_int8(
         speed.main([*argv, "--runtimes", "torch-int4"])
 
 
-def test_quality_bench_takes_a_model_runtime(model_dir: Path, tmp_path: Path) -> None:
+def test_quality_bench_takes_a_model_runtime(model_dir: Path, tmp_path: Path, monkeypatch) -> None:
     """``--model-runtime torch-bfloat16`` runs the model in bfloat16: its recall is the bfloat16
     recognizer's, not the default runtime's, and a bad name is a clear error (exit 2)."""
     import json
@@ -343,6 +343,7 @@ def test_quality_bench_takes_a_model_runtime(model_dir: Path, tmp_path: Path) ->
     report = json.loads((tmp_path / "bf16.json").read_text())
     options = {"runtime": "torch", "dtype": "bfloat16"}
     assert report["model_options"] == options  # the report says how the model ran
+    assert report["model"]["runtime"] == options  # ... also where the runtime comes from the options
     half = report["corpora"][0]
     corpus = quality.load_corpus("inhouse", 4, 3)
     specs = quality.default_specs(corpus.patients, str(model_dir), model_options=options)
@@ -350,3 +351,9 @@ def test_quality_bench_takes_a_model_runtime(model_dir: Path, tmp_path: Path) ->
     assert half["full"]["span"]["overall"]["micro_recall"] == direct["full"]["span"]["overall"]["micro_recall"]
     assert half["full"]["chars"]["overall"]["uncovered_chars"] == direct["full"]["chars"]["overall"]["uncovered_chars"]
     assert quality.main([*base, "--model-runtime", "bfloat16"]) == 2
+    # with no --model-runtime the report still names the runtime that ran (here pinned by the setting)
+    monkeypatch.setenv("TIDE_MODEL_RUNTIME", "torch")
+    assert quality.main([*base, "--json", str(tmp_path / "default.json")]) == 0
+    report = json.loads((tmp_path / "default.json").read_text())
+    assert report["model_options"] == {}
+    assert report["model"]["runtime"] == {"runtime": "torch", "dtype": "float32"}

@@ -236,6 +236,8 @@ def benchmark(
         if include_model and not model_card:
             card = read_model_card(specs["model"]["model_dir"])
             model_card = {k: card.get(k) for k in ("base", "corpus", "training", "recipe")}
+            # the runtime that ran, also when chosen by CPU (tide_core.inference.runtime_choice)
+            model_card["runtime"] = {k: specs["model"].get(k) for k in ("runtime", "dtype")}
         results.append(bench_corpus(corpus, specs, n_resamples, ablation, progress))
     return {
         "seed": seed,
