@@ -144,6 +144,9 @@ NAMES = create({"name": "tide.names"})
         ("transferred to lynwood dialysis unit.", ["lynwood dialysis unit"]),
         ("resides at ST. ANSELM HOME FOR THE AGED\n", ["ST. ANSELM HOME FOR THE AGED"]),
         ("from Hospital das Clínicas de Arcoverde\n", ["Hospital das Clínicas de Arcoverde"]),
+        # a head with its field after "for" is one name: the field is not left beside the surrogate
+        ("NAVARRO CENTER FOR SLEEP MEDICINE 9005 Alder St.", ["NAVARRO CENTER FOR SLEEP MEDICINE"]),
+        ("referred to Hollis Institute for Women's Health.", ["Hollis Institute for Women's Health"]),
     ],
 )
 def test_facilities_in_any_casing_and_language(text, expected):
@@ -161,6 +164,8 @@ def test_facilities_in_any_casing_and_language(text, expected):
         "the dialysis unit nurse called",
         "admitted to the psychiatric unit",
         "placed in a home for the aged",
+        "the center for pain management",  # no name before it
+        "per Center for Disease Control guidance",
     ],
 )
 def test_generic_facility_words_are_not_names(text):
@@ -210,6 +215,9 @@ def test_organisation_heads_need_a_specific_name(text):
         ("were blocked at 11:54 pm.\n-- Dmitri (Tier 2)\n", ["Dmitri"]),
         ("See you then.\n\nCheers\nOksana Moreau\nRidgeline Inc.", ["Oksana Moreau"]),
         ("Contact Ignatius at ignatius_holmqvist@gmail.com", ["Ignatius"]),  # the address names him
+        # given names of the recognition-only list (all of Faker's locales), not of the surrogate list
+        ("36.7\t2\tPhilippa Falkenrath 05/17/2016 8:05 PM", ["Philippa Falkenrath"]),
+        ("Referred by Tadeo Brennan for follow-up", ["Tadeo Brennan"]),
     ],
 )
 def test_person_names_without_titles(text, expected):
@@ -226,6 +234,8 @@ def test_person_names_without_titles(text, expected):
         "Hi all,\nHello there!",  # greeting fillers
         "plan: continue\nfollow: in 2 weeks\n",  # lower-case headers with no timestamped or '>' speaker
         "Contact Ignatius at the front desk",  # no address with the name in it
+        "2. Bence Jones protein positive",  # an eponym: a clinical noun follows the run
+        "Tadeo Brennan syndrome was ruled out",
     ],
 )
 def test_person_name_negatives(text):
@@ -303,3 +313,13 @@ def test_bare_speakers_need_a_chat_log():
     # the same two lines; a '>' speaker line is the one property that makes the note a chat log
     assert _found(NAMES, "bo: send it\nmay: ok\n") == []
     assert _found(NAMES, "mark > hi\nbo: send it\nmay: ok\n") == ["mark", "bo", "may"]
+
+
+def test_the_recognition_only_given_names_never_reach_the_surrogate_list():
+    from tide_core.propagate import name_lexicon
+    from tide_core.recognizers.given_names import recognition_given_names
+
+    surrogate_given = name_lexicon()[0]
+    more = recognition_given_names() - surrogate_given
+    assert {"philippa", "tadeo", "lupita"} <= more  # recognized, and never drawn as a surrogate
+    assert "bence" not in recognition_given_names()  # an eponym root is not a given name here

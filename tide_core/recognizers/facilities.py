@@ -94,7 +94,16 @@ def _heads_re(heads: str) -> str:
     return "|".join(re.escape(h).replace(r"\ ", r"[ \t]+") for h in alts)
 
 
-_TAIL_RE = re.compile(r"(?<![\w'])(?P<head>" + _heads_re(_TAIL_HEADS) + r")(?![\w])", re.IGNORECASE)
+#: "Center for Sleep Medicine", "Institute for Women's Health": a head with its field after "for"
+#: (up to three words before a field word), taken whole so the field is replaced with the name.
+_FOR_FIELD_HEAD = (
+    r"(?:center|centre|institute|clinic)[ \t]+for[ \t]+(?:[a-z'\u2019\-]+[ \t]+){0,3}?"
+    r"(?:medicine|health|healthcare|care|surgery|rehabilitation|research|wellness|healing|disorders|diseases|"
+    r"oncology|cardiology|neurology|imaging|therapy|therapies|recovery|pain|management|sciences)"
+)
+_TAIL_RE = re.compile(
+    r"(?<![\w'])(?P<head>" + _FOR_FIELD_HEAD + "|" + _heads_re(_TAIL_HEADS) + r")(?![\w])", re.IGNORECASE
+)
 _TAIL_CASED_RE = re.compile(r"(?<![\w'])(?P<head>" + _heads_re(_TAIL_HEADS_CASED) + r")(?![\w])", re.IGNORECASE)
 _LEAD_RE = re.compile(r"(?<![\w'])(?P<head>" + _heads_re(_LEAD_HEADS) + r")(?=[ \t])", re.IGNORECASE)
 
@@ -251,7 +260,8 @@ class FacilityRecognizer(HeadWordRecognizer):
     """Facility names (label HOSPITAL): "Millstone Valley Hospital", "Klinikum Schwabing"."""
 
     name = "tide.facilities"
-    version = "3"  # 3: dialysis/behavioral/psychiatric units, homes for the aged, "Hospital das ..."
+    # 3: dialysis/behavioral/psychiatric units, homes for the aged, "Hospital das ..."; 4: "X Center for Y Medicine"
+    version = "4"
     label = "HOSPITAL"
 
 

@@ -3,9 +3,11 @@
 Names in portal messages, letters and social histories often come with no title, role word
 or field label ("Hi, this is Dmitri Volkov", "her friend Elodie Moreau called").  This
 recognizer labels PATIENT a run of two or three capitalised words whose first word is a known
-given name (the 8,672 given names of ``tide_core/data/surrogates/first_names.txt``, Faker's
-lists over 16 locales) and whose last word is a known surname or a word rare in English, and
-the inverted form "Surname, Given".  Titles mark clinicians elsewhere (the regex layer's
+given name and whose last word is a known surname or a word rare in English, and the inverted
+form "Surname, Given".  The given names are the 8,672 of
+``tide_core/data/surrogates/first_names.txt`` (Faker's lists over 16 locales) and, since version 3,
+the 11,573 more of ``data/names/given_names_more.txt`` (all of Faker's locales, for recognition
+only: :mod:`tide_core.recognizers.given_names`).  Titles mark clinicians elsewhere (the regex layer's
 "Dr." patterns win ties as DOCTOR); this recognizer is the title-free fallback.
 
 Single words are names in frames that say so: a chat speaker, a greeting, a sign-off, a labelled
@@ -17,7 +19,8 @@ display name ("Bo E. Tremblay <b@x.org>"), a relation noun before a capitalised 
 daughter May"), and a capitalised word that is also a word of an e-mail address in the same
 note ("Contact Ignatius at ignatius_h@x.com").
 
-A run is not a name when a word is an everyday English word (Zipf frequency >= 4.5 by
+A run is not a name when a clinical noun follows it ("Bence Jones protein": an eponym), or when
+a word is an everyday English word (Zipf frequency >= 4.5 by
 ``wordfreq``: "Will Power", "May Day" are left to the model), a month or weekday, or a clinical
 head word ("Grace Hospital" is a facility).
 """
@@ -32,6 +35,7 @@ from typing import Any
 
 from tide_core.propagate import name_lexicon
 from tide_core.recognizers.base import TideRecognizer
+from tide_core.recognizers.given_names import more_given_sha256, recognition_given_names
 from tide_core.recognizers.patterns import STATE_NAMES
 from tide_core.recognizers.places import _fold, load_place_names
 from tide_core.spans import RecognizerResult
@@ -49,6 +53,15 @@ _RUN = re.compile(
 _INVERTED = re.compile(
     rf"(?<![\w.'\u2019-])(?P<b>{_WORD}), {{0,2}}(?P<a>{_WORD})(?: {{1,2}}(?P<mid>[A-Z]\.?))?"
     rf"(?![\w'\u2019-])"
+)
+#: A clinical noun right after a run makes it an eponym, not a person: "Bence Jones protein",
+#: "Stevens Johnson syndrome", "Glasgow Coma Scale" (checked for the two- and three-word runs).
+_EPONYM_AFTER = re.compile(
+    r"[ \t]+(?i:proteins?|syndromes?|disease|diseases|sign|signs|score|scores|criteria|reflex|reflexes|"
+    r"maneuvers?|manoeuvres?|catheters?|fractures?|tubes?|procedures?|classification|scales?|ulcers?|palsy|"
+    r"phenomenon|murmurs?|nodes?|nodules?|triad|bodies|repair|operation|lesions?|diverticulum|"
+    r"ring|rings|hernia|stage|staging|grade|grading|sarcoma|lymphoma|tumou?rs?|anomaly|malformation|"
+    r"contracture|deformity|esophagus|oesophagus|dystrophy|ataxia|chorea|encephalopathy|neuroma|cyst|cysts)\b"
 )
 _ANY = r"[A-Za-z][a-z'\u2019]+(?:-[A-Za-z][a-z'\u2019]+)?|[A-Z]{2,}(?:-[A-Z]+)?"
 #: Frames that make a single word a person's name in messages and letters: a chat speaker
@@ -206,17 +219,17 @@ class PersonNameRecognizer(TideRecognizer):
     """Title-free person names by a known given name (label PATIENT)."""
 
     name = "tide.names"
-    version = "2"
+    version = "3"
     supported_entities = ("PATIENT", "DOCTOR")
 
     def __init__(self, score: float = 0.6):
         self.score = float(score)
 
     def config(self) -> dict[str, Any]:
-        return {"score": self.score, "common_zipf": COMMON_ZIPF}
+        return {"score": self.score, "common_zipf": COMMON_ZIPF, "more_given_names": more_given_sha256()}
 
     def load(self) -> None:
-        name_lexicon()
+        recognition_given_names()
         _zipf()
 
     def analyze(
@@ -224,7 +237,8 @@ class PersonNameRecognizer(TideRecognizer):
     ) -> list[RecognizerResult]:
         if entities and not {"PATIENT", "DOCTOR"} & set(entities):
             return []
-        given, surnames, _ = name_lexicon()
+        _, surnames, _ = name_lexicon()
+        given = recognition_given_names()
         scan = _PATTERNS.scan(text)  # where the frames' cue words are
         out: list[RecognizerResult] = []
         taken = -1
@@ -234,6 +248,8 @@ class PersonNameRecognizer(TideRecognizer):
                 continue
             a, b = m.group("a"), m.group("b")
             if not self._is_name(a, b, m.group("mid"), given, surnames, m.re is _INVERTED) or _is_place(m.group(0)):
+                continue
+            if m.re is _RUN and _EPONYM_AFTER.match(text, m.end()):
                 continue
             out.append(
                 RecognizerResult("PATIENT", m.start(), m.end(), self.score, {"recognizer_name": self.qualified_name})
