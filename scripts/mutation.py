@@ -96,6 +96,7 @@ MODULES: dict[str, list[str]] = {
     "tide_core/review/server.py": ["tests/test_guard_review_server.py"],
     # the Parquet (DuckDB) side; the BigQuery side is covered by the emulator tests, not run per mutant
     "tide_core/io/staging.py": ["tests/test_staging.py"],
+    "tide_core/recognizers/iban.py": ["tests/test_regex_network_and_bank_ids.py"],
 }
 
 COPY = ("tide_core", "tide_etl", "tests", "sql")  # sql/: test_table_registry.py compares the DDL on disk

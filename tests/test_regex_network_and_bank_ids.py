@@ -108,3 +108,25 @@ def test_a_00_prefixed_international_number_is_one_phone_span(phone):
 
 def test_a_00_number_beyond_fifteen_digits_is_no_phone():
     assert all(label != "PHONE" for _, label in tagged("Call 0049 151 15871333 12345678 now"))  # 21 digits
+
+
+def test_iban_length_bounds_are_iso_13616s():
+    assert iban_shape("NO9386011117947")  # Norway: 15 characters, the shortest
+    assert not iban_shape("NO938601111794")  # 14
+    assert iban_shape("GB12" + "1" * 30)  # 34, the longest ISO allows
+    assert not iban_shape("GB12" + "1" * 31)  # 35
+
+
+def test_iban_shape_wants_a_country_check_digits_and_a_mostly_digit_account():
+    assert not iban_shape("GBA2 1234 5678 9012 34")  # check digits are digits
+    assert not iban_shape("1B12 1234 5678 9012 34")  # the country is letters
+    assert iban_shape("GB12 1ABC D234 5678 ZZ")  # account part: 8 digits of 14, enough
+    assert iban_shape("GB12 1ABC D234 567F GH")  # exactly half (7 of 14): still an account number
+    assert not iban_shape("GB12 ABCD E234 56FG HI")  # fewer than half (5 of 14)
+
+
+def test_iban_checksum_refuses_separators_and_non_ascii_digits():
+    assert iban_checksum_ok("gb82 west 1234 5698 7654 32")  # case does not matter
+    assert not iban_checksum_ok("GB82-WEST-1234-5698-7654-32")  # no exception: just not an IBAN
+    # an Arabic-Indic two where the 2 was: int() would read it, the check must not
+    assert not iban_checksum_ok("GB82 WEST 1234 5698 7654 3\u0662")
