@@ -185,13 +185,24 @@ def test_generic_check_is_what_separates_a_service_from_a_facility():
         ("chaplain from antelope islamic center visited", ["antelope islamic center"]),
         ("SHE GETS OFF AT SUMMITSTONEBRIDGE SOFTWARE AROUND 11", ["SUMMITSTONEBRIDGE SOFTWARE"]),
         ("Attends St. Jude Parish most Sundays", ["St. Jude Parish"]),
+        ("a payment of $107.98 to nwosu & rosenthal llp was made", ["nwosu & rosenthal llp"]),  # lower case
+        ("FROM KAUFMANN REALTY: hi", ["KAUFMANN REALTY"]),
     ],
 )
 def test_organisations_by_head_word(text, expected):
     assert _found(ORG, text) == expected
 
 
-@pytest.mark.parametrize("text", ["she works at the local school", "went to high school", "goes to church on sunday"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "she works at the local school",
+        "went to high school",
+        "goes to church on sunday",
+        "she works at the law firm downtown",
+        "call the realty office",
+    ],
+)
 def test_organisation_heads_need_a_specific_name(text):
     assert _found(ORG, text) == []
 

@@ -276,7 +276,8 @@ community college|university|seminary|preschool|daycare|day care|church|parish|c
 synagogue|fellowship|bible fellowship|ministries|ministry|congregation|islamic center|jewish center|
 community center|fire department|police department|sheriff's office|department of corrections|library|
 ymca|ywca|club|lodge|union|local|warehouse|distribution center|airlines|railroad|transit|motors|auto parts|
-auto body|landscaping|cleaning services|home care agency|temp agency""".replace("\n", "")
+auto body|landscaping|cleaning services|home care agency|temp agency|llp|pllc|realty|realtors|telecom|law firm|
+law group""".replace("\n", "")
 _ORG_LEAD_HEADS = "temple|church of|university of|college of|bank of"
 
 
@@ -284,7 +285,7 @@ class OrganisationHeadRecognizer(HeadWordRecognizer):
     """Employers, schools, congregations (label OTHER) by head word, in any casing."""
 
     name = "tide.org_heads"
-    version = "2"
+    version = "3"  # 3: firms, realtors and telecoms ("llp", "realty", "telecom", ...)
     label = "OTHER"
     tail_re = re.compile(r"(?<![\w'])(?P<head>" + _heads_re(_ORG_TAIL_HEADS) + r")(?![\w])", re.IGNORECASE)
     tail_cased_re = None
