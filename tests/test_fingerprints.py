@@ -107,7 +107,7 @@ def test_helper_is_canonical_16_hex():
 
 def test_every_step_after_the_recognizers_is_a_versioned_step():
     steps = note_steps()
-    assert [s.qualified_name for s in steps] == ["tide.tidy@5", "tide.resolve@2", "tide.roles@1", "tide.propagate@1"]
+    assert [s.qualified_name for s in steps] == ["tide.tidy@5", "tide.resolve@2", "tide.roles@1", "tide.propagate@2"]
     for s in steps:
         assert isinstance(s, Step)
         assert HEX16.fullmatch(step_fingerprint(s))
@@ -192,7 +192,7 @@ def test_tidy_changes_the_fingerprint_and_miss_the_cache(study, monkeypatch, cha
 @pytest.mark.parametrize(
     "change",
     [
-        ("VERSION", "2"),
+        ("VERSION", "3"),
         ("PROPAGATED", propagate.PROPAGATED - {"OTHER"}),
         ("DEFAULT_POLICY", PropagationPolicy(min_token_chars=5)),
         ("DEFAULT_POLICY", PropagationPolicy(extend_names=False)),

@@ -172,3 +172,23 @@ def test_tidy_keeps_locations_of_unit_words_and_the_anonymizer_replaces_them():
     released = anon.anonymize(Note("n", "p", text), kept).text
     for w in ("Rm", "NW", "Ave", "street"):
         assert f" {w};" not in released and not released.endswith(w)
+
+
+def test_a_propagated_name_takes_the_initial_before_it_where_that_is_free():
+    text = "Seen by Falkenrath today.\n98%\t2\tP. Falkenrath 05/17\nAX. Falkenrath\nQ. Falkenrath"
+    found = Span("n", 8, 18, "DOCTOR", 0.9, "m@1")
+    q = text.rindex("Q.")
+    taken = Span("n", q, q + 2, "ID", 0.9, "r@1")  # the initial already belongs to another span
+    out = propagate_spans(text, [found, taken])
+    got = [(text[s.start : s.end], s.label) for s in out]
+    assert ("P. Falkenrath", "DOCTOR") in got  # the mention with its initial
+    assert ("Falkenrath", "DOCTOR") in got and ("AX. Falkenrath", "DOCTOR") not in got  # not a word's end
+    assert ("Q.", "ID") in got and ("Q. Falkenrath", "DOCTOR") not in got  # never over another span
+    spans = sorted((s.start, s.end) for s in out)
+    assert all(a[1] <= b[0] for a, b in pairwise(spans))  # still non-overlapping
+
+
+def test_only_people_take_an_initial_when_propagated():
+    text = "Ref AB12345 sent.\nZ. AB12345 again"
+    out = propagate_spans(text, [Span("n", 4, 11, "ID", 0.9, "r@1")])
+    assert [text[s.start : s.end] for s in out] == ["AB12345", "AB12345"]

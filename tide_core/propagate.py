@@ -4,8 +4,10 @@ Recognizers often find one mention of a person and miss the next ("Theresa Makin
 Makinen", or "THERESA MAKINEN" where only the surname was tagged).  After span resolution this
 step (1) extends person spans over an adjacent given name or surname found in the name lexicon,
 and (2) adds a span for every other occurrence of a recognized surface in the same note (and,
-for people, of each name token), with the label of the span it came from.  It only adds spans
-where none exists, so it never changes what a recognizer decided; it only closes gaps.
+for people, of each name token), with the label of the span it came from; an added person
+mention takes a one-letter initial right before it ("P. Falkenrath", version 2, as
+``tide.tidy@5`` does for recognizer spans).  It only adds spans where none exists, so it never
+changes what a recognizer decided; it only closes gaps.
 
 The step is ``tide.propagate@VERSION``; :class:`PropagationPolicy` exposes it (``qualified_name``,
 ``config()``) to the recognition fingerprint.  Bump :data:`VERSION` when a code change here
@@ -27,11 +29,12 @@ from typing import Any
 
 import ahocorasick
 
+from tide_core.span_tidy import initial_start
 from tide_core.spans import Span
 from tide_core.text.refold import re_fold
 
 NAME = "tide.propagate"
-VERSION = "1"
+VERSION = "2"
 QUALIFIED = f"{NAME}@{VERSION}"
 
 PERSON = frozenset({"PATIENT", "DOCTOR"})
@@ -327,6 +330,9 @@ def propagate_spans(text: str, spans: Sequence[Span], policy: PropagationPolicy 
         assert finder is not None  # built whenever there is something to do
         for a, b in finder.occurrences(needle, case_sensitive):
             if free(a, b):
+                if label in PERSON:  # "P. Falkenrath" where "Falkenrath" was found elsewhere (v2)
+                    start = initial_start(text, a)
+                    a = start if start < a and free(start, a) else a
                 added.append(Span(note_id, a, b, label, score, QUALIFIED))
                 take(a, b)
     return sorted(spans + added, key=_SPAN_ORDER)

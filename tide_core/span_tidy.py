@@ -110,6 +110,14 @@ class TidyStep:
 STEP = TidyStep()
 
 
+def initial_start(text: str, start: int) -> int:
+    """``start`` moved back over a one-letter initial right before it ("P. Falkenrath"), else
+    ``start`` (used here for recognizer spans and by propagation for the mentions it adds)."""
+    if 3 <= start < len(text) and text[start].isalpha() and _INITIAL_BEFORE.match(text, start - 3, start):
+        return start - 3
+    return start
+
+
 def tidy_spans(text: str, spans: Sequence[Span]) -> list[Span]:
     out: list[Span] = []
     for s in spans:
@@ -122,8 +130,8 @@ def tidy_spans(text: str, spans: Sequence[Span]) -> list[Span]:
                 tail = _CREDENTIAL_TAIL.search(text, a, b)
                 if tail and tail.start() > a:
                     b = tail.start()
-                if 3 <= a < b and text[a].isalpha() and _INITIAL_BEFORE.match(text, a - 3, a):
-                    a -= 3
+                if a < b:
+                    a = initial_start(text, a)
             if s.label == "AGE":  # "39M", "67yo": the age is the digits (annotation convention)
                 while a < b and not text[a].isdigit():
                     a += 1
