@@ -76,7 +76,7 @@ import dagster as dg
 from tide_etl import build_defs
 from tide_etl.partitions import release_key
 from tide_etl.resources import KeyProviderResource, ReleaseGateResource, TideConfigResource, WarehouseResource
-import tide_core.runner, tide_etl.release_summary, tide_etl.release_checks  # first-use imports, paid once
+import tide_core.runner, tide_core.release.lifecycle, tide_core.release.checks  # first-use imports, paid once
 
 def job_for(root):
     return build_defs({
@@ -175,7 +175,7 @@ def _record_audits(root: Path) -> None:
     from tide_core.assurance.audit_table import TABLE_NAME, AuditRecord, records_to_table
     from tide_core.config import TideConfig
     from tide_core.io.open import open_warehouse
-    from tide_etl.release_checks import release_buckets
+    from tide_core.release.checks import release_buckets
 
     with open_warehouse(f"duckdb:{root / 'wh.duckdb'}") as wh:
         buckets = release_buckets(wh, TideConfig.preset("rules"), S, K)

@@ -47,7 +47,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_validation.py",
         "tests/test_guard_validation.py",
     ],
-    "tide_etl/release_checks.py": ["tests/test_guard_release_checks.py"],
+    "tide_core/release/checks.py": ["tests/test_guard_release_checks.py"],
     "tide_core/anonymize/ages.py": ["tests/test_guard_ages.py", "tests/test_anonymize_locations_contacts.py"],
     # the exhaustive bijection tests of test_anonymize_identifiers.py take minutes per mutant; this file checks
     # both constructions exhaustively on small domains in seconds

@@ -73,23 +73,29 @@ def test_plan_buckets_by_patient_not_note():
         assert len(pats) == len(set(pats)) <= n_notes_by_bucket[b]
     plan = plan_audit(buckets)
     assert plan.required_per_bucket == 299
-    for bp in plan.buckets:  # small demo buckets: every patient is reviewed
-        assert bp.census and bp.n_sample == bp.n_patients == len(buckets[bp.bucket])
+    for bp in plan.buckets:  # small demo buckets: under 20 patients every patient is reviewed
+        assert bp.n_patients == len(buckets[bp.bucket])
+        if bp.n_patients < 20:  # a bound of 0 leaky patients needs (N - n) / N <= 5%: n = N
+            assert bp.census and bp.n_sample == bp.n_patients
+        else:  # the 25-patient bucket: 0 in 24 leaves P(X = 0 | D = 1) = 1/25 <= 5%
+            assert (bp.n_patients, bp.n_sample, bp.census) == (25, 24, False)
     big = {
         "A|epic|progress": [f"p{i}" for i in range(5000)],
         "B|epic|progress": [f"q{i}" for i in range(120)],
         "C|cerner|radiology": [f"r{i}" for i in range(400)] + [f"r{i}" for i in range(400)],
     }
     plan = plan_audit(big, target_rate=0.01)
+    # finite buckets (exact hypergeometric sizes, cf. tests/test_bounds_hypergeometric.py): 120
+    # patients need 93 (D <= 1 is allowed; P(X = 0 | D = 2) = 27*26 / (120*119) = 0.049 <= 5%)
     assert [(b.bucket, b.n_sample, b.census) for b in plan.buckets] == [
-        ("A|epic|progress", 299, False),
-        ("B|epic|progress", 120, True),
-        ("C|cerner|radiology", 299, False),
+        ("A|epic|progress", 290, False),
+        ("B|epic|progress", 93, False),
+        ("C|cerner|radiology", 211, False),
     ]
-    assert plan.total_sample == 718
-    assert plan["A|epic|progress"].pass_probability_at["0.001"] == pytest.approx(0.999**299)
+    assert plan.total_sample == 594
+    assert plan["A|epic|progress"].pass_probability_at["0.001"] == pytest.approx(0.999**290)
     s1, s2 = sample_patients(big, plan, seed=42), sample_patients(big, plan, seed=42)
-    assert s1 == s2 and len(s1["A|epic|progress"]) == 299 == len(set(s1["A|epic|progress"]))
+    assert s1 == s2 and len(s1["A|epic|progress"]) == 290 == len(set(s1["A|epic|progress"]))
     assert set(s1["A|epic|progress"]) <= set(big["A|epic|progress"])
     assert s1 != sample_patients(big, plan, seed=43)
     # the draw of a bucket does not depend on the order in which patients were listed
@@ -102,6 +108,9 @@ def test_audit_table_schema_and_roundtrip():
     recs = [
         AuditRecord.create("s1", "k1", "A|epic|progress", 300, 0, reviewer="rev-a", audited_at=when),
         AuditRecord("s1", "k1", "B|epic|progress", 120, 0, 0.95, None, "rev-b", when),
+        AuditRecord.create(
+            "s1", "k1", "b0123456789", 12, 0, reviewer="rev-c", audited_at=when, frame_id="f1", frame_patients=12
+        ),
     ]
     table = records_to_table(recs)
     assert table.schema.equals(AUDITS)
@@ -117,10 +126,17 @@ def test_audit_table_schema_and_roundtrip():
         "audited_at",
         "stratum",  # stratified audits (issue 17): empty / null for a simple round
         "stratum_population",
+        "frame_id",  # the audit frame the round sampled (tide_audit_frames); empty / null: no frame
+        "frame_patients",
     ]
     back = records_from_table(table)
-    assert back[0] == recs[0]
+    assert back[0] == recs[0] and back[2] == recs[2]
+    assert (back[0].frame_id, back[0].frame_patients) == ("", None)
+    assert (back[2].frame_id, back[2].frame_patients) == ("f1", 12)
     assert back[1].upper_bound == pytest.approx(clopper_pearson_upper(120, 0))
+    # a table written before audit frames (no frame columns) still reads, as rounds without a frame
+    old = table.drop_columns(["frame_id", "frame_patients"])
+    assert [(r.frame_id, r.frame_patients) for r in records_from_table(old)] == [("", None)] * 3
 
 
 def test_audit_table_in_duckdb_and_gate_from_table(tmp_path):

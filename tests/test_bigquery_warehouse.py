@@ -344,7 +344,7 @@ def test_sql_ddl_matches_arrow_schemas_and_queries_run(emulator):
 
     wh = _open(emulator, "ddl")
     from tide_core.assurance.audit_table import AUDITS
-    from tide_etl.release_summary import RELEASES
+    from tide_core.release.lifecycle import RELEASES
 
     ddl = sorted((SQL_DIR / "ddl").glob("*.sql"))
     expected = {f"tide_{kind}": schema for kind, schema in tables.SCHEMAS.items()}

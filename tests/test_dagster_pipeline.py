@@ -147,7 +147,7 @@ class Env:
     def record_audits(self, study: str, key: str, n: int = 500, leaks: int = 0):
         """A clean audit round for every bucket of the release (as a reviewer would record)."""
         from tide_core.assurance.audit_table import TABLE_NAME, AuditRecord, records_to_table
-        from tide_etl.release_checks import release_buckets
+        from tide_core.release.checks import release_buckets
 
         with self.wh() as wh:
             buckets = release_buckets(wh, self.config(), study, key)

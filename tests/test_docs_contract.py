@@ -188,6 +188,7 @@ def test_the_configuration_example_loads(tmp_path):
     assert config.tables.notes == "clinical_notes" and config.tables.spans == "deid_spans"
     assert [s["name"] for s in config.recognizers][:2] == ["tide.regex", "tide.ids"]
     assert config.metadata_allowlist == ("progress", "discharge", "ehr")
+    assert config.metadata_vocabulary == {"site": ("north", "south")}
 
 
 def test_every_config_key_is_documented():

@@ -33,7 +33,7 @@ from tide_core.config import TideConfig
 from tide_core.errors import InputError
 from tide_core.io.open import open_warehouse
 from tide_core.runner import anonymize_study, recognize_study
-from tide_etl.release_checks import release_buckets, release_gate
+from tide_core.release.checks import release_buckets, release_gate
 
 KEY = "k1"
 

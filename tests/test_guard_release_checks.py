@@ -1,4 +1,4 @@
-"""The release checks (tide_etl.release_checks) on a real release, clean and then tampered with.
+"""The release checks (tide_core.release.checks) on a real release, clean and then tampered with.
 
 One small study is recognized (regex + known-PHI recognizers) and released into DuckDB once;
 each test works on its own copy of that warehouse and changes one thing the way a bug or a
@@ -28,7 +28,7 @@ from tide_core.config import TideConfig
 from tide_core.io.open import open_warehouse
 from tide_core.recognizers.registry import create
 from tide_core.runner import anonymize_study, recognize_study
-from tide_etl.release_checks import (
+from tide_core.release.checks import (
     MIN_SEARCH_LEN,
     no_surface_survives,
     offsets_in_text,
@@ -38,7 +38,10 @@ from tide_etl.release_checks import (
     versions_recorded,
 )
 
-CONFIG = TideConfig.preset("rules")
+CONFIG = TideConfig.preset(
+    "rules",
+    metadata_vocabulary={"site": ("site1", "site2"), "source": ("ehr",), "note_type": ("progress", "phone")},
+)
 S, K = "s", "k"
 NOTES = [
     {"note_id": "a", "patient_id": "p1", "text": "Pt Mary Lee seen 03/04/2021, age 45. Lee is well."},

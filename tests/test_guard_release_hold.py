@@ -29,7 +29,7 @@ from tide_core.io.open import open_warehouse
 from tide_core.review.api import ReviewAPI
 from tide_core.review.store import ReviewStore
 from tide_core.runner import anonymize_study, recognize_study
-from tide_etl.release_summary import AWAITING_AUDIT, PUBLISHED, summarize_release
+from tide_core.release.lifecycle import AWAITING_AUDIT, PUBLISHED, summarize_release
 from tide_etl.sql_files import run_duckdb
 
 STUDY, KEY = "demo", "k1"

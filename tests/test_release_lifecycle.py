@@ -1,10 +1,11 @@
-"""The release lifecycle in Dagster (write, audit, publish), in process, on DuckDB.
+"""The release lifecycle in Dagster (write, verify, gate, publish), in process, on DuckDB.
 
-The scenario of issue 16: a release passes its checks and its gate and is published; after a
-recognizer miss, ``release_job`` re-runs for the same partition, the new rows leak a name,
-``no_surface_survives`` fails and ``release_summary`` is skipped.  Researchers read the views
-of ``sql/views`` (rendered for DuckDB): they must never see the leaked name, and
-``tide_releases`` must not say the leaking release passed.
+A release passes its checks and its gate and is published as version v1; after a recognizer
+miss, ``release_job`` re-runs for the same partition, the new candidate leaks a name,
+``no_surface_survives`` fails and ``release_summary`` is skipped.  Researchers read the
+published version (``released_notes`` in the researcher store, a separate DuckDB file): they
+never see the leaked name and keep v1, unchanged, while a re-release is written, blocked or
+awaiting audit; ``tide_releases`` never says the leaking candidate passed.
 
 One small study is recognized once (module fixture); each test works on its own copy of that
 warehouse with a fresh Dagster instance.
@@ -23,7 +24,10 @@ import pytest
 from tide_core.anonymize.keys import FileKeyProvider
 from tide_core.cache.span_cache import SpanCache
 from tide_core.config import TideConfig
+from tide_core.errors import InputError
 from tide_core.io.open import open_warehouse
+from tide_core.release import evidence
+from tests.release_helpers import audit_every_frame, researchers_see
 
 warnings.filterwarnings("ignore", category=dg.BetaWarning)
 warnings.filterwarnings("ignore", category=dg.PreviewWarning)
@@ -43,6 +47,7 @@ NOTES = [
         BASE, note_id="b", patient_id="p2", note_date="2021-03-05", text="Call 617-555-0100 re: Robert Ashdown, well."
     ),
 ]
+NEW_NOTE = "Call 617-555-0111 on 03/06/2021: stable, no change."
 PATIENTS = [
     {"patient_id": "p1", "first_name": "Maria", "last_name": NAME},
     {"patient_id": "p2", "first_name": "Robert", "last_name": "Ashdown"},
@@ -93,36 +98,45 @@ class Env:
             partition_key=release_key(S, K), instance=self.instance, raise_on_error=False
         )
 
-    def record_audits(self, n: int = 500, leaks: int = 0):
-        from tide_core.assurance.audit_table import TABLE_NAME, AuditRecord, records_to_table
-        from tide_etl.release_checks import release_buckets
-
+    def audit(self, leaks: int = 0):
+        """A reviewer audits the content no round covers yet: one round per frame (a census here)."""
         with self.wh() as wh:
-            recs = [
-                AuditRecord.create(S, K, b, n, leaks, reviewer="test") for b in release_buckets(wh, self.config, S, K)
-            ]
-            wh.replace_partition(TABLE_NAME, records_to_table(recs), {"study": S, "key": K})
+            return audit_every_frame(wh, self.config, S, K, leaks=leaks)
 
     def researchers_see(self) -> list[dict]:
-        """What a researcher reads: the released_notes view of sql/views, rendered for DuckDB."""
-        from tide_etl.sql_files import SQL_DIR, run_duckdb
-
+        """What a researcher reads: released_notes in the researcher store."""
         with self.wh() as wh:
-            for f in sorted((SQL_DIR / "views").glob("*.sql")):
-                run_duckdb(wh, f)
-            return wh.sql("SELECT * FROM released_notes WHERE study = ? AND key = ?", [S, K]).to_pylist()
+            return researchers_see(wh, S, K)
+
+    def candidate(self) -> list[dict]:
+        """The candidate anonymization wrote (operators only; researchers never read it)."""
+        with self.wh() as wh:
+            return wh.read_table("tide_deid_notes", where={"study": S, "key": K}).to_pylist()
 
     def release_row(self) -> dict:
         with self.wh() as wh:
             return wh.read_table("tide_releases", where={"study": S, "key": K}).to_pylist()[0]
 
-    def publish(self):
-        """First release, audit, re-verification: the release is published."""
+    def publish(self) -> list[dict]:
+        """First release, audit, re-verification: the release is published as v1; what researchers see."""
         self.run()
-        self.record_audits()
+        self.audit()
         r = self.run("release_checks_job")
         assert r.success, checks(r)
-        assert self.release_row()["gate_passed"] is True
+        row = self.release_row()
+        assert row["gate_passed"] is True and (row["status"], row["published_version"]) == ("published", "v1")
+        seen = self.researchers_see()
+        assert len(seen) == 2 and _leaks(seen) == 0 and {r["version"] for r in seen} == {"v1"}
+        return seen
+
+    def add_a_note(self) -> None:
+        """A nightly increment: one new source note, recognized (the release runs after recognition)."""
+        from tide_core.runner import recognize_study
+
+        note = dict(BASE, note_id="c", patient_id="p3", note_date="2021-03-06", text=NEW_NOTE)
+        with self.wh() as wh:
+            wh.append("notes", pa.Table.from_pylist([note]))
+            recognize_study(wh, S, self.config, progress=False)
 
     def miss_the_repeat_mention(self):
         """A recognizer miss: the second mention of the patient's name is no longer a span."""
@@ -162,54 +176,53 @@ def env(recognized, tmp_path):
 
 
 def test_a_leaking_re_release_never_reaches_researchers(env: Env):
-    env.publish()
-    seen = env.researchers_see()
-    assert len(seen) == 2 and _leaks(seen) == 0
+    v1 = env.publish()
 
     env.miss_the_repeat_mention()
-    r = env.run()  # the re-release: the new rows leak the name, the surface check blocks them
+    r = env.run()  # the re-release: the new candidate leaks the name, the surface checks block it
     assert not r.success
     assert checks(r)["no_surface_survives"][0] is False
-    with env.wh() as wh:  # the leak is in the operator table (what the check found) ...
-        assert _leaks(wh.read_table("tide_deid_notes", where={"study": S, "key": K}).to_pylist()) == 1
-    assert _leaks(env.researchers_see()) == 0  # ... never in what researchers read
-    assert env.researchers_see() == []  # the earlier decision does not cover the new rows
+    assert checks(r)["known_phi_survives"][0] is False  # the name is the patient's, in the patients table
+    assert _leaks(env.candidate()) == 1  # the leak is in the candidate (what the checks found) ...
+    assert env.researchers_see() == v1  # ... researchers keep the version published before, unchanged
     row = env.release_row()
-    assert row["gate_passed"] is False and row["status"] == "blocked"
+    assert row["gate_passed"] is False and row["status"] == "blocked" and row["published_version"] == "v1"
     assert "no_surface_survives" in row["gate_reasons"] and NAME not in row["gate_reasons"]
 
 
 def test_the_repaired_re_release_is_published_again(env: Env):
-    env.publish()
+    v1 = env.publish()
     note, second = env.miss_the_repeat_mention()
     assert not env.run().success
     with env.wh() as wh:  # the reviewer undoes the wrong decision; the release reruns
         SpanCache(wh, env.config.tables).undo_review(S, note.note_id, second.start, second.end, second.label)
     r = env.run()
     assert r.success, checks(r)
-    seen = env.researchers_see()
-    assert len(seen) == 2 and _leaks(seen) == 0
-    assert env.release_row()["status"] == "published"
+    # the repaired candidate is the audited content of v1 again: published, as v1, no new version
+    row = env.release_row()
+    assert (row["status"], row["gate_passed"], row["published_version"]) == ("published", True, "v1")
+    assert env.researchers_see() == v1 and _leaks(env.candidate()) == 0
 
 
-def test_a_release_is_hidden_while_it_is_rewritten(env: Env):
-    """Rows written by an anonymization run that no check has seen (here: the engine called
-    directly, as ``tide run`` does) never show: only the verified run's stamp is published."""
+def test_researchers_keep_the_published_version_while_the_candidate_is_rewritten(env: Env):
+    """A candidate written by an anonymization run that no check has seen (here: the engine called
+    directly, as ``tide run`` does) never shows: researchers read the published version only."""
     from tide_core.runner import anonymize_study
 
-    env.publish()
+    v1 = env.publish()
     env.miss_the_repeat_mention()
     with env.wh() as wh:
         anonymize_study(
             wh, S, K, FileKeyProvider(Path(env.resources["key_provider"].key_dir)), env.config, progress=False
         )
-        assert _leaks(wh.read_table("tide_deid_notes", where={"study": S, "key": K}).to_pylist()) == 1
-    assert env.researchers_see() == []
-    assert env.release_row()["status"] == "published"  # the row still names the verified run only
+    assert _leaks(env.candidate()) == 1
+    assert env.researchers_see() == v1
+    row = env.release_row()  # the row still names the verified, published content only
+    assert (row["status"], row["published_version"]) == ("published", "v1")
 
 
 def test_release_summary_alone_does_not_publish_unchecked_rows(env: Env):
-    env.publish()
+    v1 = env.publish()
     env.miss_the_repeat_mention()
     from tide_core.runner import anonymize_study
 
@@ -228,9 +241,9 @@ def test_release_summary_alone_does_not_publish_unchecked_rows(env: Env):
     )
     assert r.success  # the asset itself succeeded: it recorded a blocked decision
     row = env.release_row()
-    assert row["status"] == "blocked" and row["gate_passed"] is False
+    assert row["status"] == "blocked" and row["gate_passed"] is False and row["published_version"] == "v1"
     assert "no_surface_survives" in row["gate_reasons"]
-    assert env.researchers_see() == []
+    assert env.researchers_see() == v1
 
 
 def test_a_first_release_awaiting_audit_is_a_warning_not_a_failed_run(env: Env):
@@ -241,20 +254,67 @@ def test_a_first_release_awaiting_audit_is_a_warning_not_a_failed_run(env: Env):
     assert md["awaiting_audit"] is True
     assert all(checks(r)[c][:2] == (True, "ERROR") for c in ("rows_accounted", "no_surface_survives"))
     row = env.release_row()
-    assert row["status"] == "awaiting_audit" and row["gate_passed"] is False
+    assert row["status"] == "awaiting_audit" and row["gate_passed"] is False and row["published_version"] is None
     assert env.researchers_see() == []  # not published before its audit
 
 
-def test_a_failing_bound_is_an_error_that_blocks_publish(env: Env):
+def test_a_leak_found_by_the_audit_is_an_error_that_blocks_publish(env: Env):
     env.run()
-    env.record_audits(n=300, leaks=5)
+    plans = env.audit(leaks=1)  # a census of the one frame (2 patients) finds one leaking patient
+    assert [(p.n_patients, p.sample_size) for p in plans] == [(2, 2)]
     r = env.run("release_checks_job")
     assert not r.success
     passed, severity, md = checks(r)["release_gate"]
     assert passed is False and severity == "ERROR" and md["awaiting_audit"] is False
-    assert "leaks" in md["reasons"]
+    assert "1 leaks in 2 patients" in md["reasons"]
     assert env.release_row()["status"] == "blocked"
     assert env.researchers_see() == []
+    # no redraw of the same content (the failed round is never outweighed): it has to be re-made
+    with env.wh() as wh:
+        with pytest.raises(InputError) as e:
+            evidence.record_round(wh, env.config.tables, S, K, plans[0].frame_id, 2, 0, reviewer="test")
+        assert e.value.code == "E769"
+        with pytest.raises(InputError) as e:
+            audit_every_frame(wh, env.config, S, K, everything=True)
+        assert e.value.code == "E769"
+
+
+def test_a_re_release_awaits_the_audit_of_its_new_content_and_then_publishes_a_new_version(env: Env):
+    """A nightly increment: the new note is a batch of its own that no round covers, so the
+    re-release awaits audit and researchers keep v1; the earlier notes keep their evidence, and
+    once the new note's frame is audited the release is published as v2."""
+    v1 = env.publish()
+    env.add_a_note()
+    r = env.run()
+    assert r.success, checks(r)
+    passed, severity, md = checks(r)["release_gate"]
+    assert (passed, severity, md["status"]) == (False, "WARN", "awaiting_audit")
+    assert (md["n_batches"], md["n_batches_unaudited"]) == (2, 1)
+    row = env.release_row()
+    assert (row["status"], row["published_version"]) == ("awaiting_audit", "v1")
+    assert env.researchers_see() == v1  # awaiting audit publishes nothing
+    plans = env.audit()  # only the new content is planned
+    assert [(p.n_notes, p.n_patients) for p in plans] == [(1, 1)]
+    r = env.run("release_checks_job")
+    assert r.success, checks(r)
+    seen = env.researchers_see()
+    assert len(seen) == 3 and {r["version"] for r in seen} == {"v2"} and _leaks(seen) == 0
+    assert {r["note_ref"] for r in v1} < {r["note_ref"] for r in seen}
+    assert env.release_row()["published_version"] == "v2"
+
+
+def test_a_leak_in_a_re_releases_new_content_blocks_it_and_researchers_keep_the_previous_version(env: Env):
+    v1 = env.publish()
+    env.add_a_note()
+    assert env.run().success  # awaiting the audit of the new note
+    env.audit(leaks=1)
+    r = env.run("release_checks_job")
+    assert not r.success
+    passed, severity, md = checks(r)["release_gate"]
+    assert (passed, severity, md["awaiting_audit"]) == (False, "ERROR", False)
+    row = env.release_row()
+    assert (row["status"], row["published_version"]) == ("blocked", "v1")
+    assert env.researchers_see() == v1
 
 
 def test_a_drift_band_is_an_error_that_blocks_publish(env: Env):
@@ -264,7 +324,7 @@ def test_a_drift_band_is_an_error_that_blocks_publish(env: Env):
     from tide_core.assurance.drift_table import DRIFT
     from tide_core.assurance.drift_table import TABLE_NAME as DRIFT_TABLE
 
-    env.publish()
+    v1 = env.publish()
     row = {
         "study": S,
         "key": K,
@@ -283,33 +343,41 @@ def test_a_drift_band_is_an_error_that_blocks_publish(env: Env):
     r = env.run("release_checks_job")
     assert not r.success
     passed, severity, md = checks(r)["release_gate"]
-    assert passed is False and severity == "ERROR" and md["drift_band"] == "drift"
-    assert env.release_row()["status"] == "blocked"
-    assert env.researchers_see() == []
+    assert passed is False and severity == "ERROR" and md["awaiting_audit"] is False
+    assert "drift monitor band is 'drift'" in md["reasons"]
+    row = env.release_row()
+    assert (row["status"], row["published_version"]) == ("blocked", "v1")
+    assert env.researchers_see() == v1  # what was published before the drift verdict stays
 
 
-def test_an_edit_after_publication_withdraws_the_release(env: Env):
-    env.publish()
+def test_an_edit_of_the_candidate_after_publication_never_reaches_researchers(env: Env):
+    """Published content is a copy of its own, written once: an edit of the candidate table (by
+    hand, or a bug) changes nothing researchers read, and re-verification blocks the candidate."""
+    v1 = env.publish()
     with env.wh() as wh:
         wh.sql(
             "UPDATE tide_deid_notes SET text = text || ' ' || ? WHERE study = ? AND key = ? AND note_id = 'a'",
             [f"Maria {NAME}", S, K],
         )
-    assert _leaks(env.researchers_see()) == 1  # published rows edited in place: the check must catch it
+    assert _leaks(env.candidate()) == 1
+    assert env.researchers_see() == v1
     r = env.run("release_checks_job")
     assert not r.success and checks(r)["no_surface_survives"][0] is False
-    assert env.researchers_see() == []
-    assert env.release_row()["status"] == "blocked"
+    row = env.release_row()
+    assert (row["status"], row["published_version"]) == ("blocked", "v1")
+    assert env.researchers_see() == v1
 
 
 def test_an_old_releases_table_gains_the_lifecycle_columns(env: Env):
-    from tide_etl.release_summary import RELEASES
+    from tide_core.release.lifecycle import RELEASES
 
-    old = pa.schema([f for f in RELEASES if f.name not in ("status", "released_at")])
+    lifecycle = ("status", "released_at", "content_fingerprint", "published_version", "gate_policy", "gate_approval")
+    old = pa.schema([f for f in RELEASES if f.name not in lifecycle])
     with env.wh() as wh:
         wh.replace_table("tide_releases", old.empty_table())
     env.publish()
-    assert env.release_row()["status"] == "published"
+    row = env.release_row()
+    assert row["status"] == "published" and row["content_fingerprint"] and row["gate_policy"].startswith("tide-default@")
 
 
 # -- pools and retries ----------------------------------------------------------------------
@@ -430,8 +498,8 @@ def test_a_multi_partition_backfill_runs_one_warehouse_step_at_a_time(recognized
         results = {k: f.result(timeout=600) for k, f in futures.items()}
     assert {k: ok for k, (ok, _) in results.items()} == {k: True for k in keys}
     intervals = sorted(i for _, iv in results.values() for i in iv)
-    # one attempt per step, per run: deidentified_notes, its 4 checks, release_summary, the gate
-    assert len(intervals) == 3 * 7, [(i[2], i[3], i[4]) for i in intervals]
+    # one attempt per step, per run: deidentified_notes, its 5 checks, release_summary, the gate
+    assert len(intervals) == 3 * 8, [(i[2], i[3], i[4]) for i in intervals]
     assert {i[4] for i in intervals} == {"STEP_SUCCESS"}, [(i[2], i[3], i[4]) for i in intervals]
     with dg.DagsterInstance.from_config(str(home)) as instance:
         assert instance.event_log_storage.get_concurrency_info("tide_warehouse").slot_count == 1
@@ -442,24 +510,25 @@ def test_a_multi_partition_backfill_runs_one_warehouse_step_at_a_time(recognized
 
 def test_the_gate_is_evaluated_once_per_release_run(env: Env, monkeypatch):
     """release_summary evaluates the gate; the release_gate check reports that decision."""
-    from tide_etl import release_checks as rc
+    from tide_core.release import lifecycle
 
     calls: list[tuple[str, str]] = []
-    real = rc.release_gate
+    real = lifecycle.gate
 
     def counted(wh, config, study, key, *args, **kwargs):
         calls.append((study, key))
         return real(wh, config, study, key, *args, **kwargs)
 
-    monkeypatch.setattr(rc, "release_gate", counted)
+    monkeypatch.setattr(lifecycle, "gate", counted)
     env.run()
-    env.record_audits()
+    env.audit()
     r = env.run("release_checks_job")
     assert r.success, checks(r)
     assert calls == [(S, K), (S, K)]  # one evaluation per run, two runs
     passed, severity, md = checks(r)["release_gate"]
     assert passed is True and md["passed"] is True and md["status"] == "published"
-    assert md["n_buckets_audited"] == md["n_buckets"] == 1
+    assert (md["n_batches"], md["n_batches_unaudited"], md["n_rounds_counted"]) == (1, 0, 1)
+    assert md["published_version"] == "v1" and md["worst_upper_bound"] == 0.0  # a census with no leak
 
 
 def test_the_gate_check_reads_only_a_decision_of_its_own_run(env: Env):

@@ -21,7 +21,7 @@ from tide_core.config import TideConfig
 from tide_core.io.open import open_warehouse
 from tide_core.recognizers.registry import create
 from tide_core.runner import anonymize_study, read_study_input, recognize_study
-from tide_etl.release_checks import rows_accounted
+from tide_core.release.checks import rows_accounted
 
 try:  # reuse the BigQuery emulator fixture; without bqemulator only the BigQuery test skips
     import bqemulator  # noqa: F401
@@ -37,7 +37,10 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         pytest.skip(_NO_EMULATOR)
 
 
-CONFIG = TideConfig.preset("rules")
+CONFIG = TideConfig.preset(
+    "rules",
+    metadata_vocabulary={"site": ("site1", "site2"), "source": ("ehr",), "note_type": ("progress", "phone")},
+)
 S, K = "s", "k"
 NOTE_A = "Pt Mary Lee seen 03/04/2021, age 45."
 ROWS = [

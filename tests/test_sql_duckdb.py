@@ -12,7 +12,7 @@ import pytest
 from tide_core.cache import tables
 from tide_core.errors import ConfigError
 from tide_core.io.open import open_warehouse
-from tide_etl.release_summary import RELEASES
+from tide_core.release.lifecycle import RELEASES
 from tide_etl.sql_files import SQL_DIR, render_duckdb, run_duckdb, source
 
 T0 = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)

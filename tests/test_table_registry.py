@@ -40,7 +40,7 @@ def test_every_tide_table_is_in_the_registry_and_in_table_names():
 def test_writers_use_the_registry_schemas():
     from tide_core.assurance.audit_table import AUDITS
     from tide_core.assurance.drift_table import DRIFT
-    from tide_etl.release_summary import RELEASES
+    from tide_core.release.lifecycle import RELEASES
 
     assert AUDITS is TABLES["audits"].schema
     assert DRIFT is TABLES["drift"].schema

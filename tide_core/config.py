@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,41 @@ def _model_spec() -> dict[str, Any]:
 
 
 PRESETS = ("default", "rules")
+#: the source metadata columns released beside the text, each screened by a vocabulary
+METADATA_COLUMNS = ("note_type", "source", "site")
+
+
+def _vocabulary(raw: object) -> dict[str, tuple[str, ...]]:
+    """``metadata_vocabulary`` as column -> values (text), refusing unknown columns (E028) and bad shapes (E029)."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(
+            "E029",
+            f"metadata_vocabulary is a {type(raw).__name__}, not a table",
+            hint='write [metadata_vocabulary] with lists of values, e.g. site = ["north", "south"]',
+        )
+    out: dict[str, tuple[str, ...]] = {}
+    for column, values in raw.items():
+        if column not in METADATA_COLUMNS:
+            raise ConfigError(
+                "E028",
+                f"metadata_vocabulary names an unknown column {column!r}",
+                hint=f"use {', '.join(METADATA_COLUMNS)}",
+            )
+        if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, (list, tuple, set, frozenset)):
+            raise ConfigError(
+                "E029",
+                f"metadata_vocabulary.{column} is a {type(values).__name__}, not a list of values",
+                hint=f'write {column} = ["value", ...]',
+            )
+        texts = tuple(str(v) for v in values)
+        if any(t != t.strip() for t in texts):
+            raise ConfigError(
+                "E029",
+                f"metadata_vocabulary.{column} has a value with surrounding whitespace",
+                hint="cells are stripped before they are looked up: list the stripped value",
+            )
+        out[column] = texts
+    return out
 
 
 @dataclass(frozen=True)
@@ -57,7 +94,9 @@ class TideConfig:
     batch_size: int = 64
     max_note_chars: int = 2_000_000
     on_unparseable_date: str = "mask"
-    #: values of note_type/source/site released as they are; others are withheld (empty: label shapes)
+    #: note_type/source/site: a value is released only if it is in its column's vocabulary or in the
+    #: allowlist (allowed in all three columns); any other value is withheld, and with neither, every value
+    metadata_vocabulary: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     metadata_allowlist: tuple[str, ...] = ()
     #: PHI Guard (tide_core.assurance.guard_hold): a trained guard directory holds flagged documents
     #: out of the published release; None: no guard (the release says so).  ``guard_version`` pins
@@ -83,6 +122,7 @@ class TideConfig:
             raise ConfigError(
                 "E023", f"on_unparseable_date={self.on_unparseable_date!r}", hint="use 'mask' or 'quarantine'"
             )
+        object.__setattr__(self, "metadata_vocabulary", _vocabulary(self.metadata_vocabulary))
 
     @classmethod
     def preset(cls, name: str = "default", **overrides: Any) -> TideConfig:
@@ -127,6 +167,16 @@ class TideConfig:
 
     def with_(self, **changes: Any) -> TideConfig:
         return replace(self, **changes)
+
+    def with_metadata_vocabulary(self, vocabulary: Mapping[str, Any]) -> TideConfig:
+        """A copy whose ``metadata_vocabulary`` is ``vocabulary`` (column -> values; replaces the old one)."""
+        return replace(self, metadata_vocabulary=vocabulary)
+
+    @cached_property
+    def released_metadata(self) -> dict[str, frozenset[str]]:
+        """Column -> the values released as they are: the column's vocabulary plus the allowlist."""
+        allow = frozenset(self.metadata_allowlist)
+        return {c: allow | frozenset(self.metadata_vocabulary.get(c, ())) for c in METADATA_COLUMNS}
 
     def needs_patients(self) -> bool:
         return any(s["name"] == "tide.known_phi" and "rows" not in s for s in self.recognizers)

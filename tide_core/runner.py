@@ -566,12 +566,10 @@ def _record_run(
     wh.append(config.tables.runs, tables.to_table("runs", [row]))
 
 
-def _resumable_chunks(wh: Warehouse, config: TideConfig, study: str, key: str, stage: str) -> dict[int, str]:
-    """Chunks committed since the last finished ``stage`` run of (study, key): index -> digest.
-
-    An interrupted run leaves ``<stage>.chunk`` rows and no ``<stage>`` row; the next run skips
-    each chunk whose digest (its input, spans and key) is unchanged.  A finished run closes them.
-    """
+def interrupted_chunks(
+    wh: Warehouse, config: TideConfig, study: str, key: str, stage: str
+) -> dict[int, tuple[str, dt.datetime]]:
+    """Chunks committed since the last finished ``stage`` run: index -> (digest, run start)."""
     if not wh.table_exists(config.tables.runs):
         return {}
     rows = wh.read_table(
@@ -581,10 +579,10 @@ def _resumable_chunks(wh: Warehouse, config: TideConfig, study: str, key: str, s
     ).to_pylist()
     finished = [r["finished_at"] for r in rows if r["stage"] == stage and r["finished_at"] is not None]
     since = max(finished) if finished else None
-    out: dict[int, str] = {}
+    out: dict[int, tuple[str, dt.datetime]] = {}
     for r in sorted((r for r in rows if r["stage"] != stage), key=lambda r: r["finished_at"]):
         if r["chunk"] is not None and (since is None or r["started_at"] > since):
-            out[int(r["chunk"])] = r["fingerprint"]
+            out[int(r["chunk"])] = (r["fingerprint"], r["started_at"])
     return out
 
 
@@ -661,8 +659,13 @@ def anonymize_study(
     key_id = hashlib.sha256(pseudonym(keyring, "note", "\x00tide-resume").encode()).hexdigest()[:16]
     src = open_source(wh, study, config, notes_table, chunk_rows)
     cache = SpanCache(wh, config.tables)
-    done = _resumable_chunks(wh, config, study, key, "anonymization")
-    settings = [config.on_unparseable_date, list(config.metadata_allowlist), Anonymizer.VERSION]
+    interrupted = interrupted_chunks(wh, config, study, key, "anonymization")
+    done = {i: fp for i, (fp, _) in interrupted.items()}
+    # one released_at stamp for the whole run: a run resuming an interrupted one continues its
+    # stamp, so every row of the candidate comes from one run (its chunk rows carry it as started_at)
+    stamp = min((at for _, at in interrupted.values()), default=started)
+    released_metadata = {c: sorted(v) for c, v in sorted(config.released_metadata.items())}
+    settings = [config.on_unparseable_date, released_metadata, Anonymizer.VERSION]
     t = _AnonTotals()
     null_id_rows: list[Quarantined] = []
     anonymizer_version = Anonymizer.VERSION
@@ -695,7 +698,7 @@ def anonymize_study(
                 _chunk_failed(exc, "anonymization", study, chunk.index, chunk.n_chunks)
                 raise
             pending[chunk.index] = (chunk.info(), chunk_digest, len(ready), None)
-            yield release_job(study, key, chunk, entries, ready, cache_q, spans)
+            yield release_job(study, key, chunk, entries, ready, cache_q, spans, stamp)
 
     def shard_jobs() -> Iterator[ShardReleaseJob]:
         """Plan each chunk from note ids, export its rows to a shard; the worker reads and decides it."""
@@ -721,6 +724,7 @@ def anonymize_study(
                 tuple(settings),
                 src.max_note_chars,
                 done.get(plan.index),
+                stamp,
             )
 
     n_published = 0
@@ -753,7 +757,7 @@ def anonymize_study(
                     study,
                     key,
                     "anonymization",
-                    started,
+                    stamp,
                     info,
                     n_released=c.n_released,
                     n_quarantined=c.n_quarantined,

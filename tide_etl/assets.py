@@ -12,9 +12,9 @@ import json
 import dagster as dg
 
 from tide_core.cache.span_cache import text_sha256
+from tide_core.release.lifecycle import PENDING, decide, set_status
 from tide_core.runner import anonymize_study, read_study_input, recognize_study
 from tide_etl.partitions import release_partitions, split_release_key, study_of_release, study_partitions
-from tide_etl.release_summary import PENDING, set_status, summarize_release
 from tide_etl.resources import KeyProviderResource, ReleaseGateResource, TideConfigResource, WarehouseResource
 from tide_etl.retry import ONE_PARTITION_PER_RUN, POOL, TRANSIENT_RETRY, transient_only
 
@@ -151,9 +151,8 @@ def deidentified_notes(
         )
     config = tide_config.build()
     with transient_only(), warehouse.open() as wh:
-        # write: an earlier gate decision does not cover the rows about to be written; the
-        # release leaves researchers' views before they change (the checks and release_summary
-        # decide again; the new rows' released_at stamp is not the published one either)
+        # write: an earlier gate decision does not cover the candidate about to be written (the
+        # checks and release_summary decide again); researchers keep the published version
         set_status(
             wh,
             study,
@@ -213,8 +212,9 @@ GATE_METADATA_PREFIX = "gate/"
     group_name=RELEASE,
     deps=[deidentified_notes],
     description="One row per (study, key) in tide_releases: counts, versions, the release-gate decision "
-    "(audit evidence) and the status (pending, blocked, awaiting_audit, published). Re-runs the blocking "
-    "checks, then publishes atomically; researchers' views read only published, gated releases.",
+    "(audit evidence bound to content) and the status (pending, blocked, awaiting_audit, published). Re-runs "
+    "the blocking checks, then publishes the verified content as a new immutable version in one commit; "
+    "researchers read the published version and keep it while a newer one is written, blocked or killed.",
 )
 def release_summary(
     context: dg.AssetExecutionContext,
@@ -226,7 +226,7 @@ def release_summary(
     study, key = split_release_key(context.partition_key)
     config = tide_config.build()
     with transient_only(), warehouse.open() as wh:
-        row = summarize_release(wh, config, study, key, gate.policy(), config.tables.releases)
+        row = decide(wh, config, study, key, gate.policy(), config.tables.releases, actor=f"dagster:{context.run_id}")
     if not row["gate_passed"]:
         context.log.warning(f"release {study}/{key} is {row['status']}, not published: {row['gate_reasons']}")
     guard = row["guard"]
@@ -247,6 +247,10 @@ def release_summary(
             "spans_by_label": dg.MetadataValue.json(json.loads(row["spans_by_label"])),
             "gate_passed": row["gate_passed"],
             "status": row["status"],
+            "published_version": row["published_version"] or "none",
+            "content_fingerprint": row["content_fingerprint"] or "",
+            "gate_policy": row["gate_policy"] or "",
+            "gate_approval": row["gate_approval"] or "none",
             "gate_reasons": row["gate_reasons"] or "none",
             "anonymizer": row["anonymizer"] or "",
             "recognizers": row["recognizers"] or "",

@@ -6,8 +6,9 @@ warehouse and configuration the runs use: kinds ``duckdb``/``bigquery`` from the
 ``dagster/table_name`` qualified by its schema or dataset, column schemas from the table
 registry (``tide_core.cache.tables.TABLES``), and ``code_version`` from what decides each
 asset's output (recognizer specs and the versioned note steps; the anonymizer's
-``name@version``; the gate policy).  A change there marks the downstream partitions stale in the
-UI.  Counts and names only: no note text, no key material.
+``name@version``; the gate policy's ``describe()`` -- its ``name@version`` and a digest of what it
+decides -- and any approval of a weakening override).  A change there marks the downstream
+partitions stale in the UI.  Counts and names only: no note text, no key material.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 import dagster as dg
 
 from tide_core.anonymize.engine import VERSION as ANONYMIZER
+from tide_core.assurance.gate import ReleaseGatePolicy
 from tide_core.cache.tables import TABLES, TableNames
 from tide_core.config import TideConfig
 from tide_core.engine.recognition import note_steps
@@ -52,6 +54,8 @@ class CatalogContext:
     namespace: str  # the DuckDB file's schema, or PROJECT.DATASET
     tables: TableNames
     code_versions: Mapping[str, str]
+    gate_policy: str = ""  # ReleaseGatePolicy.describe() of the deployment's gate
+    gate_approval: str = ""  # the approval of its weakening override, if any
 
 
 def _namespace(url: str) -> str:
@@ -73,8 +77,17 @@ def _spec_identity(spec: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def code_versions(config: TideConfig, gate_policy: Any) -> dict[str, str]:
-    """Per asset: a fingerprint of what decides its output (tide_core.fingerprint)."""
+def gate_version(policy: ReleaseGatePolicy) -> str:
+    """The gate's part of ``release_summary``'s code version: ``describe()`` (``name@version
+    sha256:...``), plus a digest of the approval when the policy carries one."""
+    if not policy.approval:
+        return policy.describe()
+    return f"{policy.describe()} approved:{fingerprint(policy.approval)[:12]}"
+
+
+def code_versions(config: TideConfig, gate_policy: ReleaseGatePolicy) -> dict[str, str]:
+    """Per asset: a fingerprint of what decides its output (tide_core.fingerprint); the release
+    summary's reads ``<fingerprint>+<gate policy>`` so the UI names the policy."""
 
     steps = [step_fingerprint(s) if isinstance(s, Step) else repr(s) for s in note_steps(None)]
     recognition = fingerprint({"recognizers": [_spec_identity(s) for s in config.recognizers], "steps": steps})
@@ -83,7 +96,7 @@ def code_versions(config: TideConfig, gate_policy: Any) -> dict[str, str]:
         "source_notes": fingerprint({"max_note_chars": config.max_note_chars}),
         "recognized_spans": recognition,
         "deidentified_notes": release,
-        "release_summary": fingerprint(release, repr(gate_policy)),
+        "release_summary": f"{fingerprint(release)}+{gate_version(gate_policy)}",
     }
 
 
@@ -122,6 +135,9 @@ def annotate(assets: Sequence[dg.AssetsDefinition], ctx: CatalogContext) -> list
             "code_version": ctx.code_versions[name],
         }
         if name == "release_summary":
+            metadata["tide/gate_policy"] = ctx.gate_policy
+            if ctx.gate_approval:
+                metadata["tide/gate_approval"] = ctx.gate_approval
             changes["freshness_policy"] = dg.FreshnessPolicy.time_window(fail_window=FRESH_FAIL, warn_window=FRESH_WARN)
         return s.replace_attributes(**changes)
 
@@ -133,17 +149,21 @@ MISSING_MODEL = "default-model-missing"
 
 
 def catalog_context(
-    warehouse_url: str, config: TideConfig, gate_policy: Any, missing_model: bool = False
+    warehouse_url: str, config: TideConfig, gate_policy: ReleaseGatePolicy, missing_model: bool = False
 ) -> CatalogContext:
     """``missing_model``: the configured default model is not trained yet, so the recognition
-    assets' code versions say so (they change, and mark the assets stale, once it is)."""
+    assets' code versions say so (they change, and mark the assets stale, once it is); the
+    release summary's still names the gate policy."""
     versions = code_versions(config, gate_policy)
     if missing_model:
-        for name in ("recognized_spans", "deidentified_notes", "release_summary"):
+        for name in ("recognized_spans", "deidentified_notes"):
             versions[name] = MISSING_MODEL
+        versions["release_summary"] = f"{MISSING_MODEL}+{gate_version(gate_policy)}"
     return CatalogContext(
         scheme=warehouse_url.partition(":")[0],
         namespace=_namespace(warehouse_url),
         tables=config.tables,
         code_versions=versions,
+        gate_policy=gate_policy.describe(),
+        gate_approval=gate_policy.approval,
     )

@@ -1,7 +1,7 @@
 """Asset checks guarding every release partition (blocking: a failure stops release_summary).
 
 Each check is a partitioned asset check over (study, key) that calls a plain function in
-``tide_etl.release_checks``, so it can also be run on its own against an existing partition
+``tide_core.release.checks``, so it can also be run on its own against an existing partition
 (job ``release_checks_job``) to catch edits made after release.  A failing check also takes
 the release out of researchers' views at once (``tide_releases.status = 'blocked'``): a
 blocking check only stops what runs after it, and the release may have been published before.
@@ -18,10 +18,12 @@ from typing import Any
 
 import dagster as dg
 
-from tide_etl import release_checks as rc
+from tide_core.release import checks as rc
+from tide_core.release.known_phi_check import known_phi_survives as _known_phi_survives
+from tide_core.release.lifecycle import AWAITING_AUDIT, BLOCKED, PUBLISHED, read_release, set_status
+from tide_core.release.outcome import CheckOutcome
 from tide_etl.assets import GATE_METADATA_PREFIX, deidentified_notes, release_summary
 from tide_etl.partitions import release_partitions, split_release_key
-from tide_etl.release_summary import AWAITING_AUDIT, BLOCKED, PUBLISHED, read_release, set_status
 from tide_etl.resources import TideConfigResource, WarehouseResource
 from tide_etl.retry import POOL, TRANSIENT_RETRY, transient_only
 
@@ -38,7 +40,7 @@ def _release_check(**kwargs: Any) -> Callable[[Callable[..., Any]], dg.AssetChec
     return wrap
 
 
-def _result(outcome: rc.CheckOutcome, severity=dg.AssetCheckSeverity.ERROR) -> dg.AssetCheckResult:
+def _result(outcome: CheckOutcome, severity=dg.AssetCheckSeverity.ERROR) -> dg.AssetCheckResult:
     return dg.AssetCheckResult(
         passed=outcome.passed, severity=severity, description=outcome.description, metadata=outcome.metadata
     )
@@ -50,9 +52,8 @@ def _run(fn, context, warehouse: WarehouseResource, tide_config: TideConfigResou
     with transient_only(), warehouse.open() as wh:
         outcome = fn(wh, config, study, key)
         if not outcome.passed:  # fail closed at once: hidden from researchers until a release passes
-            set_status(
-                wh, study, key, BLOCKED, f"check {fn.__name__} failed: {outcome.description}", config.tables.releases
-            )
+            name = fn.__name__.lstrip("_")
+            set_status(wh, study, key, BLOCKED, f"check {name} failed: {outcome.description}", config.tables.releases)
         return _result(outcome)
 
 
@@ -104,6 +105,21 @@ def no_surface_survives(
     blocking=True,
     pool=POOL,
     retry_policy=TRANSIENT_RETRY,
+    description="no known value of the note's patient (patients table: names, ids, phones, e-mails, address, "
+    "date of birth) appears in the released text, compared on the normalised view",
+)
+def known_phi_survives(
+    context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource, tide_config: TideConfigResource
+) -> dg.AssetCheckResult:
+    return _run(_known_phi_survives, context, warehouse, tide_config)
+
+
+@_release_check(
+    asset=deidentified_notes,
+    partitions_def=release_partitions,
+    blocking=True,
+    pool=POOL,
+    retry_policy=TRANSIENT_RETRY,
     description="recognizer and anonymizer name@version recorded on released rows and runs",
 )
 def versions_recorded(
@@ -118,9 +134,9 @@ def versions_recorded(
     blocking=True,
     pool=POOL,
     retry_policy=TRANSIENT_RETRY,
-    description="release gate, as release_summary decided it in this run: audit evidence exists for every "
-    "bucket and its exact bound is below the target rate (tide_core.assurance.gate.evaluate_release on "
-    "tide_audits); WARN while awaiting audit, ERROR when a bound or the drift band blocks",
+    description="release gate, as release_summary decided it in this run: audit rounds whose frames hold the "
+    "content cover every batch of it and their exact bounds are below the target rate "
+    "(tide_core.release.evidence); WARN while awaiting audit, ERROR when a bound, a leak or the drift band blocks",
 )
 def release_gate(
     context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource, tide_config: TideConfigResource
@@ -147,7 +163,8 @@ def release_gate(
             passed=False,
             severity=dg.AssetCheckSeverity.WARN,
             description=f"awaiting audit: {study}/{key} passed its checks and is not published until audit "
-            "rounds cover every bucket (`tide audit plan`, review, `tide audit record`), then run release_checks_job",
+            "rounds cover its new content (`tide release audit plan`, review, `tide release audit record`), then "
+            "run release_checks_job; researchers keep the version they see",
             metadata=metadata,
         )
     if passed:
@@ -173,4 +190,4 @@ def recorded_gate(context: dg.AssetCheckExecutionContext) -> dict[str, Any] | No
     return gate or None
 
 
-CHECKS = [rows_accounted, offsets_in_text, no_surface_survives, versions_recorded, release_gate]
+CHECKS = [rows_accounted, offsets_in_text, no_surface_survives, known_phi_survives, versions_recorded, release_gate]

@@ -31,8 +31,10 @@ from google.cloud import bigquery
 from pydantic import PrivateAttr
 
 from tide_core.anonymize.keys import provider_from_env
-from tide_core.assurance.gate import ReleaseGatePolicy
+from tide_core.assurance.gate import ReleaseGatePolicy, weakens
+from tide_core.assurance.gate_policy import apply_override, load_gate_policy
 from tide_core.config import TideConfig
+from tide_core.errors import ConfigError
 from tide_core.io.bigquery_warehouse import BigQueryOptions, BigQueryWarehouse, parse_url
 from tide_core.io.open import open_warehouse
 
@@ -63,6 +65,7 @@ ENV_SETTINGS: dict[tuple[str, str], str] = {
     ("tide_config", "ray_address"): "TIDE_RAY_ADDRESS",
     ("tide_config", "default_study"): "TIDE_DEFAULT_STUDY",
     ("key_provider", "key_dir"): "TIDE_KEY_DIR",
+    ("gate", "policy_file"): "TIDE_GATE_POLICY",
 }
 
 
@@ -352,21 +355,49 @@ class KeyProviderResource(dg.ConfigurableResource):
 
 
 class ReleaseGateResource(dg.ConfigurableResource):
-    """Release-gate policy (tide_core.assurance.gate.ReleaseGatePolicy): every bucket of a release
-    (site|source|note_type) needs audit rounds whose pooled exact bound is below ``target_rate``."""
+    """The release-gate policy (``tide_core.assurance.gate.ReleaseGatePolicy``): every bucket of a
+    release (site|source|note_type) needs audit rounds whose pooled exact bound is below the
+    policy's ``target_rate``.
 
-    target_rate: float = 0.01
-    confidence: float = 0.95
-    every_bucket: bool = True  # False: audits of any buckets suffice (evaluate_release's default)
+    The policy is the deployment's: ``policy_file`` (``TIDE_GATE_POLICY``, a versioned TOML file,
+    see ``tide_core.assurance.gate_policy``), else the built-in ``tide-default@1``.  The other
+    fields override it for a run; an override that weakens it (a higher ``target_rate``, a lower
+    ``confidence``, ``every_bucket`` off) is refused unless ``approval`` names who approved it.
+    """
+
+    policy_file: str | None = None
+    target_rate: float | None = None
+    confidence: float | None = None
+    every_bucket: bool | None = None  # False: audits of any buckets suffice
+    approval: str | None = None  # who approved a weakening override, and where it is recorded
 
     def policy(self) -> ReleaseGatePolicy:
-        """The gate policy.  The gate also reads the newest drift verdict for the release from
-        ``tide_drift`` (written by ``tide drift check --warehouse ... --record``): band ``drift``
-        blocks; no verdict recorded does not block (the policy's ``require_drift`` is off)."""
+        """The gate policy: the deployment's file with this resource's overrides (E95x when the
+        file is bad or an override weakens it without an approval).  The gate also reads the newest
+        drift verdict for the release from ``tide_drift`` (written by ``tide drift check
+        --warehouse ... --record``): band ``drift`` blocks; no verdict recorded does not block
+        unless the policy sets ``require_drift``."""
 
-        return ReleaseGatePolicy(
-            target_rate=self.target_rate, confidence=self.confidence, required_buckets=None if self.every_bucket else ()
+        policy = apply_override(
+            load_gate_policy(self.policy_file or None),
+            target_rate=self.target_rate,
+            confidence=self.confidence,
+            every_bucket=self.every_bucket,
+            approval=self.approval,
         )
+        # a run that names another policy file is an override too: it may not weaken the
+        # deployment's policy (TIDE_GATE_POLICY of the process that runs it) without an approval
+        deployment = load_gate_policy(os.environ.get(ENV_SETTINGS[("gate", "policy_file")]) or None)
+        weaker = weakens(deployment, policy)
+        if weaker and not policy.approval:
+            raise ConfigError(
+                "E956",
+                f"the run's gate policy {policy.label} weakens the deployment's {deployment.label} "
+                f"({', '.join(weaker)}) without an approval",
+                hint="set the gate resource's approval (who approved it, and where it is recorded), "
+                "or use the deployment's policy file",
+            )
+        return policy
 
 
 def _setting(resource: str, field: str, default: Any, environ: Mapping[str, str]) -> Any:
@@ -395,7 +426,7 @@ def default_resources(environ: Mapping[str, str] | None = None) -> dict[str, dg.
             default_study=_setting("tide_config", "default_study", "default", env),
         ),
         "key_provider": KeyProviderResource(key_dir=_setting("key_provider", "key_dir", None, env)),
-        "gate": ReleaseGateResource(),
+        "gate": ReleaseGateResource(policy_file=_setting("gate", "policy_file", None, env)),
     }
 
 

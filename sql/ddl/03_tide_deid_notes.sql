@@ -1,4 +1,4 @@
--- Released de-identified notes, one row per (study, key, note). The table researchers query. Partition = (study, key).
+-- Release candidate: de-identified notes, one row per (study, key, note), rewritten by every anonymization run; researchers read published versions (tide_published_*), never this table. Partition = (study, key).
 -- Generated from tide_core.cache.tables.TABLES['deid_notes'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_deid_notes` (
   `study` STRING,
@@ -13,8 +13,9 @@ CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_deid_notes` (
   `site` STRING,
   `anonymizer` STRING,
   `fingerprint` STRING,
-  `released_at` TIMESTAMP
+  `released_at` TIMESTAMP,
+  `row_hash` STRING
 )
 PARTITION BY TIMESTAMP_TRUNC(`released_at`, MONTH)
 CLUSTER BY study, key, note_id
-OPTIONS (description = "Released de-identified notes, one row per (study, key, note). The table researchers query. Partition = (study, key).");
+OPTIONS (description = "Release candidate: de-identified notes, one row per (study, key, note), rewritten by every anonymization run; researchers read published versions (tide_published_*), never this table. Partition = (study, key).");

@@ -11,7 +11,9 @@ CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_audits` (
   `reviewer` STRING,
   `audited_at` TIMESTAMP,
   `stratum` STRING,
-  `stratum_population` INT64
+  `stratum_population` INT64,
+  `frame_id` STRING,
+  `frame_patients` INT64
 )
 PARTITION BY TIMESTAMP_TRUNC(`audited_at`, MONTH)
 CLUSTER BY study, key

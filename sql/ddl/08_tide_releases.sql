@@ -1,4 +1,4 @@
--- One row per (study, key) release: counts, versions, the release-gate decision and the status (pending | blocked | awaiting_audit | published; released_at = the stamp of the published tide_deid_notes rows), the documents held by the PHI Guard and its version and thresholds. Written by the Dagster asset release_summary.
+-- One row per (study, key) release: counts, versions, the release-gate decision and the status (pending | blocked | awaiting_audit | published | rolled_back) of the candidate, its content fingerprint, the version researchers see and the gate policy, the documents held by the PHI Guard and its version and thresholds. Written by tide_core.release.lifecycle.
 -- Generated from tide_core.cache.tables.TABLES['releases'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_releases` (
   `study` STRING,
@@ -18,8 +18,12 @@ CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_releases` (
   `released_at` TIMESTAMP,
   `n_held` INT64,
   `guard_version` STRING,
-  `guard_thresholds` STRING
+  `guard_thresholds` STRING,
+  `content_fingerprint` STRING,
+  `published_version` STRING,
+  `gate_policy` STRING,
+  `gate_approval` STRING
 )
 PARTITION BY TIMESTAMP_TRUNC(`decided_at`, MONTH)
 CLUSTER BY study, key
-OPTIONS (description = "One row per (study, key) release: counts, versions, the release-gate decision and the status (pending | blocked | awaiting_audit | published; released_at = the stamp of the published tide_deid_notes rows), the documents held by the PHI Guard and its version and thresholds. Written by the Dagster asset release_summary.");
+OPTIONS (description = "One row per (study, key) release: counts, versions, the release-gate decision and the status (pending | blocked | awaiting_audit | published | rolled_back) of the candidate, its content fingerprint, the version researchers see and the gate policy, the documents held by the PHI Guard and its version and thresholds. Written by tide_core.release.lifecycle.");

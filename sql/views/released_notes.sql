@@ -1,13 +1,14 @@
--- The researcher-facing view of one dataset's releases: pseudonymous references only, and only
--- published releases whose gate passed (tide_releases, written by release_summary), and only the
--- rows of the anonymization run that was verified (released_at = the published stamp): rows of a
--- re-release stay invisible until its own checks and gate pass and it is published.
--- The source note_id is left out on purpose (it links back to the identified source table);
--- grant researchers this view (an authorized view), not the tide_* tables.
+-- The researchers' view of published releases: for each (study, key), the rows of the version
+-- tide_published_pointer names (moved only by publish and rollback, in one commit), researcher
+-- columns only: pseudonymous references, shifted dates, metadata from the configured vocabulary,
+-- de-identified text. No source ids, offsets, operators or recognizer names.
+-- The same SQL as tide_core.release.publish.VIEW_SQL, which creates it (a test checks they are equal).
+-- BigQuery: grant researchers this view (an authorized view), not the tide_* tables.
 CREATE OR REPLACE VIEW `{{dataset}}.released_notes` AS
-SELECT d.`study`, d.`key`, d.`note_ref`, d.`patient_ref`, d.`text`, d.`note_date`, d.`note_type`, d.`source`,
-       d.`site`, d.`anonymizer`, d.`released_at`
-FROM `{{dataset}}.tide_deid_notes` d
-JOIN `{{dataset}}.tide_releases` r
-  ON r.`study` = d.`study` AND r.`key` = d.`key` AND r.`released_at` = d.`released_at`
-WHERE r.`status` = 'published' AND r.`gate_passed`;
+SELECT p.`study`, p.`key`, p.`version`, c.`note_ref`, c.`patient_ref`, c.`note_date`, c.`note_type`, c.`source`,
+       c.`site`, c.`text`
+FROM `{{dataset}}.tide_published_pointer` p
+JOIN `{{dataset}}.tide_published_members` m
+  ON m.`study` = p.`study` AND m.`key` = p.`key` AND m.`version` = p.`version`
+JOIN `{{dataset}}.tide_published_content` c
+  ON c.`study` = m.`study` AND c.`key` = m.`key` AND c.`row_hash` = m.`row_hash`;

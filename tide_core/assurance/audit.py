@@ -9,8 +9,11 @@ Why buckets: a bucket (site × source × note type) groups notes with one risk p
 bucket gets its own verdict so a weak source cannot hide inside a good average.  A patient with
 notes in two buckets is eligible in both.
 
-The sample size depends on the claim (target rate, confidence, allowed leaks), not on the size
-of the release; a bucket with fewer eligible patients than that is reviewed in full (census).
+The sample size depends on the claim (target rate, confidence, allowed leaks) and on the number
+N of eligible patients in the bucket: a bucket is a known, finite set of patients sampled without
+replacement, so the exact hypergeometric bound applies and a small bucket needs fewer reviews
+than the 299 of an infinite population (0 leaks, "< 1%", 95%); a bucket small enough is reviewed
+in full (census).  As N grows the size approaches the binomial one.
 The sampler is deterministic: a bucket's draw depends only on the seed, the bucket name and the
 sorted set of eligible patient ids.
 """
@@ -26,7 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from tide_core.assurance.bounds import AuditBound, pass_probability, required_sample_size
+from tide_core.assurance.bounds import (
+    AuditBound,
+    finite_population_sample_size,
+    pass_probability,
+    required_sample_size,
+)
 from tide_core.errors import ConfigError
 
 BUCKET_KEYS = ("site", "source", "note_type")
@@ -102,15 +110,20 @@ def plan_audit(
     """Patients to review per bucket so that ≤ ``max_leaks`` leaks supports ``< target_rate``.
 
     ``patient_buckets`` maps a bucket name to its eligible patient ids (duplicates are ignored).
-    ``pass_probability`` per bucket tells how often a bucket whose true rate is each of
-    ``true_rates`` would pass the rule -- a zero-leak rule rejects good buckets often.
+    Each bucket of N patients is sized with ``finite_population_sample_size`` (exact
+    hypergeometric bound); a bucket where even a census with ``max_leaks`` leaks cannot support
+    the target is reviewed in full.  ``required_per_bucket`` is the binomial size of an infinite
+    population, the most any bucket needs.  ``pass_probability`` per bucket tells how often a
+    bucket whose true rate is each of ``true_rates`` would pass the rule -- a zero-leak rule
+    rejects good buckets often.
     """
     n_req = required_sample_size(target_rate, confidence, max_leaks)
     plans = []
     for bucket in sorted(patient_buckets):
         n_pat = len(set(patient_buckets[bucket]))
-        n = min(n_req, n_pat)
-        census = n_pat <= n_req
+        n_fin = finite_population_sample_size(n_pat, target_rate, confidence, max_leaks) if n_pat else 0
+        n = n_pat if n_fin is None else n_fin
+        census = n == n_pat
         probs = {f"{r:g}": pass_probability(n, max_leaks, r) for r in true_rates} if n else {}
         plans.append(BucketPlan(bucket, n_pat, n, census, probs))
     return AuditPlan(target_rate, confidence, max_leaks, n_req, tuple(plans))

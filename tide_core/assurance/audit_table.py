@@ -44,6 +44,10 @@ class AuditRecord:
     #: gate combines a bucket's strata with the weighted bound of tide_core.assurance.stratified
     stratum: str = ""
     stratum_population: int | None = None
+    #: the audit frame the round sampled (tide_audit_frames: exactly which released rows) and its
+    #: distinct patients; a round without a frame covers no content and counts for nothing
+    frame_id: str = ""
+    frame_patients: int | None = None
 
     @classmethod
     def create(
@@ -58,6 +62,8 @@ class AuditRecord:
         audited_at: datetime | None = None,
         stratum: str = "",
         stratum_population: int | None = None,
+        frame_id: str = "",
+        frame_patients: int | None = None,
     ) -> AuditRecord:
         """A record with its exact upper bound filled in and a UTC timestamp."""
         return cls(
@@ -72,6 +78,8 @@ class AuditRecord:
             audited_at or datetime.now(UTC),
             stratum,
             None if stratum_population is None else int(stratum_population),
+            frame_id,
+            None if frame_patients is None else int(frame_patients),
         )
 
 
@@ -123,7 +131,8 @@ def records_to_table(records: Iterable[AuditRecord]) -> pa.Table:
 
 
 def records_from_table(table: pa.Table) -> list[AuditRecord]:
-    optional = {"stratum", "stratum_population"}  # absent from tables written before stratified audits
+    # absent from tables written before stratified audits / audit frames
+    optional = {"stratum", "stratum_population", "frame_id", "frame_patients"}
     missing = [f.name for f in fields(AuditRecord) if f.name not in table.column_names and f.name not in optional]
     if missing:
         raise InputError(
@@ -146,6 +155,8 @@ def records_from_table(table: pa.Table) -> list[AuditRecord]:
                 row["audited_at"],
                 str(row.get("stratum") or ""),
                 None if row.get("stratum_population") is None else int(row["stratum_population"]),
+                str(row.get("frame_id") or ""),
+                None if row.get("frame_patients") is None else int(row["frame_patients"]),
             )
         )
     return out

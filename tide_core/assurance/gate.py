@@ -14,10 +14,16 @@ A release passes only with evidence:
 A drift alert alone does not revoke an earlier determination, but a release made after one,
 without looking, has nothing behind it -- hence the default of blocking on ``drift``.
 The decision lists every reason, and carries the release sentence only when it passes.
+
+A policy is named (``label``, ``name@version``; a deployment's comes from its policy file, see
+``tide_core.assurance.gate_policy``) and ``describe()`` adds a digest of what it decides;
+``weakens(base, other)`` lists the fields in which ``other`` demands less, which an override may
+do only with a named ``approval``.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -28,10 +34,33 @@ from tide_core.assurance.audit_table import AuditRecord, records_from_table
 from tide_core.assurance.bounds import audit_bound
 from tide_core.assurance.stratified import Stratum, stratified_upper_bound
 from tide_core.errors import TideError
+from tide_core.fingerprint import canonical_json
+
+#: The label of the built-in policy (the dataclass's defaults).
+DEFAULT_LABEL = "tide-default@1"
+
+#: The fields that decide a release (``label`` and ``approval`` name the policy, they decide nothing).
+DECISION_FIELDS = (
+    "target_rate",
+    "confidence",
+    "require_audit",
+    "required_buckets",
+    "block_on_drift",
+    "block_on_watch",
+    "block_on_unknown",
+    "require_drift",
+)
+
+#: Hex digits of the decision digest in :meth:`ReleaseGatePolicy.describe`.
+DIGEST_HEX = 12
 
 
 @dataclass(frozen=True)
 class ReleaseGatePolicy:
+    """What the gate demands.  ``required_buckets``: None = every bucket of the release (the
+    Dagster gate fills them in), a tuple = exactly those.  ``label`` is the policy's
+    ``name@version``; ``approval`` names who approved an override that weakens it (empty: none)."""
+
     target_rate: float = 0.01
     confidence: float = 0.95
     require_audit: bool = True
@@ -40,6 +69,50 @@ class ReleaseGatePolicy:
     block_on_watch: bool = False
     block_on_unknown: bool = False
     require_drift: bool = False
+    label: str = DEFAULT_LABEL
+    approval: str = ""
+
+    def decision_fields(self) -> dict[str, Any]:
+        """The fields that decide a release, in a canonical JSON-able form."""
+        buckets = None if self.required_buckets is None else sorted(set(self.required_buckets))
+        return {
+            "target_rate": float(self.target_rate),
+            "confidence": float(self.confidence),
+            "require_audit": bool(self.require_audit),
+            "required_buckets": buckets,
+            "block_on_drift": bool(self.block_on_drift),
+            "block_on_watch": bool(self.block_on_watch),
+            "block_on_unknown": bool(self.block_on_unknown),
+            "require_drift": bool(self.require_drift),
+        }
+
+    def describe(self) -> str:
+        """``"<label> sha256:<12 hex>"``: the digest covers every decision field (not the label,
+        not the approval), so two policies that decide alike describe alike under one label."""
+        digest = hashlib.sha256(canonical_json(self.decision_fields()).encode("utf-8")).hexdigest()
+        return f"{self.label} sha256:{digest[:DIGEST_HEX]}"
+
+
+def weakens(base: ReleaseGatePolicy, other: ReleaseGatePolicy) -> list[str]:
+    """The fields of ``other`` that demand less than ``base`` (empty: ``other`` is as strict or
+    stricter): a higher ``target_rate``, a lower ``confidence``, ``require_audit`` off,
+    ``required_buckets`` narrowed (every bucket -> a list, or a list missing some of the base's),
+    any ``block_on_*`` or ``require_drift`` turned off."""
+    out: list[str] = []
+    if other.target_rate > base.target_rate:
+        out.append("target_rate")
+    if other.confidence < base.confidence:
+        out.append("confidence")
+    if base.require_audit and not other.require_audit:
+        out.append("require_audit")
+    if other.required_buckets is not None and (
+        base.required_buckets is None or not set(base.required_buckets) <= set(other.required_buckets)
+    ):
+        out.append("required_buckets")
+    for name in ("block_on_drift", "block_on_watch", "block_on_unknown", "require_drift"):
+        if getattr(base, name) and not getattr(other, name):
+            out.append(name)
+    return out
 
 
 @dataclass

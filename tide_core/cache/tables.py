@@ -68,6 +68,9 @@ DEID_NOTES = pa.schema(
         ("anonymizer", pa.string()),
         ("fingerprint", pa.string()),
         ("released_at", TS),
+        # digest of the row's released content and versions (tide_core.release.content.row_hash):
+        # what audit frames and published versions are bound to
+        ("row_hash", pa.string()),
     ]
 )
 
@@ -157,6 +160,77 @@ AUDITS = pa.schema(
         # a round of an audit stratified by PHI Guard richness: its stratum and the stratum's size
         ("stratum", pa.string()),
         ("stratum_population", pa.int64()),
+        # the content the round sampled (tide_audit_frames) and the patients in that frame
+        ("frame_id", pa.string()),
+        ("frame_patients", pa.int64()),
+    ]
+)
+
+#: Audit frames: exactly which released rows (by row_hash) an audit round sampled from.
+AUDIT_FRAMES = pa.schema(
+    [
+        ("study", pa.string()),
+        ("key", pa.string()),
+        ("frame_id", pa.string()),
+        ("bucket_id", pa.string()),
+        ("row_hash", pa.string()),
+        ("patient_ref", pa.string()),
+        ("created_at", TS),
+    ]
+)
+
+#: Published release content (researcher columns only), one row per distinct released row.
+PUBLISHED_CONTENT = pa.schema(
+    [
+        ("study", pa.string()),
+        ("key", pa.string()),
+        ("row_hash", pa.string()),
+        ("note_ref", pa.string()),
+        ("patient_ref", pa.string()),
+        ("note_date", pa.string()),
+        ("note_type", pa.string()),
+        ("source", pa.string()),
+        ("site", pa.string()),
+        ("text", pa.string()),
+    ]
+)
+
+#: Which content rows make up each published version (ids only).
+PUBLISHED_MEMBERS = pa.schema(
+    [
+        ("study", pa.string()),
+        ("key", pa.string()),
+        ("version", pa.string()),
+        ("row_hash", pa.string()),
+    ]
+)
+
+#: The version researchers see, one row per (study, key); publish and rollback move it atomically.
+PUBLISHED_POINTER = pa.schema(
+    [
+        ("study", pa.string()),
+        ("key", pa.string()),
+        ("version", pa.string()),
+        ("content_fingerprint", pa.string()),
+        ("n_notes", pa.int64()),
+        ("published_at", TS),
+    ]
+)
+
+#: Every publish and rollback of a (study, key) (append only): what went out, under which policy.
+RELEASE_VERSIONS = pa.schema(
+    [
+        ("study", pa.string()),
+        ("key", pa.string()),
+        ("version", pa.string()),
+        ("action", pa.string()),
+        ("content_fingerprint", pa.string()),
+        ("n_notes", pa.int64()),
+        ("gate_policy", pa.string()),
+        ("gate_approval", pa.string()),
+        ("gate_statement", pa.string()),
+        ("actor", pa.string()),
+        ("decided_at", TS),
     ]
 )
 
@@ -177,7 +251,7 @@ DRIFT = pa.schema(
     ]
 )
 
-#: One row per (study, key) release: counts, versions, gate decision, status (tide_etl.release_summary).
+#: One row per (study, key) release: counts, versions, gate decision, status (tide_core.release.lifecycle).
 RELEASES = pa.schema(
     [
         ("study", pa.string()),
@@ -198,6 +272,11 @@ RELEASES = pa.schema(
         ("n_held", pa.int64()),
         ("guard_version", pa.string()),
         ("guard_thresholds", pa.string()),
+        # the candidate's content fingerprint, the version researchers see, the gate policy used
+        ("content_fingerprint", pa.string()),
+        ("published_version", pa.string()),
+        ("gate_policy", pa.string()),
+        ("gate_approval", pa.string()),
     ]
 )
 
@@ -277,7 +356,8 @@ TABLES: dict[str, TableSpec] = {
             DEID_NOTES,
             ("study", "key"),
             "released_at",
-            "Released de-identified notes, one row per (study, key, note). The table researchers query. "
+            "Release candidate: de-identified notes, one row per (study, key, note), rewritten by every "
+            "anonymization run; researchers read published versions (tide_published_*), never this table. "
             "Partition = (study, key).",
         ),
         _spec(
@@ -313,9 +393,9 @@ TABLES: dict[str, TableSpec] = {
             ("study", "key"),
             "decided_at",
             "One row per (study, key) release: counts, versions, the release-gate decision and the status "
-            "(pending | blocked | awaiting_audit | published; released_at = the stamp of the published "
-            "tide_deid_notes rows), the documents held by the PHI Guard and its version and thresholds. "
-            "Written by the Dagster asset release_summary.",
+            "(pending | blocked | awaiting_audit | published | rolled_back) of the candidate, its content "
+            "fingerprint, the version researchers see and the gate policy, the documents held by the PHI "
+            "Guard and its version and thresholds. Written by tide_core.release.lifecycle.",
         ),
         _spec(
             9,
@@ -343,6 +423,48 @@ TABLES: dict[str, TableSpec] = {
             None,
             "PHI Guard scores of one release (numbers and ids only): held rows are the review pile, "
             "rank 1 riskiest; richness stratifies the audit sample. Partition = (study, key).",
+        ),
+        _spec(
+            12,
+            "audit_frames",
+            AUDIT_FRAMES,
+            ("study", "key"),
+            "created_at",
+            "Audit frames: the released rows (row_hash, patient_ref) an audit round sampled from. The gate "
+            "counts a round only for the content its frame holds. Partition = (study, key).",
+        ),
+        _spec(
+            13,
+            "published_content",
+            PUBLISHED_CONTENT,
+            ("study", "key"),
+            None,
+            "Published release content, researcher columns only, one row per distinct released row "
+            "(row_hash). Written only by publish. Partition = (study, key).",
+        ),
+        _spec(
+            14,
+            "published_members",
+            PUBLISHED_MEMBERS,
+            ("study", "key"),
+            None,
+            "The rows (row_hash) of each published version. Partition = (study, key).",
+        ),
+        _spec(
+            15,
+            "published_pointer",
+            PUBLISHED_POINTER,
+            ("study", "key"),
+            None,
+            "The version researchers see, one row per (study, key); moved by publish and rollback in one commit.",
+        ),
+        _spec(
+            16,
+            "release_versions",
+            RELEASE_VERSIONS,
+            ("study", "key"),
+            "decided_at",
+            "Every publish and rollback (append only): version, content fingerprint, gate policy and approval.",
         ),
     )
 }
@@ -374,6 +496,11 @@ class TableNames:
     drift: str = "tide_drift"
     releases: str = "tide_releases"
     guard_scores: str = "tide_guard_scores"
+    audit_frames: str = "tide_audit_frames"
+    published_content: str = "tide_published_content"
+    published_members: str = "tide_published_members"
+    published_pointer: str = "tide_published_pointer"
+    release_versions: str = "tide_release_versions"
     studies: str = "tide_studies"
 
     @classmethod

@@ -11,15 +11,18 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from tide_core.anonymize.keys import FileKeyProvider, provider_from_env
-from tide_core.cache.release_store import ReleaseStore
+from tide_core.assurance.gate import ReleaseGatePolicy
 from tide_core.cache.span_cache import SpanCache
 from tide_core.cli.cmd_run import print_anonymization, print_recognition
 from tide_core.cli.common import add_config, add_keys, config_from_args
 from tide_core.evaluation.evaluate import evaluate
 from tide_core.evaluation.gold_io import write_gold
 from tide_core.io.open import open_warehouse
+from tide_core.release.gold_audit import audit_from_gold, summary
+from tide_core.release.lifecycle import PENDING, decide, set_status
+from tide_core.release.publish import researcher_rows, store_url
 from tide_core.runner import anonymize_study, recognize_study
-from tide_core.synth import generate_demo_corpus
+from tide_core.synth import demo_metadata_vocabulary, generate_demo_corpus
 
 if TYPE_CHECKING:
     from tide_core.config import TideConfig
@@ -68,6 +71,8 @@ def load_demo(wh: Warehouse, seed: int = 7, gold_out: str | None = None) -> Demo
 def run(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
+    if not config.metadata_vocabulary:  # the demo's note types, sources and sites are released as they are
+        config = config.with_metadata_vocabulary(demo_metadata_vocabulary())
     provider = provider_from_env(args.key_dir)
     if not provider.has(args.study, args.key):
         file_provider = provider.providers[0]
@@ -83,29 +88,45 @@ def run(args: argparse.Namespace) -> int:
         print(f"loaded {len(corpus.notes)} synthetic notes of {len(corpus.patients)} patients into {wh.url}")
         rec = recognize_study(wh, args.study, config, progress=not args.no_progress)
         print_recognition(rec)
+        set_status(wh, args.study, args.key, PENDING, "anonymization in progress", config.tables.releases)
         anon = anonymize_study(wh, args.study, args.key, provider, config, progress=not args.no_progress)
         print_anonymization(anon)
         _print_quality(wh, args.study, config, corpus)
-        sample = ReleaseStore(wh, config.tables).deid_notes(args.study, args.key, ["note_ref", "text"])
-        if sample:
-            row = sample[0]
+        _audit_and_publish(wh, args.study, args.key, config, corpus)
+        seen = researcher_rows(wh, args.study, args.key, "note_ref, text")
+        if seen:
+            row = seen[0]
             print(f"\nfirst released note ({row['note_ref']}), first 400 characters:\n{row['text'][:400]}")
-        print(_researcher_hint(wh.url, args.study, args.key))
+        print(_researcher_hint(wh, args.study, args.key))
     finally:
         wh.close()
     return 0
 
 
-def _researcher_hint(url: str, study: str, key: str) -> str:
-    """Point researchers at the gated ``released_notes`` view, never at the ``tide_*`` tables."""
+def _audit_and_publish(wh: Warehouse, study: str, key: str, config: TideConfig, corpus: DemoCorpus) -> None:
+    """The demo's audit (answered from the synthetic gold, and said so) and the publish."""
+    policy = ReleaseGatePolicy()
+    records = audit_from_gold(
+        wh, config.tables, study, key, corpus.gold, target_rate=policy.target_rate, confidence=policy.confidence
+    )
+    print(f"\naudit: {summary(records)} (synthetic corpus: the review is computed from gold, not done by a person)")
+    row = decide(wh, config, study, key, policy, config.tables.releases, actor="tide demo")
+    print(f"release {study}/{key}: {row['status']}; researchers see {row['published_version'] or 'nothing yet'}")
+    for reason in filter(None, (row["gate_reasons"] or "").split("; ")):
+        print(f"  - {reason}")
+    if row["gate_statement"]:
+        print(f"  {row['gate_statement']}")
+
+
+def _researcher_hint(wh: Warehouse, study: str, key: str) -> str:
+    """Point researchers at the published ``released_notes`` view, never at the ``tide_*`` tables."""
+    url = store_url(wh) or wh.url
     scheme, _, rest = url.partition(":")
     view = f"`{rest}.released_notes`" if scheme == "bigquery" else "released_notes"
-    how = "run_sql_file" if scheme == "bigquery" else "tide_etl.sql_files.run_duckdb"
+    where = f"the dataset {rest}" if scheme == "bigquery" else f"the researchers' file {rest} (nothing else is in it)"
     return (
-        f"\nresearchers query the gated view (published releases whose gate passed; no source note ids):\n"
-        f"  SELECT note_ref, patient_ref, note_date, text FROM {view} WHERE study = '{study}' AND key = '{key}'\n"
-        f"  warehouse {url}; create the view from sql/views/released_notes.sql ({how}) and grant researchers it, "
-        "not the tide_* tables; it shows rows once the release is audited, gated and published (tide_etl)"
+        f"\nresearchers query the published version (no source ids, no offsets) in {where}:\n"
+        f"  SELECT note_ref, patient_ref, note_date, text FROM {view} WHERE study = '{study}' AND key = '{key}'"
     )
 
 

@@ -10,6 +10,7 @@ from tide_core.chunk_progress import log_progress
 from tide_core.cli.common import add_config, add_keys, add_warehouse, config_from_args
 from tide_core.errors import KeyProviderError
 from tide_core.io.open import open_warehouse
+from tide_core.release.lifecycle import PENDING, set_status
 from tide_core.runner import anonymize_study, recognize_study
 
 if TYPE_CHECKING:
@@ -84,6 +85,9 @@ def run(args: argparse.Namespace) -> int:
                 )
             )
         if args.stage in ("all", "anonymize"):
+            # the candidate changes: an earlier decision no longer covers it (researchers keep what
+            # was published; `tide release publish` decides the new candidate)
+            set_status(wh, args.study, args.key, PENDING, "anonymization in progress", config.tables.releases)
             print_anonymization(
                 anonymize_study(
                     wh,

@@ -26,6 +26,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("tide_core.cli.cmd_eval", "score predictions against gold spans (recall, precision, CIs)"),
     "guard": ("tide_core.cli.cmd_guard", "PHI Guard: document-level residual-PHI scores and stratified audits"),
     "keys": ("tide_core.cli.cmd_keys", "create or list anonymization keys (secrets are never printed)"),
+    "release": (
+        "tide_core.cli.cmd_release",
+        "release lifecycle: status, audit plan/record, publish, rollback",
+    ),
     "review": ("tide_core.cli.cmd_review", "review recognized spans of a study in a local web page (shows PHI)"),
     "run": ("tide_core.cli.cmd_run", "recognize + anonymize a study's notes into the released tables"),
     "synth": ("tide_core.cli.cmd_synth", "generate a synthetic clinical-note corpus with gold PHI spans"),

@@ -28,6 +28,7 @@ from tide_core.engine.release_columns import release_value
 from tide_core.engine.study_chunks import ChunkInfo
 from tide_core.io.staging import StagedWrite
 from tide_core.io.warehouse import PartitionWrite
+from tide_core.cache.release_content import row_hash
 from tide_core.spans import Note, Quarantined, Span
 
 if TYPE_CHECKING:
@@ -51,6 +52,8 @@ class ReleaseJob:
     fingerprints: Mapping[str, str]  # note_id -> recognition fingerprint of its cached spans
     quarantined: list[Quarantined]  # input and cache quarantines of the chunk
     owned_ids: tuple[str, ...]  # the note ids whose rows the chunk's commit replaces
+    #: the run's one ``released_at`` stamp: every chunk of a run (and of its resumption) carries it
+    stamp: dt.datetime | None = None
 
     @property
     def partition(self) -> dict[str, object]:
@@ -137,7 +140,7 @@ def deid_row(
     study: str, key: str, out: ReleasedNote, anonymizer: str, fp: str, now: dt.datetime, config: TideConfig
 ) -> dict[str, Any]:
     src = out.source
-    return {
+    row = {
         "study": study,
         "key": key,
         "note_id": src.note_id,
@@ -145,11 +148,13 @@ def deid_row(
         "patient_ref": out.patient_ref,
         "text": out.note.text,
         "note_date": out.note_date,
-        **{c: release_value(src.metadata.get(c), config.metadata_allowlist) for c in RELEASE_COLUMNS},
+        **{c: release_value(src.metadata.get(c), c, config.released_metadata) for c in RELEASE_COLUMNS},
         "anonymizer": anonymizer,
         "fingerprint": fp,
         "released_at": now,
     }
+    row["row_hash"] = row_hash(study, key, row)
+    return row
 
 
 def released_span_rows(study: str, key: str, out: ReleasedNote) -> list[dict[str, Any]]:
@@ -174,7 +179,7 @@ def release_chunk(job: ReleaseJob, keyring: KeyRing, config: TideConfig) -> Chun
     """Anonymize ``job``'s notes under ``keyring`` and build the chunk's released rows."""
     result = anonymize_notes(job.notes, job.spans, keyring, config, progress=False)
     quarantined = list(job.quarantined) + list(result.quarantined)
-    now = _now()
+    now = job.stamp or _now()
     deid = [
         deid_row(job.study, job.key, out, result.anonymizer, job.fingerprints[out.source.note_id], now, config)
         for out in result.released

@@ -8,6 +8,8 @@ the driver never holds the chunk's text.
 
 from __future__ import annotations
 
+import datetime as dt
+
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -90,6 +92,7 @@ def release_job(
     ready: Sequence[Note],
     quarantined: Sequence[Quarantined],
     spans: Mapping[str, Sequence[Span]],
+    stamp: dt.datetime | None = None,
 ) -> ReleaseJob:
     return ReleaseJob(
         study,
@@ -100,6 +103,7 @@ def release_job(
         {n.note_id: entries[n.note_id].fingerprint for n in ready},
         list(chunk.quarantined) + list(quarantined),
         chunk.owned_ids,
+        stamp,
     )
 
 
@@ -123,6 +127,7 @@ class ShardReleaseJob:
     settings: tuple[object, ...]
     max_note_chars: int
     committed: str | None = None
+    stamp: dt.datetime | None = None  # the run's one released_at stamp
 
     @property
     def chunk(self) -> int:
@@ -149,5 +154,5 @@ def open_shard_job(job: ShardReleaseJob, rows: Sequence[tuple[int, Mapping[str, 
     fingerprints = frozenset(job.entries[n.note_id].fingerprint for n in ready)
     if job.committed == chunk_digest:
         return OpenedShard(chunk.info(), chunk_digest, fingerprints, None)
-    release = release_job(job.study, job.key, chunk, job.entries, ready, cache_q, spans)
+    release = release_job(job.study, job.key, chunk, job.entries, ready, cache_q, spans, job.stamp)
     return OpenedShard(chunk.info(), chunk_digest, fingerprints, release)

@@ -2,6 +2,7 @@
 
 from tide_core.synth.corpus import (
     DemoCorpus,
+    demo_metadata_vocabulary,
     generate,
     generate_demo_corpus,
     generate_heldout_corpus,
@@ -13,6 +14,7 @@ from tide_core.synth.world import PATIENT_COLUMNS
 __all__ = [
     "DemoCorpus",
     "PATIENT_COLUMNS",
+    "demo_metadata_vocabulary",
     "generate",
     "generate_demo_corpus",
     "generate_heldout_corpus",

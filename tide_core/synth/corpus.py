@@ -83,6 +83,10 @@ class DemoCorpus:
     gold: list[GoldDoc]
 
 
+def _source(kind: str) -> str:
+    return f"{SYNTH_VERSION}:{kind}"
+
+
 def _render(ctx: NoteContext, t: Template, b: NoteBuilder) -> None:
     for head, arg in t.expand(ctx.rng):
         if arg is None:
@@ -160,7 +164,7 @@ def generate(kind: Kind, n_notes: int, seed: int) -> DemoCorpus:
             meta = {
                 "note_date": patient.note_dates[j].isoformat(),
                 "note_type": nt,
-                "source": f"{SYNTH_VERSION}:{kind}",
+                "source": _source(kind),
                 "site": cfg.site,
             }
             spans = tuple(Span(note_id, s, e, lab, 1.0, GOLD_RECOGNIZER) for s, e, lab in raw_spans)
@@ -176,6 +180,18 @@ def generate(kind: Kind, n_notes: int, seed: int) -> DemoCorpus:
             notes.append(Note(note_id, pid, text, meta))
             gold.append(GoldDoc(note_id, pid, text, spans, gmeta))
     return DemoCorpus(notes, patients, gold)
+
+
+def metadata_vocabulary(kind: Kind) -> dict[str, tuple[str, ...]]:
+    """Every ``note_type``, ``source`` and ``site`` value :func:`generate` can give a ``kind`` note."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown corpus kind {kind!r}; use demo, train or heldout")
+    return {"note_type": NOTE_TYPES, "source": (_source(kind),), "site": (KINDS[kind].site,)}
+
+
+def demo_metadata_vocabulary() -> dict[str, tuple[str, ...]]:
+    """The demo corpus's metadata values per column, for ``TideConfig.with_metadata_vocabulary``."""
+    return metadata_vocabulary("demo")
 
 
 def generate_demo_corpus(seed: int = 7, n_notes: int = 150) -> DemoCorpus:

@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any
 
-from tide_core.assurance.audit import bucket_of
-from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
 from tide_core.cache.release_store import ReleaseStore
 from tide_core.cache.span_cache import SpanCache
 from tide_core.cache.tables import TableNames
 from tide_core.config import TideConfig
 from tide_core.io.warehouse import Warehouse
+from tide_core.release.outcome import CheckOutcome
 from tide_core.runner import read_study_input
 
 #: Labels whose operator may keep the original value (ages <= 89); see tide_core.engine.anonymization.
@@ -27,13 +25,6 @@ KEEPS_VALUE = frozenset({"AGE"})
 MIN_SEARCH_LEN = 4
 #: Quarantine code of an exact duplicate source row (tide_core.engine.validation): its first row is released once.
 EXACT_DUPLICATE = "E608"
-
-
-@dataclass(frozen=True)
-class CheckOutcome:
-    passed: bool
-    description: str
-    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 def _release_rows(
@@ -47,6 +38,16 @@ def _source_notes(wh: Warehouse, config: TideConfig, study: str) -> dict[str, An
 
     validated = read_study_input(wh, study, config)
     return {"n_rows": validated.n_rows, "notes": {n.note_id: n for n in validated.notes}}
+
+
+def source_notes(wh: Warehouse, config: TideConfig, study: str) -> dict[str, Any]:
+    """The study's valid source notes by note id."""
+    return dict(_source_notes(wh, config, study)["notes"])
+
+
+def source_rows(wh: Warehouse, config: TideConfig, study: str) -> int:
+    """The study's source rows (valid or not)."""
+    return int(_source_notes(wh, config, study)["n_rows"])
 
 
 def rows_accounted(wh: Warehouse, config: TideConfig, study: str, key: str) -> CheckOutcome:
@@ -237,56 +238,3 @@ def versions_recorded(wh: Warehouse, config: TideConfig, study: str, key: str) -
         else "released rows or runs lack recognizer/anonymizer versions; rerun the release",
         md,
     )
-
-
-def release_buckets(wh: Warehouse, config: TideConfig, study: str, key: str) -> list[str]:
-    """Audit buckets (site|source|note_type) present in this release."""
-
-    rows = _release_rows(wh, config.tables, study, key, "deid_notes", ["site", "source", "note_type"])
-    return sorted({bucket_of(r) for r in rows})
-
-
-def release_gate(
-    wh: Warehouse,
-    config: TideConfig,
-    study: str,
-    key: str,
-    policy: ReleaseGatePolicy | None = None,
-    audits_table: str | None = None,
-) -> CheckOutcome:
-    """The release gate: audit evidence for every bucket of the release, bounds below target,
-    and the newest recorded drift verdict (``tide_drift``) not ``drift``.
-
-    No drift row recorded for (study, key) is not blocking unless the policy sets ``require_drift``.
-    """
-    policy = policy or ReleaseGatePolicy()
-    buckets = release_buckets(wh, config, study, key)
-    if policy.required_buckets is None:
-        policy = replace(policy, required_buckets=tuple(buckets))
-    names = config.tables if audits_table is None else replace(config.tables, audits=audits_table)
-    store = ReleaseStore(wh, names)
-    audits = store.audits(study, key)
-    drift = store.latest_drift(study, key)
-    drift_band = drift["band"] if drift else None
-    decision = evaluate_release(audits, drift_result=drift_band, policy=policy, population=f"release {study}/{key}")
-    audited = set(decision.buckets)
-    n_missing = int(audits.num_rows == 0 and policy.require_audit) + sum(
-        1 for b in policy.required_buckets or () if b not in audited
-    )
-    # blocked only for want of audit evidence (not a failing bound, not drift): awaiting audit
-    awaiting = not decision.passed and n_missing > 0 and len(decision.reasons) == n_missing
-    md = {
-        "passed": decision.passed,
-        "awaiting_audit": awaiting,
-        "n_audit_rounds": audits.num_rows,
-        "n_buckets": len(buckets),
-        "drift_band": drift_band or "none recorded",
-        "drift_checked_at": str(drift["checked_at"]) if drift else "",
-        "n_buckets_audited": len(decision.buckets),
-        "reasons": "; ".join(decision.reasons) or "none",
-        "statement": decision.sentence or "",
-        "target_rate": policy.target_rate,
-        "confidence": policy.confidence,
-    }
-    desc = decision.sentence if decision.passed else ("release blocked: " + "; ".join(decision.reasons[:3]))
-    return CheckOutcome(decision.passed, desc or "release gate passed", md)

@@ -1,0 +1,56 @@
+"""What a release *is*, as digests: one hash per released row, one fingerprint per release.
+
+A row's hash covers every column a researcher sees (refs, date, screened metadata, text) and the
+versions that produced it (recognition fingerprint, anonymizer), scoped by (study, key).  Audit
+frames record row hashes, published versions are sets of row hashes, and the content fingerprint
+of a release is the digest of its sorted row hashes: evidence and versions name exactly the
+content they cover, and any change of text, key, recognizer or anonymizer is new content.
+
+Bucket ids stand for audit buckets (site | source | note type) wherever a name could reach a
+table, an event or a log: a short digest, never the metadata values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+
+#: The columns researchers see, in the order of the researcher view (no source ids, offsets,
+#: operators or recognizer names).
+RESEARCHER_COLUMNS = ("note_ref", "patient_ref", "note_date", "note_type", "source", "site", "text")
+#: What else a row's hash covers: the versions that produced the released text.
+VERSION_COLUMNS = ("anonymizer", "fingerprint")
+_ROW_DOMAIN = "tide-row/1"
+
+
+def row_hash(study: str, key: str, row: Mapping[str, object]) -> str:
+    """The digest of one released row (32 hex characters)."""
+    h = hashlib.sha256(_ROW_DOMAIN.encode())
+    for part in (study, key, *(row.get(c) for c in RESEARCHER_COLUMNS + VERSION_COLUMNS)):
+        text = "\x01" if part is None else str(part)
+        h.update(len(text).to_bytes(8, "big"))
+        h.update(text.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:32]
+
+
+def content_fingerprint(hashes: Iterable[str]) -> str:
+    """The fingerprint of a release: a digest of its sorted row hashes (24 hex characters)."""
+    h = hashlib.sha256(b"tide-release/1")
+    for value in sorted(hashes):
+        h.update(value.encode() + b"\n")
+    return h.hexdigest()[:24]
+
+
+def bucket_name(row: Mapping[str, object]) -> str:
+    """An audit bucket (``site|source|note_type``) of a released row, for the operator's plan only."""
+    return "|".join(str(row.get(c) or "unknown") for c in ("site", "source", "note_type"))
+
+
+def bucket_id(name: str) -> str:
+    """The id of a bucket, safe for tables, events and logs: ``b`` + 10 hex of its digest."""
+    return "b" + hashlib.sha256(f"tide-bucket/1|{name}".encode()).hexdigest()[:10]
+
+
+def batch_id(bucket: str, hashes: Iterable[str]) -> str:
+    """The id of a batch of rows (one bucket's rows with the same evidence): ``n`` + 10 hex."""
+    return "n" + content_fingerprint([bucket, *hashes])[:10]

@@ -1,0 +1,399 @@
+"""Audit evidence bound to content: frames, rounds and the gate's verdict per batch.
+
+An **audit frame** is exactly the set of released rows (by row hash, with their pseudonymous
+patient refs) a reviewer sampled from: ``tide release audit plan`` writes one frame per bucket
+of content that no earlier round covers, draws the patients to review, and the round recorded
+against it (``tide release audit record --frame``) counts only for the rows its frame holds.
+
+The gate groups the candidate's rows by bucket and by the frames (with rounds) that hold them:
+
+- rows no round covers form an **unaudited batch** (new nightly notes, re-recognized or
+  re-anonymized notes, a new key, recognizer or anonymizer version: all new row hashes) and
+  hold the release at ``awaiting_audit``; unchanged rows keep their evidence;
+- a covered batch is judged by *every* round of *every* frame that holds it (a failed round is
+  never outweighed): each frame's rounds give an exact upper bound ``D`` on the number of leaky
+  patients in the frame (hypergeometric for one round: a census with no leak gives ``D = 0``;
+  pooled Clopper-Pearson for several; the weighted bound for richness-stratified rounds; the
+  largest when a frame has both), and since the batch is part of the frame, at most ``D`` of its
+  patients leak: the batch's bound is ``max over frames of D / patients in the batch``.
+
+A round may not be recorded against a frame one of whose rounds found a leak (no redraw after
+a failed round, E769), nor may a new frame be planned over rows such a frame holds: the content
+has to change (be re-made) before it can be audited again.
+
+Everything that can reach ``tide_releases``, Dagster metadata or logs is an id (bucket ids,
+batch ids, frame ids) or a count, never a metadata value.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import random
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from tide_core.assurance.audit_table import AuditRecord, records_from_table, records_to_table
+from tide_core.assurance.bounds import clopper_pearson_upper, finite_population_sample_size, hypergeometric_upper_count
+from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
+from tide_core.assurance.stratified import Stratum, stratified_upper_bound
+from tide_core.cache import tables
+from tide_core.cache.release_content import batch_id, bucket_id, bucket_name, content_fingerprint
+from tide_core.cache.release_store import ReleaseStore
+from tide_core.cache.tables import TableNames
+from tide_core.errors import InputError, TideError
+from tide_core.io.warehouse import Warehouse
+
+
+@dataclass(frozen=True)
+class CandidateRow:
+    """One released row of the candidate, as the gate sees it (no text, no values)."""
+
+    row_hash: str
+    patient_ref: str
+    bucket: str  # site|source|note_type (released, screened values): the operator's plan only
+    bucket_id: str
+
+
+def candidate_rows(wh: Warehouse, names: TableNames, study: str, key: str) -> list[CandidateRow]:
+    """The candidate's rows of (study, key); a row without a hash (written by an older
+    version) fails closed (E932: re-run anonymization)."""
+    rows = ReleaseStore(wh, names).deid_notes(study, key, ["row_hash", "patient_ref", "site", "source", "note_type"])
+    out = []
+    for r in rows:
+        if not r.get("row_hash"):
+            raise InputError(
+                "E932",
+                f"released rows of {study}/{key} carry no row hash",
+                hint="re-run anonymization for this (study, key) (tide run --stage anonymize, or release_job)",
+            )
+        name = bucket_name(r)
+        out.append(CandidateRow(r["row_hash"], str(r["patient_ref"] or ""), name, bucket_id(name)))
+    return out
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A recorded audit frame: its bucket id, the row hashes it holds and its distinct patients."""
+
+    frame_id: str
+    bucket_id: str
+    hashes: frozenset[str]
+    patients: frozenset[str]
+
+
+def frames(wh: Warehouse, names: TableNames, study: str, key: str) -> dict[str, Frame]:
+    """Every audit frame of (study, key)."""
+    acc: dict[str, tuple[str, set[str], set[str]]] = {}
+    for r in ReleaseStore(wh, names).rows(
+        "audit_frames", study, key, ["frame_id", "bucket_id", "row_hash", "patient_ref"]
+    ):
+        b, hs, ps = acc.setdefault(r["frame_id"], (r["bucket_id"], set(), set()))
+        hs.add(r["row_hash"])
+        ps.add(r["patient_ref"] or "")
+    return {f: Frame(f, b, frozenset(hs), frozenset(ps)) for f, (b, hs, ps) in acc.items()}
+
+
+def audit_records(wh: Warehouse, names: TableNames, study: str, key: str) -> list[AuditRecord]:
+    """Every recorded round of (study, key)."""
+    return records_from_table(ReleaseStore(wh, names).audits(study, key))
+
+
+# -- plan and record -----------------------------------------------------------------------------------
+
+
+@dataclass
+class FramePlan:
+    """The audit of one frame: how many of its patients to review, and which (seeded draw)."""
+
+    frame_id: str
+    bucket: str  # the bucket's name: shown to the operator, never stored outside the plan
+    bucket_id: str
+    n_notes: int
+    n_patients: int
+    sample_size: int
+    sample: list[str] = field(default_factory=list)  # patient refs to review
+
+    @property
+    def census(self) -> bool:
+        return self.sample_size >= self.n_patients
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "frame_id": self.frame_id,
+            "bucket": self.bucket,
+            "bucket_id": self.bucket_id,
+            "n_notes": self.n_notes,
+            "n_patients": self.n_patients,
+            "sample_size": self.sample_size,
+            "census": self.census,
+            "sample": self.sample,
+        }
+
+
+def _failed_frames(records: Sequence[AuditRecord]) -> set[str]:
+    return {r.frame_id for r in records if r.frame_id and r.n_leaks > 0}
+
+
+def plan_audit(
+    wh: Warehouse,
+    names: TableNames,
+    study: str,
+    key: str,
+    *,
+    target_rate: float = 0.01,
+    confidence: float = 0.95,
+    max_leaks: int = 0,
+    seed: int = 42,
+    everything: bool = False,
+) -> list[FramePlan]:
+    """Write one audit frame per bucket of the candidate's content that no round covers yet
+    (``everything``: of all its content) and draw each frame's sample; idempotent for the same
+    content (the frame id is a digest of the bucket and its rows)."""
+    rows = candidate_rows(wh, names, study, key)
+    if not rows:
+        raise InputError("E930", f"release {study}/{key} has no released rows to audit", hint="run anonymization first")
+    known = frames(wh, names, study, key)
+    records = audit_records(wh, names, study, key)
+    with_rounds = {r.frame_id for r in records if r.frame_id}
+    failed = _failed_frames(records)
+    covered = {h for f in with_rounds if f in known for h in known[f].hashes}
+    blocked = {h for f in failed if f in known for h in known[f].hashes}
+    todo = [r for r in rows if everything or r.row_hash not in covered]
+    if any(r.row_hash in blocked for r in todo):
+        raise InputError(
+            "E769",
+            f"part of release {study}/{key} is held by an audit round that found leaks; another draw of the "
+            "same content is refused",
+            hint="fix the cause, re-make the release (new content), then audit the new content",
+        )
+    by_bucket: dict[str, list[CandidateRow]] = defaultdict(list)
+    for r in todo:
+        by_bucket[r.bucket].append(r)
+    plans: list[FramePlan] = []
+    now = dt.datetime.now(dt.UTC)
+    for name in sorted(by_bucket):
+        members = by_bucket[name]
+        bid = members[0].bucket_id
+        frame_id = "f" + content_fingerprint([bid, *(m.row_hash for m in members)])[:15]
+        if frame_id not in known:
+            table = tables.to_table(
+                "audit_frames",
+                [
+                    {
+                        "study": study,
+                        "key": key,
+                        "frame_id": frame_id,
+                        "bucket_id": bid,
+                        "row_hash": m.row_hash,
+                        "patient_ref": m.patient_ref,
+                        "created_at": now,
+                    }
+                    for m in members
+                ],
+            )
+            wh.replace_partition(names.audit_frames, table, {"study": study, "key": key, "frame_id": frame_id})
+        patients = sorted({m.patient_ref for m in members})
+        size = finite_population_sample_size(len(patients), target_rate, confidence, max_leaks)
+        n = len(patients) if size is None else min(size, len(patients))
+        sample = sorted(random.Random(f"{seed}|{frame_id}").sample(patients, n))
+        plans.append(FramePlan(frame_id, name, bid, len(members), len(patients), n, sample))
+    return plans
+
+
+def record_round(
+    wh: Warehouse,
+    names: TableNames,
+    study: str,
+    key: str,
+    frame_id: str,
+    n_patients: int,
+    n_leaks: int,
+    *,
+    reviewer: str,
+    confidence: float = 0.95,
+    stratum: str = "",
+    stratum_population: int | None = None,
+) -> AuditRecord:
+    """Append one audit round of ``frame_id`` to ``tide_audits`` (refused: an unknown frame,
+    more patients than the frame holds, no reviewer, or a frame that already failed)."""
+    frame = frames(wh, names, study, key).get(frame_id)
+    if frame is None:
+        raise InputError(
+            "E931",
+            f"release {study}/{key} has no audit frame {frame_id!r}",
+            hint="plan the audit first (tide release audit plan) and record against a frame id it printed",
+        )
+    if not reviewer.strip():
+        raise InputError("E933", "an audit round needs a named reviewer", hint="pass --reviewer NAME-OR-ROLE")
+    if not 0 <= n_leaks <= n_patients or n_patients < 1:
+        raise InputError("E740", "an audit round needs n >= 1 and 0 <= leaks <= n", hint="check --n and --leaks")
+    cap = stratum_population if stratum else len(frame.patients)
+    if n_patients > (cap or 0):
+        raise InputError(
+            "E747",
+            f"audit round reviewed {n_patients} patients but its frame holds {cap}",
+            hint="pass --n as the number of patients actually reviewed",
+        )
+    if frame_id in _failed_frames(audit_records(wh, names, study, key)):
+        raise InputError(
+            "E769",
+            "a round of this audit frame already found leaks; another draw of the same content is refused",
+            hint="fix the cause, re-make the release (new content), then audit the new content",
+        )
+    record = AuditRecord.create(
+        study,
+        key,
+        frame.bucket_id,
+        n_patients,
+        n_leaks,
+        confidence,
+        reviewer,
+        stratum=stratum,
+        stratum_population=stratum_population,
+        frame_id=frame_id,
+        frame_patients=len(frame.patients),
+    )
+    wh.append(names.audits, records_to_table([record]))
+    return record
+
+
+# -- the gate --------------------------------------------------------------------------------------------
+
+
+def frame_leak_bound(records: Sequence[AuditRecord], n_frame_patients: int, confidence: float) -> int:
+    """Upper bound on the number of leaky patients in a frame from all its rounds (see module doc)."""
+    simple = [r for r in records if not r.stratum]
+    strata: dict[str, list[int]] = {}
+    for r in records:
+        if r.stratum:
+            n, k, pop = strata.setdefault(r.stratum, [0, 0, 0])
+            strata[r.stratum] = [n + r.n_patients_sampled, k + r.n_leaks, max(pop, r.stratum_population or 0)]
+    bounds = []
+    if len(simple) == 1:
+        r = simple[0]
+        bounds.append(hypergeometric_upper_count(n_frame_patients, r.n_patients_sampled, r.n_leaks, confidence))
+    elif simple:
+        n = min(sum(r.n_patients_sampled for r in simple), n_frame_patients)
+        k = min(sum(r.n_leaks for r in simple), n)
+        bounds.append(math.ceil(clopper_pearson_upper(n, k, confidence) * n_frame_patients))
+    if strata:
+        try:
+            rate = stratified_upper_bound(
+                [Stratum(s, pop, n, k) for s, (n, k, pop) in sorted(strata.items())], confidence
+            )
+        except TideError:
+            rate = 1.0
+        bounds.append(math.ceil(rate * n_frame_patients))
+    return min(max(bounds, default=n_frame_patients), n_frame_patients)
+
+
+@dataclass
+class EvidenceDecision:
+    """The gate's verdict on a candidate: per batch (ids and counts only) and overall."""
+
+    passed: bool
+    awaiting_audit: bool
+    reasons: list[str]
+    batches: dict[str, dict[str, Any]]
+    statement: str
+    n_rounds_counted: int
+    n_rounds_without_frame: int
+
+    def metadata(self, policy: ReleaseGatePolicy) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "awaiting_audit": self.awaiting_audit,
+            "n_batches": len(self.batches),
+            "n_batches_unaudited": sum(1 for b in self.batches.values() if not b["frames"]),
+            "n_rounds_counted": self.n_rounds_counted,
+            "n_rounds_without_frame": self.n_rounds_without_frame,
+            "worst_upper_bound": max((b["upper_bound"] for b in self.batches.values()), default=1.0),
+            "reasons": "; ".join(self.reasons) or "none",
+            "statement": self.statement,
+            "target_rate": policy.target_rate,
+            "confidence": policy.confidence,
+            "policy": policy.describe(),
+            "approval": policy.approval,
+        }
+
+
+def evaluate_evidence(
+    rows: Sequence[CandidateRow],
+    known_frames: Mapping[str, Frame],
+    records: Iterable[AuditRecord],
+    policy: ReleaseGatePolicy,
+    drift_band: str | None = None,
+    population: str = "this release",
+) -> EvidenceDecision:
+    """Judge a candidate's rows by the rounds whose frames hold them (see the module doc)."""
+    records = list(records)
+    framed = [r for r in records if r.frame_id and r.frame_id in known_frames]
+    by_frame: dict[str, list[AuditRecord]] = defaultdict(list)
+    for r in framed:
+        by_frame[r.frame_id].append(r)
+    frame_d = {f: frame_leak_bound(rs, len(known_frames[f].patients), policy.confidence) for f, rs in by_frame.items()}
+    groups: dict[tuple[str, frozenset[str]], list[CandidateRow]] = defaultdict(list)
+    for row in rows:
+        cover = frozenset(f for f in by_frame if row.row_hash in known_frames[f].hashes)
+        groups[(row.bucket_id, cover)].append(row)
+    reasons: list[str] = []
+    batches: dict[str, dict[str, Any]] = {}
+    unaudited = 0
+    leaked = 0
+    every = policy.required_buckets is None or len(policy.required_buckets) > 0
+    for (bid, cover), members in sorted(groups.items(), key=lambda g: (g[0][0], sorted(g[0][1]))):
+        name = batch_id(bid, (m.row_hash for m in members))
+        patients = len({m.patient_ref for m in members})
+        leaks = sum(r.n_leaks for f in cover for r in by_frame[f])
+        sampled = sum(r.n_patients_sampled for f in cover for r in by_frame[f])
+        bound = max((min(1.0, frame_d[f] / patients) for f in cover), default=1.0) if patients else 0.0
+        ok = bool(cover) and bound < policy.target_rate
+        batches[name] = {
+            "bucket_id": bid,
+            "n_notes": len(members),
+            "n_patients": patients,
+            "frames": sorted(cover),
+            "n_patients_sampled": sampled,
+            "n_leaks": leaks,
+            "upper_bound": bound,
+            "passed": ok,
+        }
+        if not cover:
+            unaudited += 1
+            if every:
+                reasons.append(f"batch {name} ({len(members)} notes, {patients} patients) has no audit: unvalidated")
+        elif not ok:
+            leaked += bool(leaks)
+            reasons.append(
+                f"batch {name}: {leaks} leaks in {sampled} patients reviewed gives an upper bound of "
+                f"{bound * 100:.4f}% at {policy.confidence * 100:g}% confidence, "
+                f"not below {policy.target_rate * 100:g}%"
+            )
+    if policy.require_audit and not framed:
+        reasons.insert(0, "no audit round covers this content: the release is unvalidated (tide release audit plan)")
+    drift = evaluate_release([], drift_band, replace(policy, require_audit=False, required_buckets=()))
+    reasons.extend(drift.reasons)
+    passed = not reasons
+    # only a want of evidence (no round, or clean rounds too small) awaits audit; a leak or drift blocks
+    awaiting = not passed and not leaked and not drift.reasons
+    statement = ""
+    if passed and batches:
+        worst = max(b["upper_bound"] for b in batches.values())
+        statement = (
+            f"With {policy.confidence * 100:g}% confidence, fewer than {max(worst, 0.0) * 100:.2f}% of the patients "
+            f"of {population} have a leaked identifier"
+            + (" (every batch audited; a census found none)" if worst == 0 else " in every audited batch")
+            + f" [{len(framed)} audit rounds, {len(batches)} batches]"
+        )
+    return EvidenceDecision(
+        passed,
+        awaiting,
+        reasons,
+        batches,
+        statement,
+        len(framed),
+        sum(1 for r in records if not r.frame_id or r.frame_id not in known_frames),
+    )

@@ -1,0 +1,298 @@
+"""The release lifecycle of one (study, key): write, verify, gate, publish.
+
+1. **write** -- anonymization (``tide run`` or Dagster's ``deidentified_notes``) marks the
+   release ``pending`` and rewrites the **candidate** (``tide_deid_notes`` and friends, one
+   ``released_at`` stamp per run, kept by a resumed run).  Researchers never read the candidate.
+2. **verify** -- the blocking checks (:data:`BLOCKING_CHECKS`) run on the candidate.
+3. **gate** -- audit rounds count only for the content their frames hold
+   (:mod:`tide_core.release.evidence`); content no round covers awaits audit.
+4. **publish** -- :func:`decide` publishes exactly the content it verified and gated as a new
+   immutable version (:mod:`tide_core.release.publish`), or records why not.
+
+``tide_releases`` holds one row per (study, key): the candidate's status (``pending``,
+``blocked``, ``awaiting_audit``, ``published``, ``rolled_back``), its content fingerprint, the
+version researchers see (``published_version``), the gate policy and any approval, counts, and
+reasons made of ids and counts only (never a metadata value or a bucket name).  The same code
+runs under Dagster (``release_summary``) and the CLI (``tide release publish``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
+import pyarrow as pa
+
+from tide_core.assurance.gate import ReleaseGatePolicy
+from tide_core.assurance.guard_hold import NO_GUARD, HoldReport, apply_guard, load_pinned_guard, release_guard_columns
+from tide_core.cache.release_content import content_fingerprint
+from tide_core.cache.release_store import ReleaseStore
+from tide_core.cache.tables import RELEASES, TableNames
+from tide_core.config import TideConfig
+from tide_core.errors import TideError
+from tide_core.io.warehouse import Warehouse
+from tide_core.release import checks as rc
+from tide_core.release import evidence, publish
+from tide_core.release.known_phi_check import known_phi_survives
+from tide_core.release.outcome import CheckOutcome
+from tide_core.runner import interrupted_chunks
+
+PENDING = "pending"
+BLOCKED = "blocked"
+AWAITING_AUDIT = "awaiting_audit"
+PUBLISHED = "published"
+ROLLED_BACK = "rolled_back"
+STATUSES = (PENDING, BLOCKED, AWAITING_AUDIT, PUBLISHED, ROLLED_BACK)
+
+#: The blocking checks a release must pass before it is published.
+CHECKS = {
+    "rows_accounted": rc.rows_accounted,
+    "offsets_in_text": rc.offsets_in_text,
+    "no_surface_survives": rc.no_surface_survives,
+    "known_phi_survives": known_phi_survives,
+    "versions_recorded": rc.versions_recorded,
+}
+BLOCKING_CHECKS = tuple(CHECKS)
+
+_DUCKDB_TYPES = {
+    pa.string(): "VARCHAR",
+    pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ",
+    pa.bool_(): "BOOLEAN",
+    pa.float64(): "DOUBLE",
+}
+__all__ = ["RELEASES", "decide", "read_release", "set_status", "summarize_release", "verify_release"]
+
+
+def _ensure_columns(wh: Warehouse, table: str) -> None:
+    """Add the lifecycle columns to a ``tide_releases`` written by an earlier version (DuckDB;
+    the BigQuery warehouse adds missing columns itself)."""
+    if not wh.table_exists(table) or not str(getattr(wh, "url", "")).startswith("duckdb:"):
+        return
+    have = set(wh.columns(table))
+    qualified = f'"{getattr(wh, "schema", "main")}"."{table}"'
+    sql: Any = getattr(wh, "sql")  # noqa: B009 -- DuckDB only (checked above)
+    for f in RELEASES:
+        if f.name not in have:
+            sql(f'ALTER TABLE {qualified} ADD COLUMN "{f.name}" {_DUCKDB_TYPES.get(f.type, "BIGINT")}')
+
+
+def _names(wh: Warehouse, table: str, config: TideConfig | None = None) -> TableNames:
+    names = config.tables if config is not None else ReleaseStore(wh).names
+    return replace(names, releases=table)
+
+
+def read_release(wh: Warehouse, study: str, key: str, table: str = "tide_releases") -> dict[str, Any] | None:
+    """The ``tide_releases`` row of (study, key), or None."""
+    return ReleaseStore(wh, _names(wh, table)).release(study, key)
+
+
+def _write(wh: Warehouse, table: str, row: dict[str, Any]) -> dict[str, Any]:
+    _ensure_columns(wh, table)
+    full = {f.name: row.get(f.name) for f in RELEASES}
+    wh.replace_partition(
+        table, pa.Table.from_pylist([full], schema=RELEASES), {"study": row["study"], "key": row["key"]}
+    )
+    return full
+
+
+def set_status(
+    wh: Warehouse, study: str, key: str, status: str, reason: str, table: str = "tide_releases"
+) -> dict[str, Any]:
+    """Record that the candidate is ``pending`` (being rewritten) or ``blocked`` (a check or the
+    gate failed).  What researchers see (``published_version``) is not touched: only publish
+    and rollback move it."""
+    if status not in (PENDING, BLOCKED):
+        raise ValueError(f"set_status cannot make a release {status!r}; publish through decide")
+    prev = read_release(wh, study, key, table) or {"study": study, "key": key}
+    row = dict(
+        prev,
+        status=status,
+        gate_passed=False,
+        gate_reasons=reason,
+        gate_statement="",
+        decided_at=dt.datetime.now(dt.UTC),
+    )
+    return _write(wh, table, row)
+
+
+def release_stamps(wh: Warehouse, config: TideConfig, study: str, key: str) -> list[dt.datetime | None]:
+    """The distinct ``released_at`` stamps of the candidate: one per anonymization run."""
+    return ReleaseStore(wh, config.tables).stamps(study, key)
+
+
+def verify_release(wh: Warehouse, config: TideConfig, study: str, key: str) -> dict[str, CheckOutcome]:
+    """Run the blocking checks on the candidate; {check name: CheckOutcome}."""
+    return {name: fn(wh, config, study, key) for name, fn in CHECKS.items()}
+
+
+def _fingerprint(wh: Warehouse, names: TableNames, study: str, key: str) -> str:
+    return content_fingerprint(r.row_hash for r in evidence.candidate_rows(wh, names, study, key))
+
+
+def gate(
+    wh: Warehouse, config: TideConfig, study: str, key: str, policy: ReleaseGatePolicy | None = None
+) -> evidence.EvidenceDecision:
+    """The release gate on the candidate's content: evidence per batch, and the drift verdict."""
+    policy = policy or ReleaseGatePolicy()
+    names = config.tables
+    drift = ReleaseStore(wh, names).latest_drift(study, key)
+    return evidence.evaluate_evidence(
+        evidence.candidate_rows(wh, names, study, key),
+        evidence.frames(wh, names, study, key),
+        evidence.audit_records(wh, names, study, key),
+        policy,
+        drift["band"] if drift else None,
+        population=f"release {study}/{key}",
+    )
+
+
+def decide(
+    wh: Warehouse,
+    config: TideConfig,
+    study: str,
+    key: str,
+    policy: ReleaseGatePolicy | None = None,
+    table: str = "tide_releases",
+    *,
+    actor: str = "",
+    allow_withdrawn: bool = False,
+) -> dict[str, Any]:
+    """Guard, verify, gate and (when all pass) publish the candidate of one release; returns its
+    ``tide_releases`` row, with ``gate`` (the decision's metadata) and ``guard`` added.
+
+    With a PHI Guard configured (``config.guard_dir``), the documents it flags are held first
+    (quarantined as E773 and queued for review), so the rows verified and published are the
+    release set.  Only the content that was verified and gated is published: a candidate that
+    changes meanwhile is not (E921).
+    """
+    policy = policy or ReleaseGatePolicy()
+    names = _names(wh, table, config)
+    previous = read_release(wh, study, key, table)
+    guard_report = _guard(wh, config, study, key)
+    reasons: list[str] = []
+    interrupted = interrupted_chunks(wh, config, study, key, "anonymization")
+    if interrupted:
+        reasons.append(
+            f"[E920] the anonymization run of {study}/{key} was interrupted after {len(interrupted)} chunks; "
+            "run it again (it resumes) before the release can be decided"
+        )
+    stamps = release_stamps(wh, config, study, key)
+    if len(stamps) > 1:
+        reasons.append(f"[E920] the candidate of {study}/{key} mixes {len(stamps)} anonymization runs; run it again")
+    try:
+        fp = _fingerprint(wh, names, study, key)
+    except TideError as exc:
+        fp = ""
+        reasons.append(f"[{exc.code}] {exc.message}")
+    checks = verify_release(wh, config, study, key)
+    failed = [name for name, out in checks.items() if not out.passed]
+    reasons += [f"check {name} failed: {checks[name].description}" for name in failed]
+    decision = gate(wh, config, study, key, policy) if fp else None
+    if decision is not None and not decision.passed:
+        reasons.extend(decision.reasons)
+    if fp and _fingerprint(wh, names, study, key) != fp:  # rewritten while it was being verified
+        reasons.append(f"[E921] the candidate of {study}/{key} changed while it was verified; decide it again")
+    published: publish.Published | None = None
+    if not reasons:
+        try:
+            published = publish.publish(
+                wh,
+                names,
+                study,
+                key,
+                gate_policy=policy.describe(),
+                gate_approval=policy.approval,
+                gate_statement=decision.statement if decision else "",
+                actor=actor,
+                expect_fingerprint=fp,
+                allow_withdrawn=allow_withdrawn,
+            )
+        except TideError as exc:
+            reasons.append(f"[{exc.code}] {exc.message}")
+    only_evidence = decision is not None and not decision.passed and len(reasons) == len(decision.reasons)
+    if published is not None:
+        status = PUBLISHED
+    elif only_evidence and decision is not None and decision.awaiting_audit:
+        status = AWAITING_AUDIT
+    else:
+        status = BLOCKED
+    pointer = publish.published_version(wh, names, study, key)
+    store = ReleaseStore(wh, names)
+    labels = store.released_spans(study, key, ["label", "recognizer"])
+    anonymizers = store.deid_notes(study, key, ["anonymizer"])
+    row = {
+        "study": study,
+        "key": key,
+        "n_in": rc.source_rows(wh, config, study),
+        "n_released": len(anonymizers),
+        "n_quarantined": store.count("quarantine", study, key),
+        "n_spans": len(labels),
+        "spans_by_label": json.dumps(dict(sorted(Counter(s["label"] for s in labels).items()))),
+        "anonymizer": ", ".join(sorted({r["anonymizer"] for r in anonymizers if r["anonymizer"]})),
+        "recognizers": ", ".join(sorted({s["recognizer"] for s in labels if s["recognizer"]})),
+        "gate_passed": status == PUBLISHED,
+        "gate_reasons": "; ".join(reasons),
+        "gate_statement": decision.statement if decision and status == PUBLISHED else "",
+        "decided_at": dt.datetime.now(dt.UTC),
+        "status": status,
+        "released_at": stamps[0] if len(stamps) == 1 else None,
+        "content_fingerprint": fp,
+        "published_version": (pointer or {}).get("version"),
+        "gate_policy": policy.describe(),
+        "gate_approval": policy.approval,
+        **release_guard_columns(guard_report),
+    }
+    out = _write(wh, table, row)
+    md = (
+        decision.metadata(policy)
+        if decision
+        else {"passed": False, "awaiting_audit": False, "reasons": "; ".join(reasons)}
+    )
+    out["gate"] = dict(md, status=status, published_version=row["published_version"] or "", content_fingerprint=fp)
+    out["checks"] = {name: o.passed for name, o in checks.items()}
+    out["guard"] = guard_report.metadata() if guard_report is not None else {"guard_version": NO_GUARD}
+    # a changed guard version re-baselines the flag rates: it is not drift of the data
+    prev_version = (previous or {}).get("guard_version") or ""
+    out["guard"]["rebaseline"] = bool(prev_version and prev_version != row["guard_version"])
+    return out
+
+
+#: The Dagster asset's name for :func:`decide`.
+summarize_release = decide
+
+
+def rollback(
+    wh: Warehouse, names: TableNames, study: str, key: str, to_version: str | None = None, actor: str = ""
+) -> dict[str, Any]:
+    """Point researchers back at an earlier published version; the release row says so."""
+    version = publish.rollback(wh, names, study, key, to_version, actor)
+    prev = read_release(wh, study, key, names.releases) or {"study": study, "key": key}
+    row = dict(
+        prev,
+        status=ROLLED_BACK,
+        gate_passed=False,
+        gate_reasons=f"rolled back to {version}; the content moved away from is withdrawn",
+        decided_at=dt.datetime.now(dt.UTC),
+        published_version=version,
+    )
+    return _write(wh, names.releases, row)
+
+
+def _guard(wh: Warehouse, config: TideConfig, study: str, key: str) -> HoldReport | None:
+    """Hold what the configured PHI Guard flags (None: no guard configured for this site)."""
+    guard = load_pinned_guard(config)
+    if guard is None:
+        return None
+    notes = rc.source_notes(wh, config, study)
+    return apply_guard(
+        wh,
+        config,
+        study,
+        key,
+        guard,
+        {nid: n.text for nid, n in notes.items()},
+        {nid: n.patient_id for nid, n in notes.items()},
+    )

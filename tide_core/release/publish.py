@@ -1,0 +1,413 @@
+"""Versioned, immutable releases: what researchers see, and the one commit that changes it.
+
+Anonymization writes a **candidate** (``tide_deid_notes`` and friends), rewritten by every run.
+Researchers never read it.  They read the **researcher store**:
+
+- ``tide_published_content``: researcher columns only (pseudonymous refs, shifted dates,
+  screened metadata, text), one row per distinct released row (``row_hash``), written once;
+- ``tide_published_members``: the row hashes of each published version (ids only);
+- ``tide_published_pointer``: one row per (study, key): the version researchers see;
+- the view ``released_notes`` (pointer -> members -> content) and ``released_versions``.
+
+:func:`publish` makes the candidate a version and moves the pointer in **one atomic commit**
+(a DuckDB transaction, a BigQuery multi-statement transaction): researchers see the previous
+version, complete, until that commit, then the new one, complete.  A running, blocked, killed
+or re-run release never touches the store.  A published version is never rewritten (its rows
+are content-addressed); storage grows by the rows that changed plus one id row per note and
+version.  :func:`rollback` moves the pointer back, and withdraws the content it moved away from
+(publishing that same content again needs an explicit override).
+
+On DuckDB the store is a **separate database file** that holds nothing else (default: the
+warehouse's file name with ``.released.duckdb``; ``TIDE_RELEASE_STORE`` sets another path), so
+access to it can be granted apart from the source notes.  On BigQuery it is the warehouse's
+dataset (grant the views as authorized views).
+
+Every publish and rollback is appended to ``tide_release_versions`` in the warehouse (version,
+content fingerprint, gate policy, approval, actor).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from tide_core.cache import tables
+from tide_core.cache.release_content import RESEARCHER_COLUMNS, content_fingerprint
+from tide_core.cache.release_store import ReleaseStore
+from tide_core.cache.tables import TableNames
+from tide_core.errors import ConfigError, InputError
+from tide_core.io.open import open_warehouse
+from tide_core.io.warehouse import PartitionWrite, Warehouse
+
+STORE_ENV = "TIDE_RELEASE_STORE"
+PUBLISH, ROLLBACK, WITHDRAW = "publish", "rollback", "withdraw"
+
+#: The researcher views, in BigQuery's dialect (``sql/views`` holds the same text); DuckDB gets
+#: them rendered by :func:`render_view` (double quotes, the store's schema).
+VIEW_SQL = """CREATE OR REPLACE VIEW `{{dataset}}.released_notes` AS
+SELECT p.`study`, p.`key`, p.`version`, c.`note_ref`, c.`patient_ref`, c.`note_date`, c.`note_type`, c.`source`,
+       c.`site`, c.`text`
+FROM `{{dataset}}.tide_published_pointer` p
+JOIN `{{dataset}}.tide_published_members` m
+  ON m.`study` = p.`study` AND m.`key` = p.`key` AND m.`version` = p.`version`
+JOIN `{{dataset}}.tide_published_content` c
+  ON c.`study` = m.`study` AND c.`key` = m.`key` AND c.`row_hash` = m.`row_hash`"""
+VERSIONS_VIEW_SQL = """CREATE OR REPLACE VIEW `{{dataset}}.released_versions` AS
+SELECT p.`study`, p.`key`, p.`version`, p.`n_notes`, p.`published_at`
+FROM `{{dataset}}.tide_published_pointer` p"""
+#: Every column of every researcher object (tests hold the store to exactly these).
+RESEARCHER_OBJECTS = {
+    "released_notes": ("study", "key", "version", *RESEARCHER_COLUMNS),
+    "released_versions": ("study", "key", "version", "n_notes", "published_at"),
+}
+
+
+def store_url(wh: Warehouse) -> str | None:
+    """The researcher store's URL, or None when it is the warehouse itself (BigQuery, in memory)."""
+    override = os.environ.get(STORE_ENV)
+    url = str(getattr(wh, "url", ""))
+    if not url.startswith("duckdb:"):
+        return override or None
+    path = str(getattr(wh, "path", ":memory:"))
+    if override:
+        target = override if override.startswith("duckdb:") else f"duckdb:{override}"
+    elif path == ":memory:":
+        return None
+    else:
+        p = Path(path)
+        target = f"duckdb:{p.with_name(p.name.removesuffix('.duckdb') + '.released.duckdb')}"
+    if Path(target.removeprefix("duckdb:")).resolve() == Path(path).resolve():
+        raise ConfigError(
+            "E934",
+            "the researcher store must be a separate DuckDB file from the warehouse",
+            hint=f"set {STORE_ENV} to another path (or leave it unset for <warehouse>.released.duckdb)",
+        )
+    return target
+
+
+@contextlib.contextmanager
+def researcher_store(wh: Warehouse, create: bool = True) -> Iterator[Warehouse | None]:
+    """The researcher store of ``wh`` (opened and closed here when it is a separate file);
+    ``create=False``: None when that file does not exist yet (a read creates nothing)."""
+    url = store_url(wh)
+    if url is None:
+        yield wh
+        return
+    if not create and not Path(url.removeprefix("duckdb:").partition("#")[0]).exists():
+        yield None
+        return
+    rs = open_warehouse(url)
+    try:
+        yield rs
+    finally:
+        rs.close()
+
+
+def render_view(rs: Warehouse, sql: str, names: TableNames) -> str:
+    """A view's SQL for the store's warehouse, with the configured table names."""
+    for kind in ("published_pointer", "published_members", "published_content"):
+        sql = sql.replace(f"{{{{dataset}}}}.tide_{kind}`", f"{{{{dataset}}}}.{getattr(names, kind)}`")
+    if str(getattr(rs, "url", "")).startswith("bigquery:"):
+        return sql.replace("{{dataset}}", f"{getattr(rs, 'project')}.{getattr(rs, 'dataset')}")  # noqa: B009
+    schema = getattr(rs, "schema", "main")
+    return re.sub(r"`\{\{dataset\}\}\.([A-Za-z0-9_]+)`", rf'"{schema}"."\1"', sql).replace("`", '"')
+
+
+def ensure_store(rs: Warehouse, names: TableNames) -> None:
+    """Create the store's tables (empty) and its researcher views, if missing."""
+    writes = [
+        PartitionWrite(getattr(names, kind), tables.empty(kind), {"study": "", "key": ""})
+        for kind in ("published_content", "published_members", "published_pointer")
+        if not rs.table_exists(getattr(names, kind))
+    ]
+    if writes:
+        rs.replace_partitions(writes)
+    sql: Any = getattr(rs, "sql")  # noqa: B009 -- both warehouses have it
+    for name, text in (("released_notes", VIEW_SQL), ("released_versions", VERSIONS_VIEW_SQL)):
+        if not rs.table_exists(name):
+            sql(render_view(rs, text, names))
+
+
+def pointer(rs: Warehouse, names: TableNames, study: str, key: str) -> dict[str, Any] | None:
+    """The pointer row of (study, key) in the researcher store, or None (nothing published)."""
+    if not rs.table_exists(names.published_pointer):
+        return None
+    rows = rs.read_table(names.published_pointer, where={"study": study, "key": key}).to_pylist()
+    return rows[0] if rows else None
+
+
+def published_version(wh: Warehouse, names: TableNames, study: str, key: str) -> dict[str, Any] | None:
+    """What researchers see for (study, key): the pointer row, or None."""
+    with researcher_store(wh, create=False) as rs:
+        return None if rs is None else pointer(rs, names, study, key)
+
+
+def history(wh: Warehouse, names: TableNames, study: str, key: str) -> list[dict[str, Any]]:
+    """Every publish, rollback and withdrawal of (study, key), oldest first."""
+    rows = ReleaseStore(wh, names).rows("release_versions", study, key)
+    return sorted(rows, key=lambda r: r["decided_at"])
+
+
+def _number(version: str | None) -> int:
+    return int(version[1:]) if version and version[:1] == "v" and version[1:].isdigit() else 0
+
+
+@dataclass(frozen=True)
+class Published:
+    """The outcome of :func:`publish`: the version researchers now see."""
+
+    version: str
+    content_fingerprint: str
+    n_notes: int
+    changed: bool  # False: that content was already what researchers saw
+
+
+def candidate_content(wh: Warehouse, names: TableNames, study: str, key: str) -> pa.Table:
+    """The candidate's researcher rows (researcher columns + row_hash), one per row hash."""
+    rows = ReleaseStore(wh, names).deid_notes(study, key, ["row_hash", *RESEARCHER_COLUMNS])
+    seen: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        if not r.get("row_hash"):
+            raise InputError(
+                "E932",
+                f"released rows of {study}/{key} carry no row hash",
+                hint="re-run anonymization for this (study, key)",
+            )
+        seen.setdefault(r["row_hash"], r)
+    return tables.to_table("published_content", [dict(r, study=study, key=key) for r in seen.values()])
+
+
+def _record(wh: Warehouse, names: TableNames, row: dict[str, Any]) -> None:
+    wh.append(names.release_versions, tables.to_table("release_versions", [row]))
+
+
+def publish(
+    wh: Warehouse,
+    names: TableNames,
+    study: str,
+    key: str,
+    *,
+    gate_policy: str = "",
+    gate_approval: str = "",
+    gate_statement: str = "",
+    actor: str = "",
+    expect_fingerprint: str | None = None,
+    allow_withdrawn: bool = False,
+) -> Published:
+    """Publish the candidate of (study, key) as a version; one atomic commit moves the pointer.
+
+    ``expect_fingerprint`` is the content the checks and the gate judged: if the candidate
+    changed since, nothing is published (E921).  Idempotent: the content researchers already
+    see is not published again.
+    """
+    content = candidate_content(wh, names, study, key)
+    hashes = content.column("row_hash").to_pylist()
+    if not hashes:
+        raise InputError("E930", f"release {study}/{key} has no released rows to publish", hint="run anonymization")
+    fp = content_fingerprint(hashes)
+    if expect_fingerprint is not None and fp != expect_fingerprint:
+        raise InputError(
+            "E921",
+            f"the candidate of {study}/{key} changed after it was verified; nothing was published",
+            hint="decide the release again (tide release publish, or release_checks_job)",
+        )
+    past = history(wh, names, study, key)
+    withdrawn = {r["content_fingerprint"] for r in past if r["action"] == WITHDRAW}
+    now = dt.datetime.now(dt.UTC)
+    with researcher_store(wh) as rs:
+        assert rs is not None  # created when missing
+        ensure_store(rs, names)
+        current = pointer(rs, names, study, key)
+        if current is not None and current["content_fingerprint"] == fp:
+            if not any(r["action"] in (PUBLISH, ROLLBACK) and r["version"] == current["version"] for r in past):
+                _record(
+                    wh,
+                    names,
+                    _history_row(
+                        study,
+                        key,
+                        current["version"],
+                        PUBLISH,
+                        fp,
+                        len(hashes),
+                        now,
+                        gate_policy,
+                        gate_approval,
+                        gate_statement,
+                        actor,
+                    ),
+                )
+            return Published(current["version"], fp, len(hashes), changed=False)
+        if fp in withdrawn and not allow_withdrawn:
+            raise InputError(
+                "E935",
+                f"this content of {study}/{key} was rolled back (withdrawn); it is not published again",
+                hint="re-make the release (new content), or publish with --allow-withdrawn to reinstate it",
+            )
+        earlier = [r["version"] for r in past if r["action"] == PUBLISH and r["content_fingerprint"] == fp]
+        version = earlier[-1] if earlier and _members(rs, names, study, key, earlier[-1]) else None
+        if version is None:
+            top = max([_number(r["version"]) for r in past] + [_number((current or {}).get("version"))])
+            version = f"v{top + 1}"
+        have = set(
+            rs.read_table(names.published_content, ["row_hash"], where={"study": study, "key": key})
+            .column("row_hash")
+            .to_pylist()
+        )
+        new = content.filter(pa.array([h not in have for h in hashes]))
+        members = tables.to_table(
+            "published_members", [{"study": study, "key": key, "version": version, "row_hash": h} for h in hashes]
+        )
+        point = tables.to_table(
+            "published_pointer",
+            [
+                {
+                    "study": study,
+                    "key": key,
+                    "version": version,
+                    "content_fingerprint": fp,
+                    "n_notes": len(hashes),
+                    "published_at": now,
+                }
+            ],
+        )
+        writes = [
+            PartitionWrite(names.published_members, members, {"study": study, "key": key, "version": version}),
+            PartitionWrite(names.published_pointer, point, {"study": study, "key": key}),
+        ]
+        if new.num_rows:
+            part = {"study": study, "key": key, "row_hash": new.column("row_hash").to_pylist()}
+            writes.insert(0, PartitionWrite(names.published_content, new, part))
+        rs.replace_partitions(writes)  # the one commit researchers can observe
+    _record(
+        wh,
+        names,
+        _history_row(
+            study, key, version, PUBLISH, fp, len(hashes), now, gate_policy, gate_approval, gate_statement, actor
+        ),
+    )
+    return Published(version, fp, len(hashes), changed=True)
+
+
+def _members(rs: Warehouse, names: TableNames, study: str, key: str, version: str) -> int:
+    if not rs.table_exists(names.published_members):
+        return 0
+    return rs.count(names.published_members, {"study": study, "key": key, "version": version})
+
+
+def _history_row(
+    study: str,
+    key: str,
+    version: str,
+    action: str,
+    fp: str,
+    n: int,
+    now: dt.datetime,
+    gate_policy: str = "",
+    gate_approval: str = "",
+    gate_statement: str = "",
+    actor: str = "",
+) -> dict[str, Any]:
+    return {
+        "study": study,
+        "key": key,
+        "version": version,
+        "action": action,
+        "content_fingerprint": fp,
+        "n_notes": n,
+        "gate_policy": gate_policy,
+        "gate_approval": gate_approval,
+        "gate_statement": gate_statement,
+        "actor": actor,
+        "decided_at": now,
+    }
+
+
+def rollback(
+    wh: Warehouse, names: TableNames, study: str, key: str, to_version: str | None = None, actor: str = ""
+) -> str:
+    """Point researchers back at an earlier published version (default: the one before the
+    current); the content moved away from is withdrawn.  Returns the version now visible."""
+    past = history(wh, names, study, key)
+    now = dt.datetime.now(dt.UTC)
+    with researcher_store(wh, create=False) as rs:
+        current = None if rs is None else pointer(rs, names, study, key)
+        if rs is None or current is None:
+            raise InputError("E936", f"nothing of {study}/{key} is published; there is nothing to roll back")
+        published = [r for r in past if r["action"] == PUBLISH and r["version"] != current["version"]]
+        if to_version is not None:
+            published = [r for r in published if r["version"] == to_version]
+        if not published or not _members(rs, names, study, key, published[-1]["version"]):
+            raise InputError(
+                "E936",
+                f"no earlier published version of {study}/{key}"
+                + (f" named {to_version!r}" if to_version else "")
+                + " to roll back to",
+                hint="tide release status lists the published versions",
+            )
+        target = published[-1]
+        point = tables.to_table(
+            "published_pointer",
+            [
+                {
+                    "study": study,
+                    "key": key,
+                    "version": target["version"],
+                    "content_fingerprint": target["content_fingerprint"],
+                    "n_notes": target["n_notes"],
+                    "published_at": now,
+                }
+            ],
+        )
+        rs.replace_partitions([PartitionWrite(names.published_pointer, point, {"study": study, "key": key})])
+    _record(
+        wh,
+        names,
+        _history_row(
+            study,
+            key,
+            current["version"],
+            WITHDRAW,
+            current["content_fingerprint"],
+            int(current["n_notes"] or 0),
+            now,
+            actor=actor,
+        ),
+    )
+    _record(
+        wh,
+        names,
+        _history_row(
+            study,
+            key,
+            target["version"],
+            ROLLBACK,
+            target["content_fingerprint"],
+            int(target["n_notes"] or 0),
+            now,
+            actor=actor,
+        ),
+    )
+    return str(target["version"])
+
+
+def researcher_rows(wh: Warehouse, study: str, key: str, columns: str = "*") -> list[dict[str, Any]]:
+    """What a researcher reads from ``released_notes`` for (study, key) (tests, the CLI)."""
+    with researcher_store(wh, create=False) as rs:
+        if rs is None or not rs.table_exists("released_notes"):
+            return []
+        sql: Any = getattr(rs, "sql")  # noqa: B009
+        if str(getattr(rs, "url", "")).startswith("bigquery:"):
+            ds = f"{getattr(rs, 'project')}.{getattr(rs, 'dataset')}"  # noqa: B009
+            q = f"SELECT {columns} FROM `{ds}.released_notes` WHERE study = @study AND key = @key"
+            return list(sql(q, {"study": study, "key": key}).to_pylist())
+        q = f'SELECT {columns} FROM "released_notes" WHERE study = ? AND key = ?'
+        return list(sql(q, [study, key]).to_pylist())
