@@ -332,3 +332,28 @@ def test_a_new_key_is_a_release_of_its_own(site: Path):
     k2 = seen(site, "k2")
     assert len(k2) == N_NOTES and seen(site) == v1
     assert not {r["patient_ref"] for r in k2} & {r["patient_ref"] for r in v1}
+
+
+def test_rollback_is_one_dagster_job(site: Path):
+    from tide_etl import build_defs
+    from tide_etl.resources import KeyProviderResource, ReleaseGateResource, TideConfigResource, WarehouseResource
+
+    v1 = first_release(site)
+    with open_warehouse(f"duckdb:{site / 'wh.duckdb'}") as wh:
+        wh.append("notes", pa.Table.from_pylist(release_study.notes(5, N_PATIENTS, seed=6, start=N_NOTES)))
+        recognize_study(wh, S, CONFIG, progress=False, chunk_rows=CHUNK)
+    assert tide_run(site) == 0
+    audit_census(site)
+    assert publish_cli(site) == 0 and len(seen(site)) == N_NOTES + 5
+    defs = build_defs(
+        {
+            "warehouse": WarehouseResource(url=f"duckdb:{site / 'wh.duckdb'}"),
+            "tide_config": TideConfigResource(preset="rules"),
+            "key_provider": KeyProviderResource(key_dir=str(site / "keys")),
+            "gate": ReleaseGateResource(),
+        }
+    )
+    config = {"ops": {"rollback_release": {"config": {"study": S, "key": K, "to_version": "v1"}}}}
+    result = defs.resolve_job_def("rollback_job").execute_in_process(run_config=config)
+    assert result.success
+    assert seen(site) == v1 and release_row(site)["published_version"] == "v1"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dagster as dg
 
 from tide_etl.assets import deidentified_notes, release_summary
+from tide_etl.rollback import rollback_job
 
 # No warehouse run tag: the one-writer limit of a DuckDB file is the step pool ``tide_warehouse``
 # (tide_etl/retry.py), which every asset and check claims whatever launched it -- these jobs, a
@@ -41,4 +42,5 @@ release_checks_job = dg.define_asset_job(
     "then release_summary and the gate (e.g. after audit rounds are recorded).",
 )
 
-JOBS = [recognition_job, release_job, release_checks_job]
+
+JOBS = [recognition_job, release_job, release_checks_job, rollback_job]
