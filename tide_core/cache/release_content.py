@@ -13,7 +13,9 @@ table, an event or a log: a short digest, never the metadata values.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+
+from tide_core.errors import InputError
 
 #: The columns researchers see, in the order of the researcher view (no source ids, offsets,
 #: operators or recognizer names).
@@ -31,6 +33,30 @@ def row_hash(study: str, key: str, row: Mapping[str, object]) -> str:
         h.update(len(text).to_bytes(8, "big"))
         h.update(text.encode("utf-8", "surrogatepass"))
     return h.hexdigest()[:32]
+
+
+#: Every column a row's hash covers (what to read to verify it).
+HASHED_COLUMNS = (*RESEARCHER_COLUMNS, *VERSION_COLUMNS)
+
+
+def verify_rows(study: str, key: str, rows: Sequence[Mapping[str, object]]) -> None:
+    """Fail closed (E937 / E932) unless every row's stored ``row_hash`` is the hash of its content:
+    a row edited after anonymization is content no check, audit or version vouched for."""
+    missing = sum(1 for r in rows if not r.get("row_hash"))
+    if missing:
+        raise InputError(
+            "E932",
+            f"{missing} released rows of {study}/{key} carry no row hash",
+            hint="re-run anonymization for this (study, key) (tide run --stage anonymize, or release_job)",
+        )
+    bad = sum(1 for r in rows if r["row_hash"] != row_hash(study, key, r))
+    if bad:
+        raise InputError(
+            "E937",
+            f"{bad} released rows of {study}/{key} do not match their row hash: the candidate was changed "
+            "after anonymization",
+            hint="re-run anonymization for this (study, key); find out who edited tide_deid_notes",
+        )
 
 
 def content_fingerprint(hashes: Iterable[str]) -> str:

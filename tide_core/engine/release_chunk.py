@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from tide_core.cache import tables
+from tide_core.cache.release_content import row_hash
 from tide_core.engine.anonymization import ReleasedNote, anonymize_notes
 from tide_core.engine.release_columns import COLUMNS as RELEASE_COLUMNS
 from tide_core.engine.release_columns import release_value
 from tide_core.engine.study_chunks import ChunkInfo
 from tide_core.io.staging import StagedWrite
 from tide_core.io.warehouse import PartitionWrite
-from tide_core.cache.release_content import row_hash
 from tide_core.spans import Note, Quarantined, Span
 
 if TYPE_CHECKING:

@@ -9,7 +9,6 @@ the driver never holds the chunk's text.
 from __future__ import annotations
 
 import datetime as dt
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any

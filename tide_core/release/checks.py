@@ -139,7 +139,7 @@ def no_surface_survives(wh: Warehouse, config: TideConfig, study: str, key: str)
     """No original PHI surface (from the span cache + source text) appears in the released text.
 
     Two ways to survive: at its own span (the replacement equals the original), or anywhere else
-    in the released note outside the replaced ranges (an unrecognized repeat mention, or an edit
+    in the released note not inside a replaced range (an unrecognized repeat mention, or an edit
     after release).  Ages <= 89 may be kept and are not searched; surfaces shorter than
     ``MIN_SEARCH_LEN`` are only checked in place.
     """
@@ -183,7 +183,7 @@ def no_surface_survives(wh: Warehouse, config: TideConfig, study: str, key: str)
             searched.add(term)
             pattern = re.compile(r"(?<!\w)" + re.escape(term) + r"(?!\w)")
             for m in pattern.finditer(folded):
-                if not any(a < m.end() and m.start() < b for a, b in out_ranges):
+                if not any(a <= m.start() and m.end() <= b for a, b in out_ranges):  # not inside a surrogate
                     elsewhere += 1
     passed = in_place == 0 and elsewhere == 0 and missing_source == 0
     md = {

@@ -40,7 +40,14 @@ from tide_core.assurance.bounds import clopper_pearson_upper, finite_population_
 from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
 from tide_core.assurance.stratified import Stratum, stratified_upper_bound
 from tide_core.cache import tables
-from tide_core.cache.release_content import batch_id, bucket_id, bucket_name, content_fingerprint
+from tide_core.cache.release_content import (
+    HASHED_COLUMNS,
+    batch_id,
+    bucket_id,
+    bucket_name,
+    content_fingerprint,
+    verify_rows,
+)
 from tide_core.cache.release_store import ReleaseStore
 from tide_core.cache.tables import TableNames
 from tide_core.errors import InputError, TideError
@@ -58,19 +65,14 @@ class CandidateRow:
 
 
 def candidate_rows(wh: Warehouse, names: TableNames, study: str, key: str) -> list[CandidateRow]:
-    """The candidate's rows of (study, key); a row without a hash (written by an older
-    version) fails closed (E932: re-run anonymization)."""
-    rows = ReleaseStore(wh, names).deid_notes(study, key, ["row_hash", "patient_ref", "site", "source", "note_type"])
+    """The candidate's rows of (study, key), each verified against its row hash (E932 / E937:
+    a row without one, or edited after anonymization, fails closed)."""
+    rows = ReleaseStore(wh, names).deid_notes(study, key, ["row_hash", *HASHED_COLUMNS])
+    verify_rows(study, key, rows)
     out = []
     for r in rows:
-        if not r.get("row_hash"):
-            raise InputError(
-                "E932",
-                f"released rows of {study}/{key} carry no row hash",
-                hint="re-run anonymization for this (study, key) (tide run --stage anonymize, or release_job)",
-            )
         name = bucket_name(r)
-        out.append(CandidateRow(r["row_hash"], str(r["patient_ref"] or ""), name, bucket_id(name)))
+        out.append(CandidateRow(str(r["row_hash"]), str(r["patient_ref"] or ""), name, bucket_id(name)))
     return out
 
 

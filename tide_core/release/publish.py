@@ -40,7 +40,7 @@ from typing import Any
 import pyarrow as pa
 
 from tide_core.cache import tables
-from tide_core.cache.release_content import RESEARCHER_COLUMNS, content_fingerprint
+from tide_core.cache.release_content import HASHED_COLUMNS, RESEARCHER_COLUMNS, content_fingerprint, verify_rows
 from tide_core.cache.release_store import ReleaseStore
 from tide_core.cache.tables import TableNames
 from tide_core.errors import ConfigError, InputError
@@ -171,17 +171,13 @@ class Published:
 
 
 def candidate_content(wh: Warehouse, names: TableNames, study: str, key: str) -> pa.Table:
-    """The candidate's researcher rows (researcher columns + row_hash), one per row hash."""
-    rows = ReleaseStore(wh, names).deid_notes(study, key, ["row_hash", *RESEARCHER_COLUMNS])
+    """The candidate's researcher rows (researcher columns + row_hash), one per row hash, each
+    verified against its hash (E932 / E937)."""
+    rows = ReleaseStore(wh, names).deid_notes(study, key, ["row_hash", *HASHED_COLUMNS])
+    verify_rows(study, key, rows)
     seen: dict[str, dict[str, Any]] = {}
     for r in rows:
-        if not r.get("row_hash"):
-            raise InputError(
-                "E932",
-                f"released rows of {study}/{key} carry no row hash",
-                hint="re-run anonymization for this (study, key)",
-            )
-        seen.setdefault(r["row_hash"], r)
+        seen.setdefault(str(r["row_hash"]), {c: r[c] for c in ("row_hash", *RESEARCHER_COLUMNS)})
     return tables.to_table("published_content", [dict(r, study=study, key=key) for r in seen.values()])
 
 
