@@ -384,12 +384,14 @@ def evaluate_evidence(
     statement = ""
     if passed and batches:
         worst = max(b["upper_bound"] for b in batches.values())
+        conf = f"{policy.confidence * 100:g}%"
         statement = (
-            f"With {policy.confidence * 100:g}% confidence, fewer than {max(worst, 0.0) * 100:.2f}% of the patients "
-            f"of {population} have a leaked identifier"
-            + (" (every batch audited; a census found none)" if worst == 0 else " in every audited batch")
-            + f" [{len(framed)} audit rounds, {len(batches)} batches]"
-        )
+            f"With {conf} confidence, no patient of {population} has a leaked identifier: the audits of every "
+            "batch (all or nearly all of its patients reviewed) found none"
+            if worst == 0
+            else f"With {conf} confidence, fewer than {worst * 100:.2f}% of the patients of {population} "
+            "have a leaked identifier, in every audited batch"
+        ) + f" [{len(framed)} audit rounds, {len(batches)} batches]"
     return EvidenceDecision(
         passed,
         awaiting,
