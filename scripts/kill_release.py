@@ -1,105 +1,125 @@
-"""Kill release runs at random points of the write and publish phases; count what researchers see.
+"""SIGKILL release runs at random points of every phase; judge what researchers see after each kill.
 
-    .venv/bin/python scripts/kill_release.py --kills 50 [--seed 16] [--dir OUT]
+    .venv/bin/python scripts/kill_release.py --kills 60 --seed 1 [--scenarios dagster,cli] [--dir OUT]
 
-Two DuckDB warehouses, one (study, key) release each, both published with audits recorded:
+The study: 1,200 short notes of 100 patients (``tests/release_study.py``), released in chunks of
+300 (four chunks, more as notes are added), rules preset, DuckDB.  It is recognized once in a
+base warehouse; each scenario works on its own copy, which carries over from kill to kill (a
+kill lands on whatever the previous kill, rerun and content change left).  Nothing is published
+at the start.
 
-* **clean** -- every re-release is correct.  The warehouse carries over from kill to kill (a
-  kill lands on whatever the previous kill and rerun left).  After a kill the gated view
-  ``released_notes`` (sql/views, rendered for DuckDB) must show either nothing or one whole
-  verified release: the rows of exactly the ``released_at`` stamp ``tide_releases`` published,
-  as many as it counted, with the content of the verified release.
-* **leak** -- restored before each kill to "published, then a recognizer miss": every re-release
-  leaks a patient name and its checks fail.  After a kill the view shows the previous published
-  release whole, or nothing; never the leaking rows, never part of a release.
+Scenarios (alternating; ``--scenarios`` picks):
 
-A zygote process imports Dagster and TIDE once and forks one child per run; the child executes
-``release_job`` in process (the same definitions ``dagster dev`` serves, on a SQLite Dagster
-instance) and is SIGKILLed at a random moment of a phase: the parent polls the run's event log
-until the phase's first step starts, then waits a random part of the phase's length (measured in
-a calibration run).  Half the kills aim at the write phase (``deidentified_notes`` and its
-checks), half at the publish phase (``release_summary`` and the gate).  The phase a kill
-actually hit is read back from the run's event log.  After a kill a rerun must complete: the
-clean release is published again, the leaking one blocked.  A leaking re-release never reaches
-``release_summary`` (its surface check fails), so its kills aim at the write phase.
+* **dagster** -- ``release_job`` executed in process (the definitions ``dagster dev`` serves, a
+  SQLite Dagster instance) in a child forked from a zygote that imported Dagster and TIDE once.
+  The child is SIGKILLed at a random moment of a phase: Dagster's start, anonymization (its chunk
+  loop), the blocking checks, ``release_summary`` (verification and gate), or the researcher
+  store commit inside it.  The parent polls the run's event log (or the child's open files, for
+  the store) until the phase begins, then waits a random part of the phase's length (measured in
+  a calibration run on a separate copy).
+* **cli** -- ``tide run --stage anonymize --chunk-rows 300``, ``tide release publish`` and
+  ``tide release rollback`` as subprocesses of the ``tide`` entry point, SIGKILLed the same way
+  (phases: start-up, the chunk loop / verification, the researcher store).
 
-Prints one line per kill and a summary; exit status 1 if any kill left a half or unchecked
-release visible or a rerun did not complete.  ``tests/test_kill_release.py`` runs a few kills.
+The phase a kill hit is read back afterwards (the run's event log, the child's open files at the
+kill, the anonymization chunks committed, whether the pointer moved).
+
+Between kills the content changes at random: notes are added and recognized (a new version is
+due once audited), cached spans of a patient's first name are removed (a recognizer miss: the
+re-release leaks the name and must be blocked) or restored, or nothing changes (a rerun is a
+no-op).  After every kill the researcher file is opened read-only and ``released_notes`` read
+for the (study, key).  It must show nothing only while nothing was ever published; otherwise
+exactly one version label, and exactly the rows of that version as they were read right after
+the run that published it (a version first seen after a kill that landed after the publish
+commit must equal the complete, verified candidate, and the rerun's ``decide`` must confirm
+it).  The view may not move to another version except by the killed command's own commit
+(publish, rollback).  The ``tide_releases`` row may not claim ``published`` with a version the
+view does not show.
+
+After a kill (most kills; some kills land on what the previous kill left) a rerun runs to
+completion: ``release_job`` (dagster), or ``tide run`` + ``tide release publish`` (cli, in the
+harness's process).  It must end as the content warrants: blocked while the name leaks or the
+content was withdrawn by a rollback, otherwise published (after audit rounds are recorded for
+content no round covers: ``evidence.plan_audit`` + ``evidence.record_round``, 0 leaks).
+
+Prints one line per kill and a summary table; exit status 1 on any violation or failed rerun.
+``tests/test_kill_release.py`` runs a few kills of each scenario.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import datetime as dt
+import io
 import json
 import os
 import random
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-S, K = "s", "k"
-NAME = "Stonebridge"
-BASE = {"study": S, "site": "site1", "source": "ehr", "note_type": "progress"}
-NOTES = [
-    dict(
-        BASE,
-        note_id=f"n{i}",
-        patient_id=f"p{i % 3}",
-        note_date=f"2021-03-{1 + i % 28:02d}",
-        text=(
-            f"Maria {NAME} seen 03/04/2021 for follow-up. Maria {NAME} is stable."
-            if i == 0
-            else f"Note {i}: call 617-555-01{i % 100:02d} re: Robert Ashdown, seen on 2021-03-{1 + i % 28:02d}."
-        ),
-    )
-    for i in range(40)
-]
-PATIENTS = [
-    {"patient_id": "p0", "first_name": "Maria", "last_name": NAME},
-    {"patient_id": "p1", "first_name": "Robert", "last_name": "Ashdown"},
-    {"patient_id": "p2", "first_name": "Robert", "last_name": "Ashdown"},
-]
+sys.path.insert(0, str(ROOT / "tests"))  # release_study: the synthetic study
 
-# The child: build the definitions once (in the zygote), fork per run, execute release_job.
+S, K = "big", "k"
+N_NOTES, N_PATIENTS, CHUNK = 1200, 100, 300
+GROW = 24  # notes a "grow" change appends
+LEAKER = "p1"  # whose first-name spans a "leak" change removes
+
+# -- the Dagster child: definitions built once (in the zygote), one fork per run --------------------
+
 ZYGOTE = r"""
-import os, sys, warnings
+import json, os, sys, warnings
 warnings.filterwarnings("ignore")
 import dagster as dg
+import tide_core.engine.study_chunks as study_chunks
 from tide_etl import build_defs
 from tide_etl.partitions import release_key
 from tide_etl.resources import KeyProviderResource, ReleaseGateResource, TideConfigResource, WarehouseResource
-import tide_core.runner, tide_core.release.lifecycle, tide_core.release.checks  # first-use imports, paid once
+import tide_core.runner, tide_core.release.lifecycle, tide_core.release.checks, tide_core.release.publish  # paid once
 
-def job_for(root):
+STUDY, KEY, CHUNK = sys.argv[1], sys.argv[2], int(sys.argv[3])
+study_chunks.DEFAULT_CHUNK_ROWS = CHUNK  # deidentified_notes anonymizes in chunks of the default size
+
+def defs_for(root):
     return build_defs({
         "warehouse": WarehouseResource(url=f"duckdb:{root}/wh.duckdb"),
         "tide_config": TideConfigResource(preset="rules"),
         "key_provider": KeyProviderResource(key_dir=f"{root}/keys"),
         "gate": ReleaseGateResource(),
-    }).resolve_job_def("release_job")
+    })
 
-JOBS = {}
+DEFS = {}
 print("ready", flush=True)
 for line in sys.stdin:
-    root, home = line.split()
-    job = JOBS.get(root) or JOBS.setdefault(root, job_for(root))
+    root, home, job_name, run_id = line.split()
+    defs = DEFS.get(root) or DEFS.setdefault(root, defs_for(root))
+    job = defs.resolve_job_def(job_name)
     pid = os.fork()
     if pid == 0:
         code = 1
         try:
             with dg.DagsterInstance.from_config(home) as instance:
                 r = job.execute_in_process(
-                    partition_key=release_key("s", "k"), instance=instance, raise_on_error=False
+                    partition_key=release_key(STUDY, KEY), instance=instance, raise_on_error=False, run_id=run_id
                 )
-                code = 0 if r.success else 3
+                failed = sorted(
+                    f"{e.check_name}:{e.severity.value}" for e in r.get_asset_check_evaluations() if not e.passed
+                )
+                with open(os.path.join(root, "run.json"), "w") as f:
+                    json.dump({"success": r.success, "failed_checks": failed}, f)
+                code = 0
         finally:
             os._exit(code)
     print(f"pid {pid}", flush=True)
@@ -107,177 +127,34 @@ for line in sys.stdin:
     print(f"dead {pid} {status}", flush=True)
 """
 
-PHASES = {
-    "deidentified_notes": "write",
-    "release_summary": "publish",
-    "release_summary_release_gate": "gate",
-}
-
-
-@dataclass
-class KillReport:
-    kills: int = 0
-    landed: int = 0  # the child was still running when the SIGKILL came
-    by_phase: Counter[str] = field(default_factory=Counter)
-    by_scenario: Counter[str] = field(default_factory=Counter)
-    half_visible: int = 0
-    unchecked_visible: int = 0
-    leaks_visible: int = 0
-    reruns: int = 0
-    reruns_failed: int = 0
-    visible_after_kill: Counter[str] = field(default_factory=Counter)
-    problems: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return not (self.half_visible or self.unchecked_visible or self.leaks_visible or self.reruns_failed)
-
-    def summary(self) -> str:
-        return (
-            f"release kill test: {self.kills} SIGKILLs, {self.landed} landed in a running release "
-            f"({dict(self.by_scenario)}; phase hit: {dict(self.by_phase)}); "
-            f"visible after kill: {dict(self.visible_after_kill)}; half releases visible: {self.half_visible}, "
-            f"unchecked visible: {self.unchecked_visible}, leaks visible: {self.leaks_visible}, "
-            f"reruns completed: {self.reruns - self.reruns_failed}/{self.reruns}; {self.seconds:.0f} s"
-        )
-
-
-def _resources(root: Path) -> dict[str, Any]:
-    from tide_etl.resources import KeyProviderResource, ReleaseGateResource, TideConfigResource, WarehouseResource
-
-    return {
-        "warehouse": WarehouseResource(url=f"duckdb:{root / 'wh.duckdb'}"),
-        "tide_config": TideConfigResource(preset="rules"),
-        "key_provider": KeyProviderResource(key_dir=str(root / "keys")),
-        "gate": ReleaseGateResource(),
-    }
-
-
-def _run_in_process(root: Path, job: str = "release_job") -> bool:
-    import dagster as dg
-
-    from tide_etl import build_defs
-    from tide_etl.partitions import release_key
-
-    with dg.DagsterInstance.ephemeral() as instance:
-        instance.add_dynamic_partitions("study", [S])
-        instance.add_dynamic_partitions("key", [K])
-        r = (
-            build_defs(_resources(root))
-            .resolve_job_def(job)
-            .execute_in_process(partition_key=release_key(S, K), instance=instance, raise_on_error=False)
-        )
-        return bool(r.success)
-
-
-def _record_audits(root: Path) -> None:
-    from tide_core.assurance.audit_table import TABLE_NAME, AuditRecord, records_to_table
-    from tide_core.config import TideConfig
-    from tide_core.io.open import open_warehouse
-    from tide_core.release.checks import release_buckets
-
-    with open_warehouse(f"duckdb:{root / 'wh.duckdb'}") as wh:
-        buckets = release_buckets(wh, TideConfig.preset("rules"), S, K)
-        recs = [AuditRecord.create(S, K, b, 500, 0, reviewer="kill-test") for b in buckets]
-        wh.replace_partition(TABLE_NAME, records_to_table(recs), {"study": S, "key": K})
-
-
-def _miss_a_mention(root: Path) -> None:
-    """A recognizer miss: the second mention of the patient's name is no longer a span."""
-    from tide_core.cache.span_cache import SpanCache
-    from tide_core.config import TideConfig
-    from tide_core.io.open import open_warehouse
-    from tide_core.runner import read_study_input
-
-    config = TideConfig.preset("rules")
-    with open_warehouse(f"duckdb:{root / 'wh.duckdb'}") as wh:
-        cache = SpanCache(wh, config.tables)
-        note = next(n for n in read_study_input(wh, S, config).notes if n.note_id == "n0")
-        second = max((s for s in cache.spans(S, ["n0"])["n0"] if s.label == "PATIENT"), key=lambda s: s.start)
-        cache.add_review(S, note, second.start, second.end, second.label, "reject")
-
-
-def prepare(root: Path) -> None:
-    """A recognized study, a key, and a published release (audits recorded, re-verified)."""
-    import pyarrow as pa
-
-    from tide_core.anonymize.keys import FileKeyProvider
-    from tide_core.config import TideConfig
-    from tide_core.io.open import open_warehouse
-    from tide_core.runner import recognize_study
-
-    root.mkdir(parents=True, exist_ok=True)
-    with open_warehouse(f"duckdb:{root / 'wh.duckdb'}") as wh:
-        wh.replace_table("notes", pa.Table.from_pylist(NOTES))
-        wh.replace_table("patients", pa.Table.from_pylist(PATIENTS))
-        recognize_study(wh, S, TideConfig.preset("rules"), progress=False)
-    FileKeyProvider(root / "keys").create(S, K)
-    _run_in_process(root)
-    _record_audits(root)
-    if not _run_in_process(root, "release_checks_job"):
-        raise SystemExit(f"could not publish the first release in {root}")
-
-
-def visible(root: Path) -> tuple[list[dict[str, Any]], dict[str, Any] | None, list[dict[str, Any]]]:
-    """What researchers see of (S, K), the tide_releases row, and every tide_deid_notes row."""
-    from tide_core.io.open import open_warehouse
-    from tide_etl.sql_files import SQL_DIR, run_duckdb
-
-    with open_warehouse(f"duckdb:{root / 'wh.duckdb'}") as wh:
-        for f in sorted((SQL_DIR / "views").glob("*.sql")):
-            run_duckdb(wh, f)
-        seen = wh.sql("SELECT * FROM released_notes WHERE study = ? AND key = ?", [S, K]).to_pylist()
-        rows = wh.read_table("tide_releases", where={"study": S, "key": K}).to_pylist()
-        deid = wh.read_table("tide_deid_notes", ["note_ref", "text", "released_at"], where={"study": S, "key": K})
-        return seen, (rows[0] if rows else None), deid.to_pylist()
-
-
-def _content(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    return sorted((r["note_ref"], r["text"]) for r in rows)
-
-
-def judge(
-    seen: list[dict[str, Any]], row: dict[str, Any] | None, verified: list[list[tuple[str, str]]]
-) -> tuple[str, list[str]]:
-    """Classify what is visible after a kill: ``none`` or ``whole``; problems otherwise."""
-    problems: list[str] = []
-    if not seen:
-        return "none", problems
-    if any(NAME.casefold() in (r["text"] or "").casefold() for r in seen):
-        problems.append("leak")
-    if row is None or row["status"] != "published" or not row["gate_passed"]:
-        problems.append("unchecked: rows visible without a published, gated release row")
-    stamps = {r["released_at"] for r in seen}
-    if row is not None and (stamps != {row["released_at"]} or len(seen) != row["n_released"]):
-        problems.append(f"half: {len(seen)} rows of {len(stamps)} stamps visible, {row['n_released']} published")
-    if _content(seen) not in verified:
-        problems.append("unchecked: the visible rows are not a release whose checks passed")
-    return "whole", problems
+BLOCKING = ("rows_accounted", "offsets_in_text", "no_surface_survives", "known_phi_survives", "versions_recorded")
 
 
 class Zygote:
+    """A process that imported Dagster and TIDE once and forks one child per run."""
+
     def __init__(self, log_path: Path) -> None:
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.log = open(log_path, "w")  # the runs' Dagster logs (counts and codes only, no note text)
+        self.log = open(log_path, "a")  # the runs' Dagster logs (counts and codes, no note text)
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", ZYGOTE],
+            [sys.executable, "-c", ZYGOTE, S, K, str(CHUNK)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.log,
             text=True,
             bufsize=1,
-            env=env,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
             cwd=ROOT,
         )
-        self.ready = False  # its imports run while the caller prepares the warehouses
+        self.ready = False  # it imports while the caller prepares the warehouses
 
-    def start(self, root: Path, home: Path) -> int:
+    def start(self, root: Path, home: Path, job: str, run_id: str) -> int:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         if not self.ready:
-            assert self.proc.stdout.readline().strip() == "ready"
+            word = self.proc.stdout.readline().strip()
+            assert word == "ready", f"zygote did not start: {word!r} (see its log)"
             self.ready = True
-        self.proc.stdin.write(f"{root} {home}\n")
+        (root / "run.json").unlink(missing_ok=True)
+        self.proc.stdin.write(f"{root} {home} {job} {run_id}\n")
         self.proc.stdin.flush()
         word, pid = self.proc.stdout.readline().split()
         assert word == "pid"
@@ -286,7 +163,7 @@ class Zygote:
     def wait(self) -> int:
         assert self.proc.stdout is not None
         words = self.proc.stdout.readline().split()
-        assert words[0] == "dead", words
+        assert words and words[0] == "dead", words
         return int(words[2])
 
     def close(self) -> None:
@@ -296,41 +173,731 @@ class Zygote:
         self.log.close()
 
 
-def _n_runs(home: Path) -> int:
-    import dagster as dg
-
-    with dg.DagsterInstance.from_config(str(home)) as instance:
-        return len(instance.get_run_ids())
+# -- what a process has open, what researchers see, what the warehouse holds -------------------------
 
 
-def _last_run_phase(home: Path, runs_before: int) -> str:
-    """The phase the newest run of ``home`` was in when it died (from its event log)."""
-    import dagster as dg
-
-    with dg.DagsterInstance.from_config(str(home)) as instance:
-        if len(instance.get_run_ids()) == runs_before:
-            return "before-run"
-        runs = instance.get_runs(limit=1)
-        started, done = [], set()
-        for entry in instance.all_logs(runs[0].run_id):
-            e = entry.dagster_event
-            if e is None:
-                continue
-            if e.event_type_value == "STEP_START":
-                started.append(e.step_key)
-            elif e.event_type_value in ("STEP_SUCCESS", "STEP_FAILURE", "STEP_SKIPPED"):
-                done.add(e.step_key)
-        running = [s for s in started if s not in done]
-        if not started:
-            return "before-steps"
-        if not running:
-            return "between-steps" if len(done) < 7 else "after-steps"
-        step = running[-1]
-        return PHASES.get(step, "check")
+def open_files(pid: int) -> set[str]:
+    """Base names of the DuckDB files ``pid`` has open now (empty once it has ended)."""
+    names = set()
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if target.endswith(".duckdb"):
+                    names.add(os.path.basename(target))
+    return names
 
 
-def _home(root: Path) -> Path:
-    """The run's SQLite Dagster instance (its event log says where a kill landed)."""
+WH, STORE = "wh.duckdb", "wh.released.duckdb"
+
+
+def wait_for_file(pid: int, name: str, alive: Callable[[], bool], timeout: float = 120.0) -> bool:
+    """Poll until ``pid`` has ``name`` open (False if it ended first)."""
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        if name in open_files(pid):
+            return True
+        if not alive():
+            return False
+        time.sleep(0.002)
+    return False
+
+
+Content = tuple[tuple[str, str], ...]
+
+
+def _ro(path: Path) -> Any:
+    import duckdb
+
+    return duckdb.connect(str(path), read_only=True)
+
+
+def researcher_view(root: Path) -> tuple[set[str], Content, int]:
+    """What a researcher reads from ``released_notes`` for (S, K): version labels, (note_ref, text)
+    rows sorted, and the row count (the researcher file opened read-only)."""
+    import duckdb
+
+    path = root / STORE
+    if not path.exists():
+        return set(), (), 0
+    with _ro(path) as con:
+        try:
+            rows = con.execute(
+                "SELECT version, note_ref, text FROM released_notes WHERE study = ? AND key = ?", [S, K]
+            ).fetchall()
+        except duckdb.CatalogException:  # the store's views are not created yet: nothing published
+            return set(), (), 0
+    return {r[0] for r in rows}, tuple(sorted((r[1], r[2]) for r in rows)), len(rows)
+
+
+def candidate(root: Path) -> Content:
+    """The candidate's researcher rows (note_ref, text), one per released note."""
+    with _ro(root / WH) as con:
+        if not _has(con, "tide_deid_notes"):
+            return ()
+        rows = con.execute("SELECT note_ref, text FROM tide_deid_notes WHERE study = ? AND key = ?", [S, K]).fetchall()
+    return tuple(sorted(set(rows)))
+
+
+def _has(con: Any, table: str) -> bool:
+    return bool(
+        con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [table]).fetchone()[0]
+    )
+
+
+def release_row(root: Path) -> dict[str, Any] | None:
+    with _ro(root / WH) as con:
+        if not _has(con, "tide_releases"):
+            return None
+        rows = con.execute(
+            "SELECT status, published_version, gate_reasons FROM tide_releases WHERE study = ? AND key = ?", [S, K]
+        ).fetchall()
+    return dict(zip(("status", "published_version", "gate_reasons"), rows[0], strict=True)) if rows else None
+
+
+def history(root: Path) -> list[tuple[str, str]]:
+    """(action, version) of every publish, rollback and withdrawal, oldest first."""
+    with _ro(root / WH) as con:
+        if not _has(con, "tide_release_versions"):
+            return []
+        return con.execute(
+            "SELECT action, version FROM tide_release_versions WHERE study = ? AND key = ? ORDER BY decided_at",
+            [S, K],
+        ).fetchall()
+
+
+def chunks_committed(root: Path) -> tuple[int, int]:
+    """(chunks the candidate's unfinished anonymization run committed, chunks of the study)."""
+    with _ro(root / WH) as con:
+        if not _has(con, "tide_runs"):
+            return 0, 0
+        rows = con.execute(
+            "SELECT stage, started_at, finished_at, n_chunks FROM tide_runs WHERE study = ? AND key = ? "
+            "AND stage IN ('anonymization', 'anonymization.chunk')",
+            [S, K],
+        ).fetchall()
+    finished = [r[2] for r in rows if r[0] == "anonymization" and r[2] is not None]
+    since = max(finished) if finished else None
+    chunks = [r for r in rows if r[0] != "anonymization" and (since is None or r[1] > since)]
+    n = max((r[3] or 0 for r in rows), default=0)
+    return len(chunks), int(n)
+
+
+# -- the study, content changes and audits (in the harness's process; no run is alive then) ---------
+
+
+def _config() -> Any:
+    from tide_core.config import TideConfig
+
+    return TideConfig.preset("rules")
+
+
+def prepare_base(base: Path) -> None:
+    """1,200 notes and their patients, recognized in chunks of 300, and a key."""
+    import release_study
+    from tide_core.anonymize.keys import FileKeyProvider
+    from tide_core.io.open import open_warehouse
+    from tide_core.runner import recognize_study
+
+    base.mkdir(parents=True, exist_ok=True)
+    with open_warehouse(f"duckdb:{base / WH}") as wh:
+        release_study.write(wh, N_NOTES, N_PATIENTS)
+        recognize_study(wh, S, _config(), progress=False, chunk_rows=CHUNK)
+    FileKeyProvider(base / "keys").create(S, K)
+
+
+def copy_base(base: Path, root: Path) -> None:
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    shutil.copy(base / WH, root / WH)
+    shutil.copytree(base / "keys", root / "keys")
+
+
+def grow(root: Path, start: int, seed: int) -> None:
+    """A nightly increment: GROW new notes, recognized (cache misses only)."""
+    import pyarrow as pa
+
+    import release_study
+    from tide_core.io.open import open_warehouse
+    from tide_core.runner import recognize_study
+
+    with open_warehouse(f"duckdb:{root / WH}") as wh:
+        wh.append("notes", pa.Table.from_pylist(release_study.notes(GROW, N_PATIENTS, seed=seed, start=start)))
+        recognize_study(wh, S, _config(), progress=False, chunk_rows=CHUNK)
+
+
+SPAN_KEY = 'note_id = ? AND start = ? AND "end" = ?'
+
+
+def leak(root: Path) -> list[tuple[Any, ...]]:
+    """A recognizer miss: remove the cached spans of LEAKER's first name; returns them."""
+    import duckdb
+
+    import release_study
+
+    first = next(p["first_name"] for p in release_study.patients(N_PATIENTS) if p["patient_id"] == LEAKER)
+    with duckdb.connect(str(root / WH)) as con:
+        cols = [d[0] for d in con.execute("SELECT * FROM tide_spans LIMIT 0").description]
+        rows = con.execute(
+            "SELECT s.* FROM tide_spans s JOIN notes n ON n.note_id = s.note_id AND n.study = s.study "
+            'WHERE n.patient_id = ? AND substr(n.text, s.start + 1, s."end" - s.start) LIKE ?',
+            [LEAKER, f"{first}%"],
+        ).fetchall()
+        assert rows, "the study should have recognized the patient's first name"
+        i = {c: cols.index(c) for c in ("note_id", "start", "end")}
+        for r in rows:
+            con.execute(f"DELETE FROM tide_spans WHERE {SPAN_KEY}", [r[i["note_id"]], r[i["start"]], r[i["end"]]])
+    return rows
+
+
+def heal(root: Path, rows: list[tuple[Any, ...]]) -> None:
+    """The recognizer finds the name again: the removed spans are back."""
+    import duckdb
+
+    with duckdb.connect(str(root / WH)) as con:
+        con.executemany(f"INSERT INTO tide_spans VALUES ({', '.join('?' * len(rows[0]))})", rows)
+
+
+def audit(root: Path) -> int:
+    """A reviewer audits the content no round covers: every frame's sample, no leak found."""
+    from tide_core.io.open import open_warehouse
+    from tide_core.release import evidence
+
+    names = _config().tables
+    with open_warehouse(f"duckdb:{root / WH}") as wh:
+        plans = evidence.plan_audit(wh, names, S, K)
+        for p in plans:
+            evidence.record_round(wh, names, S, K, p.frame_id, p.sample_size, 0, reviewer="kill-loop")
+    return len(plans)
+
+
+# -- the CLI ------------------------------------------------------------------------------------------
+
+
+def tide_command() -> list[str]:
+    """The ``tide`` entry point of this interpreter's environment (or ``python -m``)."""
+    exe = Path(sys.executable).parent / "tide"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "tide_core.cli.main"]
+
+
+def cli_args(root: Path, command: str, *extra: str) -> list[str]:
+    wh = ["--warehouse", f"duckdb:{root / WH}", "--study", S, "--key", K]
+    if command == "run":
+        return ["run", *wh, "--stage", "anonymize", "--preset", "rules", "--chunk-rows", str(CHUNK),
+                "--no-progress", "--key-dir", str(root / "keys"), *extra]  # fmt: skip
+    if command == "publish":
+        return ["release", "publish", *wh, "--preset", "rules", *extra]
+    return ["release", command, *wh, *extra]
+
+
+def cli_in_process(root: Path, command: str, *extra: str) -> int:
+    """A command run to completion in this process (the same ``main`` the entry point calls)."""
+    from tide_core.cli.main import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        return int(main(cli_args(root, command, *extra)))
+
+
+# -- the report -------------------------------------------------------------------------------------
+
+VIOLATIONS = (
+    "empty",
+    "partial",
+    "mixed",
+    "unverified",
+    "moved",
+    "stale_claim",
+    "rerun_failed",
+    "rollback_half_recorded",
+)
+
+
+@dataclass
+class Report:
+    kills: int = 0
+    landed: int = 0  # the process was still running when the SIGKILL came
+    by_phase: Counter[tuple[str, str]] = field(default_factory=Counter)  # (scenario, phase hit)
+    committed: Counter[tuple[str, str]] = field(default_factory=Counter)  # ... the view moved: after a commit
+    seen: Counter[str] = field(default_factory=Counter)  # what the view showed after a kill
+    violations: Counter[str] = field(default_factory=Counter)
+    reruns: Counter[tuple[str, str]] = field(default_factory=Counter)  # (scenario, outcome) of reruns
+    changes: Counter[str] = field(default_factory=Counter)
+    versions: dict[str, int] = field(default_factory=dict)  # scenario -> versions published
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    calibration: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not sum(self.violations.values())
+
+    def table(self) -> str:
+        order = {p: i for i, p in enumerate(PHASE_ORDER)}
+        phases = sorted(self.by_phase, key=lambda sp: (sp[0], [order.get(w, 99) for w in sp[1].split()]))
+        lines = ["| scenario | phase hit | kills | of which after the commit (view moved) |", "|---|---|---:|---:|"]
+        lines += [f"| {s} | {p} | {self.by_phase[(s, p)]} | {self.committed[(s, p)]} |" for s, p in phases]
+        for sc in sorted({s for s, _ in self.by_phase}):
+            n = sum(v for (s, _), v in self.by_phase.items() if s == sc)
+            c = sum(v for (s, _), v in self.committed.items() if s == sc)
+            lines.append(f"| {sc} | **all** | **{n}** | **{c}** |")
+        lines += ["", "| rerun after a kill | outcome | count |", "|---|---|---:|"]
+        lines += [f"| {s} | {o} | {n} |" for (s, o), n in sorted(self.reruns.items()) if n]
+        lines += ["", "| violation | count |", "|---|---:|"]
+        lines += [f"| {v} | {self.violations[v]} |" for v in VIOLATIONS]
+        return "\n".join(lines)
+
+    def summary(self) -> str:
+        failed = sum(n for (_, o), n in self.reruns.items() if o == "failed")
+        done = sum(n for (_, o), n in self.reruns.items() if not o.startswith("(")) - failed
+        return (
+            f"release kill loop: {self.kills} SIGKILLs ({self.landed} landed in a running process, "
+            f"{sum(self.committed.values())} after a publish or rollback commit); view after a kill: "
+            f"{dict(self.seen)}; content changes: {dict(self.changes)}; versions published: {self.versions}; "
+            f"reruns: {done} completed, {failed} failed; violations: {sum(self.violations.values())} "
+            f"{dict(+self.violations)}; {self.seconds:.0f} s"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kills": self.kills,
+            "landed": self.landed,
+            "by_phase": {f"{s} {p}": n for (s, p), n in sorted(self.by_phase.items())},
+            "after_commit": {f"{s} {p}": n for (s, p), n in sorted(self.committed.items()) if n},
+            "view_after_kill": dict(self.seen),
+            "violations": {v: self.violations[v] for v in VIOLATIONS},
+            "reruns": {f"{s} {o}": n for (s, o), n in sorted(self.reruns.items()) if n},
+            "changes": dict(self.changes),
+            "versions": self.versions,
+            "calibration": self.calibration,
+            "seconds": round(self.seconds, 1),
+            "problems": self.problems,
+        }
+
+
+#: the order of phases in the table (cli phases are "<command> <phase>")
+PHASE_ORDER = (
+    "run",
+    "publish",
+    "rollback",
+    "startup",
+    "anonymize",
+    "check",
+    "between-steps",
+    "verify",
+    "release_summary:verify",
+    "prepare",
+    "store",
+    "release_summary:store",
+    "release_gate",
+    "finished",
+)
+
+
+# -- a scenario: one warehouse, its history, the oracle ---------------------------------------------
+
+
+@dataclass
+class Kill:
+    """What one kill did and saw."""
+
+    aim: str
+    delay: float = 0.0
+    phase: str = "finished"
+    detail: str = ""
+    landed: bool = False
+    before: str | None = None  # the version researchers saw when the process started
+    launched: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    may_publish: bool = False  # the process reached the code that publishes (or ended)
+    rollback_to: str | None = None  # the version a killed rollback moves the view to
+    committed: bool = False  # the view moved: the kill landed after the process's commit
+    must_settle: bool = False  # a rerun has to follow this kill
+
+
+class Watch:
+    """The DuckDB files a process has open, sampled every few milliseconds while the harness waits."""
+
+    def __init__(self, pid: int, alive: Callable[[], bool]) -> None:
+        self.pid, self.alive = pid, alive
+        self.ever: set[str] = set()
+        self.last: set[str] = set()
+
+    def sample(self) -> set[str]:
+        self.last = open_files(self.pid)
+        self.ever |= self.last
+        return self.last
+
+    def until_open(self, name: str, timeout: float = 120.0) -> bool:
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            if name in self.sample():
+                return True
+            if not self.alive():
+                return False
+            time.sleep(0.002)
+        return False
+
+    def sleep(self, seconds: float) -> None:
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            self.sample()
+            time.sleep(min(0.003, max(0.0, deadline - time.perf_counter())))
+
+    def kill(self) -> None:
+        """SIGKILL, right after a last look at its open files."""
+        self.sample()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+    def phase(self, work: str) -> str:
+        """Where the process stood: start-up (no file opened yet), ``work`` (the warehouse open),
+        store (the researcher store open), after-store (it was open and is closed again), exiting."""
+        if STORE in self.last:
+            return "store"
+        if STORE in self.ever:
+            return "after-store"
+        if WH in self.last:
+            return work
+        return "exiting" if WH in self.ever else "startup"
+
+
+class Scenario:
+    name = ""
+
+    def __init__(self, root: Path, rng: random.Random, report: Report, log: Callable[[str], None]) -> None:
+        self.root, self.rng, self.report, self.log = root, rng, report, log
+        self.snapshots: dict[str, Content] = {}  # version -> rows, read right after the run that published it
+        self.provisional: dict[str, Content] = {}  # versions first seen after a kill, not yet confirmed
+        self.current: str | None = None  # the version researchers must see (None: nothing published)
+        self.leaked: list[tuple[Any, ...]] | None = None  # removed spans while the name leaks
+        self.withdrawn: set[Content] = set()
+        self.next_note = N_NOTES
+        self.dirty = False  # the candidate is not a complete run over the current input
+        self.settled = True  # the last kill was followed by a complete rerun
+
+    def content_of(self, version: str | None) -> Content | None:
+        return None if version is None else self.snapshots.get(version, self.provisional.get(version))
+
+    # the oracle ------------------------------------------------------------------------------------
+    def judge(self, kill: Kill) -> list[str]:
+        """Classify the view after a kill; violations as 'kind: detail'."""
+        labels, rows, n = researcher_view(self.root)
+        row = release_row(self.root)
+        problems: list[str] = []
+        if not labels:
+            shown = "nothing"
+            if self.current is not None:
+                problems.append(f"empty: nothing visible though {self.current} was published")
+        elif len(labels) > 1:
+            shown = "+".join(sorted(labels))
+            problems.append(f"mixed: {len(labels)} versions visible ({shown})")
+        else:
+            (v,) = labels
+            shown = f"{v} ({n} notes)"
+            known = self.content_of(v)
+            if n != len(set(rows)):
+                problems.append(f"partial: {n} rows but {len(set(rows))} distinct")
+            if known is not None and rows != known:
+                kind = "partial" if set(rows) < set(known) else "unverified"
+                problems.append(f"{kind}: {v} shows {n} rows, {len(known)} when it was published")
+            if v != self.current:
+                # only the killed process's own commit may move the view: a publish to the complete
+                # candidate (a new version, or an earlier label of the same content), a rollback to
+                # its target
+                complete = rows == candidate(self.root)
+                if not (kill.may_publish and complete) and v != kill.rollback_to:
+                    problems.append(f"moved: the view shows {v}, researchers were shown {self.current}")
+                if known is None:
+                    if not complete:
+                        problems.append(f"unverified: {v} is not the complete candidate")
+                    self.provisional[v] = rows
+                kill.committed = True
+                self.current = v
+        if row is not None and row["status"] == "published":
+            visible = next(iter(labels)) if len(labels) == 1 else None
+            if row["published_version"] != visible:
+                problems.append(f"stale_claim: tide_releases says published {row['published_version']}, view {visible}")
+        self.report.seen["nothing" if not labels else "one version" if len(labels) == 1 else "mixed"] += 1
+        kill.detail = (kill.detail + f" -> view {shown}").strip()
+        return problems
+
+    def confirm_published(self) -> tuple[str | None, str]:
+        """After a complete publish: the view is one version, equal to the candidate; snapshot it."""
+        labels, rows, n = researcher_view(self.root)
+        row = release_row(self.root) or {}
+        if len(labels) != 1 or n != len(rows):
+            return None, f"published but the view shows {sorted(labels)}"
+        (v,) = labels
+        if row.get("published_version") != v:
+            return None, f"tide_releases says {row.get('published_version')}, the view {v}"
+        if rows != candidate(self.root):
+            return None, f"{v} is not the candidate"
+        known = self.content_of(v)
+        if known is not None and known != rows:
+            return None, f"{v} changed: {len(known)} rows then, {n} now"
+        self.provisional.pop(v, None)
+        self.snapshots[v] = rows
+        before, self.current = self.current, v
+        return v, "published " + (f"{v} (new)" if v != before else f"{v} (no-op)")
+
+    def check_kept(self) -> str | None:
+        """After a rerun that did not publish: researchers still see the current version."""
+        labels, rows, _ = researcher_view(self.root)
+        if self.current is None:
+            return None if not labels else f"shows {sorted(labels)} though nothing was published"
+        if labels != {self.current} or rows != self.content_of(self.current):
+            return f"shows {sorted(labels)}, not {self.current}"
+        return None
+
+    # content changes ---------------------------------------------------------------------------------
+    def change(self) -> str:
+        r = self.rng.random()
+        if self.leaked is not None:
+            what = "heal" if r < 0.6 else ("grow" if r < 0.8 else "none")
+        elif self.current is not None and candidate(self.root) in self.withdrawn:
+            what = "grow" if r < 0.7 else "none"
+        else:
+            what = "grow" if r < 0.35 else ("leak" if r < 0.6 else "none")
+        if what == "grow":
+            grow(self.root, self.next_note, seed=self.next_note)
+            self.next_note += GROW
+        elif what == "leak":
+            self.leaked = leak(self.root)
+        elif what == "heal":
+            assert self.leaked is not None
+            heal(self.root, self.leaked)
+            self.leaked = None
+        self.dirty = self.dirty or what != "none"
+        self.report.changes[what] += 1
+        return what
+
+    def should_block(self) -> bool:
+        """The release must be blocked: the name leaks, or the content was withdrawn by a rollback
+        (and is not what researchers see: publishing what they see is a no-op)."""
+        content = candidate(self.root)
+        return self.leaked is not None or (content in self.withdrawn and content != self.content_of(self.current))
+
+    def prepare_publish(self) -> str:
+        """Before a kill aimed at the publish commit: the candidate written (``tide run`` in the
+        harness) and its content no round covers audited, so that the killed run publishes."""
+        done = []
+        if self.dirty:
+            code = cli_in_process(self.root, "run")
+            assert code == 0, f"tide run exited {code}"
+            self.dirty = False
+            done.append("run")
+        if not self.should_block() and audit(self.root):
+            done.append("audit")
+        return "+".join(done)
+
+    # one kill --------------------------------------------------------------------------------------
+    def kill_once(self, i: int, rerun: bool) -> None:
+        what = self.change() if self.settled else "(on the last kill)"
+        kill = self.launch_and_kill()
+        problems = self.judge(kill)
+        self.report.kills += 1
+        self.report.landed += kill.landed
+        self.report.by_phase[(self.name, kill.phase)] += 1
+        self.report.committed[(self.name, kill.phase)] += kill.committed
+        outcome = "-"
+        rerun = rerun or kill.must_settle
+        if rerun:
+            outcome, failure = self.rerun(kill)
+            self.report.reruns[(self.name, failure or rerun_kind(outcome))] += 1
+            self.report.reruns[(self.name, "(of which audit rounds recorded first)")] += "via audit" in outcome
+            if failure:
+                problems.append(f"{failure}: {outcome}")
+        self.settled = rerun
+        for p in problems:
+            self.report.violations[p.split(":")[0]] += 1
+            self.report.problems.append(f"kill {i} ({self.name}, {kill.phase}): {p}")
+        self.log(
+            f"kill {i:3d} {self.name:7s} change {what:5s} aim {kill.aim:16s} +{kill.delay:4.2f}s "
+            f"hit {kill.phase:22s} {kill.detail}{' (after the commit)' if kill.committed else ''}; rerun: {outcome}"
+            + (f"  VIOLATION {'; '.join(problems)}" if problems else "")
+        )
+
+    def launch_and_kill(self) -> Kill:
+        raise NotImplementedError
+
+    def rerun(self, kill: Kill) -> tuple[str, str | None]:
+        """Run to completion; (what happened, the violation kind if it did not end as warranted)."""
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        """At the end: no version seen only after a kill may be left unconfirmed."""
+        for v in self.provisional:
+            self.report.violations["unverified"] += 1
+            self.report.problems.append(f"{self.name}: {v} was seen after a kill and never confirmed by decide")
+        self.report.versions[self.name] = len(self.snapshots)
+
+
+def rerun_kind(outcome: str) -> str:
+    if outcome.startswith("published"):
+        return "published a new version" if "(new)" in outcome else "published, no change (no-op)"
+    if outcome.startswith("blocked"):
+        return "blocked (" + ("withdrawn content" if "E935" in outcome else "leak: a check failed") + ")"
+    return "rollback completed"
+
+
+# -- dagster -----------------------------------------------------------------------------------------
+
+
+def event_log(home: Path, run_id: str) -> list[tuple[str, str | None, float]]:
+    """(event type, step key, timestamp) of a run, from its SQLite event log (read-only)."""
+    path = home / "history" / "runs" / f"{run_id}.db"
+    if not path.exists():
+        return []
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)) as con:
+            rows = con.execute("SELECT dagster_event_type, step_key, timestamp FROM event_logs ORDER BY id").fetchall()
+    except sqlite3.Error:
+        return []
+    return [(kind, step, _ts(ts)) for kind, step, ts in rows if kind is not None]
+
+
+def _ts(value: Any) -> float:
+    if isinstance(value, (int, float)):
+        return float(value)
+    t = dt.datetime.fromisoformat(str(value))
+    return (t if t.tzinfo else t.replace(tzinfo=dt.UTC)).timestamp()  # Dagster stores UTC
+
+
+def step_phase(events: list[tuple[str, str | None, float]]) -> tuple[str, str]:
+    """(phase, step) the run was in: the step started and not ended, else where it stood."""
+    started = [s or "" for k, s, _ in events if k == "STEP_START"]
+    ended = {s for k, s, _ in events if k in ("STEP_SUCCESS", "STEP_FAILURE", "STEP_SKIPPED")}
+    running = [s for s in started if s not in ended]
+    if not started:
+        return "startup", ""
+    if not running:
+        done = any(k in ("PIPELINE_SUCCESS", "PIPELINE_FAILURE") for k, _, _ in events)
+        return ("finished" if done else "between-steps"), ""
+    step = running[-1]
+    if step == "deidentified_notes":
+        return "anonymize", step
+    if step == "release_summary":
+        return "release_summary", step
+    if step.endswith("release_gate"):
+        return "release_gate", step
+    return "check", step
+
+
+class DagsterScenario(Scenario):
+    name = "dagster"
+
+    def __init__(self, zygote: Zygote, windows: dict[str, float], *args: Any) -> None:
+        super().__init__(*args)
+        self.zygote, self.windows = zygote, windows
+        self.home = dagster_home(self.root)
+
+    def start(self, job: str = "release_job") -> tuple[int, str]:
+        run_id = str(uuid.uuid4())
+        return self.zygote.start(self.root, self.home, job, run_id), run_id
+
+    def run(self, job: str = "release_job") -> dict[str, Any]:
+        self.start(job)
+        status = self.zygote.wait()
+        out = self.root / "run.json"
+        result = json.loads(out.read_text()) if out.exists() else {"success": False, "failed_checks": []}
+        result["exit"] = status
+        return result
+
+    def wait_for_step(self, run_id: str, watch: Watch, prefix: str, timeout: float = 120.0) -> bool:
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            if any(k == "STEP_START" and (s or "").startswith(prefix) for k, s, _ in event_log(self.home, run_id)):
+                return True
+            if not watch.alive():
+                return False
+            watch.sleep(0.01)
+        return False
+
+    def launch_and_kill(self) -> Kill:
+        r = self.rng.random()
+        if self.leaked is not None:  # its checks fail: release_summary never runs
+            aim = "startup" if r < 0.05 else ("anonymize" if r < 0.6 else "checks")
+        else:
+            aims = ((0.05, "startup"), (0.35, "anonymize"), (0.55, "checks"), (0.75, "release_summary"))
+            aim = next((a for p, a in aims if r < p), "store")
+        prep = self.prepare_publish() if aim in ("release_summary", "store") else ""
+        kill = Kill(aim + (f" ({prep})" if prep else ""), before=self.current)
+        pid, run_id = self.start()
+        watch = Watch(pid, lambda: _alive(pid))
+        if aim == "startup":
+            kill.delay = self.rng.uniform(0.0, self.windows["startup"])
+        elif aim == "anonymize":
+            self.wait_for_step(run_id, watch, "deidentified_notes")
+            kill.delay = self.rng.uniform(0.0, self.windows["anonymize"])
+        elif aim == "checks":
+            self.wait_for_step(run_id, watch, "deidentified_notes_")  # the checks' step keys
+            kill.delay = self.rng.uniform(0.0, self.windows["checks"])
+        elif aim == "release_summary":
+            self.wait_for_step(run_id, watch, "release_summary")
+            kill.delay = self.rng.uniform(0.0, self.windows["summary"])
+        else:
+            watch.until_open(STORE)
+            kill.delay = self.rng.uniform(0.0, self.windows["store"])
+        watch.sleep(kill.delay)
+        watch.kill()
+        status = self.zygote.wait()
+        kill.landed = os.WIFSIGNALED(status)
+        events = event_log(self.home, run_id)
+        phase, step = step_phase(events)
+        if not kill.landed:
+            phase = "finished"
+        elif phase == "anonymize":
+            done, n = chunks_committed(self.root)
+            kill.detail = f"chunk {min(done + 1, n)}/{n}" if done < n else f"after {n}/{n} chunks"
+        elif phase == "check":
+            kill.detail = step.removeprefix("deidentified_notes_")
+        elif phase == "release_summary":
+            phase = f"release_summary:{watch.phase('verify')}"
+        self.dirty = self.dirty or phase in ("startup", "anonymize")
+        kill.phase = phase
+        kill.may_publish = not kill.landed or any(k == "STEP_START" and s == "release_summary" for k, s, _ in events)
+        return kill
+
+    def rerun(self, kill: Kill) -> tuple[str, str | None]:
+        block = self.should_block()
+        res = self.run()
+        row = release_row(self.root) or {}
+        failed = [c.split(":")[0] for c in res["failed_checks"] if c.endswith(":ERROR")]
+        self.dirty = False
+        if block:
+            # a blocking check fails (release_summary is skipped: the row stays pending), or decide blocks
+            blocking = sorted(set(failed) & set(BLOCKING))
+            kept = self.check_kept()
+            ok = (row.get("status") == "pending" and bool(blocking)) or row.get("status") == "blocked"
+            if not ok or kept:
+                return f"expected blocked, got {row.get('status')} checks {res['failed_checks']} {kept or ''}", (
+                    "rerun_failed"
+                )
+            return "blocked (" + ",".join(blocking or [row.get("gate_reasons") or ""]) + ")", None
+        via = ""
+        if row.get("status") == "awaiting_audit":
+            audit(self.root)
+            res = self.run("release_checks_job")
+            row = release_row(self.root) or {}
+            via = " via audit"
+        if row.get("status") != "published":
+            return f"expected published, got {row.get('status')}: {row.get('gate_reasons')} {res}", "rerun_failed"
+        v, what = self.confirm_published()
+        return (what + via, None) if v else (what, "rerun_failed")
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie, killed or ended and not yet reaped, is not running)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def dagster_home(root: Path) -> Path:
+    """The scenario's SQLite Dagster instance, with the (study, key) partitions."""
     import dagster as dg
 
     home = root / "dagster_home"
@@ -342,173 +909,291 @@ def _home(root: Path) -> Path:
     return home
 
 
-def calibrate(zygote: Zygote, root: Path) -> tuple[float, float]:
-    """Seconds of the write phase (deidentified_notes and its checks) and of the publish phase
-    (release_summary and the gate check), from one whole run's event log."""
-    import dagster as dg
-
-    home = _home(root)
-    zygote.start(root, home)
+def calibrate_dagster(zygote: Zygote, root: Path) -> dict[str, float]:
+    """Phase lengths (seconds) of a release_job run that publishes, on a copy (the candidate
+    written and audited first, in the harness)."""
+    sc = DagsterScenario(zygote, {}, root, random.Random(0), Report(), lambda _: None)
+    assert cli_in_process(root, "run") == 0
+    audit(root)
+    pid, run_id = sc.start()
+    t0 = time.time()
+    watch = Watch(pid, lambda: _alive(pid))
+    store_at = time.time() if watch.until_open(STORE) else None
     zygote.wait()
-    with dg.DagsterInstance.from_config(str(home)) as instance:
-        run = instance.get_runs(limit=1)[0]
-        times: dict[str, float] = {}
-        last = 0.0
-        for entry in instance.all_logs(run.run_id):
-            e = entry.dagster_event
-            if e is not None and e.event_type_value == "STEP_START":
-                times[e.step_key] = entry.timestamp
-            last = entry.timestamp
-    return times["release_summary"] - times["deidentified_notes"], last - times["release_summary"]
+    events = event_log(sc.home, run_id)
+    start = {s: ts for k, s, ts in events if k == "STEP_START"}
+    end = max(ts for _, _, ts in events)
+    summary_done = next(ts for k, s, ts in events if k == "STEP_SUCCESS" and s == "release_summary")
+    checks = min(ts for s, ts in start.items() if s and s.startswith("deidentified_notes_"))
+    assert (release_row(root) or {}).get("status") == "published", "the calibration run did not publish"
+    return {
+        "startup": start["deidentified_notes"] - t0,
+        "anonymize": checks - start["deidentified_notes"],
+        "checks": start["release_summary"] - checks,
+        "summary": end - start["release_summary"],
+        "store": max(0.05, summary_done - store_at) if store_at else 0.2,
+        "run": end - t0,
+    }
 
 
-def wait_for_step(home: Path, runs_before: int, step: str, pid: int, timeout: float = 120.0) -> bool:
-    """Poll the run's event log until ``step`` has started (False if the child ended first)."""
-    import dagster as dg
+# -- cli -----------------------------------------------------------------------------------------------
 
-    deadline = time.perf_counter() + timeout
-    with dg.DagsterInstance.from_config(str(home)) as instance:
-        run_id = None
-        while time.perf_counter() < deadline:
-            if run_id is None:
-                if len(instance.get_run_ids()) > runs_before:
-                    run_id = instance.get_runs(limit=1)[0].run_id
+
+def history_since(root: Path, since: dt.datetime) -> list[tuple[str, str]]:
+    """(action, version) recorded in tide_release_versions at or after ``since``."""
+    with _ro(root / WH) as con:
+        if not _has(con, "tide_release_versions"):
+            return []
+        return con.execute(
+            "SELECT action, version FROM tide_release_versions WHERE study = ? AND key = ? AND decided_at >= ?",
+            [S, K, since],
+        ).fetchall()
+
+
+class CliScenario(Scenario):
+    name = "cli"
+
+    def __init__(self, windows: dict[str, dict[str, float]], rollbacks: bool, *args: Any) -> None:
+        super().__init__(*args)
+        self.windows, self.rollbacks = windows, rollbacks
+        self.log_path = self.root / "cli.log"
+        self.command, self.target = "", ""
+
+    def rollback_target(self) -> str | None:
+        """The version ``tide release rollback`` (no --to) moves to: the last publish of another version."""
+        earlier = [v for a, v in history(self.root) if a == "publish" and v != self.current]
+        if self.current is None or not earlier or self.content_of(earlier[-1]) is None:
+            return None
+        return earlier[-1]
+
+    def launch_and_kill(self) -> Kill:
+        r = self.rng.random()
+        target = self.rollback_target() if self.rollbacks else None
+        command = "rollback" if target and r < 0.2 else ("run" if r < 0.6 else "publish")
+        r = self.rng.random()
+        if command == "run":
+            aim = "startup" if r < 0.15 else "anonymize"
+        else:
+            aim = "startup" if r < 0.1 else ("prepare" if command == "rollback" else "verify") if r < 0.4 else "store"
+        prep = self.prepare_publish() if command == "publish" else ""
+        kill = Kill(f"{command}:{aim}" + (f" ({prep})" if prep else ""), before=self.current)
+        w = self.windows[command]
+        with open(self.log_path, "a") as log:
+            proc = subprocess.Popen([*tide_command(), *cli_args(self.root, command)], stdout=log, stderr=log, cwd=ROOT)
+            watch = Watch(proc.pid, lambda: proc.poll() is None)
+            if aim == "startup":
+                kill.delay = self.rng.uniform(0.0, w["startup"])
+            elif aim == "store":
+                watch.until_open(STORE)
+                kill.delay = self.rng.uniform(0.0, w["store"])
             else:
-                for entry in instance.all_logs(run_id):
-                    e = entry.dagster_event
-                    if e is not None and e.event_type_value == "STEP_START" and e.step_key == step:
-                        return True
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return False
-            time.sleep(0.02)
-    return False
+                watch.until_open(WH)
+                kill.delay = self.rng.uniform(0.0, w["work"])
+            watch.sleep(kill.delay)
+            watch.kill()
+            code = proc.wait()
+        kill.landed = code == -signal.SIGKILL
+        work = {"run": "anonymize", "publish": "verify", "rollback": "prepare"}[command]
+        phase = watch.phase(work) if kill.landed else "finished"
+        if phase == "anonymize":
+            done, n = chunks_committed(self.root)
+            kill.detail = f"chunk {min(done + 1, n)}/{n}" if done < n else f"after {n}/{n} chunks"
+        kill.phase = f"{command} {phase}"
+        self.command = command
+        if command == "run" and kill.landed:
+            self.dirty = True
+        kill.may_publish = command == "publish" and (STORE in watch.ever or not kill.landed)
+        if command == "rollback":
+            assert target is not None
+            self.target = kill.rollback_to = target
+            kill.must_settle = True
+        return kill
 
-
-def run_kills(kills: int, seed: int, workdir: Path, rerun_every: int = 1, log: Any = print) -> KillReport:
-    """``kills`` SIGKILLs alternating clean/leak; a rerun to completion after every ``rerun_every``-th
-    kill of each scenario (and after the last two), so some kills land on what a kill left."""
-    rng = random.Random(seed)
-    report = KillReport()
-    clean, leak_base, leak = workdir / "clean", workdir / "leak_base", workdir / "leak"
-    t0 = time.perf_counter()
-    zygote = Zygote(workdir / "runs.log")
-    try:
-        prepare(clean)
-        shutil.copytree(clean, leak_base)  # the same published release: two prepares differ only in the key
-        verified = [_content(visible(clean)[0])]
-        assert verified[0], "the first release was not published"
-        leak_verified = [_content(visible(leak_base)[0])]
-        _miss_a_mention(leak_base)
-        write_len, publish_len = calibrate(zygote, clean)
-        log(f"calibration: write phase {write_len:.2f} s, publish phase {publish_len:.2f} s")
-        for i in range(kills):
-            scenario = "clean" if i % 2 == 0 else "leak"
-            if scenario == "leak":
-                if leak.exists():
-                    shutil.rmtree(leak)
-                shutil.copytree(leak_base, leak, ignore=shutil.ignore_patterns("dagster_home"))
-            root = clean if scenario == "clean" else leak
-            home = _home(root)
-            # a leaking re-release never reaches release_summary (its surface check fails): its
-            # kills aim at the write phase, where its rows are written and the check blocks them
-            aim = "write" if scenario == "leak" or rng.random() < 0.5 else "publish"
-            delay = rng.uniform(0.0, write_len) if aim == "write" else rng.uniform(0.0, publish_len)
-            runs_before = _n_runs(home)
-            pid = zygote.start(root, home)
-            # the kill lands ``delay`` seconds into the phase: after its first step has started
-            wait_for_step(home, runs_before, "deidentified_notes" if aim == "write" else "release_summary", pid)
-            time.sleep(delay)
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            status = zygote.wait()
-            phase = _last_run_phase(home, runs_before) if os.WIFSIGNALED(status) else "finished"
-            seen, row, _ = visible(root)
-            state, problems = judge(seen, row, verified if scenario == "clean" else leak_verified)
-            report.kills += 1
-            report.landed += bool(os.WIFSIGNALED(status))
-            report.by_phase[phase] += 1
-            report.by_scenario[scenario] += 1
-            report.visible_after_kill[state] += 1
-            for p in problems:
-                report.half_visible += p.startswith("half")
-                report.unchecked_visible += p.startswith("unchecked")
-                report.leaks_visible += p == "leak"
-            if (i // 2) % rerun_every != rerun_every - 1 and i < kills - 2:
-                log(
-                    f"kill {i:3d} {scenario:5s} aimed {aim:7s} at {delay:5.2f} s, hit {phase:13s} -> visible {state:5s}"
-                    f"{' PROBLEMS ' + '; '.join(problems) if problems else ''}"
-                )
-                report.problems += [f"kill {i} ({scenario}, {phase}): {p}" for p in problems]
-                continue
-            # the rerun completes: published again (clean), blocked with nothing visible (leak)
-            report.reruns += 1
-            zygote.start(root, home)
-            rerun_ok = zygote.wait() == 0
-            seen2, row2, _ = visible(root)
-            _, problems2 = judge(seen2, row2, verified if scenario == "clean" else leak_verified)
-            if scenario == "clean":
-                done = (
-                    rerun_ok and row2 is not None and row2["status"] == "published" and _content(seen2) == verified[0]
-                )
-            else:
-                done = row2 is not None and row2["status"] == "blocked" and not seen2
-            if not done or problems2:
-                report.reruns_failed += 1
-                problems.append(f"rerun: {row2 and row2['status']} {problems2}")
-            report.problems += [f"kill {i} ({scenario}, {phase}): {p}" for p in problems]
-            log(
-                f"kill {i:3d} {scenario:5s} aimed {aim:7s} at {delay:5.2f} s, hit {phase:13s} -> visible {state:5s}"
-                f"{' PROBLEMS ' + '; '.join(problems) if problems else ''}; rerun {row2 and row2['status']}"
+    def rerun(self, kill: Kill) -> tuple[str, str | None]:
+        if self.command == "rollback":
+            return self.rerun_rollback(kill)
+        if self.dirty:
+            code = cli_in_process(self.root, "run")
+            if code != 0:
+                return f"tide run exited {code}", "rerun_failed"
+            self.dirty = False
+        block = self.should_block()
+        code = cli_in_process(self.root, "publish")
+        row = release_row(self.root) or {}
+        if block:
+            kept = self.check_kept()
+            if code != 1 or row.get("status") != "blocked" or kept:
+                return f"expected blocked, got exit {code} {row.get('status')} {kept or ''}", "rerun_failed"
+            return f"blocked ({'E935' if '[E935]' in (row.get('gate_reasons') or '') else 'check'})", None
+        via = ""
+        if code == 3:
+            audit(self.root)
+            code = cli_in_process(self.root, "publish")
+            row = release_row(self.root) or {}
+            via = " via audit"
+        if code != 0 or row.get("status") != "published":
+            return f"expected published, got exit {code} {row.get('status')}: {row.get('gate_reasons')}", (
+                "rerun_failed"
             )
+        v, what = self.confirm_published()
+        return (what + via, None) if v else (what, "rerun_failed")
+
+    def rerun_rollback(self, kill: Kill) -> tuple[str, str | None]:
+        """Finish a killed rollback: redo it (``--to`` its target) if the view did not move; either
+        way the history must then record it (withdraw + rollback) and tide_releases say so."""
+        moved_from, target = kill.before, self.target
+        if self.current != target:
+            code = cli_in_process(self.root, "rollback", "--to", target)
+            labels, rows, _ = researcher_view(self.root)
+            if code != 0 or labels != {target} or rows != self.content_of(target):
+                return f"tide release rollback --to {target} exited {code}; the view shows {sorted(labels)}", (
+                    "rerun_failed"
+                )
+            self.current = target
+            what = f"rolled back {moved_from} -> {target}"
+        else:
+            what = f"the killed rollback had committed ({moved_from} -> {target})"
+        recorded = history_since(self.root, kill.launched)
+        row = release_row(self.root) or {}
+        gone = self.content_of(moved_from)
+        if ("withdraw", moved_from) in recorded and gone is not None:
+            self.withdrawn.add(gone)
+        missing = [f"{a} {v}" for a, v in (("withdraw", moved_from), ("rollback", target)) if (a, v) not in recorded]
+        if missing or row.get("status") != "rolled_back" or row.get("published_version") != target:
+            return (
+                f"{what}; tide_release_versions lacks {missing or 'nothing'}, tide_releases says "
+                f"{row.get('status')} {row.get('published_version')}",
+                "rollback_half_recorded",
+            )
+        return what, None
+
+
+def calibrate_cli(root: Path, log: Path, rollbacks: bool) -> dict[str, dict[str, float]]:
+    """Seconds until each command opens the warehouse, its work after that, and its store window,
+    on a copy: tide run; (audit) publish; (more notes, run, audit) publish, rollback."""
+
+    def timed(command: str) -> dict[str, float]:
+        with open(log, "a") as out:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen([*tide_command(), *cli_args(root, command)], stdout=out, stderr=out, cwd=ROOT)
+            t_wh = t_store = None
+            while proc.poll() is None:
+                files = open_files(proc.pid)
+                now = time.perf_counter() - t0
+                if t_wh is None and WH in files:
+                    t_wh = now
+                if t_store is None and STORE in files:
+                    t_store = now
+                time.sleep(0.002)
+            end = time.perf_counter() - t0
+        assert proc.returncode == 0, f"calibration: tide {command} exited {proc.returncode}"
+        wh_at = t_wh if t_wh is not None else end
+        return {
+            "startup": wh_at,
+            "work": max(0.05, (t_store or end) - wh_at),
+            "store": max(0.05, end - t_store) if t_store is not None else 0.1,
+        }
+
+    out = {"run": timed("run")}
+    audit(root)
+    out["publish"] = timed("publish")  # v1
+    if rollbacks:
+        grow(root, N_NOTES, seed=N_NOTES)
+        assert cli_in_process(root, "run") == 0
+        audit(root)
+        assert cli_in_process(root, "publish") == 0  # v2
+        out["rollback"] = timed("rollback")
+    return out
+
+
+# -- the loop ----------------------------------------------------------------------------------------
+
+
+def run_kills(
+    kills: int,
+    seed: int,
+    workdir: Path,
+    scenarios: tuple[str, ...] = ("dagster", "cli"),
+    settle: float = 0.8,
+    rollbacks: bool = True,
+    log: Callable[[str], None] = print,
+) -> Report:
+    """``kills`` SIGKILLs split between ``scenarios``; after a kill a rerun runs to completion with
+    probability ``settle`` (always after a rollback and a scenario's last kill), else the next kill
+    lands on what it left.  ``rollbacks``: the cli scenario also kills ``tide release rollback``."""
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    rng = random.Random(seed)
+    report = Report()
+    t0 = time.perf_counter()
+    workdir.mkdir(parents=True, exist_ok=True)
+    zygote = Zygote(workdir / "dagster-runs.log") if "dagster" in scenarios else None
+    try:
+        base = workdir / "base"
+        prepare_base(base)
+        active: list[Scenario] = []
+        for name in scenarios:
+            calib = workdir / f"calibrate-{name}"
+            copy_base(base, calib)
+            if name == "dagster":
+                assert zygote is not None
+                windows: Any = calibrate_dagster(zygote, calib)
+            else:
+                windows = calibrate_cli(calib, workdir / "cli-calibration.log", rollbacks)
+            report.calibration[name] = (
+                windows if name == "dagster" else {f"{c}.{k}": v for c, w in windows.items() for k, v in w.items()}
+            )
+            shutil.rmtree(calib, ignore_errors=True)
+            log(f"calibration {name}: " + ", ".join(f"{k} {v:.2f}s" for k, v in report.calibration[name].items()))
+            root = workdir / name
+            copy_base(base, root)
+            args = (root, random.Random(rng.random()), report, log)
+            active.append(
+                DagsterScenario(zygote, windows, *args) if name == "dagster" else CliScenario(windows, rollbacks, *args)
+            )
+        per = Counter(scenarios[i % len(scenarios)] for i in range(kills))
+        count: Counter[str] = Counter()
+        for i in range(kills):
+            sc = active[i % len(active)]
+            count[sc.name] += 1
+            last = count[sc.name] == per[sc.name]
+            sc.kill_once(i, rerun=last or rng.random() < settle)
+        for sc in active:
+            sc.finish()
     finally:
-        zygote.close()
+        if zygote is not None:
+            zygote.close()
     report.seconds = time.perf_counter() - t0
     return report
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--kills", type=int, default=50)
-    p.add_argument("--seed", type=int, default=16)
-    p.add_argument("--rerun-every", type=int, default=2, help="rerun to completion after every N-th kill of a scenario")
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    p.add_argument("--kills", type=int, default=60)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--scenarios", default="dagster,cli", help="comma-separated: dagster, cli (default both)")
+    p.add_argument("--settle", type=float, default=0.8, help="chance of a complete rerun after a kill (default 0.8)")
+    p.add_argument("--no-rollback", action="store_true", help="the cli scenario does not kill tide release rollback")
     p.add_argument("--dir", default=None, help="work directory (default: a temporary one, removed)")
     p.add_argument("--json", default=None, help="write the report here")
     args = p.parse_args(argv)
-    import warnings
-
-    warnings.filterwarnings("ignore")
+    scenarios = tuple(s.strip() for s in args.scenarios.split(",") if s.strip())
+    if not scenarios or set(scenarios) - {"dagster", "cli"}:
+        p.error("--scenarios takes dagster and/or cli")
     tmp = None if args.dir else tempfile.mkdtemp(prefix="tide-kill-")
     workdir = Path(args.dir or tmp)  # type: ignore[arg-type]
     try:
-        report = run_kills(args.kills, args.seed, workdir, args.rerun_every)
+        report = run_kills(args.kills, args.seed, workdir, scenarios, args.settle, not args.no_rollback)
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
+    print()
+    print(report.table())
+    print()
     print(report.summary())
     if args.json:
-        Path(args.json).write_text(
-            json.dumps(
-                {
-                    "kills": report.kills,
-                    "landed": report.landed,
-                    "by_phase": dict(report.by_phase),
-                    "by_scenario": dict(report.by_scenario),
-                    "visible_after_kill": dict(report.visible_after_kill),
-                    "half_visible": report.half_visible,
-                    "unchecked_visible": report.unchecked_visible,
-                    "leaks_visible": report.leaks_visible,
-                    "reruns": report.reruns,
-                    "reruns_failed": report.reruns_failed,
-                    "seconds": round(report.seconds, 1),
-                    "problems": report.problems,
-                },
-                indent=2,
-            )
-        )
+        Path(args.json).write_text(json.dumps(report.to_json(), indent=2) + "\n")
     return 0 if report.ok else 1
 
 

@@ -97,6 +97,17 @@ MODULES: dict[str, list[str]] = {
     # the Parquet (DuckDB) side; the BigQuery side is covered by the emulator tests, not run per mutant
     "tide_core/io/staging.py": ["tests/test_staging.py"],
     "tide_core/recognizers/iban.py": ["tests/test_regex_network_and_bank_ids.py"],
+    # the release modules: hand-made candidate rows (valid row hashes) on DuckDB in memory or in a tmp file, no
+    # recognition, no model (test_release_versions/blocking/resume.py recognize a study: minutes per mutant)
+    "tide_core/release/evidence.py": ["tests/test_release_evidence.py", "tests/test_guard_release_evidence.py"],
+    # both researcher stores: the warehouse itself (DuckDB in memory) and a separate .released.duckdb file
+    "tide_core/release/publish.py": ["tests/test_guard_release_publish.py"],
+    "tide_core/cache/release_content.py": ["tests/test_guard_release_content.py"],
+    # the blocking checks replaced by stubs (they have their own guard file): the lifecycle's own decisions
+    "tide_core/release/lifecycle.py": ["tests/test_guard_release_lifecycle.py"],
+    "tide_core/engine/release_input.py": ["tests/test_guard_release_input.py"],
+    # a real GuardModel with hand-set weights (test_guard_release_hold.py recognizes the demo corpus)
+    "tide_core/assurance/guard_hold.py": ["tests/test_guard_release_guard_hold.py"],
 }
 
 COPY = ("tide_core", "tide_etl", "tests", "sql")  # sql/: test_table_registry.py compares the DDL on disk

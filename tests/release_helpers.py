@@ -1,9 +1,12 @@
-"""Helpers shared by the release tests: audit every frame of a release, read what researchers see."""
+"""Helpers shared by the release tests: audit every frame of a release, read what researchers see,
+and key secrets fixed by name."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
+from tide_core.anonymize.keys import FileKeyProvider
 from tide_core.cache.tables import TableNames
 from tide_core.config import TideConfig
 from tide_core.io.warehouse import Warehouse
@@ -37,3 +40,14 @@ def researchers_see(wh: Warehouse, study: str, key: str, columns: str = "*") -> 
     """The rows a researcher reads from ``released_notes`` for (study, key), by note_ref."""
     rows = publish.researcher_rows(wh, study, key, columns)
     return sorted(rows, key=lambda r: str(r.get("note_ref")))
+
+
+def fixed_key(provider: FileKeyProvider, study: str, key: str, salt: str = "tide-test/1") -> None:
+    """Create the key secret of (study, key) as a digest of its name, so the released surrogates
+    are the same on every run.  Under a random secret a surrogate now and then equals a known
+    value of the note's patient (a surrogate first name that is the patient's city, a surrogate
+    web address holding it), and ``known_phi_survives`` blocks the release; a test that is not
+    about that must not depend on the draw."""
+    if not provider.has(study, key):
+        provider.create(study, key)
+    provider.path(study, key).write_text(hashlib.sha256(f"{salt}|{study}|{key}".encode()).hexdigest() + "\n")

@@ -14,6 +14,7 @@ import dagster as dg
 import pyarrow as pa
 import pytest
 
+from tests.release_helpers import audit_every_frame, fixed_key, researchers_see
 from tide_core.anonymize.keys import FileKeyProvider
 from tide_core.cache.span_cache import SpanCache
 from tide_core.io.open import open_warehouse
@@ -110,7 +111,7 @@ class Env:
         self.keys = FileKeyProvider(root / "keys")
         for s in STUDIES:
             for k in KEYS:
-                self.keys.create(s, k)
+                fixed_key(self.keys, s, k)
         specs = [dict(s) for s in TideConfig.preset("rules").recognizers]
         specs[0] = {"name": "test.counting", "inner": specs[0]}
         self.config_file = root / "tide.json"
@@ -144,16 +145,18 @@ class Env:
             partition_key=release_key(study, key), instance=self.instance, raise_on_error=False
         )
 
-    def record_audits(self, study: str, key: str, n: int = 500, leaks: int = 0):
-        """A clean audit round for every bucket of the release (as a reviewer would record)."""
-        from tide_core.assurance.audit_table import TABLE_NAME, AuditRecord, records_to_table
-        from tide_core.release.checks import release_buckets
-
+    def audit(self, study: str, key: str, leaks: int = 0):
+        """A reviewer audits the content of the release no round covers yet: one round per frame."""
         with self.wh() as wh:
-            buckets = release_buckets(wh, self.config(), study, key)
-            recs = [AuditRecord.create(study, key, b, n, leaks, reviewer="test") for b in buckets]
-            wh.replace_partition(TABLE_NAME, records_to_table(recs), {"study": study, "key": key})
-        return buckets
+            return audit_every_frame(wh, self.config(), study, key, leaks=leaks)
+
+    def researchers_see(self, study: str, key: str) -> list[dict]:
+        with self.wh() as wh:
+            return researchers_see(wh, study, key)
+
+    def release_row(self, study: str, key: str) -> dict:
+        with self.wh() as wh:
+            return wh.read_table("tide_releases", where={"study": study, "key": key}).to_pylist()[0]
 
 
 def review_missed_gold(env: Env, study: str) -> int:
@@ -238,9 +241,17 @@ def released(env: Env) -> dict:
             checks = check_results(first)
             assert checks["release_gate"][0] is False
             assert all(
-                checks[c][0] for c in ("rows_accounted", "offsets_in_text", "no_surface_survives", "versions_recorded")
+                checks[c][0]
+                for c in (
+                    "rows_accounted",
+                    "offsets_in_text",
+                    "no_surface_survives",
+                    "known_phi_survives",
+                    "versions_recorded",
+                )
             ), checks
-            env.record_audits(s, k)
+            assert env.researchers_see(s, k) == []  # awaiting audit: nothing published
+            assert env.audit(s, k)
             r = env.release(s, k)
             assert r.success, f"release {s}/{k} failed: {check_results(r)}"
             out["release"][(s, k)] = (materializations(r), check_results(r))
@@ -264,7 +275,14 @@ def test_definitions_load():
     assert isinstance(mapping, dg.MultiToSingleDimensionPartitionMapping)
     assert mapping.partition_dimension_name == "study"
     checks = {k.name for k in graph.asset_check_keys}
-    assert checks == {"rows_accounted", "offsets_in_text", "no_surface_survives", "versions_recorded", "release_gate"}
+    assert checks == {
+        "rows_accounted",
+        "offsets_in_text",
+        "no_surface_survives",
+        "known_phi_survives",
+        "versions_recorded",
+        "release_gate",
+    }
     assert {j.name for j in defs.get_repository_def().get_all_jobs()} >= {
         "recognition_job",
         "release_job",
@@ -296,6 +314,10 @@ def test_whole_graph_two_studies_two_keys(env: Env, released: dict):
             assert checks["rows_accounted"][1]["n_in"] == env.n_notes[s]
             assert checks["no_surface_survives"][1]["n_surfaces_checked"] > 0
             assert mats["release_summary"]["gate_passed"] is True
+            assert mats["release_summary"]["published_version"] == "v1"
+            seen = researchers_see(wh, s, k)  # researchers read the published version: every released note
+            assert len(seen) == md["n_released"] and {r["version"] for r in seen} == {"v1"}
+            assert "note_id" not in seen[0] and "row_hash" not in seen[0]
         releases = wh.read_table("tide_releases").to_pylist()
         assert sorted((r["study"], r["key"]) for r in releases) == sorted(released["release"])
         # the same patient gets different pseudonyms under the two keys (unlinkable releases)
@@ -315,15 +337,16 @@ def test_new_key_reanonymizes_from_cached_spans(env: Env, released: dict):
         runs_before = wh.count("tide_runs", {"stage": "recognition"})
         spans_before = wh.read_table("tide_spans", ["note_id", "start", "end", "created_at"], where={"study": "s1"})
     calls = CountingRecognizer.calls
-    env.keys.create("s1", "k3")
+    fixed_key(env.keys, "s1", "k3")
     from tide_etl.partitions import add_keys
 
     assert add_keys(env.instance, ["k3"]) == ["k3"]
-    env.record_audits("s1", "k3")  # buckets come from the release; none yet -> gate needs a rerun
-    first = env.release("s1", "k3")
-    env.record_audits("s1", "k3")
+    first = env.release("s1", "k3")  # awaiting audit: the new key's content is new content
+    assert first.success and env.release_row("s1", "k3")["status"] == "awaiting_audit"
+    env.audit("s1", "k3")
     r = env.release("s1", "k3")
     assert r.success, check_results(r)
+    assert env.release_row("s1", "k3")["published_version"] == "v1"
     assert CountingRecognizer.calls == calls, "recognition ran for a new key"
     with env.wh() as wh:
         assert wh.count("tide_runs", {"stage": "recognition"}) == runs_before
@@ -342,9 +365,13 @@ def test_idempotent_rerun_keeps_row_counts(env: Env, released: dict):
         "tide_released_spans",
         "tide_quarantine",
         "tide_releases",
+        "tide_audit_frames",
+        "tide_audits",
+        "tide_release_versions",
     )
     with env.wh() as wh:
         before = {t: wh.count(t) for t in tables}
+    seen = env.researchers_see("s1", "k1")
     calls = CountingRecognizer.calls
     r = env.recognize("s1")
     assert r.success
@@ -353,7 +380,8 @@ def test_idempotent_rerun_keeps_row_counts(env: Env, released: dict):
     assert CountingRecognizer.calls == calls
     assert env.release("s1", "k1").success
     with env.wh() as wh:
-        assert {t: wh.count(t) for t in tables} == before
+        assert {t: wh.count(t) for t in tables} == before  # the same content: no new version
+    assert env.researchers_see("s1", "k1") == seen
 
 
 def test_missing_key_secret_fails_clearly(env: Env, released: dict):
@@ -389,6 +417,7 @@ def _a_surface(env: Env, wh, study: str, key: str) -> tuple[str, str]:
 
 def test_checks_fail_on_tampered_release(env: Env, released: dict):
     s, k = "s2", "k1"
+    published = env.researchers_see(s, k)
     with env.wh() as wh:
         nid, surface = _a_surface(env, wh, s, k)
         wh.sql(
@@ -402,6 +431,8 @@ def test_checks_fail_on_tampered_release(env: Env, released: dict):
     assert passed is False and md["n_surviving_elsewhere"] >= 1
     assert surface not in json.dumps(md)  # counts only, never the value
     assert checks["offsets_in_text"][0] and checks["rows_accounted"][0]
+    assert env.release_row(s, k)["status"] == "blocked"
+    assert env.researchers_see(s, k) == published  # the tampered candidate never reaches researchers
 
     with env.wh() as wh:  # offsets past the end of the text, and a released row deleted
         wh.sql(
@@ -420,33 +451,47 @@ def test_checks_fail_on_tampered_release(env: Env, released: dict):
     assert checks["offsets_in_text"][0] is False and checks["offsets_in_text"][1]["n_out_of_text"] >= 1
     assert checks["rows_accounted"][0] is False
 
-    r = env.release(s, k)  # rerunning the release repairs it
+    r = env.release(s, k)  # rerunning the release repairs it: the audited content, published as it was
     assert r.success and all(p for p, _ in check_results(r).values())
+    assert env.release_row(s, k)["published_version"] == "v1"
 
-    with env.wh() as wh:  # audits withdrawn: re-verification blocks the release
+    with env.wh() as wh:  # audit rounds withdrawn: the candidate awaits audit again
         wh.delete("tide_audits", {"study": s, "key": k})
     r = env.release(s, k, job="release_checks_job")
     checks = check_results(r)
-    assert checks["release_gate"][0] is False  # awaiting audit again: a warning, not published
+    assert checks["release_gate"][0] is False  # awaiting audit again: a warning, nothing new published
     assert "no audit" in checks["release_gate"][1]["reasons"]
-    with env.wh() as wh:
-        assert wh.read_table("tide_releases", where={"study": s, "key": k}).column("gate_passed")[0].as_py() is False
-    env.record_audits(s, k)
+    row = env.release_row(s, k)
+    assert (row["gate_passed"], row["status"], row["published_version"]) == (False, "awaiting_audit", "v1")
+    assert env.researchers_see(s, k) == published
+    env.audit(s, k)  # the same content's frames, audited again
     assert env.release(s, k, job="release_checks_job").success
+    assert env.release_row(s, k)["status"] == "published"
 
 
 def test_gate_blocks_on_leaks_found_by_audit(env: Env, released: dict):
+    """A later round of a frame finds a leak: a clean earlier round does not outweigh it, the
+    candidate is blocked, and no further round of that frame is accepted (the content has to be
+    re-made).  What researchers read moves only by publish or rollback."""
+    from tide_core.errors import InputError
+    from tide_core.release import evidence
+
     s, k = "s1", "k2"
-    env.record_audits(s, k, n=300, leaks=5)
+    published = env.researchers_see(s, k)
+    with env.wh() as wh:
+        names = env.config().tables
+        frame = sorted(evidence.frames(wh, names, s, k))[0]
+        evidence.record_round(wh, names, s, k, frame, 1, 1, reviewer="second reviewer")
     r = env.release(s, k)
     assert not r.success
     passed, md = check_results(r)["release_gate"]
-    assert passed is False and "leaks" in md["reasons"]
-    with env.wh() as wh:
-        row = wh.read_table("tide_releases", where={"study": s, "key": k}).to_pylist()[0]
-    assert row["gate_passed"] is False
-    env.record_audits(s, k)
-    assert env.release(s, k).success
+    assert passed is False and md["awaiting_audit"] is False and "1 leaks in" in md["reasons"]
+    row = env.release_row(s, k)
+    assert (row["gate_passed"], row["status"], row["published_version"]) == (False, "blocked", "v1")
+    assert env.researchers_see(s, k) == published
+    with env.wh() as wh, pytest.raises(InputError) as e:
+        evidence.record_round(wh, names, s, k, frame, 1, 0, reviewer="test")
+    assert e.value.code == "E769"
 
 
 def test_partitions_sensor_discovers_studies_and_keys(env: Env, released: dict):

@@ -1,9 +1,10 @@
 """Drift results in the warehouse (``tide_drift``) and the release gate reading them.
 
 Real components throughout: a DuckDB warehouse with the synthetic demo corpus, the rules
-recognizers, the keyed anonymizer, the residual screen, the drift monitor, the audit table and
-the Dagster-side ``release_gate`` function.  A second study ("shift") is the demo corpus made
-into one note type with upper-cased text: a batch the reference has never seen.
+recognizers, the keyed anonymizer, the residual screen, the drift monitor, audit frames and
+rounds, and the release gate (``tide_core.release.lifecycle.gate``) that ``release_summary``
+evaluates.  A second study ("shift") is the demo corpus made into one note type with upper-cased
+text: a batch the reference has never seen.
 """
 
 from __future__ import annotations
@@ -15,9 +16,8 @@ from types import SimpleNamespace
 import pyarrow as pa
 import pytest
 
+from tests.release_helpers import audit_every_frame
 from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.assurance.audit_table import TABLE_NAME as AUDITS_TABLE
-from tide_core.assurance.audit_table import AuditRecord, records_to_table
 from tide_core.assurance.drift import check_drift, freeze_reference
 from tide_core.assurance.drift_table import (
     DRIFT,
@@ -32,8 +32,8 @@ from tide_core.cli.main import main
 from tide_core.config import TideConfig
 from tide_core.errors import InputError
 from tide_core.io.open import open_warehouse
+from tide_core.release.lifecycle import gate
 from tide_core.runner import anonymize_study, recognize_study
-from tide_core.release.checks import release_buckets, release_gate
 
 KEY = "k1"
 
@@ -72,11 +72,12 @@ def env(tmp_path_factory):
     return {"url": url, "tmp": tmp, "config": config, "reference": reference, "n_notes": len(rows)}
 
 
+DRIFT_REASON = "drift monitor band is 'drift': the batch differs from the validated reference"
+
+
 def _passing_audits(wh, config, study):
-    """One clean 500-patient audit round per bucket of the release: the audit evidence passes."""
-    recs = [AuditRecord.create(study, KEY, b, 500, 0, reviewer="test") for b in release_buckets(wh, config, study, KEY)]
-    assert recs
-    wh.append(AUDITS_TABLE, records_to_table(recs))
+    """A clean round of every audit frame of the release (its planned sample): the audit evidence passes."""
+    assert audit_every_frame(wh, config, study, KEY)
 
 
 def test_inputs_come_from_the_warehouse(env):
@@ -102,9 +103,8 @@ def test_record_and_gate(env):
         for study in ("demo", "shift"):
             _passing_audits(wh, config, study)
         # no drift verdict recorded: not blocking, as before
-        before = release_gate(wh, config, "demo", KEY)
-        assert before.passed, before.description
-        assert before.metadata["drift_band"] == "none recorded"
+        before = gate(wh, config, "demo", KEY)
+        assert before.passed, before.reasons
 
         # same study against its own reference: not drift; recorded, the gate passes
         demo_inp = warehouse_drift_inputs(wh, "demo", KEY, config)
@@ -116,8 +116,8 @@ def test_record_and_gate(env):
         assert got["reference_name"] == "demo-validated" and got["result"]["band"] == same.band
         assert got["n_components"] == len(same.components) and got["worst_component"] == row["worst_component"]
         assert got["checked_at"].tzinfo is not None
-        ok = release_gate(wh, config, "demo", KEY)
-        assert ok.passed and ok.metadata["drift_band"] == same.band
+        ok = gate(wh, config, "demo", KEY)
+        assert ok.passed, ok.reasons
 
         # the shifted batch: drift, recorded; the gate blocks although every audit passes
         shift_inp = warehouse_drift_inputs(wh, "shift", KEY, config)
@@ -127,10 +127,11 @@ def test_record_and_gate(env):
         record_drift(wh, "shift", KEY, moved, ref["name"], forbidden=shift_inp["forbidden"])
         assert latest_drift(wh, "shift", KEY)["band"] == "drift"
         assert latest_drift(wh, "demo", KEY)["band"] == same.band  # per (study, key)
-        blocked = release_gate(wh, config, "shift", KEY)
-        assert not blocked.passed
-        assert "drift" in blocked.metadata["reasons"] and blocked.metadata["drift_band"] == "drift"
-        assert blocked.metadata["n_buckets_audited"] == blocked.metadata["n_buckets"]  # audits alone would pass
+        blocked = gate(wh, config, "shift", KEY)
+        assert not blocked.passed and not blocked.awaiting_audit  # drift is an error, not a want of audit
+        assert blocked.reasons == [DRIFT_REASON]  # audits alone would pass
+        assert all(b["passed"] for b in blocked.batches.values())
+        assert gate(wh, config, "demo", KEY).passed  # per (study, key)
 
         # re-baselined on the validated shifted batch, a newer stable verdict: the newest row wins
         new_ref = freeze_reference(
@@ -148,7 +149,7 @@ def test_record_and_gate(env):
             checked_at=datetime.now(UTC) + timedelta(seconds=1),
         )
         assert latest_drift(wh, "shift", KEY)["reference_name"] == "shift-validated"
-        assert release_gate(wh, config, "shift", KEY).passed
+        assert gate(wh, config, "shift", KEY).passed
         assert wh.count(TABLE_NAME, where={"study": "shift", "key": KEY}) == 2
 
         # the table holds aggregates only: no note id, patient id or note text anywhere

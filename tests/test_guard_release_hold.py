@@ -4,12 +4,14 @@ queued in the review pile riskiest first; without a guard the release is unchang
 The guard here is a real ``GuardModel`` with hand-set weights, so which documents it flags is
 known: a word the recognizers do not know ("zorblax", a stand-in for residual PHI they miss) is
 certain PHI to it, a second word ("quibbet") just above the threshold.  Real DuckDB, the real
-release step (``summarize_release``), the researchers' view from ``sql/views``.
+release step (``tide_core.release.lifecycle.decide``), and what researchers read: the published
+version in the researcher store.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -17,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from tests.release_helpers import researchers_see
 from tide_core.anonymize.keys import FileKeyProvider
 from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
 from tide_core.assurance.guard_hold import HELD_CODE, NO_GUARD
@@ -26,15 +29,14 @@ from tide_core.cli.cmd_demo import load_demo
 from tide_core.config import TideConfig
 from tide_core.errors import ConfigError
 from tide_core.io.open import open_warehouse
+from tide_core.release import evidence, lifecycle
+from tide_core.release.lifecycle import AWAITING_AUDIT, PUBLISHED, decide
 from tide_core.review.api import ReviewAPI
 from tide_core.review.store import ReviewStore
 from tide_core.runner import anonymize_study, recognize_study
-from tide_core.release.lifecycle import AWAITING_AUDIT, PUBLISHED, summarize_release
-from tide_etl.sql_files import run_duckdb
 
 STUDY, KEY = "demo", "k1"
 STRONG, WEAK = "zorblax", "quibbet"
-VIEW = Path(__file__).resolve().parents[1] / "sql" / "views" / "released_notes.sql"
 OPEN = ReleaseGatePolicy(require_audit=False, required_buckets=())  # publish without audit rounds
 
 
@@ -94,9 +96,8 @@ def _release(built: Path, tmp_path: Path, guard_dir: Path | None) -> tuple[str, 
 
 
 def _view_refs(wh) -> set[str]:
-    """What researchers see: the released_notes view of sql/views."""
-    run_duckdb(wh, VIEW)
-    return set(wh.sql("SELECT note_ref FROM released_notes").column("note_ref").to_pylist())
+    """What researchers see: the note refs of the published version."""
+    return {r["note_ref"] for r in researchers_see(wh, STUDY, KEY, "note_ref")}
 
 
 def test_flagged_documents_are_held_out_of_the_published_release_and_queued_riskiest_first(built, tmp_path):
@@ -106,7 +107,7 @@ def test_flagged_documents_are_held_out_of_the_published_release_and_queued_risk
         store = ReleaseStore(wh, config.tables)
         before = {r["note_id"]: r["note_ref"] for r in store.deid_notes(STUDY, KEY, ["note_id", "note_ref"])}
         assert set(planted.values()) <= set(before)  # both planted notes were released by anonymization
-        row = summarize_release(wh, config, STUDY, KEY, OPEN)
+        row = decide(wh, config, STUDY, KEY, OPEN)
         assert row["status"] == PUBLISHED, row["gate_reasons"]  # the checks pass on the release set
         released = {r["note_id"] for r in store.deid_notes(STUDY, KEY, ["note_id"])}
         # held: not released, not in the researchers' view, quarantined with a coded reason
@@ -125,7 +126,7 @@ def test_flagged_documents_are_held_out_of_the_published_release_and_queued_risk
         assert row["guard"]["n_held"] == 2 and sum(row["guard"]["held_by_source"].values()) == 2
         assert row["n_released"] == len(released)
         # a second pass holds the same documents, no more, and keeps the pile
-        again = summarize_release(wh, config, STUDY, KEY, OPEN)
+        again = decide(wh, config, STUDY, KEY, OPEN)
         assert again["status"] == PUBLISHED and again["n_held"] == 2 and again["guard"]["n_newly_held"] == 0
         assert store.review_pile(STUDY, KEY) == [planted[STRONG], planted[WEAK]]
         assert _view_refs(wh) == view
@@ -135,7 +136,7 @@ def test_reviewers_get_the_pile_in_order_without_scores(built, tmp_path):
     planted_guard(tmp_path / "guard")
     url, config, planted = _release(built, tmp_path, tmp_path / "guard")
     with open_warehouse(url) as wh:
-        summarize_release(wh, config, STUDY, KEY, OPEN)
+        decide(wh, config, STUDY, KEY, OPEN)
         review = ReviewStore(wh, STUDY, KEY, config=config, reviewer="tester")
         pile = review.review_pile()
         assert [n["note_id"] for n in pile["notes"]] == [planted[STRONG], planted[WEAK]]
@@ -153,7 +154,7 @@ def test_without_a_guard_the_release_is_unchanged_and_says_so(built, tmp_path):
     with open_warehouse(url) as wh:
         store = ReleaseStore(wh, config.tables)
         before = {r["note_id"] for r in store.deid_notes(STUDY, KEY, ["note_id"])}
-        row = summarize_release(wh, config, STUDY, KEY, OPEN)
+        row = decide(wh, config, STUDY, KEY, OPEN)
         assert row["status"] == PUBLISHED
         assert {r["note_id"] for r in store.deid_notes(STUDY, KEY, ["note_id"])} == before
         assert set(planted.values()) <= before
@@ -169,9 +170,10 @@ def test_a_guard_version_other_than_the_pinned_one_fails_closed(built, tmp_path)
     with open_warehouse(url) as wh:
         before = ReleaseStore(wh, config.tables).release(STUDY, KEY)
         with pytest.raises(ConfigError) as e:
-            summarize_release(wh, pinned, STUDY, KEY, OPEN)
+            decide(wh, pinned, STUDY, KEY, OPEN)
         assert e.value.code == "E774"
-        assert ReleaseStore(wh, config.tables).release(STUDY, KEY) == before  # nothing published
+        assert ReleaseStore(wh, config.tables).release(STUDY, KEY) == before  # nothing decided
+        assert _view_refs(wh) == set()  # nothing published
 
 
 def test_per_source_thresholds_are_frozen_in_the_release(built, tmp_path):
@@ -182,7 +184,7 @@ def test_per_source_thresholds_are_frozen_in_the_release(built, tmp_path):
         weak_source = sources[planted[WEAK]]
         assert (sources[planted[STRONG]], weak_source) == ("clinical", "messages")
         lenient = config.with_(guard_thresholds={weak_source: 0.9})  # quibbet (p = 0.62) passes there
-        row = summarize_release(wh, lenient, STUDY, KEY, OPEN)
+        row = decide(wh, lenient, STUDY, KEY, OPEN)
         assert ReleaseStore(wh).review_pile(STUDY, KEY) == [planted[STRONG]]
         assert json.loads(row["guard_thresholds"])["thresholds"][weak_source] == 0.9
         assert row["guard_version"] == guard.version
@@ -192,8 +194,9 @@ def test_release_status_awaits_audit_by_default(built, tmp_path):
     planted_guard(tmp_path / "guard")
     url, config, planted = _release(built, tmp_path, tmp_path / "guard")
     with open_warehouse(url) as wh:
-        row = summarize_release(wh, config, STUDY, KEY)
+        row = decide(wh, config, STUDY, KEY)
         assert row["status"] == AWAITING_AUDIT and row["n_held"] == 2
+        assert row["published_version"] is None and _view_refs(wh) == set()  # awaiting audit publishes nothing
 
 
 def test_tide_audit_plans_a_richness_stratified_sample_and_the_gate_uses_its_bound(built, tmp_path, capsys):
@@ -203,7 +206,7 @@ def test_tide_audit_plans_a_richness_stratified_sample_and_the_gate_uses_its_bou
     planted_guard(tmp_path / "guard")
     url, config, planted = _release(built, tmp_path, tmp_path / "guard")
     with open_warehouse(url) as wh:
-        summarize_release(wh, config, STUDY, KEY)
+        decide(wh, config, STUDY, KEY)
         released = ReleaseStore(wh).deid_notes(STUDY, KEY, ["patient_ref", "site", "source", "note_type"])
     plan_file = tmp_path / "plan.json"
     base = ["--warehouse", url, "--study", STUDY, "--key", KEY]
@@ -231,3 +234,37 @@ def test_tide_audit_plans_a_richness_stratified_sample_and_the_gate_uses_its_bou
         assert decision.buckets[bucket]["design"] == "stratified"
         assert decision.buckets[bucket]["upper_bound"] == pytest.approx(stratified_upper_bound(strata))
     assert main(["audit", "gate", *base]) == 1  # a handful of patients cannot support 1%
+    with open_warehouse(url) as wh:
+        # the release gate counts a round only for the content of its frame: these rounds name none
+        unframed = lifecycle.gate(wh, config, STUDY, KEY)
+        assert (unframed.n_rounds_counted, unframed.n_rounds_without_frame) == (0, audits.num_rows)
+        assert unframed.awaiting_audit and not unframed.passed
+        # the same strata recorded against the frames that hold each bucket: the gate bounds each
+        # frame's leaky patients by the weighted (stratified) bound
+        frames = evidence.plan_audit(wh, config.tables, STUDY, KEY)
+        assert sorted(f.bucket for f in frames) == sorted(plan["buckets"])
+        for f in frames:
+            for st in plan["buckets"][f.bucket]["strata"]:
+                evidence.record_round(
+                    wh,
+                    config.tables,
+                    STUDY,
+                    KEY,
+                    f.frame_id,
+                    st["sample"],
+                    0,
+                    reviewer="qa",
+                    stratum=st["name"],
+                    stratum_population=st["population"],
+                )
+        framed = lifecycle.gate(wh, config, STUDY, KEY)
+    assert framed.n_rounds_counted == sum(len(b["strata"]) for b in plan["buckets"].values())
+    by_bucket = {f.bucket_id: f for f in frames}
+    for batch in framed.batches.values():
+        f = by_bucket[batch["bucket_id"]]
+        strata = [Stratum(s["name"], s["population"], s["sample"], 0) for s in plan["buckets"][f.bucket]["strata"]]
+        leaky = min(math.ceil(stratified_upper_bound(strata) * f.n_patients), f.n_patients)
+        assert batch["frames"] == [f.frame_id] and batch["n_patients"] == f.n_patients
+        assert batch["upper_bound"] == pytest.approx(leaky / f.n_patients)
+    # a handful of clean reviews cannot support 1% either: not passed, and more review is what is missing
+    assert not framed.passed and framed.awaiting_audit

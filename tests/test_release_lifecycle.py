@@ -21,13 +21,13 @@ import dagster as dg
 import pyarrow as pa
 import pytest
 
+from tests.release_helpers import audit_every_frame, researchers_see
 from tide_core.anonymize.keys import FileKeyProvider
 from tide_core.cache.span_cache import SpanCache
 from tide_core.config import TideConfig
 from tide_core.errors import InputError
 from tide_core.io.open import open_warehouse
 from tide_core.release import evidence
-from tests.release_helpers import audit_every_frame, researchers_see
 
 warnings.filterwarnings("ignore", category=dg.BetaWarning)
 warnings.filterwarnings("ignore", category=dg.PreviewWarning)
@@ -377,7 +377,9 @@ def test_an_old_releases_table_gains_the_lifecycle_columns(env: Env):
         wh.replace_table("tide_releases", old.empty_table())
     env.publish()
     row = env.release_row()
-    assert row["status"] == "published" and row["content_fingerprint"] and row["gate_policy"].startswith("tide-default@")
+    assert (
+        row["status"] == "published" and row["content_fingerprint"] and row["gate_policy"].startswith("tide-default@")
+    )
 
 
 # -- pools and retries ----------------------------------------------------------------------

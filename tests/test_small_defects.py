@@ -5,7 +5,8 @@
 2. An exact duplicate source row (same note_id and text) made ``rows_accounted`` fail forever
    while the runner released the note once; a note_id twice with different text stays quarantined.
 3. ``tide demo --warehouse bigquery:...`` did not create its dataset and printed a DuckDB label; its
-   closing hint named the raw ``tide_deid_notes`` table instead of the gated ``released_notes`` view.
+   closing hint named the raw ``tide_deid_notes`` table instead of the researchers' ``released_notes``
+   view (the published version; on DuckDB in the researcher store, a file apart from the warehouse).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from tide_core.cli.main import main
 from tide_core.config import TideConfig
 from tide_core.io.open import open_warehouse
 from tide_core.recognizers.registry import create
-from tide_core.runner import anonymize_study, read_study_input, recognize_study
 from tide_core.release.checks import rows_accounted
+from tide_core.runner import anonymize_study, read_study_input, recognize_study
 
 try:  # reuse the BigQuery emulator fixture; without bqemulator only the BigQuery test skips
     import bqemulator  # noqa: F401
@@ -174,11 +175,14 @@ def test_demo_on_bigquery_creates_its_dataset_and_labels_it(emulator, monkeypatc
         wh.close()
 
 
-def test_demo_hint_points_at_the_gated_view_on_duckdb(tmp_path, capsys, monkeypatch):
+def test_demo_hint_points_at_the_published_view_in_the_researcher_store_on_duckdb(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("TIDE_RELEASE_STORE", raising=False)
     monkeypatch.chdir(tmp_path)
     url = f"duckdb:{tmp_path / 'demo.duckdb'}"
     assert main(["demo", "--warehouse", url, "--preset", "rules", "--no-progress", "--key-dir", "keys"]) == 0
     out = capsys.readouterr().out
     hint = out[out.index("researchers query") :]
     assert "FROM released_notes WHERE study = 'demo' AND key = 'k1'" in hint
-    assert "tide_deid_notes" not in hint and url in hint
+    # the researchers' file, never the warehouse that holds the source notes and the tide_* tables
+    assert str(tmp_path / "demo.released.duckdb") in hint
+    assert "tide_deid_notes" not in hint and url not in hint

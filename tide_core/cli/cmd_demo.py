@@ -109,7 +109,10 @@ def _audit_and_publish(wh: Warehouse, study: str, key: str, config: TideConfig, 
     records = audit_from_gold(
         wh, config.tables, study, key, corpus.gold, target_rate=policy.target_rate, confidence=policy.confidence
     )
-    print(f"\naudit: {summary(records)} (synthetic corpus: the review is computed from gold, not done by a person)")
+    if records:
+        print(f"\naudit: {summary(records)} (synthetic corpus: the review is computed from gold, not by a person)")
+    else:
+        print("\naudit: the content is unchanged and its earlier audit rounds still cover it")
     row = decide(wh, config, study, key, policy, config.tables.releases, actor="tide demo")
     print(f"release {study}/{key}: {row['status']}; researchers see {row['published_version'] or 'nothing yet'}")
     for reason in filter(None, (row["gate_reasons"] or "").split("; ")):
