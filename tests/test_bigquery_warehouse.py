@@ -420,9 +420,7 @@ def test_sql_ddl_matches_arrow_schemas_and_queries_run(emulator):
     )
     params = {"study": "s1", "key": "k1", "term": "ok"}
     results = {}
-    # 03_phi_spans_by_label reads the released_spans view, which no longer exists (tests/test_sql_duckdb.py
-    # holds it as an expected failure until the query is rewritten)
-    for f in sorted(q for q in (SQL_DIR / "queries").glob("*.sql") if not q.stem.startswith("03_")):
+    for f in sorted((SQL_DIR / "queries").glob("*.sql")):
         text = f.read_text()
         results[f.stem] = wh.run_sql_file(f, {k: v for k, v in params.items() if f"@{k}" in text})
     assert results["01_notes_per_patient"].to_pylist()[0]["n_notes"] == 3

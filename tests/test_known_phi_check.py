@@ -356,3 +356,41 @@ def test_clean_and_leaking_release_on_bigquery(emulator):
     out = _check(wh)
     assert not out.passed
     assert _surviving(out) == {"phone": 1}
+
+
+def test_a_surrogate_equal_to_a_known_value_is_not_counted(tmp_path):
+    """A keyed surrogate can coincide with the patient's own city; the original city was replaced."""
+
+    assert known_phi_check.mask_surrogates("in Fremont today", [(3, 10)]) == "in ####### today"
+    wh = open_warehouse(f"duckdb:{tmp_path / 'wh.duckdb'}")
+    try:
+        wh.replace_table(
+            "notes",
+            pa.Table.from_pylist([{"study": "s", "note_id": "n1", "patient_id": "p1", "text": "Lives in Boston."}]),
+        )
+        wh.replace_table(
+            "patients", pa.Table.from_pylist([{"patient_id": "p1", "first_name": "Ann", "city": "Fremont"}])
+        )
+        released = "Lives in Fremont."
+        wh.replace_table(
+            "tide_deid_notes",
+            tables.to_table("deid_notes", [{"study": "s", "key": "k", "note_id": "n1", "text": released}]),
+        )
+        span = {
+            "study": "s",
+            "key": "k",
+            "note_id": "n1",
+            "start": 9,
+            "end": 15,
+            "out_start": 9,
+            "out_end": 16,
+            "label": "LOCATION",
+        }
+        wh.replace_table("tide_released_spans", tables.to_table("released_spans", [span]))
+        config = TideConfig.preset("rules")
+        assert known_phi_survives(wh, config, "s", "k").passed
+        # the same value outside the surrogate is a hit
+        wh.replace_table("tide_released_spans", tables.to_table("released_spans", [dict(span, out_start=0, out_end=5)]))
+        assert not known_phi_survives(wh, config, "s", "k").passed
+    finally:
+        wh.close()

@@ -32,10 +32,9 @@ NAMES = TableNames()
 RESEARCHER_QUERIES = (
     "01_notes_per_patient",
     "02_days_between_notes",
-    "03_phi_spans_by_label",
     "04_search_released_text",
 )
-OPERATOR_QUERIES = ("05_release_status",)
+OPERATOR_QUERIES = ("03_phi_spans_by_label", "05_release_status")
 
 
 def _deid(key: str, stamp: dt.datetime, text: str = "note {i}") -> pa.Table:
@@ -153,7 +152,7 @@ PARAMS = {"study": "s1", "key": "k1", "term": "metformin"}
 
 def test_every_query_runs_on_duckdb(wh):
     assert sorted(p.stem for p in (SQL_DIR / "queries").glob("*.sql")) == sorted(RESEARCHER_QUERIES + OPERATOR_QUERIES)
-    out = {name: _run(wh, name, PARAMS) for name in RESEARCHER_QUERIES + OPERATOR_QUERIES if not name.startswith("03")}
+    out = {name: _run(wh, name, PARAMS) for name in RESEARCHER_QUERIES + OPERATOR_QUERIES}
     assert {r["patient_ref"]: r["n_notes"] for r in out["01_notes_per_patient"]} == {"p": 2, "q": 1}
     days = {r["note_ref"]: r["days_since_previous"] for r in out["02_days_between_notes"]}
     assert days == {"r0": None, "r1": 10, "r2": None}
@@ -162,11 +161,6 @@ def test_every_query_runs_on_duckdb(wh):
     assert status["k1"]["gate_passed"] is True and status["k2"]["gate_passed"] is False
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="sql/queries/03_phi_spans_by_label.sql reads the released_spans view, which no longer exists "
-    "(offsets are internal); the query needs rewriting or removing",
-)
 def test_the_spans_by_label_query_runs_on_duckdb(wh):
     out = _run(wh, "03_phi_spans_by_label", PARAMS)
     assert out == [{"label": "DATE", "operator": "date_shift", "n_spans": 1, "n_notes": 1}]

@@ -164,11 +164,12 @@ def plan_audit(
     covered = {h for f in with_rounds if f in known for h in known[f].hashes}
     blocked = {h for f in failed if f in known for h in known[f].hashes}
     todo = [r for r in rows if everything or r.row_hash not in covered]
-    if any(r.row_hash in blocked for r in todo):
+    held = sum(1 for r in rows if r.row_hash in blocked)
+    if any(r.row_hash in blocked for r in todo) or (held and not todo):
         raise InputError(
             "E769",
-            f"part of release {study}/{key} is held by an audit round that found leaks; another draw of the "
-            "same content is refused",
+            f"{held} released rows of {study}/{key} are held by an audit round that found leaks; another draw "
+            "of the same content is refused",
             hint="fix the cause, re-make the release (new content), then audit the new content",
         )
     by_bucket: dict[str, list[CandidateRow]] = defaultdict(list)
@@ -303,6 +304,7 @@ class EvidenceDecision:
     statement: str
     n_rounds_counted: int
     n_rounds_without_frame: int
+    drift_band: str | None = None
 
     def metadata(self, policy: ReleaseGatePolicy) -> dict[str, Any]:
         return {
@@ -314,6 +316,7 @@ class EvidenceDecision:
             "n_rounds_without_frame": self.n_rounds_without_frame,
             "worst_upper_bound": max((b["upper_bound"] for b in self.batches.values()), default=1.0),
             "reasons": "; ".join(self.reasons) or "none",
+            "drift_band": self.drift_band or "none recorded",
             "statement": self.statement,
             "target_rate": policy.target_rate,
             "confidence": policy.confidence,
@@ -382,7 +385,7 @@ def evaluate_evidence(
     # only a want of evidence (no round, or clean rounds too small) awaits audit; a leak or drift blocks
     awaiting = not passed and not leaked and not drift.reasons
     statement = ""
-    if passed and batches:
+    if passed and framed and batches:  # a policy that requires no audit passes with nothing to state
         worst = max(b["upper_bound"] for b in batches.values())
         conf = f"{policy.confidence * 100:g}%"
         statement = (
@@ -400,4 +403,5 @@ def evaluate_evidence(
         statement,
         len(framed),
         sum(1 for r in records if not r.frame_id or r.frame_id not in known_frames),
+        drift_band,
     )

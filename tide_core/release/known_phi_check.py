@@ -30,6 +30,10 @@ What is searched, per released note of (study, key) in ``tide_deid_notes``:
   written ``6175550199``, ``617 5550199`` or ``(617)555 0199``; the digits must start and end
   at the start and end of a run of digits in the text.
 
+The surrogates of the released text (``tide_released_spans`` output ranges) are masked before
+the scan: a keyed surrogate that happens to equal one of the patient's values (a surrogate city
+that is the patient's registered one) was not taken from the note and is not counted.
+
 The check is per patient: another patient's name in a note is not counted here (it is PHI all
 the same; the recognizers and the audit look for it).  ``patient_id`` itself is not searched.
 
@@ -484,6 +488,10 @@ def _scan_batch(
             matcher.add_patient(pid, values)
             tally.patients.add(pid)
     matcher.build()
+    surrogates: dict[str, list[tuple[int, int]]] = {}
+    for s in store.released_spans(study, key, ["note_id", "out_start", "out_end"], note_ids=note_ids):
+        if s["out_start"] is not None and s["out_end"] is not None:
+            surrogates.setdefault(s["note_id"], []).append((int(s["out_start"]), int(s["out_end"])))
     for r in store.deid_notes(study, key, ["note_id", "text"], note_ids=note_ids):
         tally.n_notes += 1
         nid = _as_id(r["note_id"])
@@ -499,12 +507,27 @@ def _scan_batch(
         tally.n_values_checked += len(fields)
         for i in fields:
             tally.checked_by_kind[matcher.kinds[i]] += 1
-        found = matcher.find(r["text"] or "", owners)
+        found = matcher.find(mask_surrogates(r["text"] or "", surrogates.get(r["note_id"], ())), owners)
         if found:
             tally.n_notes_with_survivors += 1
             tally.n_surviving += len(found)
             for i in found:
                 tally.surviving_by_kind[matcher.kinds[i]] += 1
+
+
+#: What a surrogate's characters become before the scan: neither a letter, a digit, a space nor a
+#: separator of a digit group, so nothing matches inside a surrogate or joins across it.
+MASK = "#"
+
+
+def mask_surrogates(text: str, ranges: Iterable[tuple[int, int]]) -> str:
+    """``text`` with every surrogate range masked: a surrogate that happens to equal one of the
+    patient's values (a keyed city that is the patient's own) reveals nothing and is not counted."""
+    chars = list(text)
+    for start, end in ranges:
+        for i in range(max(0, start), min(len(chars), end)):
+            chars[i] = MASK
+    return "".join(chars)
 
 
 def _by_kind(counts: Mapping[str, int]) -> str:
