@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -220,6 +221,7 @@ def test_audit_cli(tmp_path, capsys):
 def test_audit_record_and_gate_cli(tmp_path, capsys):
     import pyarrow as pa
 
+    from tide_core.cache.release_content import row_hash
     from tide_core.cache.tables import DEID_NOTES
     from tide_core.cli.main import main
     from tide_core.io.open import open_warehouse
@@ -240,50 +242,32 @@ def test_audit_record_and_gate_cli(tmp_path, capsys):
         }
         for i in range(300)
     ]
+    for r in rows:
+        r["row_hash"] = row_hash("s", "k", r)
     w = open_warehouse(wh)
     table = pa.Table.from_pylist([{c: r.get(c) for c in DEID_NOTES.names} for r in rows], schema=DEID_NOTES)
     w.replace_table("tide_deid_notes", table)
     w.close()
     assert main(["audit", "gate", "--warehouse", wh, "--study", "s", "--key", "k"]) == 1
-    assert "no audit records" in capsys.readouterr().out
-    assert (
-        main(
-            [
-                "audit",
-                "record",
-                "--warehouse",
-                wh,
-                "--study",
-                "s",
-                "--key",
-                "k",
-                "--bucket",
-                "A|epic|progress",
-                "--n",
-                "300",
-                "--leaks",
-                "0",
-                "--reviewer",
-                "privacy-office",
-            ]
-        )
-        == 0
-    )
+    assert capsys.readouterr().out.startswith("AWAITING AUDIT")
+    base = ["--warehouse", wh, "--study", "s", "--key", "k"]
+    # a round must name the frame it reviewed
+    assert main(["audit", "record", *base, "--n", "300", "--leaks", "0", "--reviewer", "privacy-office"]) == 2
+    assert "[E938]" in capsys.readouterr().err
+    plan = tmp_path / "plan.json"
+    assert main(["release", "audit", "plan", *base, "--out", str(plan)]) == 0
+    (frame,) = json.loads(plan.read_text())["frames"]
+    assert (frame["n_patients"], frame["sample_size"]) == (300, 189)  # finite population: fewer than 299
+    record = ["audit", "record", *base, "--frame", frame["frame_id"], "--reviewer", "privacy-office"]
+    assert main([*record, "--n", "301", "--leaks", "0"]) == 2  # more than the frame holds
+    assert "[E747]" in capsys.readouterr().err
+    assert main([*record, "--n", "189", "--leaks", "0"]) == 0
     capsys.readouterr()
-    assert main(["audit", "gate", "--warehouse", wh, "--study", "s", "--key", "k"]) == 0
+    assert main(["audit", "gate", *base]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("PASSED") and "below 1.0%" in out
+    assert out.startswith("PASSED") and "fewer than 0.67%" in out  # at most 2 of 300 patients
     (tmp_path / "drift.json").write_text('{"band": "drift"}')
-    assert (
-        main(
-            ["audit", "gate", "--warehouse", wh, "--study", "s", "--key", "k", "--drift", str(tmp_path / "drift.json")]
-        )
-        == 1
-    )
-    assert (
-        main(["audit", "gate", "--warehouse", wh, "--study", "s", "--key", "k", "--require-bucket", "B|epic|progress"])
-        == 1
-    )
-    assert "'B|epic|progress' has no audit" in capsys.readouterr().out
+    assert main(["audit", "gate", *base, "--drift", str(tmp_path / "drift.json")]) == 1
+    assert "BLOCKED" in capsys.readouterr().out
     # another key of the same study has no audits of its own
     assert main(["audit", "gate", "--warehouse", wh, "--study", "s", "--key", "k2"]) == 1

@@ -290,7 +290,7 @@ def test_a_release_run_reads_its_source_partition_once(warehouse_dir: Path, monk
             r = _run(defs, instance, "release_job", release_key(S, K))
             rel = counter.take()
             steps = {e.step_key for e in r.all_events if e.event_type_value == "STEP_SUCCESS"}
-            assert len(steps) == 7, steps  # deidentified_notes, 4 checks, release_summary, the gate
+            assert len(steps) == 8, steps  # deidentified_notes, 5 checks, release_summary, the gate
             reads[name] = {"recognition": rec, "release": rel}
         with open_warehouse(f"duckdb:{warehouse_dir / 'wh.duckdb'}") as wh:
             released[name] = sorted(

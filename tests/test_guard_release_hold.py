@@ -21,7 +21,7 @@ import pytest
 
 from tests.release_helpers import researchers_see
 from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
+from tide_core.assurance.gate import ReleaseGatePolicy
 from tide_core.assurance.guard_hold import HELD_CODE, NO_GUARD
 from tide_core.assurance.guard_model import N_FEATURES, GuardModel, _hash, featurize
 from tide_core.cache.release_store import ReleaseStore
@@ -222,41 +222,20 @@ def test_tide_audit_plans_a_richness_stratified_sample_and_the_gate_uses_its_bou
         assert all(0 < s["inclusion_probability"] <= 1 for s in b["strata"])
         assert {p for v in b["sample"].values() for p in v} <= refs
     assert not any(ref in printed for ref in refs)  # refs go to --out only
-    for bucket, b in plan["buckets"].items():
-        leaks = ",".join(f"{s['name']}=0" for s in b["strata"])
-        rec = ["audit", "record", *base, "--bucket", bucket, "--plan", str(plan_file), "--leaks-by-stratum", leaks]
-        assert main(rec) == 0
     with open_warehouse(url) as wh:
-        audits = ReleaseStore(wh).audits(STUDY, KEY)
-    decision = evaluate_release(audits)
-    for bucket, b in plan["buckets"].items():
-        strata = [Stratum(s["name"], s["population"], s["sample"], 0) for s in b["strata"]]
-        assert decision.buckets[bucket]["design"] == "stratified"
-        assert decision.buckets[bucket]["upper_bound"] == pytest.approx(stratified_upper_bound(strata))
-    assert main(["audit", "gate", *base]) == 1  # a handful of patients cannot support 1%
-    with open_warehouse(url) as wh:
-        # the release gate counts a round only for the content of its frame: these rounds name none
-        unframed = lifecycle.gate(wh, config, STUDY, KEY)
-        assert (unframed.n_rounds_counted, unframed.n_rounds_without_frame) == (0, audits.num_rows)
-        assert unframed.awaiting_audit and not unframed.passed
-        # the same strata recorded against the frames that hold each bucket: the gate bounds each
-        # frame's leaky patients by the weighted (stratified) bound
         frames = evidence.plan_audit(wh, config.tables, STUDY, KEY)
-        assert sorted(f.bucket for f in frames) == sorted(plan["buckets"])
-        for f in frames:
-            for st in plan["buckets"][f.bucket]["strata"]:
-                evidence.record_round(
-                    wh,
-                    config.tables,
-                    STUDY,
-                    KEY,
-                    f.frame_id,
-                    st["sample"],
-                    0,
-                    reviewer="qa",
-                    stratum=st["name"],
-                    stratum_population=st["population"],
-                )
+    assert sorted(f.bucket for f in frames) == sorted(plan["buckets"])
+    for f in frames:
+        leaks = ",".join(f"{s['name']}=0" for s in plan["buckets"][f.bucket]["strata"])
+        rec = ["audit", "record", *base, "--bucket", f.bucket, "--plan", str(plan_file), "--leaks-by-stratum", leaks]
+        rec += ["--reviewer", "qa"]
+        assert main(rec) == 2 and "[E938]" in capsys.readouterr().err  # a round names the frame it reviewed
+        assert main([*rec, "--frame", f.frame_id]) == 0
+    assert main(["audit", "gate", *base]) == 1  # a handful of patients cannot support 1%
+    assert capsys.readouterr().out.count("AWAITING AUDIT") == 1
+    with open_warehouse(url) as wh:
+        # the strata recorded against the frames that hold each bucket: the gate bounds each
+        # frame's leaky patients by the weighted (stratified) bound
         framed = lifecycle.gate(wh, config, STUDY, KEY)
     assert framed.n_rounds_counted == sum(len(b["strata"]) for b in plan["buckets"].values())
     by_bucket = {f.bucket_id: f for f in frames}

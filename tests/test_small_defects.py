@@ -1,7 +1,7 @@
 """Regression tests for three small defects of issue 16.
 
-1. ``tide audit record`` accepted more reviewed patients than the release has (``--n 299`` for a
-   38-patient study): it now refuses with E747, and still refuses more leaks than patients (E740).
+1. ``tide audit record`` accepted more reviewed patients than were audited (``--n 299`` for a
+   38-patient study): it refuses more than its frame holds (E747) and more leaks than patients (E740).
 2. An exact duplicate source row (same note_id and text) made ``rows_accounted`` fail forever
    while the runner released the note once; a note_id twice with different text stays quarantined.
 3. ``tide demo --warehouse bigquery:...`` did not create its dataset and printed a DuckDB label; its
@@ -21,6 +21,7 @@ from tide_core.cli.main import main
 from tide_core.config import TideConfig
 from tide_core.io.open import open_warehouse
 from tide_core.recognizers.registry import create
+from tide_core.release import evidence
 from tide_core.release.checks import rows_accounted
 from tide_core.runner import anonymize_study, read_study_input, recognize_study
 
@@ -83,8 +84,9 @@ def release(tmp_path_factory):
 # -- 1. tide audit record: n no larger than the released patients, leaks no larger than n --------
 
 
-def _record(url, n, leaks=0, bucket="site1|ehr|phone", study=S):
-    args = ["audit", "record", "--warehouse", url, "--study", study, "--key", K, "--bucket", bucket]
+def _record(url, n, leaks=0, frame=None, study=S):
+    args = ["audit", "record", "--warehouse", url, "--study", study, "--key", K]
+    args += ["--frame", frame] if frame else []
     return main([*args, "--n", str(n), "--leaks", str(leaks), "--reviewer", "qa"])
 
 
@@ -96,27 +98,32 @@ def _n_rounds(url):
         wh.close()
 
 
-def test_audit_record_refuses_more_patients_than_released(release, capsys):
+def test_audit_record_refuses_more_patients_than_its_frame_holds(release, capsys):
     n0 = _n_rounds(release)
-    # 3 patients released (p4's notes are quarantined): --n 299 is refused, nothing is recorded
-    assert _record(release, 299) == 2
+    wh = open_warehouse(release)
+    try:
+        frames = {p.bucket: p for p in evidence.plan_audit(wh, CONFIG.tables, S, K)}
+    finally:
+        wh.close()
+    assert sum(p.n_patients for p in frames.values()) >= 3  # p4's notes are quarantined
+    one = next(p for p in frames.values() if p.n_patients == 1)
+    # no frame named: refused (a round must say which content it reviewed)
+    assert _record(release, 1) == 2 and "[E938]" in capsys.readouterr().err
+    # more patients than the frame holds: refused, naming no patient
+    assert _record(release, 299, frame=one.frame_id) == 2
     err = capsys.readouterr().err
-    assert "[E747]" in err and "299" in err and "3 distinct released patients" in err and "--n" in err
+    assert "[E747]" in err and "299" in err and "holds 1" in err and "--n" in err
     assert "Mary" not in err and "p1" not in err
-    assert _record(release, 4) == 2 and "[E747]" in capsys.readouterr().err
-    # a study with nothing released has no patients to audit
-    assert _record(release, 1, study="never") == 2 and "[E747]" in capsys.readouterr().err
-    # a bucket of the release caps n at its own patients (site1|ehr|progress holds p1 only)
-    assert _record(release, 2, bucket="site1|ehr|progress") == 2
-    assert "bucket 'site1|ehr|progress'" in capsys.readouterr().err
-    assert _n_rounds(release) == n0
+    # an unknown frame, or a study with nothing released
+    assert _record(release, 1, frame="f0000") == 2 and "[E931]" in capsys.readouterr().err
+    assert _record(release, 1, frame=one.frame_id, study="never") == 2 and "[E931]" in capsys.readouterr().err
     # more leaks than patients reviewed is refused too
-    assert _record(release, 2, leaks=3) == 2 and "[E740]" in capsys.readouterr().err
+    assert _record(release, 1, leaks=3, frame=one.frame_id) == 2 and "[E740]" in capsys.readouterr().err
     assert _n_rounds(release) == n0
-    # a census of the release, and of one bucket, is recorded
-    assert _record(release, 3, leaks=1) == 0
-    assert _record(release, 1, bucket="site1|ehr|progress") == 0
-    assert _n_rounds(release) == n0 + 2
+    # a census of each frame is recorded
+    for p in frames.values():
+        assert _record(release, p.n_patients, frame=p.frame_id) == 0
+    assert _n_rounds(release) == n0 + len(frames)
 
 
 # -- 2. rows_accounted with exact and conflicting duplicate note ids -------------------------------

@@ -43,4 +43,9 @@ release_checks_job = dg.define_asset_job(
 )
 
 
-JOBS = [recognition_job, release_job, release_checks_job, rollback_job]
+JOBS: list[dg.JobDefinition | dg.UnresolvedAssetJobDefinition] = [
+    recognition_job,
+    release_job,
+    release_checks_job,
+    rollback_job,
+]

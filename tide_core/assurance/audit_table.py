@@ -16,17 +16,15 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from tide_core.assurance.audit import bucket_of
 from tide_core.assurance.bounds import clopper_pearson_upper
-from tide_core.cache.release_store import ReleaseStore
-from tide_core.cache.tables import AUDITS, TableNames
+from tide_core.cache.tables import AUDITS
 from tide_core.errors import InputError
 
 if TYPE_CHECKING:
-    from tide_core.io.warehouse import Warehouse
+    pass
 
 TABLE_NAME = "tide_audits"
-__all__ = ["AUDITS", "TABLE_NAME", "AuditRecord", "check_against_release", "records_from_table", "records_to_table"]
+__all__ = ["AUDITS", "TABLE_NAME", "AuditRecord", "records_from_table", "records_to_table"]
 
 
 @dataclass(frozen=True)
@@ -80,43 +78,6 @@ class AuditRecord:
             None if stratum_population is None else int(stratum_population),
             frame_id,
             None if frame_patients is None else int(frame_patients),
-        )
-
-
-def released_patients(
-    wh: Warehouse, study: str, key: str, bucket: str | None = None, deid_table: str = "tide_deid_notes"
-) -> int:
-    """Distinct patients released for (study, key), or for one bucket of it (``site|source|note_type``).
-
-    Read from the released notes table (pseudonymous ``patient_ref`` only); 0 when nothing is released.
-    """
-
-    rows = ReleaseStore(wh, TableNames(deid_notes=deid_table)).deid_notes(
-        study, key, ["patient_ref", "site", "source", "note_type"]
-    )
-    return len({r["patient_ref"] for r in rows if r["patient_ref"] and (bucket is None or bucket_of(r) == bucket)})
-
-
-def check_against_release(wh: Warehouse, record: AuditRecord, deid_table: str = "tide_deid_notes") -> None:
-    """Refuse an audit round that reviewed more patients than were released (E747).
-
-    The cap is the release's distinct patients for (study, key) and, when ``record.bucket`` is one
-    of the release's buckets, that bucket's patients.  ``leaks <= n`` is checked when the record
-    is created (E740).
-    """
-    clopper_pearson_upper(record.n_patients_sampled, record.n_leaks, record.confidence)  # E740/E741
-    where = f"release {record.study}/{record.key}"
-    cap = released_patients(wh, record.study, record.key, deid_table=deid_table)
-    in_bucket = released_patients(wh, record.study, record.key, record.bucket, deid_table) if cap else 0
-    if in_bucket:
-        cap, where = in_bucket, f"bucket {record.bucket!r} of {where}"
-    if record.n_patients_sampled > cap:
-        raise InputError(
-            "E747",
-            f"audit round reviewed {record.n_patients_sampled} patients but {where} has {cap} distinct "
-            f"released patients in {deid_table}",
-            hint="pass --n as the number of patients actually reviewed (at most the released patients; "
-            "a bucket with fewer patients than the plan asks is reviewed in full), and check --study/--key",
         )
 
 

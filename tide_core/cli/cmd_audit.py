@@ -1,4 +1,8 @@
-"""``tide audit plan|bound|sentence|record|gate``: size, draw, record and judge a patient-level PHI audit."""
+"""``tide audit plan|bound|sentence|record|gate``: size, draw, record and judge a patient-level PHI audit.
+
+``record`` and ``gate`` work on audit frames, exactly as ``tide release audit record`` and the
+release gate do (tide_core.release.evidence): a round names the frame it reviewed.
+"""
 
 from __future__ import annotations
 
@@ -10,15 +14,15 @@ from pathlib import Path
 
 from tide_core.assurance.audit import buckets_from_notes, plan_audit, release_sentence, sample_patients
 from tide_core.assurance.audit_strata import parse_leaks, stratified_plan, stratified_records
-from tide_core.assurance.audit_table import TABLE_NAME, AuditRecord, check_against_release, records_to_table
+from tide_core.assurance.audit_table import AuditRecord
 from tide_core.assurance.bounds import audit_bound
-from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
-from tide_core.cache.release_store import ReleaseStore
+from tide_core.assurance.gate import ReleaseGatePolicy
 from tide_core.cache.tables import TableNames
 from tide_core.cli.common import add_warehouse
 from tide_core.errors import ConfigError
 from tide_core.evaluation.jsonl_reader import read_jsonl_docs
 from tide_core.io.open import open_warehouse
+from tide_core.release import evidence
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -49,24 +53,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     b.add_argument("--target", type=float, help="also say whether the bound supports this rate")
     s.add_argument("--population", default="this release", help='what was sampled, e.g. "the site A progress notes"')
 
-    r = sub.add_parser("record", help="append one audit round to the tide_audits table")
+    r = sub.add_parser("record", help="append one audit round of a frame to tide_audits (see tide release audit)")
     add_warehouse(r)
-    for name in ("--study", "--key", "--bucket"):
+    for name in ("--study", "--key"):
         r.add_argument(name, required=True)
+    r.add_argument("--frame", help="the audit frame reviewed (`tide release audit plan` prints its id)")
+    r.add_argument("--bucket", help="with --plan: the plan's bucket whose strata were reviewed")
     r.add_argument("--n", type=int, help="patients reviewed")
     r.add_argument("--leaks", type=int, help="patients with a leaked identifier")
     r.add_argument("--plan", help="a stratified plan (`tide audit plan --warehouse --out`): record its strata")
     r.add_argument("--leaks-by-stratum", help="with --plan: leaks per stratum, e.g. richness-1=0,richness-2=1")
     r.add_argument("--confidence", type=float, default=0.95)
     r.add_argument("--reviewer", default="", help="reviewer name or role (no patient information)")
-    g = sub.add_parser("gate", help="release gate: audits (all rounds pooled) + optional drift result")
+    g = sub.add_parser("gate", help="the release gate on the release's content: audit evidence + optional drift")
     add_warehouse(g)
     g.add_argument("--study", required=True)
     g.add_argument("--key", required=True)
     g.add_argument("--drift", help="JSON written by `tide drift check --out` for this batch")
     g.add_argument("--target", type=float, default=0.01)
     g.add_argument("--confidence", type=float, default=0.95)
-    g.add_argument("--require-bucket", action="append", default=None, help="bucket that must be audited (repeatable)")
     g.add_argument("--population", help="what the release is, for the sentence")
     p.set_defaults(func=run)
 
@@ -136,9 +141,12 @@ def _stratified_plan(args: argparse.Namespace) -> int:
 
 
 def _records(args: argparse.Namespace) -> list[AuditRecord]:
+    """The rounds to record: one per stratum of a stratified plan, else one simple round."""
     if args.plan:
-        if not args.leaks_by_stratum:
-            raise ConfigError("E778", "--plan needs --leaks-by-stratum", hint="e.g. richness-1=0,richness-2=0")
+        if not (args.leaks_by_stratum and args.bucket):
+            raise ConfigError(
+                "E778", "--plan needs --bucket and --leaks-by-stratum", hint="e.g. richness-1=0,richness-2=0"
+            )
         plan = json.loads(Path(args.plan).read_text(encoding="utf-8"))
         if (plan.get("study"), plan.get("key")) != (args.study, args.key):
             raise ConfigError("E778", "the plan is for another release", hint="check --study/--key and --plan")
@@ -146,35 +154,44 @@ def _records(args: argparse.Namespace) -> list[AuditRecord]:
         return stratified_records(plan, args.bucket, leaks, args.confidence, args.reviewer)
     if args.n is None or args.leaks is None:
         raise ConfigError("E778", "tide audit record needs --n and --leaks (or --plan)", hint="see -h")
-    return [AuditRecord.create(args.study, args.key, args.bucket, args.n, args.leaks, args.confidence, args.reviewer)]
+    return [AuditRecord.create(args.study, args.key, "", args.n, args.leaks, args.confidence, args.reviewer)]
 
 
 def _warehouse_command(args: argparse.Namespace) -> int:
-    wh = open_warehouse(args.warehouse)
-    try:
+    names = TableNames()
+    with contextlib.closing(open_warehouse(args.warehouse)) as wh:
         if args.audit_command == "record":
-            recs = _records(args)
-            for rec in recs:
-                check_against_release(wh, rec)
-            wh.append(TABLE_NAME, records_to_table(recs))
-            for rec in recs:
+            if not args.frame:
+                raise ConfigError(
+                    "E938",
+                    "an audit round must name the frame (the exact content) it reviewed",
+                    hint=f"plan it with `tide release audit plan --study {args.study} --key {args.key}` and pass "
+                    "--frame with one of the frame ids it prints",
+                )
+            for rec in _records(args):
+                out = evidence.record_round(
+                    wh, names, args.study, args.key, args.frame, rec.n_patients_sampled, rec.n_leaks,
+                    reviewer=rec.reviewer, confidence=rec.confidence, stratum=rec.stratum,
+                    stratum_population=rec.stratum_population,
+                )  # fmt: skip
                 print(
-                    f"recorded {rec.n_leaks} leaks in {rec.n_patients_sampled} patients for bucket {rec.bucket!r}"
-                    + (f" stratum {rec.stratum} of {rec.stratum_population}" if rec.stratum else "")
-                    + f" (upper bound {rec.upper_bound:.4%})"
+                    f"recorded {out.n_leaks} leaks in {out.n_patients_sampled} patients of frame {out.frame_id}"
+                    + (f" stratum {out.stratum} of {out.stratum_population}" if out.stratum else "")
                 )
             return 0
-        table = ReleaseStore(wh, TableNames(audits=TABLE_NAME)).audits(args.study, args.key)
-    finally:
-        wh.close()
-    drift = json.loads(Path(args.drift).read_text(encoding="utf-8")) if args.drift else None
-    policy = ReleaseGatePolicy(
-        target_rate=args.target, confidence=args.confidence, required_buckets=args.require_bucket
-    )
-    decision = evaluate_release(table, drift, policy, population=args.population)
-    print("PASSED" if decision.passed else "BLOCKED")
+        drift = json.loads(Path(args.drift).read_text(encoding="utf-8")) if args.drift else None
+        policy = ReleaseGatePolicy(target_rate=args.target, confidence=args.confidence)
+        decision = evidence.evaluate_evidence(
+            evidence.candidate_rows(wh, names, args.study, args.key),
+            evidence.frames(wh, names, args.study, args.key),
+            evidence.audit_records(wh, names, args.study, args.key),
+            policy,
+            (drift or {}).get("band"),
+            population=args.population or f"release {args.study}/{args.key}",
+        )
+    print("PASSED" if decision.passed else ("AWAITING AUDIT" if decision.awaiting_audit else "BLOCKED"))
     for reason in decision.reasons:
         print(f"  - {reason}")
-    if decision.sentence:
-        print(decision.sentence)
+    if decision.statement:
+        print(decision.statement)
     return 0 if decision.passed else 1

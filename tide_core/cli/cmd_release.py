@@ -16,6 +16,7 @@ from tide_core.assurance.gate import ReleaseGatePolicy
 from tide_core.assurance.gate_policy import apply_override, load_gate_policy
 from tide_core.cache.tables import TableNames
 from tide_core.cli.common import add_config, add_warehouse, config_from_args
+from tide_core.config import TideConfig
 from tide_core.io.open import open_warehouse
 from tide_core.release import evidence, lifecycle, publish
 
@@ -27,10 +28,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p = subparsers.add_parser("release", help="release lifecycle: status, audit plan/record, publish, rollback")
     sub = p.add_subparsers(dest="release_command", required=True)
 
-    def common(q: argparse.ArgumentParser) -> None:
+    def common(q: argparse.ArgumentParser, tables: bool = True) -> None:
         add_warehouse(q)
         q.add_argument("--study", required=True)
         q.add_argument("--key", required=True)
+        if tables:
+            q.add_argument("--config", default=None, help="run configuration (for its table names)")
 
     st = sub.add_parser("status", help="the candidate's status, the version researchers see, and the history")
     common(st)
@@ -52,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     rec.add_argument("--reviewer", required=True, help="reviewer name or role (no patient information)")
     rec.add_argument("--confidence", type=float, default=0.95)
     pu = sub.add_parser("publish", help="verify, gate and publish the candidate as a new version")
-    common(pu)
+    common(pu, tables=False)
     add_config(pu)
     add_policy(pu)
     pu.add_argument("--allow-withdrawn", action="store_true", help="publish content that was rolled back before")
@@ -75,6 +78,11 @@ def policy_from_args(args: argparse.Namespace) -> ReleaseGatePolicy:
     return apply_override(base, target_rate=args.target, confidence=args.confidence, approval=args.approval)
 
 
+def _tables(args: argparse.Namespace) -> TableNames:
+    """The configured table names (``--config``), else the defaults."""
+    return TideConfig.from_file(args.config).tables if args.config else TableNames()
+
+
 def _actor() -> str:
     with contextlib.suppress(Exception):
         return f"cli:{getpass.getuser()}"
@@ -88,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _status(wh: Any, args: argparse.Namespace) -> int:
-    names = TableNames()
+    names = _tables(args)
     row = lifecycle.read_release(wh, args.study, args.key, names.releases)
     seen = publish.published_version(wh, names, args.study, args.key)
     print(f"release {args.study}/{args.key}")
@@ -113,7 +121,7 @@ def _status(wh: Any, args: argparse.Namespace) -> int:
 
 
 def _audit(wh: Any, args: argparse.Namespace) -> int:
-    names = TableNames()
+    names = _tables(args)
     if args.audit_command == "record":
         rec = evidence.record_round(
             wh,
@@ -189,6 +197,6 @@ def _publish(wh: Any, args: argparse.Namespace) -> int:
 
 
 def _rollback(wh: Any, args: argparse.Namespace) -> int:
-    row = lifecycle.rollback(wh, TableNames(), args.study, args.key, args.to, _actor())
+    row = lifecycle.rollback(wh, _tables(args), args.study, args.key, args.to, _actor())
     print(f"release {args.study}/{args.key}: researchers now see {row['published_version']}")
     return 0
