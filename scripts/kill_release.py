@@ -73,8 +73,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # release_study: the synthetic study
 
 S, K = "big", "k"
-N_NOTES, N_PATIENTS, CHUNK = 1200, 100, 300
-GROW = 24  # notes a "grow" change appends
+N_PATIENTS, GROW = 100, 20  # patients; notes a "grow" change appends
+
+
+@dataclass
+class Study:
+    """The study's size: notes at the start, notes per chunk, notes recognized up front for grows."""
+
+    notes: int = 1200
+    chunk: int = 300
+    pool: int = 600
+
+
+STUDY = Study()
 LEAKER = "p1"  # whose first-name spans a "leak" change removes
 
 # -- the Dagster child: definitions built once (in the zygote), one fork per run --------------------
@@ -136,14 +147,15 @@ class Zygote:
     def __init__(self, log_path: Path) -> None:
         self.log = open(log_path, "a")  # the runs' Dagster logs (counts and codes, no note text)
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", ZYGOTE, S, K, str(CHUNK)],
+            [sys.executable, "-c", ZYGOTE, S, K, str(STUDY.chunk)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self.log,
             text=True,
             bufsize=1,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            cwd=ROOT,
+            # TIDE from this checkout, after whatever PYTHONPATH names first (a patched copy, say)
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))},
+            cwd=log_path.parent,
         )
         self.ready = False  # it imports while the caller prepares the warehouses
 
@@ -292,17 +304,31 @@ def _config() -> Any:
     return TideConfig.preset("rules")
 
 
+def later_notes() -> list[dict[str, Any]]:
+    """The notes that arrive later, GROW at a time (the base recognizes them once, up front)."""
+    import release_study
+
+    return release_study.notes(STUDY.pool, N_PATIENTS, seed=7, start=STUDY.notes)
+
+
 def prepare_base(base: Path) -> None:
-    """1,200 notes and their patients, recognized in chunks of 300, and a key."""
+    """1,200 notes and their patients, recognized in chunks of 300, and a key.  The notes that
+    arrive later are recognized with them (their spans cached, as the nightly recognition run
+    would), then left out of the notes table until a "grow" change appends them."""
+    import pyarrow as pa
+
     import release_study
     from tide_core.anonymize.keys import FileKeyProvider
     from tide_core.io.open import open_warehouse
     from tide_core.runner import recognize_study
 
     base.mkdir(parents=True, exist_ok=True)
+    first = release_study.notes(STUDY.notes, N_PATIENTS)
     with open_warehouse(f"duckdb:{base / WH}") as wh:
-        release_study.write(wh, N_NOTES, N_PATIENTS)
-        recognize_study(wh, S, _config(), progress=False, chunk_rows=CHUNK)
+        wh.replace_table("notes", pa.Table.from_pylist(first + later_notes()))
+        wh.replace_table("patients", pa.Table.from_pylist(release_study.patients(N_PATIENTS)))
+        recognize_study(wh, S, _config(), progress=False, chunk_rows=STUDY.chunk)
+        wh.replace_table("notes", pa.Table.from_pylist(first))
     FileKeyProvider(base / "keys").create(S, K)
 
 
@@ -314,17 +340,21 @@ def copy_base(base: Path, root: Path) -> None:
     shutil.copytree(base / "keys", root / "keys")
 
 
-def grow(root: Path, start: int, seed: int) -> None:
-    """A nightly increment: GROW new notes, recognized (cache misses only)."""
+def grow(root: Path, start: int) -> None:
+    """A nightly increment: the next GROW notes (from ``start``), their spans already cached
+    (past the pool: recognized now, cache misses only)."""
     import pyarrow as pa
 
     import release_study
     from tide_core.io.open import open_warehouse
     from tide_core.runner import recognize_study
 
+    i = start - STUDY.notes
+    new = later_notes()[i : i + GROW] if i + GROW <= STUDY.pool else release_study.notes(GROW, N_PATIENTS, 7, start)
     with open_warehouse(f"duckdb:{root / WH}") as wh:
-        wh.append("notes", pa.Table.from_pylist(release_study.notes(GROW, N_PATIENTS, seed=seed, start=start)))
-        recognize_study(wh, S, _config(), progress=False, chunk_rows=CHUNK)
+        wh.append("notes", pa.Table.from_pylist(new))
+        if i + GROW > STUDY.pool:
+            recognize_study(wh, S, _config(), progress=False, chunk_rows=STUDY.chunk)
 
 
 SPAN_KEY = 'note_id = ? AND start = ? AND "end" = ?'
@@ -384,7 +414,7 @@ def tide_command() -> list[str]:
 def cli_args(root: Path, command: str, *extra: str) -> list[str]:
     wh = ["--warehouse", f"duckdb:{root / WH}", "--study", S, "--key", K]
     if command == "run":
-        return ["run", *wh, "--stage", "anonymize", "--preset", "rules", "--chunk-rows", str(CHUNK),
+        return ["run", *wh, "--stage", "anonymize", "--preset", "rules", "--chunk-rows", str(STUDY.chunk),
                 "--no-progress", "--key-dir", str(root / "keys"), *extra]  # fmt: skip
     if command == "publish":
         return ["release", "publish", *wh, "--preset", "rules", *extra]
@@ -572,8 +602,8 @@ class Scenario:
         self.current: str | None = None  # the version researchers must see (None: nothing published)
         self.leaked: list[tuple[Any, ...]] | None = None  # removed spans while the name leaks
         self.withdrawn: set[Content] = set()
-        self.next_note = N_NOTES
-        self.dirty = False  # the candidate is not a complete run over the current input
+        self.next_note = STUDY.notes
+        self.dirty = True  # the candidate is not a complete run over the current input (none yet)
         self.settled = True  # the last kill was followed by a complete rerun
 
     def content_of(self, version: str | None) -> Content | None:
@@ -602,15 +632,18 @@ class Scenario:
                 kind = "partial" if set(rows) < set(known) else "unverified"
                 problems.append(f"{kind}: {v} shows {n} rows, {len(known)} when it was published")
             if v != self.current:
-                # only the killed process's own commit may move the view: a publish to the complete
-                # candidate (a new version, or an earlier label of the same content), a rollback to
-                # its target
-                complete = rows == candidate(self.root)
-                if not (kill.may_publish and complete) and v != kill.rollback_to:
+                # only the killed process's own commit may move the view: a rollback to its target,
+                # a publish to its complete candidate (a new version, or an earlier label of it)
+                if v == kill.rollback_to:
+                    pass
+                elif not kill.may_publish:
                     problems.append(f"moved: the view shows {v}, researchers were shown {self.current}")
+                elif known is None or rows == known:
+                    cand = candidate(self.root)
+                    if rows != cand:
+                        kind = "partial" if set(rows) < set(cand) else "unverified"
+                        problems.append(f"{kind}: {v} shows {n} rows, not the {len(cand)} of the candidate")
                 if known is None:
-                    if not complete:
-                        problems.append(f"unverified: {v} is not the complete candidate")
                     self.provisional[v] = rows
                 kill.committed = True
                 self.current = v
@@ -651,16 +684,23 @@ class Scenario:
         return None
 
     # content changes ---------------------------------------------------------------------------------
-    def change(self) -> str:
+    def change(self, publishing: bool) -> str:
+        """Change the content at random: add notes (a new version is due once audited), remove a
+        patient's first-name spans (the re-release leaks: blocked), restore them, or nothing.
+        Before a kill aimed at the publish commit (``publishing``) the change makes content that
+        can publish: the spans restored, or (mostly) notes added."""
         r = self.rng.random()
+        withdrawn = self.current is not None and candidate(self.root) in self.withdrawn
         if self.leaked is not None:
-            what = "heal" if r < 0.6 else ("grow" if r < 0.8 else "none")
-        elif self.current is not None and candidate(self.root) in self.withdrawn:
+            what = "heal" if publishing or r < 0.6 else ("grow" if r < 0.8 else "none")
+        elif publishing:
+            what = "grow" if withdrawn or r < 0.75 else "none"
+        elif withdrawn:
             what = "grow" if r < 0.7 else "none"
         else:
             what = "grow" if r < 0.35 else ("leak" if r < 0.6 else "none")
         if what == "grow":
-            grow(self.root, self.next_note, seed=self.next_note)
+            grow(self.root, self.next_note)
             self.next_note += GROW
         elif what == "leak":
             self.leaked = leak(self.root)
@@ -693,8 +733,10 @@ class Scenario:
 
     # one kill --------------------------------------------------------------------------------------
     def kill_once(self, i: int, rerun: bool) -> None:
-        what = self.change() if self.settled else "(on the last kill)"
-        kill = self.launch_and_kill()
+        command, aim = self.choose()
+        publishing = (command, aim) in PUBLISHING
+        what = self.change(publishing) if self.settled else "(on the last kill)"
+        kill = self.launch_and_kill(command, aim)
         problems = self.judge(kill)
         self.report.kills += 1
         self.report.landed += kill.landed
@@ -718,7 +760,11 @@ class Scenario:
             + (f"  VIOLATION {'; '.join(problems)}" if problems else "")
         )
 
-    def launch_and_kill(self) -> Kill:
+    def choose(self) -> tuple[str, str]:
+        """The command to kill and the phase to aim at."""
+        raise NotImplementedError
+
+    def launch_and_kill(self, command: str, aim: str) -> Kill:
         raise NotImplementedError
 
     def rerun(self, kill: Kill) -> tuple[str, str | None]:
@@ -731,6 +777,10 @@ class Scenario:
             self.report.violations["unverified"] += 1
             self.report.problems.append(f"{self.name}: {v} was seen after a kill and never confirmed by decide")
         self.report.versions[self.name] = len(self.snapshots)
+
+
+#: (command, aim) of the kills aimed at the publish commit
+PUBLISHING = {("release_job", "release_summary"), ("release_job", "store"), ("publish", "verify"), ("publish", "store")}
 
 
 def rerun_kind(outcome: str) -> str:
@@ -814,13 +864,16 @@ class DagsterScenario(Scenario):
             watch.sleep(0.01)
         return False
 
-    def launch_and_kill(self) -> Kill:
+    def choose(self) -> tuple[str, str]:
         r = self.rng.random()
-        if self.leaked is not None:  # its checks fail: release_summary never runs
-            aim = "startup" if r < 0.05 else ("anonymize" if r < 0.6 else "checks")
-        else:
-            aims = ((0.05, "startup"), (0.35, "anonymize"), (0.55, "checks"), (0.75, "release_summary"))
-            aim = next((a for p, a in aims if r < p), "store")
+        if self.leaked is not None and not self.settled:  # its checks fail: release_summary never runs
+            return "release_job", "startup" if r < 0.05 else ("anonymize" if r < 0.6 else "checks")
+        aims = ((0.05, "startup"), (0.35, "anonymize"), (0.55, "checks"), (0.75, "release_summary"))
+        return "release_job", next((a for p, a in aims if r < p), "store")
+
+    def launch_and_kill(self, command: str, aim: str) -> Kill:
+        if self.leaked is not None and aim in ("release_summary", "store"):
+            aim = "checks"
         prep = self.prepare_publish() if aim in ("release_summary", "store") else ""
         kill = Kill(aim + (f" ({prep})" if prep else ""), before=self.current)
         pid, run_id = self.start()
@@ -853,7 +906,8 @@ class DagsterScenario(Scenario):
         elif phase == "check":
             kill.detail = step.removeprefix("deidentified_notes_")
         elif phase == "release_summary":
-            phase = f"release_summary:{watch.phase('verify')}"
+            where = watch.phase("verify")
+            phase = f"release_summary:{where if where in ('store', 'after-store') else 'verify'}"
         self.dirty = self.dirty or phase in ("startup", "anonymize")
         kill.phase = phase
         kill.may_publish = not kill.landed or any(k == "STEP_START" and s == "release_summary" for k, s, _ in events)
@@ -966,15 +1020,19 @@ class CliScenario(Scenario):
             return None
         return earlier[-1]
 
-    def launch_and_kill(self) -> Kill:
+    def choose(self) -> tuple[str, str]:
         r = self.rng.random()
         target = self.rollback_target() if self.rollbacks else None
-        command = "rollback" if target and r < 0.2 else ("run" if r < 0.6 else "publish")
+        command = "rollback" if target and r < 0.2 else ("run" if r < 0.55 else "publish")
         r = self.rng.random()
         if command == "run":
-            aim = "startup" if r < 0.15 else "anonymize"
-        else:
-            aim = "startup" if r < 0.1 else ("prepare" if command == "rollback" else "verify") if r < 0.4 else "store"
+            return command, "startup" if r < 0.15 else "anonymize"
+        return command, "startup" if r < 0.1 else (
+            "prepare" if command == "rollback" else "verify"
+        ) if r < 0.4 else "store"
+
+    def launch_and_kill(self, command: str, aim: str) -> Kill:
+        target = self.rollback_target() if command == "rollback" else None
         prep = self.prepare_publish() if command == "publish" else ""
         kill = Kill(f"{command}:{aim}" + (f" ({prep})" if prep else ""), before=self.current)
         w = self.windows[command]
@@ -1098,7 +1156,7 @@ def calibrate_cli(root: Path, log: Path, rollbacks: bool) -> dict[str, dict[str,
     audit(root)
     out["publish"] = timed("publish")  # v1
     if rollbacks:
-        grow(root, N_NOTES, seed=N_NOTES)
+        grow(root, STUDY.notes)
         assert cli_in_process(root, "run") == 0
         audit(root)
         assert cli_in_process(root, "publish") == 0  # v2
@@ -1117,21 +1175,28 @@ def run_kills(
     settle: float = 0.8,
     rollbacks: bool = True,
     log: Callable[[str], None] = print,
+    notes: int = 1200,
+    chunk: int = 300,
 ) -> Report:
     """``kills`` SIGKILLs split between ``scenarios``; after a kill a rerun runs to completion with
     probability ``settle`` (always after a rollback and a scenario's last kill), else the next kill
-    lands on what it left.  ``rollbacks``: the cli scenario also kills ``tide release rollback``."""
+    lands on what it left.  ``rollbacks``: the cli scenario also kills ``tide release rollback``.
+    The study: ``notes`` notes in chunks of ``chunk``."""
     import warnings
 
     warnings.filterwarnings("ignore")
+    STUDY.notes, STUDY.chunk, STUDY.pool = notes, chunk, max(GROW, kills * GROW // 2)
     rng = random.Random(seed)
     report = Report()
     t0 = time.perf_counter()
+    out = log
+    log = lambda line: out(f"[{time.perf_counter() - t0:5.0f}s] {line}")  # noqa: E731
     workdir.mkdir(parents=True, exist_ok=True)
     zygote = Zygote(workdir / "dagster-runs.log") if "dagster" in scenarios else None
     try:
         base = workdir / "base"
         prepare_base(base)
+        log(f"base warehouse: {notes} notes recognized (and {STUDY.pool} that arrive later), chunks of {chunk}")
         active: list[Scenario] = []
         for name in scenarios:
             calib = workdir / f"calibrate-{name}"
@@ -1174,6 +1239,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--scenarios", default="dagster,cli", help="comma-separated: dagster, cli (default both)")
     p.add_argument("--settle", type=float, default=0.8, help="chance of a complete rerun after a kill (default 0.8)")
+    p.add_argument("--notes", type=int, default=1200, help="notes in the study at the start (default 1200)")
+    p.add_argument("--chunk-rows", type=int, default=300, help="notes per chunk (default 300)")
     p.add_argument("--no-rollback", action="store_true", help="the cli scenario does not kill tide release rollback")
     p.add_argument("--dir", default=None, help="work directory (default: a temporary one, removed)")
     p.add_argument("--json", default=None, help="write the report here")
@@ -1184,7 +1251,16 @@ def main(argv: list[str] | None = None) -> int:
     tmp = None if args.dir else tempfile.mkdtemp(prefix="tide-kill-")
     workdir = Path(args.dir or tmp)  # type: ignore[arg-type]
     try:
-        report = run_kills(args.kills, args.seed, workdir, scenarios, args.settle, not args.no_rollback)
+        report = run_kills(
+            args.kills,
+            args.seed,
+            workdir,
+            scenarios,
+            args.settle,
+            not args.no_rollback,
+            notes=args.notes,
+            chunk=args.chunk_rows,
+        )
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
