@@ -94,7 +94,7 @@ def test_rendered_is_every_registry_table_under_its_file_name():
     for spec in TABLES.values():
         assert out[spec.ddl_file] == ddl.render(spec)
         assert out[spec.ddl_file].isascii()  # so the files are the same bytes in any ASCII-compatible encoding
-    assert out["03_tide_deid_notes.sql"].startswith("-- Released de-identified notes")
+    assert out["03_tide_deid_notes.sql"].startswith("-- Release candidate: de-identified notes")
 
 
 def test_the_default_directory_is_sql_ddl_of_the_repository():

@@ -35,6 +35,11 @@ DEFAULTS = {
     "drift": "tide_drift",
     "releases": "tide_releases",
     "guard_scores": "tide_guard_scores",
+    "audit_frames": "tide_audit_frames",
+    "published_content": "tide_published_content",
+    "published_members": "tide_published_members",
+    "published_pointer": "tide_published_pointer",
+    "release_versions": "tide_release_versions",
     "studies": "tide_studies",
 }
 
