@@ -62,6 +62,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     rb = sub.add_parser("rollback", help="point researchers back at an earlier published version")
     common(rb)
     rb.add_argument("--to", default=None, help="the version to show (default: the one before the current)")
+    rb.add_argument("--allow-withdrawn", action="store_true", help="roll back to a version that was withdrawn")
     p.set_defaults(func=run)
 
 
@@ -197,6 +198,6 @@ def _publish(wh: Any, args: argparse.Namespace) -> int:
 
 
 def _rollback(wh: Any, args: argparse.Namespace) -> int:
-    row = lifecycle.rollback(wh, _tables(args), args.study, args.key, args.to, _actor())
+    row = lifecycle.rollback(wh, _tables(args), args.study, args.key, args.to, _actor(), args.allow_withdrawn)
     print(f"release {args.study}/{args.key}: researchers now see {row['published_version']}")
     return 0

@@ -265,10 +265,16 @@ summarize_release = decide
 
 
 def rollback(
-    wh: Warehouse, names: TableNames, study: str, key: str, to_version: str | None = None, actor: str = ""
+    wh: Warehouse,
+    names: TableNames,
+    study: str,
+    key: str,
+    to_version: str | None = None,
+    actor: str = "",
+    allow_withdrawn: bool = False,
 ) -> dict[str, Any]:
     """Point researchers back at an earlier published version; the release row says so."""
-    version = publish.rollback(wh, names, study, key, to_version, actor)
+    version = publish.rollback(wh, names, study, key, to_version, actor, allow_withdrawn)
     prev = read_release(wh, study, key, names.releases) or {"study": study, "key": key}
     row = dict(
         prev,

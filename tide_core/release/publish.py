@@ -216,7 +216,7 @@ def publish(
             hint="decide the release again (tide release publish, or release_checks_job)",
         )
     past = history(wh, names, study, key)
-    withdrawn = {r["content_fingerprint"] for r in past if r["action"] == WITHDRAW}
+    withdrawn = _withdrawn(past)
     now = dt.datetime.now(dt.UTC)
     with researcher_store(wh) as rs:
         assert rs is not None  # created when missing
@@ -327,12 +327,30 @@ def _history_row(
     }
 
 
+def _withdrawn(past: list[dict[str, Any]]) -> set[str]:
+    """Content fingerprints whose last publish or withdrawal was a withdrawal."""
+    last: dict[str, str] = {}
+    for r in past:  # oldest first
+        if r["action"] in (PUBLISH, WITHDRAW):
+            last[r["content_fingerprint"]] = r["action"]
+    return {fp for fp, action in last.items() if action == WITHDRAW}
+
+
 def rollback(
-    wh: Warehouse, names: TableNames, study: str, key: str, to_version: str | None = None, actor: str = ""
+    wh: Warehouse,
+    names: TableNames,
+    study: str,
+    key: str,
+    to_version: str | None = None,
+    actor: str = "",
+    allow_withdrawn: bool = False,
 ) -> str:
-    """Point researchers back at an earlier published version (default: the one before the
-    current); the content moved away from is withdrawn.  Returns the version now visible."""
+    """Point researchers back at an earlier published version (default: the latest one before the
+    current that was not withdrawn); the content moved away from is withdrawn.  A withdrawn
+    version is a target only when named and ``allow_withdrawn`` (E935).  Returns the version now
+    visible."""
     past = history(wh, names, study, key)
+    withdrawn = _withdrawn(past)
     now = dt.datetime.now(dt.UTC)
     with researcher_store(wh, create=False) as rs:
         current = None if rs is None else pointer(rs, names, study, key)
@@ -341,6 +359,14 @@ def rollback(
         published = [r for r in past if r["action"] == PUBLISH and r["version"] != current["version"]]
         if to_version is not None:
             published = [r for r in published if r["version"] == to_version]
+            if published and published[-1]["content_fingerprint"] in withdrawn and not allow_withdrawn:
+                raise InputError(
+                    "E935",
+                    f"version {to_version} of {study}/{key} was rolled back (withdrawn); it is not shown again",
+                    hint="pass --allow-withdrawn to reinstate it on purpose",
+                )
+        else:
+            published = [r for r in published if r["content_fingerprint"] not in withdrawn]
         if not published or not _members(rs, names, study, key, published[-1]["version"]):
             raise InputError(
                 "E936",
@@ -405,5 +431,5 @@ def researcher_rows(wh: Warehouse, study: str, key: str, columns: str = "*") -> 
             ds = f"{getattr(rs, 'project')}.{getattr(rs, 'dataset')}"  # noqa: B009
             q = f"SELECT {columns} FROM `{ds}.released_notes` WHERE study = @study AND key = @key"
             return list(sql(q, {"study": study, "key": key}).to_pylist())
-        q = f'SELECT {columns} FROM "released_notes" WHERE study = ? AND key = ?'
+        q = f'SELECT {columns} FROM "{getattr(rs, "schema", "main")}"."released_notes" WHERE study = ? AND key = ?'
         return list(sql(q, [study, key]).to_pylist())
