@@ -1,49 +1,65 @@
 """SIGKILL release runs at random points of every phase; judge what researchers see after each kill.
 
-    .venv/bin/python scripts/kill_release.py --kills 60 --seed 1 [--scenarios dagster,cli] [--dir OUT]
+    .venv/bin/python scripts/kill_release.py --kills 60 --seed 1 [--scenarios dagster,cli] [--no-rollback]
 
 The study: 1,200 short notes of 100 patients (``tests/release_study.py``), released in chunks of
-300 (four chunks, more as notes are added), rules preset, DuckDB.  It is recognized once in a
-base warehouse; each scenario works on its own copy, which carries over from kill to kill (a
+300 (four chunks, five or six as notes are added), rules preset, DuckDB.  A base warehouse is
+recognized once; each scenario works on its own copy, which carries over from kill to kill (a
 kill lands on whatever the previous kill, rerun and content change left).  Nothing is published
 at the start.
 
 Scenarios (alternating; ``--scenarios`` picks):
 
-* **dagster** -- ``release_job`` executed in process (the definitions ``dagster dev`` serves, a
-  SQLite Dagster instance) in a child forked from a zygote that imported Dagster and TIDE once.
-  The child is SIGKILLed at a random moment of a phase: Dagster's start, anonymization (its chunk
-  loop), the blocking checks, ``release_summary`` (verification and gate), or the researcher
-  store commit inside it.  The parent polls the run's event log (or the child's open files, for
-  the store) until the phase begins, then waits a random part of the phase's length (measured in
-  a calibration run on a separate copy).
+* **dagster** -- ``release_job`` executed in process (the definitions ``dagster dev`` serves, on a
+  SQLite Dagster instance) in a child forked from a zygote that imported Dagster and TIDE once
+  (``deidentified_notes`` takes the default chunk size, set to 300 in the zygote).  The child is
+  SIGKILLed at a random moment of a phase: Dagster's start-up, anonymization (its chunk loop),
+  the blocking checks, ``release_summary`` (guard, checks, gate, publish), or the researcher
+  store commit inside it.  The harness polls the run's event log (for the store: the child's
+  open files) until the phase begins, then waits a random part of the phase's length (measured
+  by a calibration run on a separate copy).
 * **cli** -- ``tide run --stage anonymize --chunk-rows 300``, ``tide release publish`` and
-  ``tide release rollback`` as subprocesses of the ``tide`` entry point, SIGKILLed the same way
-  (phases: start-up, the chunk loop / verification, the researcher store).
+  ``tide release rollback`` as subprocesses of the ``tide`` entry point, SIGKILLed the same way:
+  in start-up, in the work with the warehouse open (the chunk loop; verification and gate; the
+  rollback's reads), or with the researcher store open.
 
-The phase a kill hit is read back afterwards (the run's event log, the child's open files at the
-kill, the anonymization chunks committed, whether the pointer moved).
+The phase a kill hit is read back: the run's event log (the step), the DuckDB files the process
+had open at the kill (``store``: the researcher store open; ``after-store``: it was open and is
+closed again -- the commit is done or abandoned, the history and release row are being
+written), the anonymization chunks committed, and whether the view moved (the kill landed after
+the commit).  A kill aimed at the publish commit first writes the candidate (``tide run``) and
+records audit rounds for it, so the killed process publishes a new version.
 
-Between kills the content changes at random: notes are added and recognized (a new version is
-due once audited), cached spans of a patient's first name are removed (a recognizer miss: the
-re-release leaks the name and must be blocked) or restored, or nothing changes (a rerun is a
-no-op).  After every kill the researcher file is opened read-only and ``released_notes`` read
-for the (study, key).  It must show nothing only while nothing was ever published; otherwise
-exactly one version label, and exactly the rows of that version as they were read right after
-the run that published it (a version first seen after a kill that landed after the publish
-commit must equal the complete, verified candidate, and the rerun's ``decide`` must confirm
-it).  The view may not move to another version except by the killed command's own commit
-(publish, rollback).  The ``tide_releases`` row may not claim ``published`` with a version the
-view does not show.
+Between kills the content changes at random: notes are added (their spans are cached: the base
+recognizes the later notes up front; a new version is due once they are audited), the cached
+spans of a patient's first name are removed (a recognizer miss: the re-release leaks the name
+and must be blocked) or restored, or nothing changes (a rerun is a no-op).
 
-After a kill (most kills; some kills land on what the previous kill left) a rerun runs to
-completion: ``release_job`` (dagster), or ``tide run`` + ``tide release publish`` (cli, in the
-harness's process).  It must end as the content warrants: blocked while the name leaks or the
-content was withdrawn by a rollback, otherwise published (after audit rounds are recorded for
-content no round covers: ``evidence.plan_audit`` + ``evidence.record_round``, 0 leaks).
+After every kill the researcher file is opened read-only and ``released_notes`` read for the
+(study, key).  Violations:
 
-Prints one line per kill and a summary table; exit status 1 on any violation or failed rerun.
-``tests/test_kill_release.py`` runs a few kills of each scenario.
+* ``empty`` -- nothing visible though a version was published;
+* ``mixed`` -- more than one version label;
+* ``partial`` / ``unverified`` -- a version's rows are not exactly the rows read right after the
+  run that published it (a subset / other rows); a version first seen after a kill must be the
+  complete candidate, and the rerun's ``decide`` must confirm it;
+* ``moved`` -- the view shows another version though the killed process had not reached its
+  publish (a rollback may move it to its target only);
+* ``stale_claim`` -- ``tide_releases`` says ``published`` with a version the view does not show;
+* ``rerun_failed`` -- the rerun did not end as the content warrants;
+* ``rollback_half_recorded`` -- after a killed rollback (redone with ``--to`` if its commit had not
+  happened) ``tide_release_versions`` lacks its withdraw/rollback records or ``tide_releases``
+  does not say ``rolled_back`` to the version researchers see.
+
+After most kills a rerun runs to completion (the others land on what the kill left; a rollback
+is always settled): ``release_job`` (dagster), or ``tide run`` + ``tide release publish`` (cli,
+the same ``main`` in the harness's process).  It must end blocked while the name leaks or the
+content was withdrawn by a rollback, otherwise published: at once, or after audit rounds are
+recorded for the content no round covers (``evidence.plan_audit`` + ``evidence.record_round``,
+0 leaks) and the release decided again (``release_checks_job`` / ``tide release publish``).
+
+Prints one line per kill and summary tables; exit status 1 on any violation.
+``tests/test_kill_release.py`` runs 4 kills of each scenario on a smaller study.
 """
 
 from __future__ import annotations
@@ -203,18 +219,6 @@ def open_files(pid: int) -> set[str]:
 WH, STORE = "wh.duckdb", "wh.released.duckdb"
 
 
-def wait_for_file(pid: int, name: str, alive: Callable[[], bool], timeout: float = 120.0) -> bool:
-    """Poll until ``pid`` has ``name`` open (False if it ended first)."""
-    deadline = time.perf_counter() + timeout
-    while time.perf_counter() < deadline:
-        if name in open_files(pid):
-            return True
-        if not alive():
-            return False
-        time.sleep(0.002)
-    return False
-
-
 Content = tuple[tuple[str, str], ...]
 
 
@@ -281,18 +285,18 @@ def history(root: Path) -> list[tuple[str, str]]:
 def chunks_committed(root: Path) -> tuple[int, int]:
     """(chunks the candidate's unfinished anonymization run committed, chunks of the study)."""
     with _ro(root / WH) as con:
+        (notes,) = con.execute("SELECT count(*) FROM notes WHERE study = ?", [S]).fetchone()
         if not _has(con, "tide_runs"):
-            return 0, 0
+            return 0, -(-notes // STUDY.chunk)
         rows = con.execute(
-            "SELECT stage, started_at, finished_at, n_chunks FROM tide_runs WHERE study = ? AND key = ? "
+            "SELECT stage, started_at, finished_at FROM tide_runs WHERE study = ? AND key = ? "
             "AND stage IN ('anonymization', 'anonymization.chunk')",
             [S, K],
         ).fetchall()
     finished = [r[2] for r in rows if r[0] == "anonymization" and r[2] is not None]
     since = max(finished) if finished else None
     chunks = [r for r in rows if r[0] != "anonymization" and (since is None or r[1] > since)]
-    n = max((r[3] or 0 for r in rows), default=0)
-    return len(chunks), int(n)
+    return len(chunks), -(-notes // STUDY.chunk)
 
 
 # -- the study, content changes and audits (in the harness's process; no run is alive then) ---------
@@ -479,7 +483,7 @@ class Report:
         return "\n".join(lines)
 
     def summary(self) -> str:
-        failed = sum(n for (_, o), n in self.reruns.items() if o == "failed")
+        failed = sum(n for (_, o), n in self.reruns.items() if o in VIOLATIONS)
         done = sum(n for (_, o), n in self.reruns.items() if not o.startswith("(")) - failed
         return (
             f"release kill loop: {self.kills} SIGKILLs ({self.landed} landed in a running process, "
@@ -514,13 +518,16 @@ PHASE_ORDER = (
     "startup",
     "anonymize",
     "check",
-    "between-steps",
     "verify",
     "release_summary:verify",
     "prepare",
     "store",
     "release_summary:store",
+    "after-store",
+    "release_summary:after-store",
+    "between-steps",
     "release_gate",
+    "exiting",
     "finished",
 )
 
@@ -868,7 +875,7 @@ class DagsterScenario(Scenario):
         r = self.rng.random()
         if self.leaked is not None and not self.settled:  # its checks fail: release_summary never runs
             return "release_job", "startup" if r < 0.05 else ("anonymize" if r < 0.6 else "checks")
-        aims = ((0.05, "startup"), (0.35, "anonymize"), (0.55, "checks"), (0.75, "release_summary"))
+        aims = ((0.05, "startup"), (0.3, "anonymize"), (0.55, "checks"), (0.75, "release_summary"))
         return "release_job", next((a for p, a in aims if r < p), "store")
 
     def launch_and_kill(self, command: str, aim: str) -> Kill:
@@ -883,9 +890,9 @@ class DagsterScenario(Scenario):
         elif aim == "anonymize":
             self.wait_for_step(run_id, watch, "deidentified_notes")
             kill.delay = self.rng.uniform(0.0, self.windows["anonymize"])
-        elif aim == "checks":
-            self.wait_for_step(run_id, watch, "deidentified_notes_")  # the checks' step keys
-            kill.delay = self.rng.uniform(0.0, self.windows["checks"])
+        elif aim == "checks":  # one of the blocking checks (steps deidentified_notes_<check>), at random
+            self.wait_for_step(run_id, watch, f"deidentified_notes_{self.rng.choice(BLOCKING)}")
+            kill.delay = self.rng.uniform(0.0, self.windows["checks"] / len(BLOCKING))
         elif aim == "release_summary":
             self.wait_for_step(run_id, watch, "release_summary")
             kill.delay = self.rng.uniform(0.0, self.windows["summary"])

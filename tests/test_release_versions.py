@@ -331,6 +331,7 @@ def test_a_new_key_is_a_release_of_its_own(site: Path):
     assert publish_cli(site, "k2") == 0
     k2 = seen(site, "k2")
     assert len(k2) == N_NOTES and seen(site) == v1
+    assert release_row(site, "k2")["n_released"] == N_NOTES  # its own key's rows only
     assert not {r["patient_ref"] for r in k2} & {r["patient_ref"] for r in v1}
 
 
