@@ -271,13 +271,14 @@ def release_row(root: Path) -> dict[str, Any] | None:
     return dict(zip(("status", "published_version", "gate_reasons"), rows[0], strict=True)) if rows else None
 
 
-def history(root: Path) -> list[tuple[str, str]]:
-    """(action, version) of every publish, rollback and withdrawal, oldest first."""
+def history(root: Path) -> list[tuple[str, str, str]]:
+    """(action, version, content fingerprint) of every publish, rollback and withdrawal, oldest first."""
     with _ro(root / WH) as con:
         if not _has(con, "tide_release_versions"):
             return []
         return con.execute(
-            "SELECT action, version FROM tide_release_versions WHERE study = ? AND key = ? ORDER BY decided_at",
+            "SELECT action, version, content_fingerprint FROM tide_release_versions WHERE study = ? AND key = ? "
+            "ORDER BY decided_at",
             [S, K],
         ).fetchall()
 
@@ -1021,8 +1022,11 @@ class CliScenario(Scenario):
         self.command, self.target = "", ""
 
     def rollback_target(self) -> str | None:
-        """The version ``tide release rollback`` (no --to) moves to: the last publish of another version."""
-        earlier = [v for a, v in history(self.root) if a == "publish" and v != self.current]
+        """The version ``tide release rollback`` (no --to) moves to: the latest publish of another
+        version whose content is not withdrawn (its last publish or withdrawal was not a withdrawal)."""
+        past = history(self.root)
+        last = {fp: a for a, _, fp in past if a in ("publish", "withdraw")}
+        earlier = [v for a, v, fp in past if a == "publish" and v != self.current and last[fp] != "withdraw"]
         if self.current is None or not earlier or self.content_of(earlier[-1]) is None:
             return None
         return earlier[-1]

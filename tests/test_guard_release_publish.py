@@ -761,3 +761,26 @@ def test_a_researcher_store_in_its_own_schema_is_read_there(tmp_path, monkeypatc
     finally:
         w.close()
     assert sorted((r["version"], r["text"]) for r in rows) == sorted(("v1", r["text"]) for r in V1)
+
+
+def test_a_rollback_stopped_before_its_commit_leaves_the_current_version_and_finishes_on_rerun(wh):
+    """Intent first: the withdrawal is recorded before the pointer moves; a kill in between leaves
+    researchers the current version, whole; publish does not claim withdrawn content; a rerun finishes."""
+    for rows in (V1, V2):
+        put(wh, rows)
+        pub.publish(wh, NAMES, "s", "k")
+
+    class Killed(Exception):
+        pass
+
+    def die(version):  # noqa: ANN001, ARG001
+        raise Killed
+
+    with pytest.raises(Killed):
+        pub.rollback(wh, NAMES, "s", "k", before_commit=die)
+    assert {r["version"] for r in pub.researcher_rows(wh, "s", "k")} == {"v2"}  # unchanged
+    with pytest.raises(InputError) as err:  # the withdrawn content is not claimed as published again
+        pub.publish(wh, NAMES, "s", "k")
+    assert err.value.code == "E935"
+    assert pub.rollback(wh, NAMES, "s", "k") == "v1"
+    assert sorted(r["text"] for r in pub.researcher_rows(wh, "s", "k")) == sorted(r["text"] for r in V1)

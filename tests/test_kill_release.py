@@ -97,7 +97,7 @@ def test_killed_release_runs_leave_researchers_one_whole_version(tmp_path: Path)
     t0 = time.perf_counter()
     report = kr.run_kills(8, seed=3, workdir=tmp_path, rollbacks=False, log=lines.append, notes=600, chunk=150)
     print("\n".join(lines), f"\n{report.table()}\n{report.summary()} ({time.perf_counter() - t0:.0f} s)")
-    assert report.kills == 8 and report.landed >= 6
+    assert report.kills == 8 and report.landed >= 5
     assert sum(n for (s, _), n in report.by_phase.items() if s == "dagster") == 4
     assert sum(n for (s, _), n in report.by_phase.items() if s == "cli") == 4
     assert report.ok, report.problems

@@ -63,8 +63,10 @@ def _reseal(rows: list[dict]) -> list[dict]:
 def both_released_and_quarantined(wh) -> None:
     q = _rows(wh, "tide_quarantine")
     first = _rows(wh, "tide_deid_notes")[0]
-    q.append({**(q[0] if q else {}), "study": S, "key": K, "note_id": first["note_id"], "code": "E604",
-              "stage": "input", "reason": "test", "patient_id": None, "row_number": 1, "quarantined_at": first["released_at"]})  # fmt: skip
+    row = {"study": S, "key": K, "note_id": first["note_id"], "code": "E604", "stage": "input", "reason": "test"}
+    q.append(
+        {**(q[0] if q else {}), **row, "patient_id": None, "row_number": 1, "quarantined_at": first["released_at"]}
+    )
     _rewrite(wh, "tide_quarantine", q)
 
 

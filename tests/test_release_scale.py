@@ -82,8 +82,8 @@ def test_twenty_thousand_notes_publish_through_the_cli(site: Path, capsys):
     plan = site / "plan.json"
     assert main(["release", "audit", "plan", "--warehouse", url, "--study", S, "--key", K, "--out", str(plan)]) == 0
     for f in json.loads(plan.read_text())["frames"]:
-        assert main(["release", "audit", "record", "--warehouse", url, "--study", S, "--key", K, "--frame",
-                     f["frame_id"], "--n", str(f["sample_size"]), "--leaks", "0", "--reviewer", "test"]) == 0  # fmt: skip
+        rec = ["release", "audit", "record", "--warehouse", url, "--study", S, "--key", K, "--frame", f["frame_id"]]
+        assert main([*rec, "--n", str(f["sample_size"]), "--leaks", "0", "--reviewer", "test"]) == 0
     capsys.readouterr()
     assert main(["release", "publish", "--warehouse", url, "--study", S, "--key", K, "--preset", "rules"]) == 0
     assert "published; researchers see v1" in capsys.readouterr().out

@@ -273,18 +273,23 @@ def rollback(
     actor: str = "",
     allow_withdrawn: bool = False,
 ) -> dict[str, Any]:
-    """Point researchers back at an earlier published version; the release row says so."""
-    version = publish.rollback(wh, names, study, key, to_version, actor, allow_withdrawn)
-    prev = read_release(wh, study, key, names.releases) or {"study": study, "key": key}
-    row = dict(
-        prev,
-        status=ROLLED_BACK,
-        gate_passed=False,
-        gate_reasons=f"rolled back to {version}; the content moved away from is withdrawn",
-        decided_at=dt.datetime.now(dt.UTC),
-        published_version=version,
-    )
-    return _write(wh, names.releases, row)
+    """Point researchers back at an earlier published version; the release row says so (written
+    before the pointer moves: a kill in between leaves a row that claims no publication)."""
+
+    def release_row(version: str) -> None:
+        prev = read_release(wh, study, key, names.releases) or {"study": study, "key": key}
+        row = dict(
+            prev,
+            status=ROLLED_BACK,
+            gate_passed=False,
+            gate_reasons=f"rolled back to {version}; the content moved away from is withdrawn",
+            decided_at=dt.datetime.now(dt.UTC),
+            published_version=version,
+        )
+        _write(wh, names.releases, row)
+
+    publish.rollback(wh, names, study, key, to_version, actor, allow_withdrawn, before_commit=release_row)
+    return read_release(wh, study, key, names.releases) or {}
 
 
 def _guard(wh: Warehouse, config: TideConfig, study: str, key: str) -> HoldReport | None:

@@ -32,7 +32,7 @@ import contextlib
 import datetime as dt
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -222,7 +222,7 @@ def publish(
         assert rs is not None  # created when missing
         ensure_store(rs, names)
         current = pointer(rs, names, study, key)
-        if current is not None and current["content_fingerprint"] == fp:
+        if current is not None and current["content_fingerprint"] == fp and fp not in withdrawn:
             if not any(r["action"] in (PUBLISH, ROLLBACK) and r["version"] == current["version"] for r in past):
                 _record(
                     wh,
@@ -344,6 +344,7 @@ def rollback(
     to_version: str | None = None,
     actor: str = "",
     allow_withdrawn: bool = False,
+    before_commit: Callable[[str], None] | None = None,
 ) -> str:
     """Point researchers back at an earlier published version (default: the latest one before the
     current that was not withdrawn); the content moved away from is withdrawn.  A withdrawn
@@ -376,6 +377,16 @@ def rollback(
                 hint="tide release status lists the published versions",
             )
         target = published[-1]
+        # intent first: the withdrawal and the rollback are recorded (and ``before_commit`` runs,
+        # e.g. the release row) before the pointer moves, so a kill between leaves researchers the
+        # current version, complete, and a rerun of the rollback finishes it
+        for version, action, fp, n in (
+            (current["version"], WITHDRAW, current["content_fingerprint"], current["n_notes"]),
+            (target["version"], ROLLBACK, target["content_fingerprint"], target["n_notes"]),
+        ):
+            _record(wh, names, _history_row(study, key, version, action, fp, int(n or 0), now, actor=actor))
+        if before_commit is not None:
+            before_commit(str(target["version"]))
         point = tables.to_table(
             "published_pointer",
             [
@@ -390,34 +401,6 @@ def rollback(
             ],
         )
         rs.replace_partitions([PartitionWrite(names.published_pointer, point, {"study": study, "key": key})])
-    _record(
-        wh,
-        names,
-        _history_row(
-            study,
-            key,
-            current["version"],
-            WITHDRAW,
-            current["content_fingerprint"],
-            int(current["n_notes"] or 0),
-            now,
-            actor=actor,
-        ),
-    )
-    _record(
-        wh,
-        names,
-        _history_row(
-            study,
-            key,
-            target["version"],
-            ROLLBACK,
-            target["content_fingerprint"],
-            int(target["n_notes"] or 0),
-            now,
-            actor=actor,
-        ),
-    )
     return str(target["version"])
 
 
