@@ -60,6 +60,7 @@ import pyarrow as pa
 
 from tide_core.cache.release_store import ReleaseStore
 from tide_core.config import TideConfig
+from tide_core.engine.validation import _as_str_id
 from tide_core.errors import TideError
 from tide_core.io.warehouse import StreamingWarehouse, Warehouse
 from tide_core.recognizers.known_phi import (
@@ -126,19 +127,6 @@ def text_view(text: str) -> str:
 def value_view(value: str) -> str:
     """A known value as it is searched for (the same view as :func:`text_view`, trimmed)."""
     return _fold(normalize_surface(value)).strip()
-
-
-def _as_id(value: Any) -> str | None:
-    """A patient or note id as text: ``str(value).strip()`` (bytes decoded), ``None`` when empty."""
-    if value is None:
-        return None
-    if isinstance(value, bytes):
-        try:
-            value = value.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    s = str(value).strip()
-    return s or None
 
 
 def _clean(value: Any) -> str:
@@ -375,11 +363,11 @@ def _note_patients(wh: Warehouse, config: TideConfig, study: str, wanted: set[st
     out: dict[str, set[str]] = {}
     for t in _stream(wh, name, ["note_id", "patient_id"], {"study": study} if "study" in cols else None):
         for nid, pid in zip(t.column("note_id").to_pylist(), t.column("patient_id").to_pylist(), strict=True):
-            n = _as_id(nid)
+            n = _as_str_id(nid)
             if n is None or n not in wanted:
                 continue
             ids = out.setdefault(n, set())
-            p = _as_id(pid)
+            p = _as_str_id(pid)
             if p is not None:
                 ids.add(p)
     return out
@@ -414,7 +402,7 @@ class _Patients:
         out: dict[str, list[dict[str, Any]]] = {}
         for table in tables:
             for row in table.to_pylist():
-                pid = _as_id(row.get("patient_id"))
+                pid = _as_str_id(row.get("patient_id"))
                 if pid is not None and pid in patient_ids:
                     out.setdefault(pid, []).append(row)
         return out
@@ -494,7 +482,7 @@ def _scan_batch(
             surrogates.setdefault(s["note_id"], []).append((int(s["out_start"]), int(s["out_end"])))
     for r in store.deid_notes(study, key, ["note_id", "text"], note_ids=note_ids):
         tally.n_notes += 1
-        nid = _as_id(r["note_id"])
+        nid = _as_str_id(r["note_id"])
         owners = note_patients.get(nid) if nid is not None else None
         if owners is None:
             tally.n_notes_without_source += 1
@@ -552,7 +540,7 @@ def _check(wh: Warehouse, config: TideConfig, study: str, key: str) -> CheckOutc
             f"{tally.n_notes} released notes of {study}/{key}; load the patients table to enable this check",
             tally.metadata(False),
         )
-    ids = {n for r in store.deid_notes(study, key, ["note_id"]) if (n := _as_id(r["note_id"])) is not None}
+    ids = {n for r in store.deid_notes(study, key, ["note_id"]) if (n := _as_str_id(r["note_id"])) is not None}
     note_patients = _note_patients(wh, config, study, ids)
     # a patient's notes side by side: each patient's values are read and prepared in (about) one batch
     order = sorted(ids, key=lambda n: (min(note_patients.get(n) or {""}), n))
