@@ -65,10 +65,11 @@ def audit_from_gold(
     by_id = {g.note_id: g for g in gold}
     plans = evidence.plan_audit(wh, names, study, key, target_rate=target_rate, confidence=confidence, seed=seed)
     rows = ReleaseStore(wh, names).deid_notes(study, key, ["note_id", "patient_ref", "row_hash", "text"])
+    known = evidence.frames(wh, names, study, key)
     records = []
     for plan in plans:
         sample = set(plan.sample)
-        frame = evidence.frames(wh, names, study, key)[plan.frame_id]
+        frame = known[plan.frame_id]
         leaky = {
             r["patient_ref"]
             for r in rows

@@ -133,14 +133,20 @@ def _fingerprint(wh: Warehouse, names: TableNames, study: str, key: str) -> str:
 
 
 def gate(
-    wh: Warehouse, config: TideConfig, study: str, key: str, policy: ReleaseGatePolicy | None = None
+    wh: Warehouse,
+    config: TideConfig,
+    study: str,
+    key: str,
+    policy: ReleaseGatePolicy | None = None,
+    rows: list[evidence.CandidateRow] | None = None,
 ) -> evidence.EvidenceDecision:
-    """The release gate on the candidate's content: evidence per batch, and the drift verdict."""
+    """The release gate on the candidate's content: evidence per batch, and the drift verdict
+    (``rows``: the candidate's rows when the caller has read them already)."""
     policy = policy or ReleaseGatePolicy()
     names = config.tables
     drift = ReleaseStore(wh, names).latest_drift(study, key)
     return evidence.evaluate_evidence(
-        evidence.candidate_rows(wh, names, study, key),
+        evidence.candidate_rows(wh, names, study, key) if rows is None else rows,
         evidence.frames(wh, names, study, key),
         evidence.audit_records(wh, names, study, key),
         policy,
@@ -182,15 +188,17 @@ def decide(
     stamps = release_stamps(wh, config, study, key)
     if len(stamps) > 1:
         reasons.append(f"[E920] the candidate of {study}/{key} mixes {len(stamps)} anonymization runs; run it again")
+    rows: list[evidence.CandidateRow] = []
     try:
-        fp = _fingerprint(wh, names, study, key)
+        rows = evidence.candidate_rows(wh, names, study, key)
+        fp = content_fingerprint(r.row_hash for r in rows)
     except TideError as exc:
         fp = ""
         reasons.append(f"[{exc.code}] {exc.message}")
     checks = verify_release(wh, config, study, key)
     failed = [name for name, out in checks.items() if not out.passed]
     reasons += [f"check {name} failed: {checks[name].description}" for name in failed]
-    decision = gate(wh, config, study, key, policy) if fp else None
+    decision = gate(wh, config, study, key, policy, rows) if fp else None
     if decision is not None and not decision.passed:
         reasons.extend(decision.reasons)
     if fp and _fingerprint(wh, names, study, key) != fp:  # rewritten while it was being verified
