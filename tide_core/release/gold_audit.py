@@ -3,7 +3,8 @@
 A real audit is a person reading the sampled patients' released notes.  On a synthetic corpus
 the gold spans say exactly where the PHI was, so the review can be computed: a sampled patient
 *leaks* when any gold PHI surface of one of their notes (ages aside, which may be kept) appears,
-as a whole word on the normalised and case-folded view, in that note's released text.  The
+as a whole word on the normalised and case-folded view, in that note's released text outside its
+surrogates.  The
 rounds are recorded against the frames :func:`~tide_core.release.evidence.plan_audit` wrote,
 with a reviewer name that says they came from gold.
 """
@@ -19,6 +20,7 @@ from tide_core.cache.tables import TableNames
 from tide_core.evaluation.gold_io import GoldDoc
 from tide_core.io.warehouse import Warehouse
 from tide_core.release import evidence
+from tide_core.release.known_phi_check import mask_surrogates
 from tide_core.text.normalize import normalize
 
 REVIEWER = "synthetic gold annotations (demo; not a human review)"
@@ -35,9 +37,11 @@ def _view(text: str) -> str:
     return normalize(text).text.casefold()
 
 
-def leaked(gold: GoldDoc, released_text: str) -> bool:
-    """Whether a gold PHI surface of ``gold`` survives as a whole word in ``released_text``."""
-    out = _view(released_text)
+def leaked(gold: GoldDoc, released_text: str, surrogates: Iterable[tuple[int, int]] = ()) -> bool:
+    """Whether a gold PHI surface of ``gold`` survives as a whole word in ``released_text``
+    outside its ``surrogates`` (output ranges): a keyed surrogate that happens to equal another
+    mention of the note (a surrogate state that is the original of another) reveals nothing."""
+    out = _view(mask_surrogates(released_text, surrogates))
     for span in gold.spans:
         if span.label in KEPT:
             continue
@@ -64,7 +68,11 @@ def audit_from_gold(
     against the gold annotations (one round per frame)."""
     by_id = {g.note_id: g for g in gold}
     plans = evidence.plan_audit(wh, names, study, key, target_rate=target_rate, confidence=confidence, seed=seed)
-    rows = ReleaseStore(wh, names).deid_notes(study, key, ["note_id", "patient_ref", "row_hash", "text"])
+    store = ReleaseStore(wh, names)
+    rows = store.deid_notes(study, key, ["note_id", "patient_ref", "row_hash", "text"])
+    surrogates: dict[str, list[tuple[int, int]]] = {}
+    for s in store.released_spans(study, key, ["note_id", "out_start", "out_end"]):
+        surrogates.setdefault(s["note_id"], []).append((int(s["out_start"]), int(s["out_end"])))
     known = evidence.frames(wh, names, study, key)
     records = []
     for plan in plans:
@@ -76,7 +84,7 @@ def audit_from_gold(
             if r["row_hash"] in frame.hashes
             and r["patient_ref"] in sample
             and r["note_id"] in by_id
-            and leaked(by_id[r["note_id"]], r["text"] or "")
+            and leaked(by_id[r["note_id"]], r["text"] or "", surrogates.get(r["note_id"], ()))
         }
         records.append(
             evidence.record_round(
