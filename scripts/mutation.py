@@ -97,6 +97,46 @@ MODULES: dict[str, list[str]] = {
     # the Parquet (DuckDB) side; the BigQuery side is covered by the emulator tests, not run per mutant
     "tide_core/io/staging.py": ["tests/test_staging.py"],
     "tide_core/recognizers/iban.py": ["tests/test_regex_network_and_bank_ids.py"],
+    # of test_known_phi_types.py only its in-process guard class (its other tests recognize and release a study)
+    "tide_core/recognizers/known_phi.py": [
+        "tests/test_recognizers_known_phi.py",
+        "tests/test_known_phi_types.py::TestGuard",
+    ],
+    # the view against the Unicode database and html.entities.html5, the offset map and the view cache; not
+    # the gold-corpus property tests or the `tide run` of test_normalize_unicode.py (they recognize notes)
+    "tide_core/text/normalize.py": [
+        "tests/test_normalize_cache.py",
+        *(
+            f"tests/test_normalize.py::{t}"
+            for t in (
+                "test_normal_text_is_the_identity_view",
+                "test_format_characters_are_removed_and_mapped_exactly",
+                "test_nfkc_digits_and_expansions",
+                "test_look_alikes_fold_in_latin_tokens_only",
+                "test_combining_marks_compose_across_removed_characters",
+                "test_spans_past_the_view_stay_past_the_original",
+                "test_random_text_map_is_exact_and_idempotent",
+            )
+        ),
+        *(
+            f"tests/test_normalize_unicode.py::{t}"
+            for t in (
+                "test_every_dash_space_and_invisible_folds_as_the_unicode_database_says",
+                "test_every_named_entity_decodes_as_html_unescape_does",
+                "test_legacy_prefixes_and_double_escapes_decode_like_repeated_unescape",
+                "test_step_config_names_every_rule_of_the_view",
+                "test_map_edges_identity_and_past_the_end",
+                "test_view_cache_is_bounded_by_views_and_by_characters",
+                "test_a_non_ascii_latin_letter_anchors_look_alike_folding",
+                "test_numeric_references_decimal_and_hex_every_case",
+                "test_tags_inside_a_value_do_not_split_it",
+                "test_spaced_out_digits_and_letters_are_joined_with_an_exact_map",
+                "test_offset_map_is_exact_on_random_mixtures",
+                "test_dates_with_any_dash_or_entity_are_shifted_as_a_whole",
+                "test_every_surrogate_is_computed_from_the_normalised_value",
+            )
+        ),
+    ],
     # the release modules: hand-made candidate rows (valid row hashes) on DuckDB in memory or in a tmp file, no
     # recognition, no model (test_release_versions/blocking/resume.py recognize a study: minutes per mutant)
     "tide_core/release/evidence.py": ["tests/test_release_evidence.py", "tests/test_guard_release_evidence.py"],

@@ -19,6 +19,7 @@ import pytest  # noqa: E402
 SLOW_FIRST = (  # by measured time per file, slowest first (two workers, 2026-12-04)
     "test_ray_pipeline.py",
     "test_ui_backfill.py",
+    "test_dagster_postgres.py",
     "test_release_lifecycle.py",
     "test_onnx_runtime.py",
     "test_chunked_runs.py",

@@ -14,7 +14,8 @@ def _unit(x: float) -> bool:
 def test_attack_bench_small(capsys):
     assert attacks.main(["--notes", "60", "--seed", "5"]) == 0
     out = capsys.readouterr().out
-    for part in ("(a) linkage", "(b) frequency", "(c) hiding", "(d) date-shift", "mitigation"):
+    parts = ("(a) linkage", "(b) frequency", "(c) hiding", "class attack", "(d) date-shift", "(e) dates", "mitigation")
+    for part in parts:
         assert part in out
     r = attacks.run(60, seed=5)
     a, f, h, d = r["linkage"], r["frequency"], r["hiding"], r["date_shift"]
@@ -31,6 +32,15 @@ def test_attack_bench_small(capsys):
     assert d["recovered_share"] == 1.0
     assert d["other_patients_recovered_share"] < 0.05  # per-patient offsets
     assert _unit(d["chance"])
+    c = r["name_class"]
+    assert c["chance"] == 0.5 and _unit(c["auc_all_real"]) and _unit(c["original_class_auc"])
+    assert c["surrogates_listed_or_shaped_share"] == 1.0  # every surrogate word: listed or spliced
+    per_key, study = r["triangulation"]["per_key"]["by_k"], r["triangulation"]["study_dates"]["by_k"]
+    assert sorted(per_key) == sorted(study) == [1, 2, 3, 5, 10]
+    assert per_key[1]["median_window_days"] == study[10]["median_window_days"] == 361  # +-180 days, 3..180
+    assert per_key[10]["median_window_days"] < per_key[2]["median_window_days"] < 361  # per-key offsets narrow
+    assert all(study[k] == study[1] for k in study)  # a study date secret: k releases reveal what one does
+    assert r["triangulation"]["study_dates"]["linkage_by_dates"]["linked_by_exact_dates"] == 1.0
 
 
 def test_auc_is_exact():

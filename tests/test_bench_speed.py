@@ -7,11 +7,14 @@ a positive finite number are checked.
 from __future__ import annotations
 
 import math
+import os
 import re
+import time
 
 import pytest
 
 from tide_core.bench import speed
+from tide_core.threads import allotted_threads
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -44,3 +47,73 @@ def test_speed_bench_rules_tiny(capsys):
         if line.startswith("| peak RSS"):
             mib = float(re.search(r"\| ([0-9,]+) MiB", line).group(1).replace(",", ""))
             assert mib > 0
+
+
+needs_two_cpus = pytest.mark.skipif(
+    not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs"
+)
+
+
+def _cpu_ticks(pid: int) -> int:
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+@needs_two_cpus
+def test_pinned_competing_load_owns_one_cpu_and_torch_is_sized_to_the_rest():
+    torch = pytest.importorskip("torch")
+    mine = set(os.sched_getaffinity(0))
+    theirs = max(mine)
+    allotted = allotted_threads()
+    with speed.competing_load(True, pinned=True) as proc:
+        assert proc is not None and proc.poll() is None
+        assert os.sched_getaffinity(proc.pid) == {theirs}
+        assert os.sched_getaffinity(0) == mine - {theirs}
+        assert torch.get_num_threads() == len(mine) - 1  # sized again from what the process owns
+        t0 = _cpu_ticks(proc.pid)
+        time.sleep(0.5)
+        assert _cpu_ticks(proc.pid) > t0  # a real busy loop
+    assert proc.poll() is not None  # killed on the way out
+    assert os.sched_getaffinity(0) == mine
+    assert torch.get_num_threads() == allotted
+
+
+@needs_two_cpus
+def test_shared_competing_load_leaves_cpus_and_threads_alone():
+    torch = pytest.importorskip("torch")
+    mine = set(os.sched_getaffinity(0))
+    threads = torch.get_num_threads()
+    with speed.competing_load(True, pinned=False) as proc:
+        assert proc is not None and proc.poll() is None
+        assert os.sched_getaffinity(proc.pid) == mine
+        assert os.sched_getaffinity(0) == mine
+        assert torch.get_num_threads() == threads
+    assert proc.poll() is not None
+    with speed.competing_load(False) as none:
+        assert none is None
+
+
+def test_contended_rows_pair_idle_and_contended_and_report_the_share_kept():
+    notes, _ = speed.build_corpora(4, 0, 11)
+    tide = speed.tide_regex_runner(True)
+    presidio = speed.presidio_runner(speed.presidio_regex_analyzer())
+    rows: list[speed.Row] = []
+    held = speed._contended_rows(tide, presidio, notes, 2, "tide.regex fast path", rows, "shared")
+    assert [r.section for r in rows] == ["idle", "contended (shared)"]
+    assert all(r.tide_s > 0 and r.presidio_s > 0 and r.n_items == 4 for r in rows)
+    assert held["held"] == pytest.approx(rows[1].ratio / rows[0].ratio)
+    assert held["mode"] == "shared" and held["mean_note_bytes"] == notes.n_bytes / 4
+    res = {
+        "rows": [r.to_dict() for r in rows],
+        "peak_rss_mib": {},
+        "contended": [held],
+        "corpora": {"notes": {"notes": 4, "bytes": notes.n_bytes, "spans": 0}, "long": {"notes": 0, "bytes": 0}},
+        "repeats": 2,
+        "cpus": os.cpu_count(),
+        "torch_threads": None,
+        "seed": 11,
+        "seconds": 1.0,
+    }
+    md = speed.markdown(res)
+    assert "| contended (shared) / idle | notes | tide.regex fast path | ratio " in md
+    assert f"{held['held']:.0%} |" in md

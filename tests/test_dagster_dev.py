@@ -105,11 +105,19 @@ def test_dagster_dev_serves_ui_and_graphql(tmp_path):
             time.sleep(1)
         assert data and data["assetNodes"], (tmp_path / "dagster_dev.log").read_text()[-3000:]
         assets = {"/".join(n["assetKey"]["path"]) for n in data["assetNodes"]}
-        assert assets == {"source_notes", "recognized_spans", "deidentified_notes", "release_summary"}
+        assert assets == {
+            "source_notes",
+            "recognized_spans",
+            "deidentified_notes",
+            "release_summary",
+            "released_notes",
+            "released_versions",
+        }
         repo = data["repositoriesOrError"]["nodes"][0]
         assert {"recognition_job", "release_job", "release_checks_job"} <= {j["name"] for j in repo["jobs"]}
         assert [s["name"] for s in repo["schedules"]] == ["nightly_release_schedule"]
-        assert {s["name"] for s in repo["sensors"]} == {"tide_partitions_sensor", "release_after_recognition"}
+        sensors = {"tide_partitions_sensor", "release_after_recognition", "tide_alerts"}
+        assert {s["name"] for s in repo["sensors"]} == sensors
         status, page = _get(f"{base}/")
         assert status == 200 and b"<html" in page.lower()
     finally:

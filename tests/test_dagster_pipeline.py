@@ -267,6 +267,8 @@ def test_definitions_load():
         "recognized_spans",
         "deidentified_notes",
         "release_summary",
+        "released_notes",
+        "released_versions",
     }
     deid = graph.get(dg.AssetKey("deidentified_notes"))
     assert isinstance(deid.partitions_def, dg.MultiPartitionsDefinition)

@@ -22,7 +22,7 @@ def test_instance_configs_are_valid_dagster_instances():
         assert yaml.safe_load(path.read_text())["run_monitoring"]["free_slots_after_run_end_seconds"] > 0, path
     prod = yaml.safe_load((INFRA / "dagster.yaml").read_text())
     assert "postgres" in prod["storage"]  # production state is not on a local disk
-    assert all("env" in v for k, v in prod["storage"]["postgres"]["postgres_db"].items() if k != "port")
+    assert all("env" in v for k, v in prod["storage"]["postgres"]["postgres_db"].items() if k not in ("port", "scheme"))
     assert prod["concurrency"]["pools"]["granularity"] == "op"
 
 

@@ -4,16 +4,29 @@ error a wait cannot cure."""
 
 from __future__ import annotations
 
+import logging
+import re
+import shutil
 import subprocess
 import sys
 import textwrap
 import time
 from pathlib import Path
 
+import dagster as dg
 import pytest
 
 from tide_core.errors import ConfigError, WarehouseError
-from tide_core.io.duckdb_warehouse import DEFAULT_LOCK_WAIT_S, LOCK_WAIT_ENV, DuckDBWarehouse, lock_wait_setting
+from tide_core.io.duckdb_warehouse import (
+    DEFAULT_LOCK_WAIT_S,
+    LOCK_LOG_EVERY_S,
+    LOCK_WAIT_ENV,
+    DuckDBWarehouse,
+    lock_holder,
+    lock_wait_setting,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
 
 HOLDER = textwrap.dedent(
     """
@@ -64,6 +77,7 @@ def test_the_wait_is_bounded_and_the_error_names_the_setting(tmp_path):
         waited = time.monotonic() - t0
         assert err.value.code == "E303"
         assert "another process held its lock for 0.6 s" in str(err.value)
+        assert f"PID {holder.pid} (" in str(err.value)  # the error names who held it
         assert LOCK_WAIT_ENV in err.value.hint
         assert 0.6 <= waited < 10
         t0 = time.monotonic()
@@ -97,3 +111,67 @@ def test_the_wait_setting(monkeypatch):
         with pytest.raises(ConfigError) as err:
             lock_wait_setting()
         assert err.value.code == "E343" and LOCK_WAIT_ENV in err.value.hint
+
+
+def _waits(records: list[logging.LogRecord]) -> list[str]:
+    return [
+        r.getMessage()
+        for r in records
+        if r.name == "tide.warehouse"
+        and r.levelno == logging.WARNING
+        and "waiting for DuckDB file lock" in r.getMessage()
+    ]
+
+
+def test_a_lock_wait_is_logged_with_the_holders_pid_at_its_start_and_every_few_seconds(tmp_path, caplog):
+    db = tmp_path / "wh.duckdb"
+    holder = _hold(db, LOCK_LOG_EVERY_S + 2.5)
+    caplog.set_level(logging.INFO, logger="tide.warehouse")
+    try:
+        with DuckDBWarehouse(db, lock_wait_s=60) as wh:
+            assert wh.read_table("held").num_rows == 2
+    finally:
+        holder.wait(30)
+    waits = _waits(caplog.records)
+    assert len(waits) >= 2, waits  # at the start, then again after LOCK_LOG_EVERY_S
+    assert all(f"held by PID {holder.pid} (" in m for m in waits), waits
+    waited = [int(re.search(r"for (\d+) s ", m).group(1)) for m in waits]  # type: ignore[union-attr]
+    assert waited[0] == 0 and waited[1] >= LOCK_LOG_EVERY_S - 1, waited
+    assert any("lock acquired after" in r.getMessage() for r in caplog.records)
+
+
+def test_the_holder_is_read_from_duckdbs_message():
+    msg = (
+        'IO Error: Could not set lock on file "/x/wh.duckdb": Conflicting lock is held in '
+        "/usr/bin/python3.11 (PID 4242). See also https://duckdb.org/docs/stable/connect/concurrency"
+    )
+    assert lock_holder(Exception(msg)) == (4242, "/usr/bin/python3.11")
+    assert lock_holder(Exception("Could not set lock on file")) == (None, "")
+
+
+def test_a_lock_wait_inside_a_dagster_step_is_in_the_runs_event_log(tmp_path):
+    """The instance file (dagster_home/dagster.yaml) hands TIDE's loggers to Dagster, so the wait
+    shows in the run's log in the UI, not only on the step's stderr."""
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copy(ROOT / "dagster_home" / "dagster.yaml", home / "dagster.yaml")
+    db = tmp_path / "wh.duckdb"
+
+    @dg.op
+    def open_warehouse() -> int:
+        with DuckDBWarehouse(db, lock_wait_s=60) as wh:
+            return wh.read_table("held").num_rows
+
+    @dg.job
+    def opens():
+        open_warehouse()
+
+    holder = _hold(db, 6)  # outlasts the run's start-up
+    try:
+        with dg.DagsterInstance.from_config(str(home)) as instance:
+            result = opens.execute_in_process(instance=instance)
+            assert result.success and result.output_for_node("open_warehouse") == 2
+            messages = [e.user_message for e in instance.all_logs(result.run_id)]
+    finally:
+        holder.wait(30)
+    assert any(f"waiting for DuckDB file lock held by PID {holder.pid} (" in m for m in messages), messages

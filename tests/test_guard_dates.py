@@ -12,6 +12,7 @@ from datetime import date, timedelta
 
 import pytest
 
+from tide_core.anonymize import dates as dates_module
 from tide_core.anonymize.dates import (
     anonymize_date,
     date_offset_days,
@@ -300,11 +301,12 @@ def test_white_space_around_a_date_span_is_kept_and_only_the_date_changes(text: 
 
 def test_a_month_word_that_names_no_month_is_a_coded_error_without_the_value() -> None:
     # U+017F (long s) matches "s" in the case-blind pattern but starts no month name
-    text = "\u017fept 4, 2021"
     with pytest.raises(AnonymizationError) as exc:
-        anonymize_date(KR, "patient-7", text)
+        dates_module._mon_index("\u017fept")
     assert exc.value.code == "E411" and "month" in str(exc.value)
-    assert "\u017fept" not in str(exc.value) and "2021" not in str(exc.value)
+    assert "\u017fept" not in str(exc.value)
+    # a whole date is read in the normalised view (tide.normalize), where NFKC writes U+017F as "s"
+    assert anonymize_date(KR, "patient-7", "\u017fept 4, 2021") == anonymize_date(KR, "patient-7", "sept 4, 2021")
 
 
 @pytest.mark.parametrize(

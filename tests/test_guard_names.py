@@ -2,8 +2,8 @@
 
 Each kind of name word has its own documented rule (``tide_core/anonymize/names.py``): titles and
 suffixes kept next to a name, initials and short upper-case clusters by a keyed derangement of A-Z,
-listed first and last names by a derangement of their own list, digits by format-preserving
-encryption, anything else by a keyed generated name that is never a listed name.  Each test below
+every other word by one keyed draw into a single mixed space (a listed name or a spliced,
+listed-looking one) whatever the word's own class, digits by format-preserving encryption.  Each test below
 recomputes one rule from the key and compares; negative cases differ in one property only.
 """
 
@@ -16,15 +16,10 @@ import pytest
 from tide_core.anonymize.identifiers import DIGITS, permute_payload
 from tide_core.anonymize.keys import keyring_for_tests
 from tide_core.anonymize.names import (
-    _CODAS,
-    _ENDINGS,
-    _ONSETS,
-    _VOWELS,
     ALPHA,
-    GENERATED_SPACE,
     KEEP,
-    SYLLABLES,
-    generated_name,
+    LISTED_PERMILLE,
+    spliced_name,
     surrogate_name,
     surrogate_token,
 )
@@ -51,39 +46,48 @@ def _initial(ch: str) -> str:
     return letter if ch.isupper() else letter.lower()
 
 
-def _generated(token: str, counter: int) -> str:
-    return generated_name(KR.mac_int("name", "generated", norm(token), str(counter)) % GENERATED_SPACE)
+MIXED = FIRST.entries + LAST.entries
 
 
-def test_generated_names_decode_two_syllables_and_an_ending_in_mixed_radix():
-    assert SYLLABLES == len(_ONSETS) * len(_VOWELS) * len(_CODAS) == 30 * 10 * 12
-    assert GENERATED_SPACE == SYLLABLES * SYLLABLES * len(_ENDINGS)
-    for o1, v1, c1, o2, v2, c2, e in [(0, 0, 0, 0, 0, 0, 0), (19, 3, 5, 29, 9, 11, 10), (1, 2, 3, 4, 5, 6, 7)]:
-        h = o1 + 30 * (v1 + 10 * c1) + SYLLABLES * (o2 + 30 * (v2 + 10 * c2)) + SYLLABLES**2 * e
-        word = _ONSETS[o1] + _VOWELS[v1] + _CODAS[c1] + _ONSETS[o2] + _VOWELS[v2] + _CODAS[c2] + _ENDINGS[e]
-        assert generated_name(h) == word[0].upper() + word[1:]
-    assert generated_name(0) == "Babaa"
-    assert generated_name(GENERATED_SPACE - 1) == "Thyllthyll"  # every digit at its largest; no ending
+def _word(token: str) -> str:
+    """The documented draw for a name word, recomputed from the key."""
+    key = norm(token)
+    h, u = divmod(KR.mac_int("name", "word", key), 1000)
+    listed = {norm(e): i for i, e in enumerate(MIXED)}.get(key)
+    if u < LISTED_PERMILLE and listed is not None:
+        return MIXED[permutation(SUB, b"mixed", len(MIXED)).derange(listed)]
+    counter = 0
+    while True:
+        word = MIXED[h % len(MIXED)] if u < LISTED_PERMILLE else spliced_name(h)
+        if word is not None and norm(word) != key:
+            return word
+        counter += 1
+        h = KR.mac_int("name", "word", key, str(counter))
 
 
-def test_an_unlisted_word_gets_the_first_generated_name_that_is_not_listed():
-    assert surrogate_token(KR, "Xqzvbrt") == _generated("Xqzvbrt", 0)
-    assert surrogate_token(KR, "XQZVBRT") == _generated("Xqzvbrt", 0).upper()
-    assert surrogate_token(KR, "xqzvbrt") == _generated("Xqzvbrt", 0).lower()
-    # "zqwkdb": the first draw is a listed name, so the second one is used
-    assert norm(_generated("zqwkdb", 0)) in FIRST.index or norm(_generated("zqwkdb", 0)) in LAST.index
-    out = surrogate_token(KR, "Zqwkdb")
-    assert out == _generated("zqwkdb", 1) and out not in FIRST and out not in LAST
+def test_spliced_names_join_a_head_and_a_tail_of_listed_names():
+    src = sorted({e.casefold() for e in MIXED if e.isalpha() and len(e) >= 3})
+    n = len(src)
+    checked = 0
+    for ia, ib in [(0, 1), (17, 4000), (n - 1, 123), (250, 251), (9, 99)]:
+        out = spliced_name(ia + n * ib)  # no middle piece (the third digit is 0)
+        if out is None:
+            continue
+        checked += 1
+        a, b = src[ia], src[ib]
+        w = out.casefold()
+        assert out[0].isupper() and 2 <= len(w) <= 12
+        assert any(w[:i] == a[:i] and w[i:] == b[len(b) - (len(w) - i) :] for i in range(1, len(a)))
+    assert checked >= 3
 
 
-@pytest.mark.parametrize("token,lst", [("John", "first"), ("Mary", "first"), ("Smith", "last"), ("Lee", "last")])
-def test_a_listed_name_maps_by_the_derangement_of_its_own_list(token, lst):
-    names = FIRST if lst == "first" else LAST
-    p = permutation(SUB, f"list|{names.name}|".encode(), len(names))
-    want = names.entries[p.derange(names.index[norm(token)])]
-    assert surrogate_token(KR, token) == want
-    assert surrogate_token(KR, token.upper()) == want.upper()
-    assert surrogate_token(KR, token.lower()) == want.lower()
+def test_a_word_gets_its_documented_draw_in_its_own_case():
+    for token in ("Xqzvbrt", "Zqwkdb", "John", "Mary", "Smith", "Lee", "Quondamir"):
+        want = _word(token)
+        assert surrogate_token(KR, token) == want
+        assert surrogate_token(KR, token.upper()) == want.upper()
+        assert surrogate_token(KR, token.lower()) == want.lower()
+        assert norm(want) != norm(token)
 
 
 def test_single_letters_map_by_the_keyed_derangement_of_the_alphabet():
@@ -99,12 +103,12 @@ def test_single_letters_map_by_the_keyed_derangement_of_the_alphabet():
 def test_two_or_three_upper_case_letters_are_initials_unless_they_are_a_listed_name():
     assert surrogate_token(KR, "JS") == _initial("J") + _initial("S")
     assert surrogate_token(KR, "MKT") == _initial("M") + _initial("K") + _initial("T")
-    assert surrogate_token(KR, "MKTQ") == _generated("mktq", 0).upper()  # four letters: a word
-    assert surrogate_token(KR, "Js") == case_like("Js", _generated("js", 0))  # not all upper case: a word
+    assert surrogate_token(KR, "MKTQ") == _word("mktq").upper()  # four letters: a word
+    assert surrogate_token(KR, "Js") == case_like("Js", _word("js"))  # not all upper case: a word
     lee = surrogate_token(KR, "LEE")  # a listed name written in capitals is still that name
-    assert lee == surrogate_token(KR, "Lee").upper() and len(lee) > 1 and norm(lee) in LAST.index
+    assert lee == surrogate_token(KR, "Lee").upper() == _word("Lee").upper() and len(lee) > 1
     jo = surrogate_token(KR, "JO")
-    assert jo == surrogate_token(KR, "Jo").upper() and norm(jo) in FIRST.index
+    assert jo == surrogate_token(KR, "Jo").upper() == _word("Jo").upper() and len(jo) > 1
 
 
 def test_digits_inside_a_name_are_encrypted_with_the_name_key():

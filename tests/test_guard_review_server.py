@@ -1,13 +1,16 @@
 """The review server's guards, checked in process against a real server on 127.0.0.1 in seconds.
 
-``tide_core/review/server.py``: every request must carry the per-start token (``Authorization:
-Bearer|Token``, else ``?token=``, else this server's cookie; compared in constant time), exactly one
-``Host`` naming the bound address and port, and at most an ``Origin`` naming exactly this server; a
-refusal closes the connection without reading the body; the first visit with ``?token=`` on the page
-sets a strict cookie and redirects; only the three packaged files are served, only by GET/HEAD;
-``/api/`` gets the body (at most ``MAX_BODY`` bytes, by ``Content-Length``), the query without the
-token and ``GET`` for ``HEAD``; every response carries the security headers; the access log has the
-method, the path without query (or ``(other path)``) and the status only.
+``tide_core/review/server.py``: every request must carry exactly one ``Host`` naming the bound
+address and port, and at most an ``Origin`` naming exactly this server; every API request must carry
+the server's token or a session token in ``Authorization: Bearer|Token`` (compared in constant time;
+a query or cookie never authenticates, and no cookie is ever set); ``POST /api/session`` swaps the
+one-time login code for a session token, once; a refusal closes the connection without reading the
+body; only the three packaged files are served, without a token, only by GET/HEAD; ``/api/`` gets
+the body (at most ``MAX_BODY`` bytes, by ``Content-Length``), the query without ``token`` and
+``GET`` for ``HEAD``; every response carries the security headers; the access log has the method,
+the route template and the status of authenticated requests, and one rate-limited fixed line for
+any other; idle connections are closed after ``idle_timeout`` and connections past
+``max_connections`` are answered 503 without a thread.
 
 One server (a real ``ReviewAPI`` over an in-memory DuckDB warehouse, wrapped only to record what
 reaches it) serves the whole file; negative cases differ from positive ones in one property.
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import errno
 import http.client
+import io
 import json
 import logging
 import socket
@@ -29,7 +33,7 @@ import pytest
 
 from tide_core.io.open import open_warehouse
 from tide_core.review import server as srvmod
-from tide_core.review.api import MAX_BODY, ReviewAPI
+from tide_core.review.api import MAX_BODY, ReviewAPI, route_template
 from tide_core.review.server import (
     SECURITY_HEADERS,
     STATIC_TYPES,
@@ -211,12 +215,12 @@ def test_a_server_on_127_0_0_1_answers_to_that_address_and_localhost_with_its_po
         assert s.address_family == socket.AF_INET and s.api is api
         assert s.allowed_hosts == {f"127.0.0.1:{p}", f"localhost:{p}"}
         assert s.allowed_origins == {f"http://127.0.0.1:{p}", f"http://localhost:{p}"}
-        assert s.cookie_name == f"tide_review_{p}"
         assert s.url == f"http://127.0.0.1:{p}/"
-        assert s.login_url == f"http://127.0.0.1:{p}/?token={s.token}"
-        assert len(s.token) == 43 and set(s.token) <= set(
-            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-        )
+        assert s.login_url == f"http://127.0.0.1:{p}/#login={s.login_code}"
+        alphabet = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        assert len(s.token) == 43 and set(s.token) <= alphabet
+        assert len(s.login_code) == 43 and set(s.login_code) <= alphabet and s.login_code != s.token
+        assert (s.idle_timeout, s.max_connections, s.open_connections) == (30.0, 32, 0)
     finally:
         s.server_close()
 
@@ -309,7 +313,7 @@ def test_start_in_thread_serves_a_free_loopback_port_on_a_daemon_thread_and_stop
         assert rs.thread.daemon and rs.thread.name == "tide-review" and rs.thread.is_alive()
         assert rs.token == "tok-1" == rs.server.token
         assert rs.url == rs.server.url == f"http://127.0.0.1:{port}/"
-        assert rs.login_url == rs.server.login_url == f"http://127.0.0.1:{port}/?token=tok-1"
+        assert rs.login_url == rs.server.login_url == f"http://127.0.0.1:{port}/#login={rs.server.login_code}"
         status, _, _ = _call(rs, "GET", "/api/meta", {"Authorization": "Bearer tok-1"})
         assert status == 200
     finally:
@@ -409,21 +413,30 @@ def test_the_checks_run_in_order_host_origin_token(srv):
 @pytest.mark.parametrize(
     "method, path",
     [
-        ("GET", "/"),
-        ("GET", "/index.html"),
-        ("GET", "/static/review.js"),
-        ("HEAD", "/static/review.css"),
         ("GET", "/api/meta"),
         ("GET", "/api/notes/n2"),
+        ("HEAD", "/api/notes/n2"),
         ("POST", "/api/reload"),
+        ("GET", "/api/nope"),
         ("GET", "/nope"),
     ],
 )
-def test_no_token_is_refused_everywhere(srv, api, method, path):
+def test_no_token_is_refused_on_the_api_and_any_other_path(srv, api, method, path):
     status, h, data = _call(srv, method, path)
     assert status == 401
     if method != "HEAD":
         assert _code(data) == "E875" and b"Anna" not in data and h["content-type"].startswith("application/json")
+    assert api.calls == []
+
+
+@pytest.mark.parametrize(
+    "path, name", [("/", "index.html"), ("/index.html", "index.html"), ("/static/review.js", "review.js")]
+)
+def test_the_page_and_its_assets_need_no_token_and_hold_no_data(srv, api, path, name):
+    """A page load cannot send a header (and no cookie is used): the packaged files are public."""
+    status, h, data = _call(srv, "GET", path)
+    assert status == 200 and data == _static(name) and "set-cookie" not in h
+    assert b"Adams" not in data and b"Anna" not in data and srv.token.encode() not in data
     assert api.calls == []
 
 
@@ -439,78 +452,154 @@ def test_the_token_in_the_authorization_header_is_accepted_with_either_scheme(sr
 @pytest.mark.parametrize(
     "auth", ["Basic {t}", "{t}", "Bearer", "Bearer ", "Bearer {t}x", "Bearer x{t}", "Bearer {u}", "Bearer: {t}"]
 )
-def test_a_wrong_authorization_header_is_refused_and_wins_over_a_right_query_or_cookie(srv, api, auth):
+def test_a_wrong_authorization_header_is_refused_whatever_the_query_or_cookie(srv, api, auth):
     hdr = auth.format(t=srv.token, u=srv.token.upper())
-    cookie = f"{srv.server.cookie_name}={srv.token}"
+    p = _port(srv)
+    cookie = f"tide_review_{p}={srv.token}; token={srv.token}"
     status, _, data = _call(srv, "GET", f"/api/meta?token={srv.token}", {"Authorization": hdr, "Cookie": cookie})
     assert (status, _code(data)) == (403, "E876")
     assert srv.token not in data.decode()
     assert api.calls == []
 
 
-def test_a_right_authorization_header_wins_over_a_wrong_query_and_cookie(srv):
-    cookie = f"{srv.server.cookie_name}=nope"
-    status, _, _ = _call(srv, "GET", "/api/meta?token=nope", {**_auth(srv), "Cookie": cookie})
+def test_a_right_authorization_header_is_enough_whatever_the_query_and_cookie(srv):
+    status, _, _ = _call(srv, "GET", "/api/meta?token=nope", {**_auth(srv), "Cookie": "tide_review=nope"})
     assert status == 200
 
 
-def test_the_query_token_is_the_first_one_and_wins_over_the_cookie(srv):
-    t = srv.token
-    assert _call(srv, "GET", f"/api/meta?token={t}&token=nope")[0] == 200
-    assert _call(srv, "GET", f"/api/meta?token=nope&token={t}")[0] == 403
-    assert _call(srv, "GET", "/api/meta?token=", {"Cookie": f"{srv.server.cookie_name}={t}"})[0] == 403
-    assert _call(srv, "GET", f"/api/meta?token={t}", {"Cookie": f"{srv.server.cookie_name}=nope"})[0] == 200
+@pytest.mark.parametrize(
+    "where", ["query", "cookie", "port-cookie", "quoted-cookie", "login-query", "login-cookie", "session-query"]
+)
+def test_a_query_or_cookie_never_authenticates(api, where):
+    """Browsers send 127.0.0.1's cookies to every port: a credential there would reach other servers."""
+    rs = start_in_thread(api)
+    try:
+        p, t = _port(rs), rs.token
+        session = rs.server.exchange(rs.server.login_code)
+        assert session is not None and _call(rs, "GET", "/api/meta", {"Authorization": f"Bearer {session}"})[0] == 200
+        path, hdrs = "/api/meta", {}
+        if where == "query":
+            path += f"?token={t}"
+        elif where == "cookie":
+            hdrs["Cookie"] = f"token={t}; session={session}"
+        elif where == "port-cookie":
+            hdrs["Cookie"] = f"tide_review_{p}={t}"
+        elif where == "quoted-cookie":
+            hdrs["Cookie"] = f'tide_review_{p}="{t}"'
+        elif where == "login-query":
+            path += f"?login={rs.server.login_code}"
+        elif where == "login-cookie":
+            hdrs["Cookie"] = f"login={rs.server.login_code}"
+        else:
+            path += f"?session={session}&token={session}"
+        status, h, data = _call(rs, "GET", path, hdrs)
+        assert (status, _code(data)) == (401, "E875") and "set-cookie" not in h
+    finally:
+        rs.stop()
 
 
-def test_only_this_servers_cookie_carries_the_token(srv):
-    t, name = srv.token, srv.server.cookie_name
-    p = _port(srv)
-    for cookie, status in [
-        (f"{name}={t}", 200),
-        (f"other=1; {name}={t}; more=2", 200),
-        (f'{name}="{t}"', 200),
-        (f"{name}=nope", 403),
-        (f"tide_review_{p + 1}={t}", 401),
-        (f"tide_review={t}", 401),
-        (f"token={t}", 401),
-        ("", 401),
-        (f"a<b=1; {name}={t}", 401),  # an unparseable cookie header carries nothing (E875, not a crash)
-    ]:
-        got, _, data = _call(srv, "GET", "/api/meta", {"Cookie": cookie})
-        assert got == status, cookie
-        if status != 200:
-            assert _code(data) == ("E876" if status == 403 else "E875"), cookie
+# -- login: one-time code -> session token -----------------------------------------------------------
 
 
-# -- first visit, static files, API ----------------------------------------------------------------
+def _login(rs, body: bytes, ctype: str = "application/json", method: str = "POST", extra: dict | None = None):
+    return _call(rs, method, "/api/session", {"Content-Type": ctype, **(extra or {})}, body)
 
 
-@pytest.mark.parametrize("method, path", [("GET", "/"), ("GET", "/index.html"), ("HEAD", "/")])
-def test_the_first_visit_with_the_token_sets_a_strict_cookie_and_redirects(srv, api, method, path):
-    status, h, data = _call(srv, method, f"{path}?token={srv.token}")
-    assert status == 303 and data == b""
-    assert h["location"] == "/" and h["content-length"] == "0"
-    assert h["content-type"] == "text/plain; charset=utf-8"
-    assert h["set-cookie"] == f"{srv.server.cookie_name}={srv.token}; Path=/; HttpOnly; SameSite=Strict"
-    for k, v in SECURITY_HEADERS.items():
-        assert h[k.lower()] == v
-    assert api.calls == []
+def test_the_login_code_is_swapped_once_for_a_session_token_that_authenticates(api):
+    rs = start_in_thread(api)
+    try:
+        code = rs.server.login_code
+        status, h, data = _login(rs, json.dumps({"login": code}).encode())
+        assert status == 201 and "set-cookie" not in h
+        session = json.loads(data)["session"]
+        assert len(session) == 43 and session not in (code, rs.token)
+        for k, v in SECURITY_HEADERS.items():
+            assert h[k.lower()] == v
+        assert _call(rs, "GET", "/api/meta", {"Authorization": f"Bearer {session}"})[0] == 200
+        # the code itself never authenticates, and works once only
+        status, _, data = _call(rs, "GET", "/api/meta", {"Authorization": f"Bearer {code}"})
+        assert (status, _code(data)) == (403, "E876")
+        status, _, data = _login(rs, json.dumps({"login": code}).encode())
+        assert (status, _code(data)) == (403, "E877") and session not in data.decode()
+        assert rs.server.exchange(code) is None
+        # the session is this server's only: another server refuses it
+        other = start_in_thread(api)
+        try:
+            assert _call(other, "GET", "/api/meta", {"Authorization": f"Bearer {session}"})[0] == 403
+        finally:
+            other.stop()
+    finally:
+        rs.stop()
 
 
-def test_only_a_page_visit_with_the_query_token_redirects(srv, api):
-    t = srv.token
-    # the page by header or cookie: served, no cookie set
-    for hdrs in (_auth(srv), {"Cookie": f"{srv.server.cookie_name}={t}"}):
-        status, h, data = _call(srv, "GET", "/", hdrs)
-        assert status == 200 and "set-cookie" not in h and data == _static("index.html")
-    # a static file or the API by query token: answered, no redirect
-    status, h, data = _call(srv, "GET", f"/static/review.css?token={t}")
-    assert status == 200 and "set-cookie" not in h and data == _static("review.css")
-    status, h, data = _call(srv, "GET", f"/api/meta?token={t}")
-    assert status == 200 and "set-cookie" not in h and json.loads(data)["study"] == "s1"
-    # a write to the page by query token: refused as a write, no redirect
-    status, h, data = _call(srv, "POST", f"/?token={t}", {}, b"{}")
-    assert (status, _code(data)) == (405, "E865") and "set-cookie" not in h
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"{}",
+        b"[]",
+        b"not json",
+        b"\xff",
+        b'{"login": null}',
+        b'{"login": 1}',
+        b'{"login": ["CODE"]}',
+        b'{"login": "CODEx"}',
+        b'{"login": "ODE"}',
+        b'{"token": "CODE"}',
+    ],
+)
+def test_a_wrong_login_body_gets_no_session_and_leaves_the_code_usable(api, body):
+    rs = start_in_thread(api)
+    try:
+        code = rs.server.login_code
+        status, _, data, closed = _raw(
+            rs,
+            f"POST /api/session HTTP/1.1\r\nHost: 127.0.0.1:{_port(rs)}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n".encode()
+            + body.replace(b"CODE", code.encode()),
+        )
+        assert (status, _code(data), closed) == (403, "E877", True)
+        assert code not in data.decode()
+        assert rs.server.exchange(code) is not None  # a wrong try does not use the code up
+    finally:
+        rs.stop()
+
+
+def test_the_login_route_takes_only_a_small_json_post(api):
+    rs = start_in_thread(api)
+    try:
+        good = json.dumps({"login": rs.server.login_code}).encode()
+        for method in ("GET", "PUT", "DELETE"):
+            status, _, data = _login(rs, good, method=method)
+            assert (status, _code(data)) == (405, "E865"), method
+        status, _, data = _login(rs, good, ctype="text/plain")
+        assert (status, _code(data)) == (415, "E866")
+        status, _, data = _login(rs, good + b" " * 1024)
+        assert (status, _code(data)) == (413, "E867")
+        assert "send at most 1024 bytes" in json.loads(data)["error"]["hint"]
+        status, _, data = _login(rs, good, extra={"Origin": "http://evil.example"})
+        assert (status, _code(data)) == (403, "E871")
+        status, _, _ = _login(rs, good + b" " * (1024 - len(good)))  # exactly the limit: read and accepted
+        assert status == 201
+    finally:
+        rs.stop()
+
+
+def test_the_login_code_is_compared_whole():
+    s = ReviewHTTPServer(("127.0.0.1", 0), None)
+    try:
+        code = s.login_code
+        for wrong in ["", code[:-1], code + "x", code.upper(), " " + code, code[:-1] + "\udcff"]:
+            assert s.exchange(wrong) is None, wrong
+        session = s.exchange(code)
+        assert session and s.token_ok(session) and s.token_ok(s.token)
+        assert not s.token_ok(code) and not s.token_ok(session[:-1]) and not s.token_ok("")
+        assert s.exchange(code) is None
+    finally:
+        s.server_close()
+
+
+# -- static files, API ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -558,7 +647,7 @@ def test_any_other_path_is_no_page(srv, api, path):
 
 
 def test_the_api_gets_the_method_path_and_query_without_the_token(srv, api):
-    status, h, data = _call(srv, "GET", f"/api/notes?limit=1&token={srv.token}&q=")
+    status, h, data = _call(srv, "GET", f"/api/notes?limit=1&token={srv.token}&q=", _auth(srv))
     assert status == 200 and len(json.loads(data)["notes"]) == 1
     assert api.calls == [("GET", "/api/notes", {"limit": ["1"]}, None, None)]
     api.calls.clear()
@@ -635,36 +724,132 @@ def test_a_bad_or_too_large_content_length_is_refused_unread_and_closed(srv, api
 # -- access log ------------------------------------------------------------------------------------
 
 
-def test_the_access_log_has_method_path_without_query_and_status_only(srv, caplog):
-    p = _port(srv)
-    t = srv.token
-    long = "/api/" + "a" * 300
-    with caplog.at_level(logging.INFO, logger="tide.review"):
-        _call(srv, "GET", f"/?token={t}")
-        _call(srv, "GET", f"/api/meta?token={t}&q=Mary")
-        _call(srv, "HEAD", "/index.html", _auth(srv))
-        _call(srv, "GET", "/static/review.js?v=1", _auth(srv))
-        _call(srv, "GET", "/Mary-Lee?x=1", _auth(srv))
-        _call(srv, "GET", "/apix", _auth(srv))
-        _call(srv, "GET", long, _auth(srv))
-        with socket.create_connection(("127.0.0.1", p), timeout=5) as s:
-            s.sendall(b"GARBAGE\r\n\r\n")  # not a request line: 400 before any command or path is known
-            assert b"400" in s.recv(65536)
-        _raw(srv, _get(srv, "/api/meta", f"127.0.0.1:{p}"))
-    lines = [r.getMessage() for r in caplog.records if r.name == "tide.review" and r.levelno == logging.INFO]
+def test_the_access_log_has_route_templates_of_authenticated_requests_only(api, caplog):
+    """Note ids and typed-in paths never reach the log: authenticated requests log their route
+    template; any other request logs one fixed line with its method and status."""
+    rs = start_in_thread(api)
+    p, t = _port(rs), rs.token
+    long = "/api/" + "Mary" * 100
+    try:
+        with caplog.at_level(logging.INFO, logger="tide.review"):
+            _call(rs, "GET", "/api/meta?q=Mary", _auth(rs))
+            _call(rs, "GET", "/api/notes/n1?key=k1", _auth(rs))
+            _call(rs, "GET", "/api/notes/MRN84736251-Mary", _auth(rs))
+            _call(rs, "HEAD", "/api/notes/n2", _auth(rs))
+            _call(rs, "POST", "/api/notes/n1/add", {**_auth(rs), "Content-Type": "application/json"}, b"{}")
+            _call(rs, "POST", "/api/notes/Mary%20Lee/undo", {**_auth(rs), "Content-Type": "application/json"}, b"{}")
+            _call(rs, "GET", "/api/notes/n1/Mary-Lee", _auth(rs))
+            _call(rs, "GET", "/api/notes%2FMary", _auth(rs))
+            _call(rs, "GET", "/api/notes?limit=1&q=Mary", _auth(rs))
+            _call(rs, "GET", "/Mary-Lee?x=1", _auth(rs))
+            _call(rs, "GET", long, _auth(rs))
+            _call(rs, "POST", "/api/session", {"Content-Type": "application/json"},
+                  json.dumps({"login": rs.server.login_code}).encode())  # fmt: skip
+            # unauthenticated: whatever the path, one fixed line
+            _call(rs, "GET", f"/api/notes/MRN84736251?token={t}")
+            _call(rs, "GET", "/Mary-Lee")
+            _call(rs, "GET", "/static/review.js?Mary")
+            _call(rs, "POST", "/api/session", {"Content-Type": "application/json"}, b'{"login": "Mary"}')
+            _call(rs, "GET", "/api/notes/n1", {"Authorization": "Bearer Mary"})
+            for request in (b"GARBAGE Mary\r\n\r\n", b"MARY /api/notes/Mary HTTP/1.1\r\n\r\n"):
+                with socket.create_connection(("127.0.0.1", p), timeout=5) as s:
+                    s.sendall(request)  # not a request line (400) / not a method (501)
+                    assert s.recv(65536)  # an answer (HTTP/0.9 style for the first: a body without headers)
+            _raw(rs, _get(rs, "/api/notes/Mary", "mary.example", f"Authorization: Bearer {t}\r\n"))
+    finally:
+        rs.stop()
+    lines = [r.getMessage() for r in caplog.records if r.name == "tide.review"]
     assert lines == [
-        "GET / 303",
         "GET /api/meta 200",
-        "HEAD /index.html 200",
-        "GET /static/review.js 200",
+        "GET /api/notes/{id} 200",
+        "GET /api/notes/{id} 404",
+        "HEAD /api/notes/{id} 200",
+        "POST /api/notes/{id}/add 400",
+        "POST /api/notes/{id}/undo 400",
+        "GET /api/(other) 404",
+        "GET /api/(other) 404",
+        "GET /api/notes 200",
         "GET (other path) 404",
-        "GET (other path) 404",
-        f"GET {long[:200]} 404",
-        "- (other path) 400",
-        "GET /api/meta 401",
+        "GET /api/(other) 404",
+        "POST /api/session 201",
+        "unauthenticated request: GET 401",
+        "unauthenticated request: GET 401",
+        "unauthenticated request: GET 200",
+        "unauthenticated request: POST 403",
+        "unauthenticated request: GET 403",
+        "unauthenticated request: - 400",
+        "unauthenticated request: - 501",
+        "unauthenticated request: GET 403",
     ]
     text = "\n".join(r.getMessage() for r in caplog.records)
-    assert t not in text and "Mary" not in text
+    assert t not in text and "Mary" not in text and "MRN" not in text and "n1" not in text
+
+
+def test_unauthenticated_lines_are_rate_limited_and_counted(api, caplog):
+    rs = start_in_thread(api)
+    rs.server.log_limit = srvmod.LogLimiter(burst=3, window=0.5)
+    try:
+        with caplog.at_level(logging.INFO, logger="tide.review"):
+            for i in range(10):
+                _call(rs, "GET", f"/api/flood-{i}")
+            _call(rs, "GET", "/api/meta", _auth(rs))  # authenticated lines are never held back
+            time.sleep(0.6)
+            _call(rs, "GET", "/api/again")
+    finally:
+        rs.stop()
+    lines = [r.getMessage() for r in caplog.records if r.name == "tide.review"]
+    assert lines == ["unauthenticated request: GET 401"] * 3 + [
+        "GET /api/meta 200",
+        "unauthenticated request: GET 401 (7 more not logged)",
+    ]
+    assert rs.server.log_limit.total == 11 and rs.server.log_limit.suppressed == 0
+
+
+def test_the_log_limiter_counts_what_it_leaves_out(monkeypatch):
+    now = [100.0]
+    monkeypatch.setattr(srvmod.time, "monotonic", lambda: now[0])
+    lim = srvmod.LogLimiter(burst=2, window=10.0)
+    assert (lim.burst, lim.window) == (2, 10.0)
+    assert [lim.take() for _ in range(5)] == [0, 0, None, None, None]
+    assert (lim.suppressed, lim.total) == (3, 5)
+    now[0] = 109.99  # still the same window
+    assert lim.take() is None and lim.suppressed == 4
+    now[0] = 110.0  # a new window: the count of the lines left out comes with the next line
+    assert lim.take() == 4 and lim.suppressed == 0
+    assert lim.take() == 0 and lim.take() is None
+    now[0] = 120.0
+    assert lim.take() == 1
+    default = srvmod.LogLimiter()
+    assert (default.burst, default.window) == (srvmod.LOG_BURST, srvmod.LOG_WINDOW) == (20, 60.0)
+
+
+@pytest.mark.parametrize(
+    "path, template",
+    [
+        ("/api/meta", "/api/meta"),
+        ("/api/notes", "/api/notes"),
+        ("/api/pile?key=k1", "/api/pile"),
+        ("/api/reload", "/api/reload"),
+        ("/api/session", "/api/session"),
+        ("/api/notes/MRN8473", "/api/notes/{id}"),
+        ("/api/notes/a%2Fb", "/api/notes/{id}"),
+        ("/api/notes/x/reject", "/api/notes/{id}/reject"),
+        ("/api/notes/x/add", "/api/notes/{id}/add"),
+        ("/api/notes/x/undo?y=1", "/api/notes/{id}/undo"),
+        ("/api/notes/x/y", "/api/(other)"),
+        ("/api/notes/x/add/z", "/api/(other)"),
+        ("/api/meta/x", "/api/(other)"),
+        ("/api/Mary", "/api/(other)"),
+        ("/api", "/api/(other)"),
+        ("/api/", "/api/(other)"),
+        ("/apix/meta", "(other path)"),
+        ("/", "(other path)"),
+        ("/Mary/api/meta", "(other path)"),
+        ("", "(other path)"),
+    ],
+)
+def test_the_route_template_never_carries_a_path_segment(path, template):
+    assert route_template(path) == template
 
 
 def test_the_server_thread_answers_concurrent_requests(srv):
@@ -695,15 +880,30 @@ def test_another_scheme_never_authenticates_whatever_its_value(api):
 
 
 @pytest.mark.parametrize(
-    "code, status, message, hint_has",
+    "code, status, message, hint",
     [
-        ("E870", 403, "request without the expected Host header", ["`tide review`", "127.0.0.1", "localhost"]),
-        ("E871", 403, "cross-origin request refused", ["review page"]),
-        ("E875", 401, "this review page needs its access token", ["`tide review`", "?token=", "Bearer TOKEN"]),
-        ("E876", 403, "wrong access token", ["`tide review`", "new token"]),
+        (
+            "E870",
+            403,
+            "request without the expected Host header",
+            "open the page at the address `tide review` printed (127.0.0.1 or localhost and its port)",
+        ),
+        ("E871", 403, "cross-origin request refused", "use the review page served by this server"),
+        (
+            "E875",
+            401,
+            "this review page needs its access token",
+            "open the URL `tide review` printed (it ends in #login=...); scripts send 'Authorization: Bearer TOKEN'",
+        ),
+        (
+            "E876",
+            403,
+            "wrong access token",
+            "open the URL the running `tide review` printed; a restarted server has a new token",
+        ),
     ],
 )
-def test_each_refusal_names_its_cause_and_what_to_do(srv, code, status, message, hint_has):
+def test_each_refusal_names_its_cause_and_what_to_do(srv, code, status, message, hint):
     p = _port(srv)
     host, extra = f"127.0.0.1:{p}", f"Authorization: Bearer {srv.token}\r\n"
     if code == "E870":
@@ -716,9 +916,7 @@ def test_each_refusal_names_its_cause_and_what_to_do(srv, code, status, message,
         extra = "Authorization: Bearer nope\r\n"
     got, h, data, _ = _raw(srv, _get(srv, "/api/meta", host, extra))
     err = json.loads(data)["error"]
-    assert (got, err["code"], err["message"]) == (status, code, message)
-    for word in hint_has:
-        assert word in err["hint"], word
+    assert (got, err["code"], err["message"], err["hint"]) == (status, code, message, hint)
     assert h["content-type"] == "application/json; charset=utf-8"
     for k, v in SECURITY_HEADERS.items():
         assert h[k.lower()] == v
@@ -739,3 +937,182 @@ def test_head_sends_headers_only(srv, path):
     head, _, rest = data.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.0 ") and b"content-length: " in head.lower()
     assert rest == b""
+
+
+# -- idle timeout and connection cap ---------------------------------------------------------------
+
+
+def _drain(s: socket.socket) -> bytes:
+    data = b""
+    while chunk := s.recv(65536):
+        data += chunk
+    return data
+
+
+def test_400_connections_hold_at_most_the_cap_of_threads_and_idle_ones_are_closed(api):
+    cap, idle = 8, 2.0
+    rs = start_in_thread(api, idle_timeout=idle, max_connections=cap)
+    p = _port(rs)
+    base = threading.active_count()
+    socks: list[tuple[socket.socket, float]] = []
+    peak = base
+    try:
+        for i in range(400):
+            s = socket.create_connection(("127.0.0.1", p), timeout=15)
+            if i % 50 == 0:  # a request started and never finished is idle too
+                s.sendall(b"GET /api/meta HTTP/1.1\r\n")
+            socks.append((s, time.monotonic()))
+            peak = max(peak, threading.active_count())
+        busy, idle_closed = 0, []
+        for s, opened in socks:
+            data = _drain(s)
+            if data:
+                status, headers, body = _read_response(io.BytesIO(data))
+                assert (status, _code(body)) == (503, "E878")
+                assert headers["connection"] == "close" and headers["cache-control"] == "no-store"
+                busy += 1
+            else:  # held by a thread until the idle timeout, then closed without an answer
+                idle_closed.append(time.monotonic() - opened)
+            peak = max(peak, threading.active_count())
+        assert peak - base <= cap, (peak, base)
+        assert busy + len(idle_closed) == 400 and busy >= 300
+        assert rs.server.refused_connections == busy
+        assert min(idle_closed) >= idle - 0.2 and max(idle_closed) <= idle + 10
+        deadline = time.monotonic() + 5
+        while (threading.active_count() > base or rs.server.open_connections) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert threading.active_count() == base and rs.server.open_connections == 0
+        assert _call(rs, "GET", "/api/meta", _auth(rs))[0] == 200  # served again once the places are free
+    finally:
+        for s, _ in socks:
+            s.close()
+        rs.stop()
+
+
+def _wait(cond, seconds: float = 5) -> None:
+    deadline = time.monotonic() + seconds
+    while not cond() and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
+def test_a_connection_past_the_cap_is_refused_until_a_place_is_free(api):
+    rs = start_in_thread(api, idle_timeout=5.0, max_connections=1)
+    p = _port(rs)
+    try:
+        hold = socket.create_connection(("127.0.0.1", p), timeout=5)  # holds the only place
+        _wait(lambda: rs.server.open_connections == 1)
+        assert rs.server.open_connections == 1
+        with socket.create_connection(("127.0.0.1", p), timeout=5) as s:
+            s.sendall(_get(rs, "/api/meta", f"127.0.0.1:{p}", f"Authorization: Bearer {rs.token}\r\n"))
+            data = _drain(s)
+        assert data.startswith(b"HTTP/1.0 503 ") and b'"E878"' in data and b"s1" not in data
+        # the held connection is still served
+        hold.sendall(_get(rs, "/api/meta", f"127.0.0.1:{p}", f"Authorization: Bearer {rs.token}\r\n"))
+        assert _drain(hold).startswith(b"HTTP/1.0 200 ")
+        hold.close()
+        _wait(lambda: rs.server.open_connections == 0)
+        assert rs.server.open_connections == 0 and rs.server.refused_connections == 1
+        assert _call(rs, "GET", "/api/meta", _auth(rs))[0] == 200
+    finally:
+        rs.stop()
+
+
+def test_a_refused_connection_is_logged_rate_limited(api, caplog):
+    rs = start_in_thread(api, max_connections=0)
+    rs.server.log_limit = srvmod.LogLimiter(burst=2, window=60)
+    try:
+        with caplog.at_level(logging.INFO, logger="tide.review"):
+            for _ in range(5):
+                with socket.create_connection(("127.0.0.1", _port(rs)), timeout=5) as s:
+                    assert _drain(s).startswith(b"HTTP/1.0 503 ")
+    finally:
+        rs.stop()
+    assert [r.getMessage() for r in caplog.records] == ["connection refused: 0 connections open, the limit"] * 2
+    assert rs.server.refused_connections == 5 and rs.server.log_limit.suppressed == 3
+
+
+def test_the_busy_answer_is_a_complete_503_with_the_security_headers():
+    raw = srvmod._busy_response()
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    assert lines[:5] == [
+        "HTTP/1.0 503 Service Unavailable",
+        "Content-Type: application/json; charset=utf-8",
+        f"Content-Length: {len(body)}",
+        "Connection: close",
+        "Retry-After: 1",
+    ]
+    assert lines[5:] == [f"{k}: {v}" for k, v in SECURITY_HEADERS.items()]
+    assert json.loads(body) == {
+        "error": {
+            "code": "E878",
+            "message": "too many open connections to the review server",
+            "hint": "close other tabs or clients; retry",
+        }
+    }
+
+
+def test_a_refused_connection_after_a_quiet_spell_says_how_many_were_left_out(api, caplog):
+    rs = start_in_thread(api, max_connections=0)
+    rs.server.log_limit = srvmod.LogLimiter(burst=1, window=0.3)
+    try:
+        with caplog.at_level(logging.INFO, logger="tide.review"):
+            for i in range(4):
+                if i == 3:
+                    time.sleep(0.35)
+                with socket.create_connection(("127.0.0.1", _port(rs)), timeout=5) as s:
+                    _drain(s)
+    finally:
+        rs.stop()
+    assert [r.getMessage() for r in caplog.records] == [
+        "connection refused: 0 connections open, the limit",
+        "connection refused: 0 connections open, the limit (2 more not logged)",
+    ]
+
+
+@pytest.mark.parametrize(
+    "method, ctype, body, status, error",
+    [
+        ("GET", "application/json", b"{}", 405, ("E865", "method GET not allowed here", "use POST")),
+        ("PUT", "application/json", b"{}", 405, ("E865", "method PUT not allowed here", "use POST")),
+        (
+            "POST",
+            "text/plain",
+            b"{}",
+            415,
+            ("E866", "request body must be JSON", "send Content-Type: application/json"),
+        ),
+        ("POST", None, b"{}", 415, ("E866", "request body must be JSON", "send Content-Type: application/json")),
+        (
+            "POST",
+            "application/json",
+            b'{"login": "nope"}',
+            403,
+            (
+                "E877",
+                "login link already used or wrong",
+                "each login URL works once, in one browser tab (reloading that tab keeps the session); "
+                "restart `tide review` for a new URL",
+            ),
+        ),
+    ],
+)
+def test_each_login_refusal_says_what_and_what_to_do_and_closes(srv, method, ctype, body, status, error):
+    hdrs = f"Content-Type: {ctype}\r\n" if ctype else ""
+    req = (
+        f"{method} /api/session HTTP/1.1\r\nHost: 127.0.0.1:{_port(srv)}\r\n{hdrs}Content-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    got, h, data, closed = _raw(srv, req, timeout=3)
+    assert (got, closed) == (status, True)
+    assert json.loads(data)["error"] == dict(zip(("code", "message", "hint"), error, strict=True))
+    assert h["content-type"] == "application/json; charset=utf-8"
+
+
+@pytest.mark.parametrize("ctype", ["application/json; charset=utf-8", "Application/JSON", " application/json ;x=1"])
+def test_the_login_route_takes_json_with_parameters_or_in_any_case(api, ctype):
+    rs = start_in_thread(api)
+    try:
+        status, _, data = _login(rs, json.dumps({"login": rs.server.login_code}).encode(), ctype=ctype)
+        assert status == 201 and len(json.loads(data)["session"]) == 43
+    finally:
+        rs.stop()

@@ -61,7 +61,7 @@ def test_a_missing_patient_is_e602_and_names_the_note():
 def test_ids_given_as_bytes_are_read_as_utf8_and_undecodable_ones_are_missing():
     note = _one({**OK, "note_id": "n\u00e9".encode(), "patient_id": b" p1 "})
     assert isinstance(note, Note) and (note.note_id, note.patient_id) == ("n\u00e9", "p1")
-    q = _refused({**OK, "note_id": b"n\xe9"}, "E601")  # latin-1 bytes: no id
+    q = _refused({**OK, "note_id": b"n\xe9"}, "E623", "not valid UTF-8")  # latin-1 bytes: no id, said so
     assert q.patient_id == "p1"
     q = _refused({**OK, "patient_id": b"p\xff"}, "E602")
     assert q.note_id == "n1"
@@ -80,10 +80,32 @@ def test_an_unpaired_surrogate_is_e603_at_its_character():
     assert (q.note_id, q.patient_id) == ("n1", "p1")
 
 
-@pytest.mark.parametrize("text", [None, "", "  \n\t", 42])
+@pytest.mark.parametrize("text", [None, "", "  \n\t"])
 def test_empty_or_non_text_is_e604(text):
     q = _refused({**OK, "text": text}, "E604", "note n1", "text")
     assert (q.note_id, q.patient_id) == ("n1", "p1")
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (42, "INTEGER"),
+        (0, "INTEGER"),
+        (True, "BOOLEAN"),
+        (1.5, "FLOAT"),
+        (["Seen"], "LIST"),
+        (("Seen",), "LIST"),
+        ({"body": "Seen"}, "STRUCT or MAP"),
+        (dt.date(2021, 3, 4), "DATE or TIME"),
+        (dt.datetime(2021, 3, 4, 5, 6), "DATE or TIME"),
+        (dt.time(5, 6), "DATE or TIME"),
+        (object(), "OBJECT"),
+    ],
+)
+def test_text_of_another_type_is_e622_naming_the_type(text, kind):
+    q = _refused({**OK, "text": text}, "E622", "note n1", f"text is a {kind} value,", "expected VARCHAR")
+    assert (q.note_id, q.patient_id) == ("n1", "p1")
+    assert "Seen" not in q.reason and "42" not in q.reason
 
 
 def test_the_length_limit_is_inclusive():

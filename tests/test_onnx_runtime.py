@@ -10,7 +10,7 @@ Tolerances, span level (exact note, start, end and label; agreement = F1 of the 
 * ``onnx`` (fp32): >= 0.99 agreement and scores within 1e-3 (the logits differ by ~1e-5);
 * ``onnx-int8``: >= 0.97 agreement on this tiny model (quantization noise moves a few boundaries
   and low-margin tags; measured 0.993).  The bound that matters for the default model is its
-  quality: micro recall within 0.005 of the reference on ``tide_core.bench.quality`` (README, Speed).
+  quality: micro recall within 0.005 of the reference on ``tide_core.bench.quality`` (docs/results/speed.md).
 """
 
 from __future__ import annotations

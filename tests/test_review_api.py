@@ -371,10 +371,14 @@ def test_access_log_has_no_phi_or_query(served, caplog):
         c.post("/api/notes/n1/add", {"start": 1, "end": 2000, "label": "DATE"})
         c.request("GET", "/Mary-Lee?Mary=Lee")
     lines = [r.getMessage() for r in caplog.records if r.name == "tide.review"]
-    assert "GET /api/notes 200" in lines and "GET /api/notes/n1 200" in lines and "POST /api/notes/n1/add 400" in lines
-    assert "GET (other path) 404" in lines
+    assert lines == [
+        "GET /api/notes 200",
+        "GET /api/notes/{id} 200",
+        "POST /api/notes/{id}/add 400",
+        "GET (other path) 404",
+    ]
     text = "\n".join(lines)
-    assert "Mary" not in text and "q=" not in text and "key=" not in text and "Adams" not in text
+    assert "Mary" not in text and "q=" not in text and "key=" not in text and "Adams" not in text and "n1" not in text
 
 
 def test_concurrent_decisions_are_serialised(served):
@@ -437,12 +441,15 @@ def test_cli_serves_the_study(tmp_path):
     )
     try:
         line = proc.stdout.readline()
-        m = re.search(r"open (http://127\.0\.0\.1:\d+)/\?token=([A-Za-z0-9_-]{40,})\s", line)
+        m = re.search(r"open (http://127\.0\.0\.1:\d+)/#login=([A-Za-z0-9_-]{40,})\s", line)
         assert m, line
         assert "4 note(s)" in line
         status, body = Client(m.group(1)).get("/api/meta")
-        assert status == 401 and body["error"]["code"] == "E875"  # the printed token is required
-        c = Client(m.group(1), m.group(2))
+        assert status == 401 and body["error"]["code"] == "E875"  # a token is required
+        status, body = Client(m.group(1)).post("/api/session", {"login": m.group(2)})  # as the page does
+        assert status == 201
+        session = body["session"]
+        c = Client(m.group(1), session)
         status, meta = c.get("/api/meta")
         assert status == 200 and meta["study"] == STUDY
         status, v = c.get("/api/notes/n1")
@@ -451,8 +458,8 @@ def test_cli_serves_the_study(tmp_path):
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0
-    assert "GET /api/notes/n1 200" in err and "Adams" not in err and "Mary" not in err
-    assert m.group(2) not in err  # the token is printed once, to stdout, never logged
+    assert "GET /api/notes/{id} 200" in err and "Adams" not in err and "Mary" not in err and "n1" not in err
+    assert m.group(2) not in err and session not in err  # the code is printed once, to stdout, never logged
 
 
 def test_stale_note_after_text_change_and_reload(served):
@@ -493,9 +500,10 @@ def test_cli_stops_on_ctrl_c_and_term_even_when_started_with_sigint_ignored(tmp_
     )
     try:
         line = proc.stdout.readline()
-        m = re.search(r"open (http://127\.0\.0\.1:\d+)/\?token=([A-Za-z0-9_-]{40,})\s", line)
+        m = re.search(r"open (http://127\.0\.0\.1:\d+)/#login=([A-Za-z0-9_-]{40,})\s", line)
         assert m, line
-        assert Client(m.group(1), m.group(2)).get("/api/meta")[0] == 200
+        status, body = Client(m.group(1)).post("/api/session", {"login": m.group(2)})
+        assert status == 201 and Client(m.group(1), body["session"]).get("/api/meta")[0] == 200
         proc.send_signal(getattr(signal, sig))
         proc.communicate(timeout=30)
     finally:

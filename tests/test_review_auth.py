@@ -1,8 +1,9 @@
 """Access control of the review page, against the real server on 127.0.0.1 (no mocks).
 
-Every request needs the per-start token; the Host header must be exactly the bound address;
-an Origin must match exactly; each decision records who made it.  A second OS user who can
-reach the port, but not the token, is refused (run as ``nobody`` when the tests run as root).
+Every API request needs the per-start token or a session token (from the one-time login code)
+in an ``Authorization`` header, never a cookie; the Host header must be exactly the bound
+address; an Origin must match exactly; each decision records who made it.  A second OS user who
+can reach the port, but not the token, is refused (run as ``nobody`` when the tests run as root).
 """
 
 from __future__ import annotations
@@ -84,14 +85,11 @@ def _code(body) -> str:
     return body["error"]["code"]
 
 
-def test_no_token_is_refused_everywhere(server):
+def test_no_token_is_refused_on_every_api_route(server):
     running, port, wh = server
     for method, path in [
-        ("GET", "/"),
-        ("GET", "/index.html"),
-        ("GET", "/static/review.js"),
-        ("GET", "/static/review.css"),
         ("GET", "/api/meta"),
+        ("GET", "/api/pile"),
         ("GET", "/api/notes"),
         ("GET", "/api/notes/n1"),
         ("HEAD", "/api/notes/n1"),
@@ -106,7 +104,7 @@ def test_no_token_is_refused_everywhere(server):
     assert SpanCache(wh).review_rows(fx.STUDY) == []
 
 
-@pytest.mark.parametrize("where", ["header", "query", "cookie", "bearer-empty", "other-scheme"])
+@pytest.mark.parametrize("where", ["header", "bearer-empty", "other-scheme"])
 def test_wrong_token_is_refused(server, where):
     running, port, wh = server
     t = running.token
@@ -114,10 +112,6 @@ def test_wrong_token_is_refused(server, where):
     headers, path = {}, "/api/notes/n1"
     if where == "header":
         headers["Authorization"] = f"Bearer {wrong}"
-    elif where == "query":
-        path += f"?token={wrong}"
-    elif where == "cookie":
-        headers["Cookie"] = f"{running.server.cookie_name}={wrong}"
     elif where == "bearer-empty":
         headers["Authorization"] = "Bearer "
     else:
@@ -129,38 +123,54 @@ def test_wrong_token_is_refused(server, where):
     assert status == 403 and SpanCache(wh).review_rows(fx.STUDY) == []
 
 
-def test_another_servers_token_or_cookie_is_refused(server, tmp_path):
+def test_another_servers_token_or_session_is_refused(server, tmp_path):
     running, port, wh = server
     other = start_in_thread(ReviewAPI(ReviewStore(wh, fx.STUDY, fx.KEY)), "127.0.0.1", 0)
     try:
-        assert other.token != running.token and other.server.cookie_name != running.server.cookie_name
+        assert other.token != running.token and other.server.login_code != running.server.login_code
         status, body, _ = _call(port, "GET", "/api/meta", {"Authorization": f"Bearer {other.token}"})
         assert status == 403 and _code(body) == "E876"
-        status, body, _ = _call(port, "GET", "/api/meta", {"Cookie": f"{other.server.cookie_name}={other.token}"})
-        assert status == 401  # the other server's cookie is not this server's cookie
+        _, body, _ = _call(
+            other.server.server_address[1], "POST", "/api/session", {}, {"login": other.server.login_code}
+        )
+        status, body, _ = _call(port, "GET", "/api/meta", {"Authorization": f"Bearer {body['session']}"})
+        assert status == 403 and _code(body) == "E876"
+        status, body, _ = _call(port, "POST", "/api/session", {}, {"login": other.server.login_code})
+        assert status == 403 and _code(body) == "E877"
     finally:
         other.stop()
 
 
-def test_right_token_works_and_first_visit_sets_a_strict_cookie(server):
+def test_the_login_url_gives_one_session_and_no_cookie(server):
     running, port, wh = server
-    assert re.fullmatch(rf"http://127\.0\.0\.1:{port}/\?token=[A-Za-z0-9_-]{{43}}", running.login_url)
-    status, _, resp = _call(port, "GET", f"/?token={running.token}", {})
-    assert status == 303 and resp.getheader("Location") == "/"  # the token leaves the address bar
-    cookie = resp.getheader("Set-Cookie")
-    assert cookie.startswith(f"{running.server.cookie_name}={running.token};")
-    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "Path=/" in cookie
-    jar = {"Cookie": f"{running.server.cookie_name}={running.token}"}
-    status, html, _ = _call(port, "GET", "/", jar)
-    assert status == 200 and b"/static/review.js" in html
-    status, js, _ = _call(port, "GET", "/static/review.js", jar)
-    assert status == 200 and len(js) > 1000
-    status, meta, _ = _call(port, "GET", "/api/meta", jar)
+    code = running.server.login_code
+    assert re.fullmatch(rf"http://127\.0\.0\.1:{port}/#login=[A-Za-z0-9_-]{{43}}", running.login_url)
+    assert running.login_url.endswith(code)
+    # the page (package files, no data) loads without a token and sets no cookie
+    status, html, resp = _call(port, "GET", "/", {})
+    assert status == 200 and b"/static/review.js" in html and resp.getheader("Set-Cookie") is None
+    status, js, _ = _call(port, "GET", "/static/review.js", {})
+    assert status == 200 and b"/api/session" in js and b"sessionStorage" in js and b"document.cookie" not in js
+    # the code is swapped for a session token, once
+    status, body, resp = _call(port, "POST", "/api/session", {}, {"login": code})
+    assert status == 201 and resp.getheader("Set-Cookie") is None
+    session = body["session"]
+    status, body, _ = _call(port, "POST", "/api/session", {}, {"login": code})
+    assert status == 403 and _code(body) == "E877"
+    auth = {"Authorization": f"Bearer {session}"}
+    status, meta, _ = _call(port, "GET", "/api/meta", auth)
     assert status == 200 and meta["study"] == fx.STUDY
-    status, meta, _ = _call(port, "GET", f"/api/meta?token={running.token}", {})
-    assert status == 200
-    status, body, _ = _call(port, "POST", "/api/notes/n1/add", {"Authorization": f"Bearer {running.token}"}, ADD)
+    status, body, _ = _call(port, "POST", "/api/notes/n1/add", auth, ADD)
     assert status == 201 and body["reviewer"] == "alice"
+    # neither the code nor the token authenticates in the query or a cookie
+    for path, hdrs in [
+        (f"/api/meta?token={running.token}", {}),
+        (f"/api/meta?token={session}", {}),
+        ("/api/meta", {"Cookie": f"tide_review_{port}={running.token}"}),
+        ("/api/meta", {"Cookie": f"session={session}"}),
+    ]:
+        status, body, _ = _call(port, "GET", path, hdrs)
+        assert status == 401 and _code(body) == "E875", (path, hdrs)
 
 
 def test_host_must_be_exactly_the_bound_address(server):
@@ -214,15 +224,24 @@ def test_origin_must_match_exactly(server):
         assert status == 200
 
 
-def test_token_never_logged(server, caplog):
+def test_token_and_note_ids_never_logged(server, caplog):
     running, port, wh = server
     with caplog.at_level(logging.DEBUG):
         _call(port, "GET", f"/?token={running.token}", {})
+        _, body, _ = _call(port, "POST", "/api/session", {}, {"login": running.server.login_code})
+        _call(port, "GET", "/api/notes/n1", {"Authorization": f"Bearer {body['session']}"})
         _call(port, "GET", f"/api/meta?token={running.token}", {})
         _call(port, "GET", "/api/meta", {"Authorization": f"Bearer {running.token}x"})
     text = "\n".join(r.getMessage() for r in caplog.records)
-    assert "GET / 303" in text and "GET /api/meta 200" in text and "GET /api/meta 403" in text
-    assert running.token not in text and "token=" not in text
+    assert [r.getMessage() for r in caplog.records if r.name == "tide.review"] == [
+        "unauthenticated request: GET 200",
+        "POST /api/session 201",
+        "GET /api/notes/{id} 200",
+        "unauthenticated request: GET 401",
+        "unauthenticated request: GET 403",
+    ]
+    for secret in (running.token, running.server.login_code, body["session"], "token=", "n1", "Adams"):
+        assert secret not in text, secret
 
 
 def test_decisions_record_the_reviewer(server):
@@ -258,10 +277,12 @@ def test_cli_records_the_reviewer_and_refuses_a_bad_name(tmp_path):
     )
     try:
         line = proc.stdout.readline()
-        m = re.search(r"as bob: .* open http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9_-]+)\s", line)
+        m = re.search(r"as bob: .* open http://127\.0\.0\.1:(\d+)/#login=([A-Za-z0-9_-]+)\s", line)
         assert m, line
-        port, token = int(m.group(1)), m.group(2)
-        status, body, _ = _call(port, "POST", "/api/notes/n1/add", {"Authorization": f"Bearer {token}"}, ADD)
+        port = int(m.group(1))
+        status, body, _ = _call(port, "POST", "/api/session", {}, {"login": m.group(2)})
+        assert status == 201
+        status, body, _ = _call(port, "POST", "/api/notes/n1/add", {"Authorization": f"Bearer {body['session']}"}, ADD)
         assert status == 201 and body["reviewer"] == "bob"
     finally:
         proc.send_signal(signal.SIGINT)
@@ -277,7 +298,7 @@ _AS_OTHER_USER = r"""
 import http.client, json, os, sys
 port = int(sys.argv[1])
 out = {"uid": os.getuid()}
-for path in ("/", "/api/notes/n1"):
+for path in ("/api/meta", "/api/notes/n1"):
     con = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     con.request("GET", path)
     r = con.getresponse()
@@ -327,5 +348,5 @@ def test_second_os_user_without_the_token_is_refused(server):
     out = json.loads(proc.stdout)
     assert out["uid"] == uid != os.getuid()
     # the other user reaches the port (an HTTP answer, not a refused connection) and gets nothing
-    assert out["/"] == [401, "E875"] and out["/api/notes/n1"] == [401, "E875"] and out["post"] == [401, "E875"]
+    assert out["/api/meta"] == [401, "E875"] and out["/api/notes/n1"] == [401, "E875"] and out["post"] == [401, "E875"]
     assert SpanCache(wh).review_rows(fx.STUDY) == []

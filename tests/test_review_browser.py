@@ -7,11 +7,14 @@ chromium-driver``) and the PyPI package ``playwright`` (its driver only: never r
 
 from __future__ import annotations
 
+import http.client
 import importlib.util
 import io
 import os
 import shutil
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -71,7 +74,7 @@ def browser_page(tmp_path):
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=exe, args=FLAGS, env={**os.environ, "HOME": str(tmp_path)})
             try:
-                page = browser.new_page(viewport={"width": 1400, "height": 900})
+                page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
                 page.on("pageerror", lambda e: problems.append(f"pageerror: {e}"))
                 page.on(
                     "console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None
@@ -115,18 +118,22 @@ def test_page_renders_highlights_and_records_decisions(browser_page, tmp_path):
 
     page, running, pop, wh, problems = browser_page
     cache = SpanCache(wh)
-    # without the token the server serves nothing, not even the page
+    # without the login URL the page loads (package files) but shows no data
     resp = page.goto(running.url)
-    assert resp.status == 401 and "E875" in page.content() and "Adams" not in page.content()
-    page.wait_for_timeout(200)
-    problems.clear()  # the refused load logs console errors: expected here, and only here
-    # the tokenised URL `tide review` prints: the token moves into an HttpOnly, SameSite=Strict
-    # cookie and out of the address bar; the page's API calls then carry the cookie
+    assert resp.status == 200
+    expect(page.locator("#message")).to_contain_text("E875")
+    assert "Adams" not in page.content() and page.locator("#note-list li").count() == 0
+    page.goto("about:blank")  # a new document: the login URL below differs from this one by its fragment
+    # the URL `tide review` prints: its one-time code (in the fragment) is swapped for a session
+    # token the page keeps in sessionStorage and sends as an Authorization header; no cookie
     page.goto(running.login_url)
-    assert page.url == running.url
-    (cookie,) = page.context.cookies()
-    assert cookie["value"] == running.token and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
-    assert page.evaluate("document.cookie") == ""  # scripts cannot read it
+    page.wait_for_selector("#orig-text mark.tide-span")
+    assert page.url == running.url  # the code left the address bar
+    assert page.context.cookies() == [] and page.evaluate("document.cookie") == ""
+    session = page.evaluate("sessionStorage.getItem('tide-review-session')")
+    assert len(session) == 43 and session not in (running.token, running.server.login_code)
+    assert running.server.exchange(running.server.login_code) is None  # the code is used up
+    page.reload()  # the session survives a reload of the tab
     page.wait_for_selector("#orig-text mark.tide-span")
     page.wait_for_selector("#deid-text mark.tide-span")
 
@@ -214,3 +221,71 @@ def test_missing_browser_skips_with_install_hint(monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(pytest.skip.Exception, match=r"apt-get install -y chromium chromium-driver"):
         _require_browser()
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """Another local web server on another port: it keeps every request's headers."""
+
+    seen: list[list[tuple[str, str]]] = []
+
+    def do_GET(self) -> None:
+        type(self).seen.append(list(self.headers.items()))
+        data = b"<!doctype html><title>other</title><p>another local server</p><img src='/pixel.png'>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format, *args):  # noqa: A002
+        pass
+
+
+def test_another_local_port_gets_no_credential_and_no_cookie_replays(browser_page):
+    """Browsers send 127.0.0.1's cookies to every port: after logging in to the review page, a
+    second real server on another 127.0.0.1 port, visited by the same browser, must see no token,
+    no login code and no session token in any header; and no cookie the browser holds opens the API."""
+    from playwright.sync_api import expect
+
+    page, running, pop, wh, problems = browser_page
+    _Recorder.seen = []
+    other = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    threading.Thread(target=other.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        page.goto(running.login_url)
+        page.wait_for_selector("#orig-text mark.tide-span")
+        session = page.evaluate("sessionStorage.getItem('tide-review-session')")
+        assert session and page.url == running.url
+        other_url = f"http://127.0.0.1:{other.server_address[1]}/"
+        # the same tab and a second tab of the same browser context visit the other port
+        second = page.context.new_page()
+        second.goto(other_url)
+        expect(second.locator("p")).to_have_text("another local server")
+        assert second.evaluate("sessionStorage.length") == 0 and second.evaluate("document.cookie") == ""
+        page.goto(other_url)
+        page.go_back()  # and back to the review page: its tab still has the session
+        page.wait_for_selector("#orig-text mark.tide-span")
+        assert len(_Recorder.seen) >= 4  # two pages and their images at least
+        secrets_ = (running.token, running.server.login_code, session)
+        for headers in _Recorder.seen:
+            assert "cookie" not in {k.lower() for k, _ in headers}, headers
+            for k, v in headers:
+                assert not any(x in v for x in secrets_), k
+        # replay: every cookie the browser holds (none), and every header the other port got
+        cookies = page.context.cookies()
+        assert cookies == []
+        port = running.server.server_address[1]
+        replays = [{"Cookie": f"{c['name']}={c['value']}"} for c in cookies] + [
+            {k: v for k, v in h if k.lower() not in ("host", "connection")} for h in _Recorder.seen
+        ]
+        for hdrs in replays:
+            con = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            con.request("GET", "/api/notes/n1", headers=hdrs)
+            resp = con.getresponse()
+            body = resp.read()
+            con.close()
+            assert resp.status == 401 and b"Adams" not in body, hdrs
+    finally:
+        other.shutdown()
+        other.server_close()
+    assert [p for p in problems if "pixel.png" not in p] == []

@@ -25,10 +25,11 @@ import datetime as dt
 import hashlib
 import json
 import logging
+import re
 import time
 import uuid
 from collections import Counter
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,13 +45,21 @@ from tide_core.engine.recognition import recognition_fingerprint
 from tide_core.engine.recognize_chunk import RecognizedChunk, ShardRecognitionJob, failed_quarantine
 from tide_core.engine.release_chunk import ReleaseCounts, ReleaseJob, quarantine_rows
 from tide_core.engine.release_input import ShardReleaseJob, cache_quarantines, release_digest, release_job
-from tide_core.engine.study_chunks import ChunkInfo, delete_absent, iter_chunks, iter_plans, open_source
+from tide_core.engine.study_chunks import (
+    ChunkInfo,
+    delete_absent,
+    iter_chunks,
+    iter_plans,
+    open_source,
+    study_value_warnings,
+)
 from tide_core.engine.validation import ValidatedInput, sort_quarantined, validate_table
 from tide_core.errors import ConfigError
 from tide_core.execution.dispatch import recognize_batches, recognize_shards, release_chunks
 from tide_core.io.shards import ShardRef, remove_shard
 from tide_core.io.staging import StagedWrite, StagingTarget, StagingWarehouse, discard
 from tide_core.io.warehouse import PartitionWrite, RefreshableWarehouse, ShardingWarehouse, Warehouse
+from tide_core.recognizers.known_phi import patient_key
 from tide_core.recognizers.registry import create
 from tide_core.spans import Note, Quarantined, Span
 
@@ -78,6 +87,8 @@ class RecognitionReport:
     warnings: list[str] = field(default_factory=list)
     n_review_applied: int = 0  # reviewer decisions re-applied to this recognition
     n_review_stale: int = 0  # decisions on notes whose text changed since review: kept, not applied
+    n_known_phi_patients: int = 0  # patients of the notes recognized this run that known-PHI matching looked up
+    known_phi_patients_matched: int = 0  # those of them the patients table has a row for
 
     @property
     def notes_per_s(self) -> float:
@@ -125,8 +136,13 @@ def read_study_input(wh: Warehouse, study: str, config: TideConfig, notes_table:
 def _patients_rows(wh: Warehouse, table: str, patient_ids: set[str]) -> list[dict[str, Any]] | None:
     if not wh.table_exists(table):
         return None
-    rows = wh.read_table(table).to_pylist()
-    return [r for r in rows if str(r.get("patient_id")) in patient_ids]
+    keys = _keys(patient_ids)
+    return [r for r in wh.read_table(table).to_pylist() if patient_key(r.get("patient_id")) in keys]
+
+
+def _keys(patient_ids: Iterable[object]) -> set[str]:
+    """The :func:`patient_key` of each id (empty ones left out)."""
+    return {k for k in map(patient_key, patient_ids) if k is not None}
 
 
 def build_recognizers(
@@ -183,25 +199,69 @@ def _fixed_recognizers(
 
 
 def _patient_rows_for(wh: Warehouse, table: str, patient_ids: set[str], everyone: bool) -> list[dict[str, Any]]:
-    """The patients rows of ``patient_ids`` through a filtered read (all rows when ``everyone``,
-    or when the id column is not a string column and the filter cannot be pushed down)."""
+    """The patients rows of ``patient_ids``, ids compared as :func:`patient_key` whatever the types.
+
+    A filtered read when the id column is text (the notes' ids as written and their keys) or an
+    integer (the keys that are integers); all rows when ``everyone`` or for any other column type.
+    A text id stored with other zero padding or surrounding spaces than the notes' is not found
+    by the filtered read: ``known_phi_patients_matched`` in the run report counts who was.
+    """
+    keys = _keys(patient_ids)
     if not everyone:
-        probe = wh.read_table(table, ["patient_id"], where={"patient_id": []})
-        if pa.types.is_string(probe.schema.field("patient_id").type) or pa.types.is_large_string(
-            probe.schema.field("patient_id").type
-        ):
-            if not patient_ids:
+        kind = wh.read_table(table, ["patient_id"], where={"patient_id": []}).schema.field("patient_id").type
+        pushed: list[str] | list[int] | None = None
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            pushed = sorted(keys | set(patient_ids))
+        elif pa.types.is_integer(kind):
+            pushed = sorted(int(k) for k in keys if _INT_ID.fullmatch(k))
+        if pushed is not None:
+            if not pushed:
                 return []
-            rows = wh.read_table(table, where={"patient_id": sorted(patient_ids)}).to_pylist()
-            return [r for r in rows if str(r.get("patient_id")) in patient_ids]
+            rows = wh.read_table(table, where={"patient_id": pushed}).to_pylist()
+            return [r for r in rows if patient_key(r.get("patient_id")) in keys]
     rows = wh.read_table(table).to_pylist()
-    return rows if everyone else [r for r in rows if str(r.get("patient_id")) in patient_ids]
+    return rows if everyone else [r for r in rows if patient_key(r.get("patient_id")) in keys]
+
+
+#: A patient key an INTEGER (BIGINT, INT64) column can hold.
+_INT_ID = re.compile(r"-?[1-9][0-9]{0,17}|0")
+
+
+@dataclass
+class KnownPHIMatches:
+    """Patient keys (:func:`patient_key`) whose notes known-PHI matching looked at, and those the
+    patients table had rows for (keys only, never values)."""
+
+    looked_up: set[str] = field(default_factory=set)
+    matched: set[str] = field(default_factory=set)
+
+    def add(self, patient_ids: set[str], rows: Sequence[dict[str, Any]]) -> None:
+        keys = _keys(patient_ids)
+        self.looked_up |= keys
+        self.matched |= keys & _keys(r.get("patient_id") for r in rows)
+
+    def warning(self, table: str) -> str | None:
+        """The E624 warning when the patients table matched none of the patients looked up."""
+        if not self.looked_up or self.matched:
+            return None
+        return (
+            f"[E624] known-PHI matching found none of the {len(self.looked_up)} patient(s) of the notes "
+            f"recognized in this run in the patients table {table!r} (known_phi_patients_matched: 0): "
+            "registered names, addresses and numbers are not recognized from it; check that its patient_id "
+            "holds the notes' patient ids (compared as text without surrounding spaces; digits without "
+            "leading zeros), then rerun recognition with --force"
+        )
 
 
 def _chunk_specs(
-    wh: Warehouse, fixed: list[Any], specs: list[dict[str, Any]], patient_ids: set[str]
+    wh: Warehouse,
+    fixed: list[Any],
+    specs: list[dict[str, Any]],
+    patient_ids: set[str],
+    seen: KnownPHIMatches | None = None,
 ) -> list[dict[str, Any]]:
-    """This chunk's recognizer specs: known-PHI ones carry the chunk's patients' rows only."""
+    """This chunk's recognizer specs: known-PHI ones carry the chunk's patients' rows only (``seen``
+    counts whom they found)."""
     out: list[dict[str, Any]] = []
     for rec, spec in zip(fixed, specs, strict=True):
         if rec is not None:
@@ -210,15 +270,21 @@ def _chunk_specs(
         chunk_spec = {k: v for k, v in spec.items() if k != "_patients_table"}
         everyone = bool(chunk_spec.get("match_any_patient"))  # matches any patient's values: needs them all
         chunk_spec["rows"] = _patient_rows_for(wh, spec["_patients_table"], patient_ids, everyone)
+        if seen is not None:
+            seen.add(patient_ids, chunk_spec["rows"])
         out.append(chunk_spec)
     return out
 
 
 def _chunk_recognizers(
-    wh: Warehouse, fixed: list[Any], specs: list[dict[str, Any]], patient_ids: set[str]
+    wh: Warehouse,
+    fixed: list[Any],
+    specs: list[dict[str, Any]],
+    patient_ids: set[str],
+    seen: KnownPHIMatches | None = None,
 ) -> tuple[list[Any], list[dict[str, Any]]]:
     """This chunk's recognizers and specs (:func:`_chunk_specs`; known-PHI recognizers created here)."""
-    chunk_specs = _chunk_specs(wh, fixed, specs, patient_ids)
+    chunk_specs = _chunk_specs(wh, fixed, specs, patient_ids, seen)
     recs = [rec if rec is not None else create(spec) for rec, spec in zip(fixed, chunk_specs, strict=True)]
     return recs, chunk_specs
 
@@ -317,6 +383,7 @@ def recognize_study(
     warnings: list[str] = []
     specs: list[dict[str, Any]] = []
     fixed: list[Any]
+    seen = KnownPHIMatches()
     if recognizers is None:
         fixed, specs, _, warnings = _fixed_recognizers(wh, config)
         probe, _ = _chunk_recognizers(wh, fixed, specs, set())
@@ -351,7 +418,8 @@ def recognize_study(
                 statuses: dict[str, tuple[str, str | None]] = {}
                 if todo:
                     if recognizers is None:
-                        recs, chunk_specs = _chunk_recognizers(wh, fixed, specs, {n.patient_id for n in todo})
+                        todo_patients = {n.patient_id for n in todo}
+                        recs, chunk_specs = _chunk_recognizers(wh, fixed, specs, todo_patients, seen)
                     else:
                         recs, chunk_specs = fixed, []
                     for batch in recognize_batches(
@@ -382,7 +450,7 @@ def recognize_study(
         for plan in iter_plans(src, source):
             try:
                 entries = cache.entries(study, plan.owned_ids) if plan.owned_ids else {}
-                chunk_specs = _chunk_specs(wh, fixed, specs, set(plan.patient_ids))  # workers create them
+                chunk_specs = _chunk_specs(wh, fixed, specs, set(plan.patient_ids), seen)  # workers create them
                 shard = wh.export_shard(source, plan.refs, plan.row_numbers, target, plan.index)
             except Exception as exc:
                 _chunk_failed(exc, "recognition", study, plan.index, plan.n_chunks)
@@ -454,6 +522,11 @@ def recognize_study(
     delete_absent(src, config.tables.recognized_notes, {"study": study})
     delete_absent(src, config.tables.spans, {"study": study})
     review = cache.review_summary(study)  # decisions are data: re-applied by cache.spans on every read
+    warnings.extend(study_value_warnings(wh, src.table))
+    for spec in specs:
+        if "_patients_table" in spec and (unmatched := seen.warning(spec["_patients_table"])):
+            warnings.append(unmatched)
+            log.warning("study %s: %s", study, unmatched)
     if review.n_stale:
         warnings.append(
             f"{review.n_stale} reviewer decision(s) on {len(review.stale_notes)} note(s) whose text changed "
@@ -482,6 +555,8 @@ def recognize_study(
         warnings,
         review.n_applied,
         review.n_stale,
+        len(seen.looked_up),
+        len(seen.matched),
     )
     _record_run(
         wh,

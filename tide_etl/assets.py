@@ -8,15 +8,17 @@ and never re-runs recognition.  Metadata holds counts and rates only, never note
 
 import hashlib
 import json
+from collections.abc import Iterator
 
 import dagster as dg
 
 from tide_core.cache.span_cache import text_sha256
-from tide_core.release.lifecycle import PENDING, decide, set_status
+from tide_core.release.lifecycle import AWAITING_AUDIT, PENDING, PUBLISHED, decide, set_status
 from tide_core.runner import anonymize_study, read_study_input, recognize_study
 from tide_etl.partitions import release_partitions, split_release_key, study_of_release, study_partitions
 from tide_etl.resources import KeyProviderResource, ReleaseGateResource, TideConfigResource, WarehouseResource
 from tide_etl.retry import ONE_PARTITION_PER_RUN, POOL, TRANSIENT_RETRY, transient_only
+from tide_etl.status import RELEASE_GATE_SPEC, blocked_failure, gate_check
 
 RECOGNITION = "recognition"
 RELEASE = "release"
@@ -111,6 +113,7 @@ def recognized_spans(
             "n_failed": report.n_failed,
             "n_quarantined": report.n_quarantined + report.n_failed,
             "n_spans": report.n_spans,
+            "known_phi_patients_matched": report.known_phi_patients_matched,
             "spans_by_label": _labels(report.spans_by_label),
             "recognizers": ", ".join(report.recognizers),
             "fingerprint": report.fingerprint,
@@ -199,8 +202,8 @@ def deidentified_notes(
 
 
 RELEASES_TABLE = "tide_releases"
-#: release_summary records the gate's one evaluation under these metadata keys; the release_gate
-#: check reads them back instead of evaluating the gate a second time.
+#: release_summary records the gate's one evaluation under these metadata keys (the release_gate
+#: check of the same step carries the same figures).
 GATE_METADATA_PREFIX = "gate/"
 
 
@@ -211,17 +214,19 @@ GATE_METADATA_PREFIX = "gate/"
     partitions_def=release_partitions,
     group_name=RELEASE,
     deps=[deidentified_notes],
+    check_specs=[RELEASE_GATE_SPEC],
     description="One row per (study, key) in tide_releases: counts, versions, the release-gate decision "
     "(audit evidence bound to content) and the status (pending, blocked, awaiting_audit, published). Re-runs "
     "the blocking checks, then publishes the verified content as a new immutable version in one commit; "
-    "researchers read the published version and keep it while a newer one is written, blocked or killed.",
+    "researchers read the published version and keep it while a newer one is written, blocked or killed. "
+    "A blocked release fails the step (the partition shows failed); awaiting audit is a WARN of release_gate.",
 )
 def release_summary(
     context: dg.AssetExecutionContext,
     warehouse: WarehouseResource,
     tide_config: TideConfigResource,
     gate: ReleaseGateResource,
-) -> dg.MaterializeResult:
+) -> Iterator[dg.AssetCheckResult | dg.MaterializeResult]:
 
     study, key = split_release_key(context.partition_key)
     config = tide_config.build()
@@ -236,7 +241,11 @@ def release_summary(
         context.log.info(
             f"release {study}/{key}: PHI Guard {guard['guard_version']} held {guard['n_held']} documents for review"
         )
-    return dg.MaterializeResult(
+    check = gate_check(study, key, row)
+    if row["status"] not in (PUBLISHED, AWAITING_AUDIT):  # blocked: the check says why, the partition fails
+        yield check
+        raise blocked_failure(study, key, row)
+    yield dg.MaterializeResult(
         metadata={
             **{f"guard/{k}": dg.MetadataValue.json(v) if isinstance(v, dict) else v for k, v in guard.items()},
             **{f"{GATE_METADATA_PREFIX}{k}": v for k, v in row["gate"].items()},
@@ -255,7 +264,8 @@ def release_summary(
             "anonymizer": row["anonymizer"] or "",
             "recognizers": row["recognizers"] or "",
             "table": config.tables.releases,
-        }
+        },
+        check_results=[check],
     )
 
 

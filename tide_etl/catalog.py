@@ -28,6 +28,7 @@ from tide_core.config import TideConfig
 from tide_core.engine.recognition import note_steps
 from tide_core.engine.validation import METADATA_COLUMNS, REQUIRED_COLUMNS
 from tide_core.fingerprint import Step, fingerprint, step_fingerprint
+from tide_core.release.publish import RESEARCHER_OBJECTS, STORE_ENV, VERSIONS_VIEW_SQL, VIEW_SQL
 
 #: Who answers for TIDE's assets (Dagster owners: an e-mail or ``team:NAME``).
 OWNERS = ("team:tide-data-engineering",)
@@ -36,6 +37,12 @@ OWNERS = ("team:tide-data-engineering",)
 #: schedule runs; the UI warns after ``FRESH_WARN`` and fails after ``FRESH_FAIL``.
 FRESH_WARN = dt.timedelta(hours=26)
 FRESH_FAIL = dt.timedelta(hours=50)
+#: What researchers read is confirmed by every publishing re-release (nightly); new content waits
+#: for its audit rounds, so the views warn after a day and fail after ``VIEWS_FRESH_FAIL``.
+VIEWS_FRESH_WARN = dt.timedelta(hours=26)
+VIEWS_FRESH_FAIL = dt.timedelta(days=8)
+#: the researcher views' tags (their table is in the researcher store, not the warehouse)
+VIEW_TAGS = {"tide/layer": "researcher", "tide/contains": "de-identified"}
 
 #: asset -> (registry kind of its main table, or None for the source notes), tags.
 ASSET_TABLES: dict[str, tuple[str | None, dict[str, str]]] = {
@@ -56,6 +63,7 @@ class CatalogContext:
     code_versions: Mapping[str, str]
     gate_policy: str = ""  # ReleaseGatePolicy.describe() of the deployment's gate
     gate_approval: str = ""  # the approval of its weakening override, if any
+    store_namespace: str = ""  # the researcher store's DuckDB file and schema, or PROJECT.DATASET
 
 
 def _namespace(url: str) -> str:
@@ -64,6 +72,26 @@ def _namespace(url: str) -> str:
         return rest
     path, _, schema = rest.partition("#")
     return f"{os.path.splitext(os.path.basename(path))[0] or 'memory'}.{schema or 'main'}"
+
+
+def _store_namespace(url: str) -> str:
+    """Where the researcher views live: the dataset on BigQuery, else the store's DuckDB file
+    (``TIDE_RELEASE_STORE``, or ``<warehouse>.released.duckdb``; tide_core.release.publish)."""
+    scheme, _, rest = url.partition(":")
+    if scheme == "bigquery":
+        return _namespace(url)
+    override = os.environ.get(STORE_ENV)
+    if override:
+        return _namespace(override if override.startswith("duckdb:") else f"duckdb:{override}")
+    path, _, _schema = rest.partition("#")
+    stem = os.path.basename(path).removesuffix(".duckdb") or "memory"
+    return f"{stem}.released.main"
+
+
+def view_schema(name: str) -> dg.TableSchema:
+    """A researcher view's columns (``RESEARCHER_OBJECTS``) with the store tables' types."""
+    types = {f.name: str(f.type) for kind in ("published_content", "published_pointer") for f in TABLES[kind].schema}
+    return dg.TableSchema(columns=[dg.TableColumn(c, types.get(c, "string")) for c in RESEARCHER_OBJECTS[name]])
 
 
 def _spec_identity(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -97,6 +125,7 @@ def code_versions(config: TideConfig, gate_policy: ReleaseGatePolicy) -> dict[st
         "recognized_spans": recognition,
         "deidentified_notes": release,
         "release_summary": f"{fingerprint(release)}+{gate_version(gate_policy)}",
+        "researcher_views": fingerprint({"views": [VIEW_SQL, VERSIONS_VIEW_SQL]}),
     }
 
 
@@ -119,6 +148,21 @@ def annotate(assets: Sequence[dg.AssetsDefinition], ctx: CatalogContext) -> list
 
     def spec(s: dg.AssetSpec) -> dg.AssetSpec:
         name = s.key.to_user_string()
+        if name in RESEARCHER_OBJECTS:
+            return s.replace_attributes(
+                owners=list(OWNERS),
+                tags={**{k: v for k, v in s.tags.items() if not k.startswith("dagster/kind/")}, **VIEW_TAGS},
+                kinds={ctx.scheme},
+                metadata={
+                    **s.metadata,
+                    "dagster/table_name": f"{ctx.store_namespace}.{name}",
+                    "dagster/column_schema": view_schema(name),
+                },
+                code_version=ctx.code_versions["researcher_views"],
+                freshness_policy=dg.FreshnessPolicy.time_window(
+                    fail_window=VIEWS_FRESH_FAIL, warn_window=VIEWS_FRESH_WARN
+                ),
+            )
         kind, tags = ASSET_TABLES[name]
         metadata = {
             **s.metadata,
@@ -166,4 +210,5 @@ def catalog_context(
         code_versions=versions,
         gate_policy=gate_policy.describe(),
         gate_approval=gate_policy.approval,
+        store_namespace=_store_namespace(warehouse_url),
     )

@@ -29,6 +29,7 @@ from tide_etl.jobs import JOBS
 from tide_etl.resources import ReleaseGateResource, TideConfigResource, WarehouseResource, default_resources, resolved
 from tide_etl.schedules import NIGHTLY_CRON, nightly_schedule
 from tide_etl.sensors import SENSORS
+from tide_etl.views import researcher_views
 
 log = logging.getLogger("tide.etl")
 
@@ -50,7 +51,7 @@ def build_defs(resources: Mapping[str, Any] | None = None, nightly_cron: str = N
         # partitions); every run that needs the model stops with E361 and its fix.
         log.warning("%s (%s): runs that recognize with the default model will fail until then", exc.message, exc.hint)
         context = catalog_context(warehouse.url, TideConfig.preset("rules"), gate, missing_model=True)
-    assets = annotate(ASSETS, context)
+    assets = annotate([*ASSETS, researcher_views], context)
     return dg.Definitions(
         assets=assets,
         asset_checks=CHECKS,

@@ -5,13 +5,23 @@ else from the distinct ``study`` values of the notes table.  A notes table witho
 column is one study, named by ``default_study`` (the ``tide_config`` resource's setting; else
 ``$TIDE_DEFAULT_STUDY``, default ``default``).
 Keys come from the key provider: a key version becomes a partition once any study has its secret.
+
+A study value that is NULL or empty, or not a study name (``check_name``: spaces, invisible
+characters) is never discovered; its rows are counted (never shown) in a warning of the
+``tide.discovery`` log (E620, E621), and every recognition run of the table reports them too.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+from collections import Counter
+
+from tide_core.engine.study_chunks import StudyValueCensus, is_study_name
 
 STUDIES_TABLE = "tide_studies"
+
+log = logging.getLogger("tide.discovery")
 
 
 def _columns(wh, name: str) -> list[str]:
@@ -24,15 +34,41 @@ def _columns(wh, name: str) -> list[str]:
 def discover_studies(
     wh, notes_table: str = "notes", studies_table: str = STUDIES_TABLE, default_study: str | None = None
 ) -> list[str]:
+    """The studies to partition by; values that are no study name are left out and counted (:func:`census`)."""
+    return study_discovery(wh, notes_table, studies_table, default_study)[0]
+
+
+def study_discovery(
+    wh, notes_table: str = "notes", studies_table: str = STUDIES_TABLE, default_study: str | None = None
+) -> tuple[list[str], StudyValueCensus]:
+    """:func:`discover_studies` and the census of the values it left out (logged as E620/E621 warnings)."""
     if wh.table_exists(studies_table):
-        values = wh.read_table(studies_table, ["study"]).column("study").to_pylist()
+        table = studies_table
     elif wh.table_exists(notes_table):
         if "study" not in _columns(wh, notes_table):
-            return [default_study or os.environ.get("TIDE_DEFAULT_STUDY") or "default"]
-        values = wh.read_table(notes_table, ["study"]).column("study").to_pylist()
+            return [default_study or os.environ.get("TIDE_DEFAULT_STUDY") or "default"], StudyValueCensus()
+        table = notes_table
     else:
-        return []
-    return sorted({str(v) for v in values if v not in (None, "")})
+        return [], StudyValueCensus()
+    values = Counter(_text(v) for v in wh.read_table(table, ["study"]).column("study").to_pylist())
+    found = census(values)
+    for line in found.warnings(table):
+        log.warning("study discovery: %s", line)
+    return sorted(v for v in values if v is not None and is_study_name(v)), found
+
+
+def census(values: Counter[str | None]) -> StudyValueCensus:
+    """Rows (``values``: study value -> rows) with no study, and with a value that is no study name."""
+    bad = {v: n for v, n in values.items() if v is not None and v != "" and not is_study_name(v)}
+    return StudyValueCensus(values.get(None, 0) + values.get("", 0), sum(bad.values()), len(bad))
+
+
+def _text(value: object) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "\ufffd" + bytes(value).hex()  # a BLOB study is never a study name (as in the runs' census)
+    return str(value)
 
 
 def discover_keys(provider) -> list[str]:

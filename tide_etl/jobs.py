@@ -10,7 +10,9 @@ from __future__ import annotations
 import dagster as dg
 
 from tide_etl.assets import deidentified_notes, release_summary
+from tide_etl.batch import release_batch_job
 from tide_etl.rollback import rollback_job
+from tide_etl.views import researcher_views
 
 # No warehouse run tag: the one-writer limit of a DuckDB file is the step pool ``tide_warehouse``
 # (tide_etl/retry.py), which every asset and check claims whatever launched it -- these jobs, a
@@ -36,10 +38,12 @@ release_job = dg.define_asset_job(
 # decision -- which is what re-verifying a release after audits are recorded should do.
 release_checks_job = dg.define_asset_job(
     "release_checks_job",
-    selection=dg.AssetSelection.checks_for_assets(deidentified_notes) | dg.AssetSelection.assets(release_summary),
+    selection=dg.AssetSelection.checks_for_assets(deidentified_notes)
+    | dg.AssetSelection.assets(release_summary, researcher_views),
     tags={"tide/stage": "checks"},
     description="Re-verify an existing (study, key) release without re-anonymizing: the release checks, "
-    "then release_summary and the gate (e.g. after audit rounds are recorded).",
+    "then release_summary and the gate (e.g. after audit rounds are recorded), and the researcher views "
+    "when it publishes.",
 )
 
 
@@ -47,5 +51,6 @@ JOBS: list[dg.JobDefinition | dg.UnresolvedAssetJobDefinition] = [
     recognition_job,
     release_job,
     release_checks_job,
+    release_batch_job,
     rollback_job,
 ]

@@ -96,14 +96,19 @@ class BigQueryClientResource(BigQueryResource):
 _ReadKey = tuple[str, tuple[str, ...] | None, tuple[tuple[str, str], ...]]
 
 
+#: Source rows a run keeps in memory in all (see :class:`SourceReads`).
+SOURCE_KEPT_ROWS = 10_000
+
+
 class SourceReads:
     """A run's reads of the source tables (the notes and patients TIDE never writes), kept for
     the run: every step of a run reads the same source partition, so the warehouse serves it once
     -- whole (``read_table``) or streamed (``iter_batches``: a stream read to its end is kept too).
-    A partition over ``max_rows`` rows is not kept (streaming steps then stay in bounded memory).
+    At most ``max_rows`` rows are kept in all (a small study is read once per run; a larger one
+    is streamed by every step, so a run's memory does not grow with the study).
     ``reads`` counts the reads the warehouse served, ``hits`` the reads served from memory."""
 
-    def __init__(self, tables: Sequence[str], max_rows: int = 250_000) -> None:
+    def __init__(self, tables: Sequence[str], max_rows: int = SOURCE_KEPT_ROWS) -> None:
         self.tables = frozenset(tables)
         self.max_rows = max_rows
         self._rows: dict[_ReadKey, pa.Table] = {}
@@ -121,8 +126,12 @@ class SourceReads:
             self.hits += 1
         return hit
 
+    @property
+    def n_kept(self) -> int:
+        return sum(t.num_rows for t in self._rows.values())
+
     def keep(self, key: _ReadKey, table: pa.Table) -> None:
-        if table.num_rows <= self.max_rows:
+        if self.n_kept + table.num_rows <= self.max_rows:
             self._rows[key] = table
 
     def read(
@@ -160,7 +169,7 @@ class SourceReads:
         n = 0
         for batch in wh.iter_batches(name, columns, where, batch_rows):
             n += batch.num_rows
-            if batches is not None and n <= self.max_rows:
+            if batches is not None and self.n_kept + n <= self.max_rows:
                 batches.append(batch)
             else:
                 batches = None
@@ -238,7 +247,7 @@ class WarehouseResource(dg.ConfigurableResource):
     location: str | None = None
     gcp_credentials: str | None = None
     source_tables: list[str] = ["notes", "patients"]
-    source_max_rows: int = 250_000
+    source_max_rows: int = SOURCE_KEPT_ROWS
 
     _reads: SourceReads | None = PrivateAttr(default=None)
 

@@ -13,8 +13,10 @@
   (study, key) partitions becomes one small run per partition, each its own write-audit-publish
   unit: a failed partition is retried or re-executed alone and never holds back or re-writes the
   others; the run queue (``max_concurrent_runs``) and the pool bound how many are in flight.
-  Several partitions per run would need partition *ranges*, which a study x key dynamic
-  multi-partition does not have, and one failing check would fail the whole batch.
+  Several partitions per run do not work for the release assets in Dagster 1.13: a run over a
+  partition range records the partitioned checks without a partition, and one failing blocking
+  check would stop ``release_summary`` for every cell of the run.  Many small cells are released
+  in one launched run by ``release_batch_job`` instead (tide_etl/batch.py).
 """
 
 from __future__ import annotations

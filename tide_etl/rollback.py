@@ -9,8 +9,10 @@ Launchpad with ``ops: {rollback_release: {config: {study: ..., key: ..., to_vers
 import dagster as dg
 
 from tide_core.cache.tables import TableNames
-from tide_core.release import lifecycle
+from tide_core.release import lifecycle, publish
+from tide_etl.partitions import release_key
 from tide_etl.resources import WarehouseResource
+from tide_etl.views import researcher_view_rows, view_metadata
 
 
 class RollbackConfig(dg.Config):
@@ -23,11 +25,16 @@ class RollbackConfig(dg.Config):
 
 @dg.op(description="Point researchers back at an earlier published version of one (study, key).")
 def rollback_release(context: dg.OpExecutionContext, config: RollbackConfig, warehouse: WarehouseResource) -> None:
+    names = TableNames()
     with warehouse.open() as wh:
-        row = lifecycle.rollback(
-            wh, TableNames(), config.study, config.key, config.to_version, f"dagster:{context.run_id}"
-        )
+        row = lifecycle.rollback(wh, names, config.study, config.key, config.to_version, f"dagster:{context.run_id}")
+        pointer = publish.published_version(wh, names, config.study, config.key)
+        n_rows = researcher_view_rows(wh, config.study, config.key)
     context.log.info(f"release {config.study}/{config.key}: researchers now see {row['published_version']}")
+    if pointer is not None:  # what researchers read changed: the views' partition says so
+        partition = str(release_key(config.study, config.key))
+        for asset_key, metadata in view_metadata(pointer, n_rows).items():
+            context.log_event(dg.AssetMaterialization(asset_key=asset_key, partition=partition, metadata=metadata))
 
 
 @dg.job(

@@ -10,18 +10,26 @@
 
 import dagster as dg
 
-from tide_etl.discovery import discover_keys, discover_studies, keys_for_study
+from tide_etl.alerts import tide_alerts
+from tide_etl.discovery import discover_keys, keys_for_study, study_discovery
 from tide_etl.jobs import recognition_job, release_job
 from tide_etl.partitions import KEY, STUDY, release_key
 from tide_etl.resources import TICK_LOCK_WAIT_S, KeyProviderResource, TideConfigResource, WarehouseResource
 
 
 def partition_requests(
-    instance, warehouse: WarehouseResource, tide_config: TideConfigResource, key_provider: KeyProviderResource
+    instance,
+    warehouse: WarehouseResource,
+    tide_config: TideConfigResource,
+    key_provider: KeyProviderResource,
+    log=None,  # noqa: ANN001 - a Dagster log manager: the census of left-out study values (counts only)
 ) -> tuple[list[str], list[str]]:
     tables = tide_config.build().tables
     with warehouse.open(lock_wait_s=TICK_LOCK_WAIT_S) as wh:
-        studies = discover_studies(wh, tables.notes, default_study=tide_config.default_study)
+        studies, census = study_discovery(wh, tables.notes, default_study=tide_config.default_study)
+    if log is not None:
+        for line in census.warnings(tables.notes):
+            log.warning(f"study discovery: {line}")
     keys = discover_keys(key_provider.provider())
     new_studies = sorted(set(studies) - set(instance.get_dynamic_partitions(STUDY)))
     new_keys = sorted(set(keys) - set(instance.get_dynamic_partitions(KEY)))
@@ -41,7 +49,7 @@ def tide_partitions_sensor(
     tide_config: TideConfigResource,
     key_provider: KeyProviderResource,
 ):
-    new_studies, new_keys = partition_requests(context.instance, warehouse, tide_config, key_provider)
+    new_studies, new_keys = partition_requests(context.instance, warehouse, tide_config, key_provider, context.log)
     if not new_studies and not new_keys:
         return dg.SkipReason("no new studies or keys")
     requests = []
@@ -85,4 +93,4 @@ def release_after_recognition(context: dg.RunStatusSensorContext, key_provider: 
     return requests or dg.SkipReason(f"no key partition has a secret for study {study}")
 
 
-SENSORS = [tide_partitions_sensor, release_after_recognition]
+SENSORS = [tide_partitions_sensor, release_after_recognition, tide_alerts]

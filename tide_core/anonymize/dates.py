@@ -2,7 +2,11 @@
 
 Every date of one patient moves by the same keyed offset, so intervals between full dates are
 exact.  The offset is ``HMAC(subkey("date"), patient_id)``-derived: magnitude 3..180 days, either
-sign (never 0, never under 3 days).  A new key gives a new, unlinkable offset.
+sign (never 0, never under 3 days).  Without a study date secret a new key gives a new, unlinkable
+offset, and k linked releases under k keys narrow each true date (their offsets' differences are
+exact); with one (``<study>/dates.key``, see ``keys.py``) ``subkey("date")`` comes from it, so every
+key version of the study gives a patient the same offset and the same dates (month + year dates
+too): k releases reveal what one does, and dates link them.
 
 Formats understood (case-insensitive month and weekday names, optional attached time of day):
 ``3/4/2021``, ``03/04/21``, ``03-04-2021``, ``2021-03-04``, ``2021/03/04``, ``20210304``,
@@ -42,6 +46,7 @@ from typing import NamedTuple
 
 from tide_core.anonymize.keys import KeyRing
 from tide_core.errors import AnonymizationError
+from tide_core.text.normalize import normalize_surface
 
 OFFSET_MIN, OFFSET_MAX = 3, 180
 #: Years a date (as written, and once shifted) must lie in; outside them the note is quarantined (E413).
@@ -67,7 +72,8 @@ WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 
 
 def date_offset_days(keyring: KeyRing, patient_id: str) -> int:
-    """The patient's keyed shift in days: 3..180 in magnitude, either sign."""
+    """The patient's keyed shift in days: 3..180 in magnitude, either sign (the same under every
+    key of the study when the key ring holds the study's date secret)."""
     v = keyring.mac_int("date", "offset", str(patient_id))
     magnitude = OFFSET_MIN + (v >> 1) % (OFFSET_MAX - OFFSET_MIN + 1)
     return -magnitude if v & 1 else magnitude
@@ -310,7 +316,13 @@ class _Layout(NamedTuple):
 
 
 def _parse(text: str) -> tuple[str, int | None, int | None, int | None, _Layout]:
-    """(kind, year, month, day, layout) of the date ``text``; raises AnonymizationError."""
+    """(kind, year, month, day, layout) of the date ``text``; raises AnonymizationError.
+
+    The date is read in the normalised view recognition saw (:func:`normalize_surface`:
+    ``1961–07–14`` with en dashes is ``1961-07-14``, ``07&#47;14&#47;1961`` is ``07/14/1961``,
+    ``0 7 / 1 4 / 1 9 6 1`` is ``07/14/1961``) and written back in that form, so a date the
+    recognizers found is shifted as a whole, never in part."""
+    text = normalize_surface(text)
     core = text.strip()
     kind, m, roles = _match(core)
     y = mo = d = None
@@ -455,8 +467,8 @@ def anonymize_date_by(text: str, offset: Callable[[], int], reference_year: int 
     """:func:`anonymize_date` with the patient's offset from ``offset()`` (called only for a date
     it shifts; the engine remembers each patient's offset for the length of one anonymizer)."""
     kind, y, mo, d, layout = _parse(text)
-    if kind == "y":
-        return _decade(date_part(y), text), "date.decade"
+    if kind == "y":  # the year as parsed (normalised), with its white space
+        return _decade(date_part(y), layout.lead + layout.core + layout.trail), "date.decade"
     if kind != "md" and not MIN_YEAR <= date_part(y) <= MAX_YEAR:
         raise _out_of_range()
     try:

@@ -48,7 +48,7 @@ from tide_core.text.normalize import normalize_surface
 
 #: @3: a LOCATION of unit words only ("Rm", "NW") gets a place surrogate (was E405); @4: a month/day
 #: date with a time or a weekday ("5/7 1045", "Mon 5/29", "Feb 23 0550") is shifted (was masked, or E413)
-VERSION = "tide.anonymizer@4"
+VERSION = "tide.anonymizer@5"
 DATE_MASK = "[DATE]"
 UNPARSEABLE_DATE_CODES = frozenset({"E410", "E411"})
 DatePolicy = Literal["mask", "quarantine"]
@@ -122,7 +122,12 @@ class Anonymizer:
 
         A pure function of the key, the value and (dates only) the patient and reference year,
         so successful results are memoised per anonymizer; failures are recomputed and raise again.
+        The surrogate comes from the normalised value (what the recognizers saw,
+        :func:`normalize_surface`): ``555<U+200B>-0199``, ``555&#45;0199`` and ``555-0199`` get the
+        same one, and a name written ``John&nbsp;Novak`` is replaced as ``John Novak``, never with
+        the letters of its reference mapped as a name (``&nbsp;`` would come out as ``&tucu;``).
         """
+        value = normalize_surface(value)
         memo_key = (label, value, patient_id, reference_year) if label == "DATE" else (label, value, "", None)
         hit = self._memo.get(memo_key)
         if hit is not None:
@@ -234,13 +239,9 @@ class Anonymizer:
         for k in sorted(range(len(ordered)), key=labels.__getitem__):
             s = ordered[k]
             try:
-                # the surrogate comes from the normalised surface (what the recognizers saw); the
-                # whole original extent, format characters inside it included, is replaced.  ASCII
-                # text is its own normalised form (NFKC, no format characters or look-alikes).
-                value = text[s.start : s.end]
-                if not value.isascii():
-                    value = normalize_surface(value)
-                result = self.replace_value(s.label, value, patient_id, ref_year)
+                # the whole original extent, format characters, character references ("&nbsp;")
+                # and tags inside it included, is replaced (replace_value reads it normalised)
+                result = self.replace_value(s.label, text[s.start : s.end], patient_id, ref_year)
             except Exception as exc:  # reported below, for the first failing span in text order
                 failed[k] = exc
                 continue

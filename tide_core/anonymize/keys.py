@@ -8,21 +8,38 @@ Providers: :class:`FileKeyProvider` (``<root>/<study>/<key>.key``, or an envelop
 ``<key>.wrapped`` opened by a local unwrap hook), :class:`EnvKeyProvider` (``TIDE_KEY_<STUDY>__<KEY>``)
 and :class:`ChainKeyProvider`.  A key file is read only when it and its study directory are real
 (not symbolic links), owned by the user running TIDE and closed to group and others (mask
-``0o077``); every secret must be at least 32 bytes and not trivially guessable (all one byte, a short
-repeated block, a counting sequence).  Every refusal is a coded :class:`KeyProviderError` that names
-the file or variable and never any byte of the secret:
+``0o077``), the file has one hard link, and the key directory root is owned by that user (or root)
+and not writable by group or others; every secret must be at least 32 bytes and not trivially
+guessable (all one byte, a short repeated block, a counting sequence).
+
+A study may also hold a *date secret* under the reserved key name ``dates`` (``<study>/dates.key``
+or ``.wrapped``, made with ``tide keys new --study S --key dates``; ``TIDE_KEY_<STUDY>__DATES``):
+every key ring of that study then takes its ``date`` sub-key from it, so a patient's date offset is
+the same under every key version (k linked releases narrow dates no more than one) and the
+fingerprint changes with it.  ``dates`` is never listed as a key version.
+
+A key directory laid out as a Kubernetes Secret volume (``<root>/..data -> ..<timestamp>`` and
+``<root>/<study> -> ..data/<study>``, the Secret's ``items:`` mapping its keys to
+``<study>/<key>.key``) is read through those links: each link is resolved inside the mount, one that
+leads outside it is refused (E119), and the real directories and file must be owned by root or the
+user running TIDE and not writable by group or others (the kubelet writes them read-only, with the
+Secret's ``defaultMode``).  ``tide keys install`` copies such a mount into a private directory
+(0700 directories, 0400 files) for an init container.  Every refusal is a coded
+:class:`KeyProviderError` that names the file or variable and never any byte of the secret:
 
 =====  ==========================================================================
 E101   not hex or base64 text (including binary / undecodable files)
 E102   shorter than 32 bytes
-E106   key file readable or writable by group or others
-E111   key directory accessible to group or others
+E106   key file readable or writable by group or others (in a Secret volume: writable)
+E111   key directory accessible to group or others, or the key directory root writable by them
 E112   key file or key directory is a symbolic link, or not a regular file/directory
 E113   key file or key directory owned by another user
 E114   low-entropy secret (one repeated byte, a short repeated block, a counting sequence)
 E115   key file unreadable or over 64 KiB
 E116   envelope: no unwrap hook configured, the hook failed, or it is misconfigured
 E117   both ``<key>.key`` and ``<key>.wrapped`` exist (ambiguous)
+E118   key file has more than one hard link
+E119   a link in a Kubernetes Secret volume leads outside the mount (absolute, or through ``..``)
 =====  ==========================================================================
 """
 
@@ -68,7 +85,18 @@ def check_name(kind: str, value: str) -> str:
 MAX_KEY_FILE_BYTES = 64 * 1024
 #: Mode bits a key file or key directory must not have: any group or other access.
 FORBIDDEN_MODE_BITS = 0o077
+#: Mode bits the key directory root, and the directories and files of a Secret volume, must not
+#: have: group or other write.
+FORBIDDEN_WRITE_BITS = 0o022
+#: The link a Kubernetes Secret (or ConfigMap, projected) volume keeps at its root, pointing at the
+#: timestamped directory that holds the current files; its presence marks the layout.
+SECRET_VOLUME_DATA = "..data"
+#: Links followed at most while resolving one path in a Secret volume (as the kernel's ELOOP limit).
+MAX_LINK_HOPS = 40
 _HINT_NEW = "create one with `tide keys new --study S --key K`"
+#: The reserved key name of a study's date secret (``<study>/dates.key``, ``TIDE_KEY_<STUDY>__DATES``):
+#: when the provider has one, every key ring of the study takes its date offsets from it.
+DATES_KEY = "dates"
 
 
 def _low_entropy(secret: bytes) -> bool:
@@ -151,6 +179,9 @@ class KeyRing:
     study: str
     key: str
     _secret: bytes = field(repr=False)
+    # the study's date secret (``<study>/dates.key``), when the provider has one: date offsets then
+    # come from it and stay the same under every key version of the study (see ``subkey``)
+    _date_secret: bytes | None = field(default=None, repr=False)
     # per-domain sub-keys, derived once (speed only: the output is the same HMAC); in memory
     # with the secret itself, never pickled or printed
     _mac_keys: dict[str, bytes] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
@@ -167,15 +198,18 @@ class KeyRing:
     def __repr__(self) -> str:
         return f"KeyRing(study={self.study!r}, key={self.key!r}, fingerprint={self.fingerprint})"
 
-    def __reduce__(self) -> tuple[type[KeyRing], tuple[str, str, bytes]]:
+    def __reduce__(self) -> tuple[type[KeyRing], tuple[str, str, bytes, bytes | None]]:
         # Ray may need to ship a key ring to a worker; the secret travels only inside the object store.
-        return (KeyRing, (self.study, self.key, self._secret))
+        return (KeyRing, (self.study, self.key, self._secret, self._date_secret))
 
     def subkey(self, domain: str) -> bytes:
         if domain not in KEY_DOMAINS:
             raise KeyProviderError(
                 "E103", f"unknown key domain {domain!r}", hint=f"use one of {', '.join(KEY_DOMAINS)}"
             )
+        if domain == "date" and self._date_secret is not None:  # the same for every key version
+            info = f"tide/v1|{self.study}|{DATES_KEY}|{domain}".encode()
+            return hmac.new(self._date_secret, info, hashlib.sha256).digest()
         info = f"tide/v1|{self.study}|{self.key}|{domain}".encode()
         return hmac.new(self._secret, info, hashlib.sha256).digest()
 
@@ -205,8 +239,17 @@ class KeyRing:
 
     @property
     def fingerprint(self) -> str:
-        """Public, non-reversible identifier of the key material (safe to store in tables)."""
-        return hmac.new(self._secret, b"tide/v1|fingerprint", hashlib.sha256).hexdigest()[:16]
+        """Public, non-reversible identifier of the key material (safe to store in tables); a study
+        date secret changes it (the dates a key gives change with it)."""
+        message = b"tide/v1|fingerprint"
+        if self._date_secret is not None:
+            message += b"|dates|" + hmac.new(self._date_secret, b"tide/v1|dates", hashlib.sha256).digest()
+        return hmac.new(self._secret, message, hashlib.sha256).hexdigest()[:16]
+
+    @property
+    def study_dates(self) -> bool:
+        """True when date offsets come from the study's date secret (the same under every key)."""
+        return self._date_secret is not None
 
 
 class KeyProvider(Protocol):
@@ -245,7 +288,10 @@ class EnvKeyProvider:
                 f"no key secret for study {study!r}, key {key!r}: {var} is not set",
                 hint=f"export {var}=<64 hex characters> or use a key directory (TIDE_KEY_DIR)",
             )
-        return KeyRing(study, key, parse_secret(self._env[var], var))
+        secret = parse_secret(self._env[var], var)
+        if key != DATES_KEY and self.has(study, DATES_KEY):
+            return KeyRing(study, key, secret, self.keyring(study, DATES_KEY)._secret)
+        return KeyRing(study, key, secret)
 
     def available(self) -> list[tuple[str, str]]:
         return []  # env names are normalised and cannot be mapped back reliably
@@ -307,7 +353,178 @@ class FileKeyProvider:
     def has(self, study: str, key: str) -> bool:
         return os.path.lexists(self.path(study, key)) or os.path.lexists(self.wrapped_path(study, key))
 
+    def is_secret_volume(self) -> bool:
+        """True when the root is laid out as a Kubernetes Secret volume (``..data`` is a link)."""
+        return os.path.islink(self.root / SECRET_VOLUME_DATA)
+
     # -- secure reading --------------------------------------------------------------------------
+    def _check_root(self) -> None:
+        """The root (followed if it is itself a link: that is the operator's configuration) must be
+        a directory owned by root or the user running TIDE and not writable by group or others,
+        unless it is a read-only mount (a Kubernetes Secret volume's tmpfs root)."""
+        try:
+            st = os.stat(self.root)
+        except OSError as exc:
+            raise KeyProviderError(
+                "E115", f"key directory root {self.root} cannot be read ({type(exc).__name__})", hint="check the path"
+            ) from None
+        if not stat.S_ISDIR(st.st_mode):
+            raise KeyProviderError(
+                "E112", f"key directory root {self.root} is not a directory", hint="use <root>/<study>/<key>.key"
+            )
+        if st.st_uid not in (0, os.geteuid()):
+            raise KeyProviderError(
+                "E113",
+                f"key directory root {self.root} is owned by uid {st.st_uid}, not by root or the user running "
+                f"TIDE (uid {os.geteuid()})",
+                hint=f"`chown {os.geteuid()} {self.root}`, or use a directory this user owns",
+            )
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & FORBIDDEN_WRITE_BITS and not os.statvfs(self.root).f_flag & os.ST_RDONLY:
+            raise KeyProviderError(
+                "E111",
+                f"key directory root {self.root} has permissions {oct(mode)}; group/other write is not allowed",
+                hint=f"run `chmod go-w {self.root}` (700 is best)",
+            )
+
+    def _resolve_in_volume(self, p: Path) -> list[str]:
+        """The real components (no links) of ``p`` under the root of a Secret volume: every link on
+        the way is resolved by hand and must stay inside the mount (relative, never above the root)."""
+        pending = list(p.relative_to(self.root).parts)
+        resolved: list[str] = []
+        hops = 0
+        while pending:
+            part = pending.pop(0)
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if not resolved:
+                    raise KeyProviderError(
+                        "E119",
+                        f"a link on the way to {p} leads above the Secret volume {self.root}",
+                        hint="links in a key volume must stay inside it (mount the Secret as Kubernetes lays it out)",
+                    )
+                resolved.pop()
+                continue
+            here = self.root.joinpath(*resolved, part)
+            try:
+                st = os.lstat(here)
+            except OSError as exc:
+                raise KeyProviderError(
+                    "E115", f"key path {here} cannot be read ({type(exc).__name__})", hint="check the Secret's items"
+                ) from None
+            if not stat.S_ISLNK(st.st_mode):
+                resolved.append(part)
+                continue
+            hops += 1
+            target = os.readlink(here)
+            if hops > MAX_LINK_HOPS or os.path.isabs(target):
+                raise KeyProviderError(
+                    "E119" if os.path.isabs(target) else "E112",
+                    f"the link {here} "
+                    + ("is absolute: it leads outside the Secret volume" if os.path.isabs(target) else "loops"),
+                    hint="links in a key volume must be relative and stay inside it",
+                )
+            pending = target.split("/") + pending
+        return resolved
+
+    @staticmethod
+    def _check_volume_entry(st: os.stat_result, what: str, where: Path, is_dir: bool) -> None:
+        if st.st_uid not in (0, os.geteuid()):
+            raise KeyProviderError(
+                "E113",
+                f"key {what} {where} is owned by uid {st.st_uid}, not by root or the user running TIDE "
+                f"(uid {os.geteuid()})",
+                hint="a Secret volume is written by the kubelet as root; check the pod's securityContext",
+            )
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & FORBIDDEN_WRITE_BITS:
+            raise KeyProviderError(
+                "E111" if is_dir else "E106",
+                f"key {what} {where} has permissions {oct(mode)}; group/other write is not allowed",
+                hint="mount the Secret with defaultMode 0400 (0440 with an fsGroup)",
+            )
+
+    def _read_volume(self, p: Path) -> bytes:
+        """Bytes of ``p`` in a Kubernetes Secret volume: links resolved inside the mount, then every
+        real directory and the file opened without following links and checked on the descriptors."""
+        parts = self._resolve_in_volume(p)
+        if not parts:  # the links led back to the root itself
+            raise KeyProviderError("E112", f"key file {p} resolves to the volume's root", hint="use <study>/<key>.key")
+        flags_dir = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+        flags_file = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        try:
+            dfd = os.open(self.root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError as exc:
+            raise KeyProviderError(
+                "E115", f"key directory root {self.root} cannot be opened ({type(exc).__name__})", hint="check the path"
+            ) from None
+        try:
+            where = self.root
+            for part in parts[:-1]:
+                where = where / part
+                try:
+                    nfd = os.open(part, flags_dir, dir_fd=dfd)
+                except OSError as exc:
+                    raise KeyProviderError(
+                        "E112" if exc.errno in (errno.ELOOP, errno.ENOTDIR) else "E115",
+                        f"key directory {where} cannot be opened as a real directory ({type(exc).__name__})",
+                        hint="mount the Secret as Kubernetes lays it out",
+                    ) from None
+                os.close(dfd)
+                dfd = nfd
+                self._check_volume_entry(os.fstat(dfd), "directory", where, True)
+            where = where / parts[-1]
+            try:
+                fd = os.open(parts[-1], flags_file, dir_fd=dfd)
+            except OSError as exc:
+                raise KeyProviderError(
+                    "E112" if exc.errno == errno.ELOOP else "E115",
+                    f"key file {where} cannot be opened as a regular file ({type(exc).__name__})",
+                    hint="the key must be a regular file of the Secret volume",
+                ) from None
+            try:
+                return self._read_fd(fd, where, volume=True)
+            finally:
+                os.close(fd)
+        finally:
+            os.close(dfd)
+
+    def _read_fd(self, fd: int, p: Path, volume: bool = False) -> bytes:
+        """The checks on an open key file (type, owner and mode, hard links, size), then its bytes."""
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise KeyProviderError(
+                "E112", f"key file {p} is not a regular file", hint="the key file must be a regular file"
+            )
+        if volume:
+            self._check_volume_entry(st, "file", p, False)
+        else:
+            self._check_owner_and_mode(st, "file", p, False)
+        if st.st_nlink > 1:
+            raise KeyProviderError(
+                "E118",
+                f"key file {p} has {st.st_nlink} hard links; a key file must have exactly one",
+                hint="copy the key to a file of its own (`cp` then `chmod 600`) and remove the other links",
+            )
+        if st.st_size > MAX_KEY_FILE_BYTES:
+            raise KeyProviderError(
+                "E115",
+                f"key file {p} is {st.st_size} bytes; a key file is at most {MAX_KEY_FILE_BYTES}",
+                hint="a .key file holds one line of hex or base64",
+            )
+        chunks, total = [], 0
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > MAX_KEY_FILE_BYTES:
+                raise KeyProviderError(
+                    "E115",
+                    f"key file {p} is over {MAX_KEY_FILE_BYTES} bytes",
+                    hint="a .key file holds one line of hex or base64",
+                )
+        return b"".join(chunks)
+
     @staticmethod
     def _check_owner_and_mode(st: os.stat_result, what: str, where: Path, is_dir: bool) -> None:
         if st.st_uid != os.geteuid():
@@ -325,7 +542,10 @@ class FileKeyProvider:
             )
 
     def _read_secure(self, p: Path) -> bytes:
-        """Bytes of key file ``p`` after the link, type, owner and mode checks (file and directory)."""
+        """Bytes of key file ``p`` after the link, type, owner and mode checks (root, directory, file)."""
+        self._check_root()
+        if self.is_secret_volume():
+            return self._read_volume(p)
         flags_dir = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
         flags_file = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
         for what, q in (("directory", p.parent), ("file", p)):
@@ -365,29 +585,7 @@ class FileKeyProvider:
                     hint="the key file must be a regular file (not a link) with mode 600",
                 ) from None
             try:
-                st = os.fstat(fd)
-                if not stat.S_ISREG(st.st_mode):
-                    raise KeyProviderError(
-                        "E112", f"key file {p} is not a regular file", hint="the key file must be a regular file"
-                    )
-                self._check_owner_and_mode(st, "file", p, False)
-                if st.st_size > MAX_KEY_FILE_BYTES:
-                    raise KeyProviderError(
-                        "E115",
-                        f"key file {p} is {st.st_size} bytes; a key file is at most {MAX_KEY_FILE_BYTES}",
-                        hint="a .key file holds one line of hex or base64",
-                    )
-                chunks, total = [], 0
-                while chunk := os.read(fd, 65536):
-                    chunks.append(chunk)
-                    total += len(chunk)
-                    if total > MAX_KEY_FILE_BYTES:
-                        raise KeyProviderError(
-                            "E115",
-                            f"key file {p} is over {MAX_KEY_FILE_BYTES} bytes",
-                            hint="a .key file holds one line of hex or base64",
-                        )
-                return b"".join(chunks)
+                return self._read_fd(fd, p)
             finally:
                 os.close(fd)
         finally:
@@ -457,14 +655,21 @@ class FileKeyProvider:
             )
         if has_wrapped:
             secret = self._unwrap(self._read_secure(w), study, key, str(w))
-            return KeyRing(study, key, secret)
+            return self._with_dates(KeyRing(study, key, secret))
         if not has_plain:
             raise KeyProviderError(
                 "E105",
                 f"no key secret for study {study!r}, key {key!r} at {p}",
                 hint=f"create one with `tide keys new --study {study} --key {key} --key-dir {self.root}`",
             )
-        return KeyRing(study, key, parse_secret(self._read_secure(p), str(p)))
+        return self._with_dates(KeyRing(study, key, parse_secret(self._read_secure(p), str(p))))
+
+    def _with_dates(self, ring: KeyRing) -> KeyRing:
+        """``ring`` with the study's date secret when ``<study>/dates.key`` (or ``.wrapped``) exists,
+        read with every check a key file gets."""
+        if ring.key == DATES_KEY or not self.has(ring.study, DATES_KEY):
+            return ring
+        return KeyRing(ring.study, ring.key, ring._secret, self.keyring(ring.study, DATES_KEY)._secret)
 
     def create(self, study: str, key: str, overwrite: bool = False) -> Path:
         p = self.path(study, key)
@@ -476,6 +681,9 @@ class FileKeyProvider:
             raise KeyProviderError(
                 "E112", f"key directory {p.parent} or file {p} is a symbolic link", hint="use real paths"
             )
+        if not os.path.lexists(self.root):
+            self.root.mkdir(parents=True, mode=0o700)
+            os.chmod(self.root, 0o700)  # whatever the umask: the root must not be group/other-writable
         p.parent.mkdir(parents=True, exist_ok=True)
         os.chmod(p.parent, 0o700)
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
@@ -490,15 +698,88 @@ class FileKeyProvider:
     def available(self) -> list[tuple[str, str]]:
         if not self.root.is_dir():
             return []
+        # names starting with '.' are skipped: a Secret volume's `..data` and `..<timestamp>` entries
         return sorted(
             {
                 (s.name, k.stem)
                 for s in self.root.iterdir()
-                if s.is_dir()
+                if _NAME_RE.match(s.name) and s.is_dir()
                 for k in s.iterdir()
-                if k.suffix in (".key", ".wrapped")
+                if k.suffix in (".key", ".wrapped") and _NAME_RE.match(k.stem) and k.stem != DATES_KEY
             }
         )
+
+
+def _private_dir(d: Path) -> None:
+    """Create ``d`` (mode 0700) or accept an existing real directory this user owns, made 0700."""
+    if not os.path.lexists(d):
+        d.mkdir(parents=True, mode=0o700)
+    st = os.lstat(d)
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise KeyProviderError(
+            "E112", f"key directory {d} is a symbolic link or not a directory", hint="install into a real directory"
+        )
+    if st.st_uid != os.geteuid():
+        raise KeyProviderError(
+            "E113",
+            f"key directory {d} is owned by uid {st.st_uid}, not by the user installing the keys (uid {os.geteuid()})",
+            hint="install into a new sub-directory of the emptyDir, e.g. --to /var/run/tide/keys",
+        )
+    os.chmod(d, 0o700)
+
+
+def install_keys(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> list[tuple[str, str]]:
+    """Copy every ``<study>/<key>.key`` / ``.wrapped`` under ``source`` (a key directory or a mounted
+    Kubernetes Secret volume, read with all of :class:`FileKeyProvider`'s checks) into ``target``:
+    directories 0700, files 0400, owned by the running user; ``.key`` secrets are validated first.
+
+    For an init container that fills a private ``emptyDir`` the main container reads with
+    ``TIDE_KEY_DIR``.  Re-running it is safe: a key already installed with the same bytes is kept; one
+    with other bytes is refused (E107, key versions are immutable).  Returns the installed (study, key)
+    pairs; never prints or returns any byte of a secret.
+    """
+    src, dst = FileKeyProvider(source), FileKeyProvider(target)
+    pairs = src.available()
+    pairs += [(s, DATES_KEY) for s in sorted({s for s, _ in pairs}) if src.has(s, DATES_KEY)]  # study date secrets
+    if not pairs:
+        raise KeyProviderError(
+            "E105",
+            f"no <study>/<key>.key or .wrapped files under {src.root}",
+            hint="a Secret's keys cannot contain '/': map each to <study>/<key>.key with `items:` (docs/deployment.md)",
+        )
+    _private_dir(dst.root)
+    for study, key in pairs:
+        plain, wrapped = src.path(study, key), src.wrapped_path(study, key)
+        if os.path.lexists(plain) and os.path.lexists(wrapped):
+            raise KeyProviderError(
+                "E117", f"both {plain.name} and {wrapped.name} exist for study {study!r}, key {key!r}", hint="keep one"
+            )
+        origin = wrapped if os.path.lexists(wrapped) else plain
+        data = src._read_secure(origin)
+        if origin is plain:  # refuse a bad secret now, in the init container, not at the first run
+            data = (parse_secret(data, str(plain)).hex() + "\n").encode()
+        out = dst.root / study / origin.name
+        _private_dir(out.parent)
+        if os.path.lexists(out):
+            if dst._read_secure(out) != data:
+                raise KeyProviderError(
+                    "E107",
+                    f"key file {out} already exists with other contents",
+                    hint="a key version is immutable; pick a new key name to rotate",
+                )
+            continue
+        tmp = out.with_name(f".{out.name}.{secrets.token_hex(4)}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o400)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, 0o400)
+            os.link(tmp, out)  # fails if `out` appeared meanwhile: never overwrites
+        finally:
+            os.unlink(tmp)
+    return pairs
 
 
 class ChainKeyProvider:

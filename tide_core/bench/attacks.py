@@ -18,8 +18,15 @@ applies, and the mitigation we ship or document.
 (c) **Hiding in plain sight.**  PHI the pipeline missed stays real among realistic surrogates.
     Can a classifier (character n-gram logistic regression; naive Bayes without scikit-learn)
     tell residual real values from surrogates?  AUC on held-out notes, 0.5 = no.
+    The class attack: name surrogate words against real name words the pipeline missed, scored by
+    "listed or generator-shaped" (an attacker who knows the lists and the generator); and whether a
+    surrogate tells if the word it replaced was listed.
 (d) **Date-shift recovery from one known real date.**  Every date of a patient moves by one
     keyed offset, so one known true date gives the offset and with it every date of that patient.
+(e) **Dates across k linked releases.**  The same notes under k = 1, 2, 3, 5, 10 keys, linked: the
+    consistent true-date window of full dates, and of month + year dates read with the patient's
+    full dates; with an offset per key, and with the study's date secret (the same offset under
+    every key), and how well dates alone link two releases under each.
 
 Values never leave this process: the report holds rates and counts only.
 """
@@ -44,7 +51,7 @@ from sklearn.linear_model import LogisticRegression
 from tide_core.anonymize.dates import ParsedDate, date_offset_days, date_part, parse_date
 from tide_core.anonymize.engine import Anonymizer
 from tide_core.anonymize.keys import KeyRing
-from tide_core.anonymize.names import surrogate_token
+from tide_core.anonymize.names import KEEP, generator_shaped, is_listed, name_words, surrogate_token
 from tide_core.errors import TideError
 from tide_core.evaluation.gold_io import GoldDoc
 from tide_core.spans import Note, ReleasedSpan, Span
@@ -54,10 +61,15 @@ STUDY = "attackbench"
 OFFSETS = [o for o in range(-180, 181) if abs(o) >= 3]  # the date-shift range (dates.py)
 
 
-def test_keyring(key: str, seed: int) -> KeyRing:
-    """A deterministic *test* key (never use outside benchmarks)."""
-    rng = random.Random(f"{seed}|{key}")
-    return KeyRing(STUDY, key, bytes(rng.randrange(256) for _ in range(32)))
+def test_keyring(key: str, seed: int, study_dates: bool = False, study: str = STUDY) -> KeyRing:
+    """A deterministic *test* key (never use outside benchmarks); ``study_dates``: with the study's
+    date secret (``<study>/dates.key``), as a provider that has one gives it."""
+    rng = random.Random(f"{seed}|{study}|{key}" if study != STUDY else f"{seed}|{key}")
+    secret = bytes(rng.randrange(256) for _ in range(32))
+    if not study_dates:
+        return KeyRing(study, key, secret)
+    drng = random.Random(f"{seed}|{study}|dates")
+    return KeyRing(study, key, secret, bytes(drng.randrange(256) for _ in range(32)))
 
 
 @dataclass
@@ -309,6 +321,205 @@ def attack_hiding(gold_docs: Sequence[GoldDoc], seed: int, miss_rate: float = 0.
     return out
 
 
+def _name_words(value: str) -> list[str]:
+    """The words of a name span that get a word surrogate (no initials, titles or digits)."""
+    return [
+        w
+        for w in name_words(value)
+        if len(w) > 1
+        and not w.isdigit()
+        and w.casefold() not in KEEP
+        and not (len(w) <= 3 and w.isupper() and not is_listed(w))  # a cluster of initials
+    ]
+
+
+def attack_name_class(
+    gold_docs: Sequence[GoldDoc],
+    seed: int,
+    miss_rate: float = 0.1,
+    shaped: Callable[[str], bool] = generator_shaped,
+) -> dict[str, Any]:
+    """The class attack on name surrogates: released name words that are surrogates (0) against
+    real name words the pipeline missed (1).  The attacker knows the lists and the generator
+    (``shaped``) and scores a word 1 when it is neither listed nor generator-shaped: a real rare
+    name.  Also: does a surrogate word tell whether the word it replaced was listed?"""
+    rng = random.Random(seed)
+    anon = Anonymizer(test_keyring("k1", seed))
+    surrogates: list[str] = []
+    replaced_listed: list[int] = []  # per surrogate word: 1 when the original word was listed
+    real: list[str] = []
+    for d in gold_docs:
+        kept = [s for s in d.spans if rng.random() >= miss_rate]
+        missed = [s for s in d.spans if s not in kept]
+        try:
+            a = anon.anonymize(Note(d.note_id, d.patient_id, d.text, d.metadata), kept)
+        except TideError:
+            continue
+        for r in a.spans:
+            if r.label not in ("PATIENT", "DOCTOR"):
+                continue
+            out_words = name_words(a.text[r.out_start : r.out_end])
+            in_words = name_words(d.text[r.start : r.end])
+            if len(out_words) != len(in_words):
+                continue
+            for w_in, w_out in zip(in_words, out_words, strict=True):
+                if _name_words(w_in) and _name_words(w_out):
+                    surrogates.append(w_out)
+                    replaced_listed.append(int(is_listed(w_in)))
+        for s in missed:
+            if s.label in ("PATIENT", "DOCTOR"):
+                real.extend(_name_words(d.text[s.start : s.end]))
+
+    def neither(w: str) -> float:
+        return 0.0 if is_listed(w) or shaped(w) else 1.0
+
+    rare = [w for w in real if not is_listed(w)]
+    s_scores = [neither(w) for w in surrogates]
+    out: dict[str, Any] = {
+        "surrogate_words": len(surrogates),
+        "real_words": len(real),
+        "real_rare_words": len(rare),
+        "surrogates_listed_or_shaped_share": 1 - sum(s_scores) / len(s_scores) if s_scores else float("nan"),
+        "real_rare_neither_share": sum(neither(w) for w in rare) / len(rare) if rare else float("nan"),
+        "auc_rare": _auc(s_scores + [neither(w) for w in rare], [0] * len(s_scores) + [1] * len(rare)),
+        "auc_all_real": _auc(s_scores + [neither(w) for w in real], [0] * len(s_scores) + [1] * len(real)),
+        "chance": 0.5,
+    }
+    # the original's class read off its surrogate: "surrogate listed" as a score for "original listed"
+    out["original_class_auc"] = _auc([float(is_listed(w)) for w in surrogates], replaced_listed)
+    same = sum(1 for w, y in zip(surrogates, replaced_listed, strict=True) if is_listed(w) == bool(y))
+    out["same_class_share"] = same / len(surrogates) if surrogates else float("nan")
+    return out
+
+
+# -- (e) dates across k linked releases -----------------------------------------------------------
+
+K_VALUES = (1, 2, 3, 5, 10)
+
+
+def _my_dates(r: Released) -> list[tuple[int, int, int, int]]:
+    """(true year, true month, released year, released month) of each month + year date."""
+    out = []
+    for s in r.spans:
+        if s.label != "DATE" or s.operator != "date.shift":
+            continue
+        try:
+            t = parse_date(r.original[s.start : s.end])
+            p = parse_date(r.text[s.out_start : s.out_end])
+        except TideError:
+            continue
+        if t.kind == "my" and p.kind == "my":
+            out.append((date_part(t.year), date_part(t.month), date_part(p.year), date_part(p.month)))
+    return out
+
+
+def _month_shift(offset: int) -> int:
+    sign = -1 if offset < 0 else 1
+    return sign * max(1, round(abs(offset) / 30.44))
+
+
+def _median(values: Sequence[float]) -> float:
+    v = sorted(values)
+    if not v:
+        return float("nan")
+    mid = len(v) // 2
+    return float(v[mid]) if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
+
+
+def attack_triangulation(
+    gold_docs: Sequence[GoldDoc],
+    seed: int,
+    study_dates: bool = False,
+    ks: Sequence[int] = K_VALUES,
+) -> dict[str, Any]:
+    """The same notes released under k keys of one study and linked (attack (a) links them all):
+    which true dates stay consistent with every copy?  ``study_dates``: the keys share the study's
+    date secret (``<study>/dates.key``).  Also measured: how well dates alone link two releases.
+
+    Full dates: a patient's dates share one offset per release, so linked full dates give the
+    differences of the k offsets exactly (``d_i - d_1 = o_i - o_1``); the offsets that keep all k
+    in the shift range are the candidates, and the consistent true dates ``d_1 - o_1`` form a
+    window whose width (days, first to last) is reported.  Month + year dates of the same patient
+    are then read with those candidate offsets: the consistent true months."""
+    k_max = max(ks)
+    rels = [release(gold_docs, test_keyring(f"k{i + 1}", seed, study_dates)) for i in range(k_max)]
+    common = sorted(set.intersection(*(set(r) for r in rels)))
+    offsets = set(OFFSETS)
+    out: dict[str, Any] = {"notes": len(common), "by_k": {}}
+    by_patient: dict[str, list[str]] = defaultdict(list)
+    for n in common:
+        by_patient[rels[0][n].patient_id].append(n)
+    for k in ks:
+        widths: list[int] = []
+        my_widths: list[int] = []
+        for notes in by_patient.values():
+            # per patient: the k-tuples of released full dates (one per date, linked by position)
+            tuples: list[tuple[date, ...]] = []
+            for n in notes:
+                per_rel = [_full_dates(rels[i][n]) for i in range(k)]
+                if len({len(x) for x in per_rel}) == 1:
+                    tuples.extend(zip(*per_rel, strict=True))
+            cands = sorted(offsets)
+            for tup in tuples:
+                deltas = [(d - tup[0]).days for d in tup]
+                cands = [o for o in cands if all((o + dl) in offsets for dl in deltas)]
+            if not tuples or not cands:
+                continue
+            span = cands[-1] - cands[0] + 1
+            widths.extend([span] * len(tuples))
+            deltas0 = [(d - tuples[0][0]).days for d in tuples[0]]
+            for n in notes:
+                per_rel_my = [_my_dates(rels[i][n]) for i in range(k)]
+                if len({len(x) for x in per_rel_my}) != 1:
+                    continue
+                for tup_my in zip(*per_rel_my, strict=True):
+                    months = set()
+                    for o in cands:  # release i moved the month by the month shift of o_1 + delta_i
+                        got = {
+                            (ry * 12 + rm - 1) - _month_shift(o + dl)
+                            for (_, _, ry, rm), dl in zip(tup_my, deltas0, strict=True)
+                        }
+                        if len(got) == 1:
+                            months |= got
+                    if months:
+                        my_widths.append(max(months) - min(months) + 1)
+        out["by_k"][k] = {
+            "full_dates": len(widths),
+            "median_window_days": _median(widths),
+            "share_window_le_90_days": sum(w <= 90 for w in widths) / len(widths) if widths else float("nan"),
+            "my_dates": len(my_widths),
+            "median_window_months": _median(my_widths),
+            "share_exact_month": sum(w == 1 for w in my_widths) / len(my_widths) if my_widths else float("nan"),
+            "share_within_3_months": sum(w <= 3 for w in my_widths) / len(my_widths) if my_widths else float("nan"),
+        }
+    out["linkage_by_dates"] = _date_linkage(rels[0], rels[1], common) if k_max > 1 else {}
+    return out
+
+
+def _date_linkage(a: dict[str, Released], b: dict[str, Released], common: Sequence[str]) -> dict[str, Any]:
+    """Notes of release A linked to release B by their released full dates alone: exact dates when
+    they agree, else the intervals between them; share of notes with full dates linked right."""
+    with_dates = [n for n in common if _full_dates(a[n])]
+    exact_b: dict[tuple[date, ...], list[str]] = defaultdict(list)
+    gaps_b: dict[tuple[int, ...], list[str]] = defaultdict(list)
+    for n in common:
+        ds = tuple(sorted(_full_dates(b[n])))
+        if ds:
+            exact_b[ds].append(n)
+            gaps_b[tuple((y - x).days for x, y in zip(ds, ds[1:], strict=False))].append(n)
+    ok_exact = ok_gaps = 0
+    for n in with_dates:
+        ds = tuple(sorted(_full_dates(a[n])))
+        ok_exact += exact_b.get(ds) == [n]
+        ok_gaps += gaps_b.get(tuple((y - x).days for x, y in zip(ds, ds[1:], strict=False))) == [n]
+    total = len(with_dates)
+    return {
+        "notes_with_full_dates": total,
+        "linked_by_exact_dates": ok_exact / total if total else float("nan"),
+        "linked_by_intervals": ok_gaps / total if total else float("nan"),
+    }
+
+
 # -- (d) date-shift recovery ---------------------------------------------------------------------
 
 
@@ -435,6 +646,13 @@ MITIGATIONS = {
     "hiding": "Residual PHI is caught by recall (known-PHI matching, the residual screen, the audit), not by "
     "blending in; keep tide_released_spans (surrogate offsets) internal: with it, anything PHI-like "
     "outside a surrogate is residual by construction.",
+    "name_class": "Every name word takes one keyed draw into one mixed space (a listed name, or a "
+    "listed-looking splice of listed names) whatever its own class, so a surrogate says nothing about the "
+    "word it replaced; a real rare name that no splice can spell still stands out: recall, not blending in.",
+    "triangulation": "Put a date secret in the study (`tide keys new --study S --key dates`): every key "
+    "version then gives a patient the same offset, so k linked releases narrow no date beyond one, at "
+    "the price of releases that the dates themselves link, and of an offset that outlives key rotation "
+    "once leaked (docs/anonymizer.md).",
     "date_shift": "By design (intervals preserved): one known real date reveals that patient's offset and "
     "so all of that patient's dates, never another patient's (per-patient offsets). Treat exact dates as "
     "quasi-identifiers: release to recipients under a data-use agreement, rotate keys per release, and "
@@ -453,7 +671,12 @@ def run(n_notes: int = 600, seed: int = 7) -> dict[str, Any]:
         "linkage": attack_linkage(gold, seed),
         "frequency": attack_frequency(seed, n_people=max(200, 4 * n_notes)),
         "hiding": attack_hiding(gold, seed),
+        "name_class": attack_name_class(gold, seed),
         "date_shift": attack_date_shift(gold, seed),
+        "triangulation": {
+            "per_key": attack_triangulation(gold, seed, study_dates=False),
+            "study_dates": attack_triangulation(gold, seed, study_dates=True),
+        },
         "mitigations": MITIGATIONS,
     }
     report["seconds"] = time.perf_counter() - t0
@@ -462,6 +685,7 @@ def run(n_notes: int = 600, seed: int = 7) -> dict[str, Any]:
 
 def format_report(r: dict[str, Any]) -> str:
     a, f, h, d = r["linkage"], r["frequency"], r["hiding"], r["date_shift"]
+    c, tri = r["name_class"], r["triangulation"]
     lines = [
         f"Attacks on our own releases ({r['notes']} in-house synthetic notes, gold spans, seed {r['seed']})",
         "",
@@ -489,6 +713,12 @@ def format_report(r: dict[str, Any]) -> str:
         lines.append(f"    {label}: AUC {v['auc']:.3f} ({v['residual']} residual vs {v['surrogates']} values)")
     lines += [
         f"    mitigation: {r['mitigations']['hiding']}",
+        f"    class attack on name words (listed or generator-shaped = surrogate): AUC {c['auc_rare']:.3f} "
+        f"against {c['real_rare_words']} real unlisted names, {c['auc_all_real']:.3f} against all "
+        f"{c['real_words']} real name words (chance {c['chance']:.1f}); {c['surrogates_listed_or_shaped_share']:.1%} "
+        f"of surrogates are listed or generator-shaped, {c['real_rare_neither_share']:.1%} of real unlisted names "
+        f"neither; the original's class read off its surrogate: AUC {c['original_class_auc']:.3f}",
+        f"    mitigation: {r['mitigations']['name_class']}",
         "",
         f"(d) date-shift recovery from one known date: {d['patients']} patients, {d['dates']} other dates",
         f"    recovered: {d['recovered_share']:.1%} of that patient's dates ("
@@ -496,6 +726,26 @@ def format_report(r: dict[str, Any]) -> str:
         + "); other patients' dates with the "
         f"same offset: {d['other_patients_recovered_share']:.1%} (chance {d['chance']:.2%})",
         f"    mitigation: {r['mitigations']['date_shift']}",
+        "",
+        f"(e) dates across k linked releases of {tri['per_key']['notes']} notes "
+        "(median consistent window; full dates in days, month + year dates with the patient's full dates in months)",
+    ]
+    for design, label in (("per_key", "offset per key"), ("study_dates", "study date secret")):
+        t = tri[design]
+        for k, v in t["by_k"].items():
+            lines.append(
+                f"    {label:17} k={k:<2}: {v['median_window_days']:.0f} days ({v['share_window_le_90_days']:.1%} "
+                f"<= 90), month + year {v['median_window_months']:.0f} months ({v['share_exact_month']:.1%} exact, "
+                f"{v['share_within_3_months']:.1%} within 3)"
+            )
+        lk = t["linkage_by_dates"]
+        if lk:
+            lines.append(
+                f"    {label:17} two releases linked by dates alone: {lk['linked_by_exact_dates']:.1%} by the dates, "
+                f"{lk['linked_by_intervals']:.1%} by their intervals ({lk['notes_with_full_dates']} notes)"
+            )
+    lines += [
+        f"    mitigation: {r['mitigations']['triangulation']}",
         "",
         f"({r['seconds']:.0f} s)",
     ]

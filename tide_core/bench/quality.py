@@ -141,6 +141,8 @@ def _summary(name: str, s: Mapping[str, Any]) -> dict[str, Any]:
     o, c = s["span"]["overall"], s["chars"]["overall"]
     cats = {k: v["uncovered_share"] for k, v in s["chars"]["category"].items() if v["gold_chars"]}
     worst = max(cats.items(), key=lambda kv: kv[1] or 0.0) if cats else ("-", None)
+    cats_al = {k: v.get("alnum_uncovered_share") for k, v in s["chars"]["category"].items() if v.get("gold_alnum")}
+    worst_al = max(cats_al.items(), key=lambda kv: kv[1] or 0.0) if cats_al else ("-", None)
     return {
         "system": name,
         "micro_recall": o["micro_recall"],
@@ -150,6 +152,9 @@ def _summary(name: str, s: Mapping[str, Any]) -> dict[str, Any]:
         "char_precision": c["char_precision"],
         "worst_category": worst[0],
         "worst_uncovered": worst[1],
+        "alnum_uncovered_share": c.get("alnum_uncovered_share"),
+        "worst_alnum_category": worst_al[0],
+        "worst_alnum_uncovered": worst_al[1],
         "verbatim_share": (s.get("verbatim") or {}).get("overall"),
         "clinical_terms_removed": s["clinical_terms"]["n_removed"],
         "clinical_terms": s["clinical_terms"]["n_terms"],
@@ -263,8 +268,9 @@ def format_report(r: Mapping[str, Any]) -> str:
         f"{'default configuration' if r['include_model'] else 'rules preset (no model)'})",
         "",
         "| corpus | notes | gold spans | micro R [95% CI] | micro P | split R | char precision | "
-        "PHI chars uncovered | worst category | surfaces verbatim | clinical terms removed |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "PHI chars uncovered | worst category | PHI letters/digits uncovered | worst category (letters/digits) | "
+        "surfaces verbatim | clinical terms removed |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in res:
         s, ci = c["summary"], c["full"]["span"]["overall"].get("ci", {}).get("micro_recall")
@@ -273,11 +279,13 @@ def format_report(r: Mapping[str, Any]) -> str:
             f"| {c['corpus']} | {c['n_notes']} | {c['n_gold_spans']} | {_f(s['micro_recall'])}{cis} | "
             f"{_f(s['micro_precision'])} | {_f(s['split_recall'])} | {_f(s['char_precision'])} | "
             f"{_f(s['uncovered_share'], True)} | {s['worst_category']} {_f(s['worst_uncovered'], True)} | "
+            f"{_f(s.get('alnum_uncovered_share'), True)} | "
+            f"{s.get('worst_alnum_category', '-')} {_f(s.get('worst_alnum_uncovered'), True)} | "
             f"{_f(s['verbatim_share'], True)} | {s['clinical_terms_removed']} / {s['clinical_terms']} |"
         )
     lines += [
         "",
-        "per category: span recall / PHI characters uncovered / surfaces verbatim",
+        "per category: span recall / PHI characters uncovered / PHI letters and digits uncovered / surfaces verbatim",
         "",
         "| category | " + " | ".join(c["corpus"] for c in res) + " |",
         "|---|" + "---|" * len(res),
@@ -293,7 +301,8 @@ def format_report(r: Mapping[str, Any]) -> str:
                 cells.append("-")
                 continue
             cells.append(
-                f"{_f(sc.get('recall'))} / {_f(ch.get('uncovered_share'), True)} / {_f(vb.get('share'), True)}"
+                f"{_f(sc.get('recall'))} / {_f(ch.get('uncovered_share'), True)} / "
+                f"{_f(ch.get('alnum_uncovered_share'), True)} / {_f(vb.get('share'), True)}"
             )
         lines.append(f"| {lab} | " + " | ".join(cells) + " |")
     for c in res:
@@ -302,13 +311,14 @@ def format_report(r: Mapping[str, Any]) -> str:
                 "",
                 f"ablation on {c['corpus']} (point estimates)",
                 "",
-                "| system | micro R | micro P | PHI chars uncovered | char precision |",
-                "|---|---|---|---|---|",
+                "| system | micro R | micro P | PHI chars uncovered | PHI letters/digits uncovered | char precision |",
+                "|---|---|---|---|---|---|",
             ]
             for a in c["ablation"]:
                 lines.append(
                     f"| {a['system']} | {_f(a['micro_recall'])} | {_f(a['micro_precision'])} | "
-                    f"{_f(a['uncovered_share'], True)} | {_f(a['char_precision'])} |"
+                    f"{_f(a['uncovered_share'], True)} | {_f(a.get('alnum_uncovered_share'), True)} | "
+                    f"{_f(a['char_precision'])} |"
                 )
     lines.append("")
     for c in res:

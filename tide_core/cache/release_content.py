@@ -39,17 +39,21 @@ def row_hash(study: str, key: str, row: Mapping[str, object]) -> str:
 HASHED_COLUMNS = (*RESEARCHER_COLUMNS, *VERSION_COLUMNS)
 
 
-def verify_rows(study: str, key: str, rows: Sequence[Mapping[str, object]]) -> None:
-    """Fail closed (E937 / E932) unless every row's stored ``row_hash`` is the hash of its content:
-    a row edited after anonymization is content no check, audit or version vouched for."""
+def unverified_counts(study: str, key: str, rows: Sequence[Mapping[str, object]]) -> tuple[int, int]:
+    """(rows without a row hash, rows whose stored hash is not the hash of their content)."""
     missing = sum(1 for r in rows if not r.get("row_hash"))
+    bad = sum(1 for r in rows if r.get("row_hash") and r["row_hash"] != row_hash(study, key, r))
+    return missing, bad
+
+
+def raise_unverified(study: str, key: str, missing: int, bad: int) -> None:
+    """Fail closed (E932 / E937) when any row lacks its hash or does not match it."""
     if missing:
         raise InputError(
             "E932",
             f"{missing} released rows of {study}/{key} carry no row hash",
             hint="re-run anonymization for this (study, key) (tide run --stage anonymize, or release_job)",
         )
-    bad = sum(1 for r in rows if r["row_hash"] != row_hash(study, key, r))
     if bad:
         raise InputError(
             "E937",
@@ -57,6 +61,12 @@ def verify_rows(study: str, key: str, rows: Sequence[Mapping[str, object]]) -> N
             "after anonymization",
             hint="re-run anonymization for this (study, key); find out who edited tide_deid_notes",
         )
+
+
+def verify_rows(study: str, key: str, rows: Sequence[Mapping[str, object]]) -> None:
+    """Fail closed (E937 / E932) unless every row's stored ``row_hash`` is the hash of its content:
+    a row edited after anonymization is content no check, audit or version vouched for."""
+    raise_unverified(study, key, *unverified_counts(study, key, rows))
 
 
 def content_fingerprint(hashes: Iterable[str]) -> str:

@@ -1,4 +1,4 @@
-"""``tide keys``: create and list key versions (the secrets themselves are never printed)."""
+"""``tide keys``: create, list and install key versions (the secrets themselves are never printed)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from tide_core.anonymize.keys import FileKeyProvider, provider_from_env
 from tide_core.cli.common import add_keys
+from tide_core.cli.keys_install import register_install
 
 if TYPE_CHECKING:
     from tide_core.anonymize.keys import FileKeyProvider
@@ -23,6 +24,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ls = ks.add_parser("list", help="list (study, key) pairs the key directory holds")
     add_keys(ls)
     ls.set_defaults(func=run_list)
+    register_install(ks)
 
 
 def _file_provider(args: argparse.Namespace) -> FileKeyProvider:

@@ -24,6 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from tide_core.anonymize.keys import check_name
 from tide_core.config import TideConfig
 from tide_core.engine.validation import (
     _as_str_id,
@@ -32,7 +33,7 @@ from tide_core.engine.validation import (
     validate_chunk,
     validate_numbered,
 )
-from tide_core.errors import ConfigError, InputError
+from tide_core.errors import ConfigError, InputError, KeyProviderError
 from tide_core.io.warehouse import REF, ShardingWarehouse, ShardSource, StreamingWarehouse, Warehouse
 from tide_core.spans import Note, Quarantined
 
@@ -133,6 +134,75 @@ def open_source(
         ids = [_as_str_id(v) for v in wh.read_table(name, ["note_id"], where).column("note_id").to_pylist()]
         dups = frozenset(k for k, c in Counter(i for i in ids if i is not None).items() if c > 1)
     return StudySource(wh, name, where, rows, wh.count(name, where), dups, config.max_note_chars)
+
+
+@dataclass(frozen=True)
+class StudyValueCensus:
+    """Rows of a notes table that belong to no study: counts only, never the values."""
+
+    n_null: int = 0  # study NULL or empty
+    n_ill_formed: int = 0  # a study value that is not a study name (check_name)
+    n_ill_formed_values: int = 0  # distinct such values
+
+    def warnings(self, table: str) -> list[str]:
+        """The E620 / E621 lines of a run report (empty when every row has a study)."""
+        out = []
+        if self.n_null:
+            out.append(
+                f"[E620] {self.n_null} row(s) of notes table {table!r} have no study (NULL or empty): no study "
+                "run reads them; give them a study, or drop the study column to make the table one study"
+            )
+        if self.n_ill_formed:
+            out.append(
+                f"[E621] {self.n_ill_formed} row(s) of notes table {table!r} have a study value that is not a "
+                f"study name ({self.n_ill_formed_values} distinct value(s), e.g. with spaces or invisible "
+                "characters): they are not discovered as studies and no study run reads them; fix the values "
+                "(1-63 letters, digits, '_', '.', '-', starting with a letter or digit)"
+            )
+        return out
+
+
+def is_study_name(value: object) -> bool:
+    """Whether a notes table's ``study`` value names a study (the names keys and partitions accept)."""
+    if value is None or isinstance(value, (bytes, bytearray, memoryview)):
+        return False
+    try:
+        check_name("study", value if isinstance(value, str) else str(value))
+    except KeyProviderError:
+        return False
+    return True
+
+
+def study_value_census(wh: Warehouse, table: str) -> StudyValueCensus:
+    """Count the rows of ``table`` whose ``study`` is NULL, empty or not a study name (one scan of the column)."""
+    if not wh.table_exists(table) or "study" not in wh.columns(table):
+        return StudyValueCensus()
+    counts: Counter[object] = Counter()
+    if isinstance(wh, StreamingWarehouse):
+        for batch in wh.iter_batches(table, ["study"], None, _CENSUS_BATCH_ROWS):
+            counts.update(_hashable(v) for v in batch.column("study").to_pylist())
+    else:
+        counts.update(_hashable(v) for v in wh.read_table(table, ["study"]).column("study").to_pylist())
+    null = sum(n for v, n in counts.items() if v is None or v == "")
+    bad = {v: n for v, n in counts.items() if v is not None and v != "" and not is_study_name(v)}
+    return StudyValueCensus(null, sum(bad.values()), len(bad))
+
+
+def study_value_warnings(wh: Warehouse, table: str) -> list[str]:
+    """:meth:`StudyValueCensus.warnings` of ``table``'s census."""
+    return study_value_census(wh, table).warnings(table)
+
+
+_CENSUS_BATCH_ROWS = 100_000
+
+
+def _hashable(value: object) -> object:
+    """A study value as a Counter key (a LIST or STRUCT study column's values are not hashable)."""
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value
 
 
 def _batches(src: StudySource) -> Iterator[pa.RecordBatch]:

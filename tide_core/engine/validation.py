@@ -32,14 +32,47 @@ class ValidatedInput:
 
 
 def check_columns(columns: Iterable[str], table: str = "notes") -> None:
-    missing = [c for c in REQUIRED_COLUMNS if c not in set(columns)]
+    """Refuse a notes table without the required columns (E600), naming the columns it has.
+
+    Column names are matched exactly: ``NOTE_ID`` is not ``note_id`` (BigQuery and Parquet
+    keep the case, and the rows read carry the names as stored); the error says which names
+    differ only in case, so a view can rename them.
+    """
+    have = list(columns)
+    missing = [c for c in REQUIRED_COLUMNS if c not in set(have)]
     if missing:
+        by_fold = {c.casefold(): c for c in have}
+        cased = [f"{by_fold[c]} -> {c}" for c in missing if c in by_fold]
+        shown = ", ".join(have[:_SHOWN_COLUMNS]) + (f", ... ({len(have)} in all)" if len(have) > _SHOWN_COLUMNS else "")
+        rename = f"; these differ only in case, rename them: {', '.join(cased)}" if cased else ""
         raise ConfigError(
             "E600",
             f"table {table} lacks required column(s) {', '.join(missing)}",
-            hint="the notes table needs note_id, patient_id, text (+ optional note_date, "
-            "note_type, source, site); map your columns with a view",
+            hint=f"expected {', '.join(REQUIRED_COLUMNS)}; found {shown or 'no columns'}{rename}. The notes table "
+            "needs note_id, patient_id, text (+ optional note_date, note_type, source, site), named in lower "
+            "case; map your columns with a view (CREATE VIEW notes AS SELECT NOTE_ID AS note_id, ...)",
         )
+
+
+#: How many of a table's column names an E600 error lists.
+_SHOWN_COLUMNS = 20
+
+
+def _type_name(value: Any) -> str:
+    """The kind of a non-text value, as SQL names it (never the value itself)."""
+    if isinstance(value, bool):
+        return "BOOLEAN"
+    if isinstance(value, int):
+        return "INTEGER"
+    if isinstance(value, float):
+        return "FLOAT"
+    if isinstance(value, (list, tuple)):
+        return "LIST"
+    if isinstance(value, dict):
+        return "STRUCT or MAP"
+    if isinstance(value, (dt.date, dt.datetime, dt.time)):
+        return "DATE or TIME"
+    return type(value).__name__.upper()
 
 
 def _as_str_id(value: Any) -> str | None:
@@ -78,6 +111,14 @@ def _validate_row(i: int, row: Mapping[str, Any], max_chars: int) -> Note | Quar
     patient_id = _as_str_id(row.get("patient_id"))
     text = row.get("text")
     if note_id is None:
+        raw = row.get("note_id")
+        if isinstance(raw, (bytes, bytearray, memoryview)) and bytes(raw).strip():
+            return q(
+                None,
+                patient_id,
+                "E623",
+                f"row {i}: note_id is bytes that are not valid UTF-8 text; store note ids as VARCHAR (UTF-8)",
+            )
         return q(None, patient_id, "E601", f"row {i}: note_id is null or empty")
     if patient_id is None:
         return q(
@@ -98,7 +139,15 @@ def _validate_row(i: int, row: Mapping[str, Any], max_chars: int) -> Note | Quar
                 f"row {i} (note {note_id}): text is not valid UTF-8 "
                 f"(byte offset {exc.start}); re-export the note as UTF-8",
             )
-    if text is None or not isinstance(text, str) or not text.strip():
+    if text is not None and not isinstance(text, str):
+        return q(
+            note_id,
+            patient_id,
+            "E622",
+            f"row {i} (note {note_id}): text is a {_type_name(text)} value, expected VARCHAR (STRING) "
+            "or UTF-8 BLOB (BYTES); cast the column to text in a view",
+        )
+    if text is None or not text.strip():
         return q(note_id, patient_id, "E604", f"row {i} (note {note_id}): text is null or empty")
     try:
         text.encode("utf-8")

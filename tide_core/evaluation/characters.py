@@ -9,6 +9,10 @@ one boolean array per label (numpy), and sum over documents:
   Every character inside a gold span counts, whitespace and punctuation included (a gold span
   "John Smith" is 10 characters).  Overall, a character inside several gold spans counts once;
   per category, it counts in each category whose span contains it.
+- **letters/digits uncovered share** (what a reader could use), per category and overall: the
+  same share counted only over gold characters that are letters or digits (``str.isalnum``, any
+  script), so the spaces, commas and dashes a span convention leaves unlabelled do not count
+  ("John Smith" is 9 letters).  Offsets beyond the document text count as neither.
 - **same-label covered share**, per category and overall: the share of gold characters covered
   by a prediction whose (scoring) label equals the gold label -- covered *and* correctly typed.
   Overall: gold characters covered by a prediction of the label of at least one gold span
@@ -62,8 +66,12 @@ class CharacterMetrics:
     same_label_chars: dict[str, int]  # gold chars covered by a prediction of the same label
     pred_chars: dict[str, int]  # per predicted label: union of its predicted characters
     pred_in_gold_chars: dict[str, int]  # ... of which inside some gold span (any label)
+    gold_alnum: dict[str, int] = field(default_factory=dict)  # letters/digits of the category
+    uncovered_alnum: dict[str, int] = field(default_factory=dict)  # ... that no prediction covers
     total_gold_chars: int = 0  # union over labels
     total_uncovered_chars: int = 0
+    total_gold_alnum: int = 0
+    total_uncovered_alnum: int = 0
     total_same_label_chars: int = 0
     total_pred_chars: int = 0  # union of all predicted spans
     total_pred_in_gold_chars: int = 0
@@ -74,6 +82,12 @@ class CharacterMetrics:
         if label is None:
             return _share(self.total_uncovered_chars, self.total_gold_chars)
         return _share(self.uncovered_chars[label], self.gold_chars[label])
+
+    def alnum_uncovered_share(self, label: str | None = None) -> float | None:
+        """Share of gold PHI letters and digits no prediction covers (overall, or one category)."""
+        if label is None:
+            return _share(self.total_uncovered_alnum, self.total_gold_alnum)
+        return _share(self.uncovered_alnum.get(label, 0), self.gold_alnum.get(label, 0))
 
     def covered_share(self, label: str | None = None) -> float | None:
         """1 − uncovered share: character recall ignoring labels."""
@@ -98,6 +112,9 @@ class CharacterMetrics:
                 "gold_chars": self.gold_chars[lab],
                 "uncovered_chars": self.uncovered_chars[lab],
                 "uncovered_share": self.uncovered_share(lab),
+                "gold_alnum": self.gold_alnum.get(lab, 0),
+                "uncovered_alnum": self.uncovered_alnum.get(lab, 0),
+                "alnum_uncovered_share": self.alnum_uncovered_share(lab),
                 "same_label_chars": self.same_label_chars[lab],
                 "same_label_share": self.same_label_share(lab),
                 "pred_chars": self.pred_chars[lab],
@@ -112,6 +129,9 @@ class CharacterMetrics:
                 "gold_chars": self.total_gold_chars,
                 "uncovered_chars": self.total_uncovered_chars,
                 "uncovered_share": self.uncovered_share(),
+                "gold_alnum": self.total_gold_alnum,
+                "uncovered_alnum": self.total_uncovered_alnum,
+                "alnum_uncovered_share": self.alnum_uncovered_share(),
                 "same_label_chars": self.total_same_label_chars,
                 "same_label_share": self.same_label_share(),
                 "pred_chars": self.total_pred_chars,
@@ -129,6 +149,15 @@ def _masks(spans: Sequence[Span], n: int, index: Mapping[str, int], label_map: M
         c = index.get(lab) if lab is not None else None
         if c is not None:
             m[c, s.start : s.end] = True
+    return m
+
+
+def _alnum_mask(text: str, n: int) -> np.ndarray:
+    """(n,) boolean array: which offsets of ``text`` hold a letter or digit (any script)."""
+    m = np.zeros(n, dtype=bool)
+    if text:
+        k = min(n, len(text))
+        m[:k] = np.fromiter((ch.isalnum() for ch in text[:k]), dtype=bool, count=k)
     return m
 
 
@@ -156,7 +185,9 @@ def character_metrics(
     same_n = np.zeros(c, dtype=np.int64)
     pred_n = np.zeros(c, dtype=np.int64)
     pig_n = np.zeros(c, dtype=np.int64)
-    tot = np.zeros(5, dtype=np.int64)  # gold, uncovered, same-label, pred, pred-in-gold
+    gal_n = np.zeros(c, dtype=np.int64)
+    ual_n = np.zeros(c, dtype=np.int64)
+    tot = np.zeros(7, dtype=np.int64)  # gold, uncovered, same-label, pred, pred-in-gold, gold/uncovered alnum
     for doc in gold_docs:
         p_spans = pred.get(doc.note_id, ())
         n = max([len(doc.text)] + [s.end for s in doc.spans] + [s.end for s in p_spans])
@@ -168,12 +199,25 @@ def character_metrics(
         same_n += (g & p).sum(1)
         pred_n += p.sum(1)
         pig_n += (p & g_any).sum(1)
-        tot += [g_any.sum(), (g_any & ~p_any).sum(), (g & p).any(0).sum(), p_any.sum(), (p_any & g_any).sum()]
+        alnum = _alnum_mask(doc.text, n)
+        g_al = g & alnum
+        gal_n += g_al.sum(1)
+        ual_n += (g_al & ~p_any).sum(1)
+        g_any_al = g_any & alnum
+        tot += [
+            g_any.sum(),
+            (g_any & ~p_any).sum(),
+            (g & p).any(0).sum(),
+            p_any.sum(),
+            (p_any & g_any).sum(),
+            g_any_al.sum(),
+            (g_any_al & ~p_any).sum(),
+        ]
 
     def per(a: np.ndarray) -> dict[str, int]:
         return {lab: int(a[i]) for i, lab in enumerate(labels)}
 
-    total_gold, total_unc, total_same, total_pred, total_pig = (int(x) for x in tot)
+    total_gold, total_unc, total_same, total_pred, total_pig, total_gal, total_ual = (int(x) for x in tot)
     return CharacterMetrics(
         labels,
         len(gold_docs),
@@ -182,11 +226,15 @@ def character_metrics(
         per(same_n),
         per(pred_n),
         per(pig_n),
-        total_gold,
-        total_unc,
-        total_same,
-        total_pred,
-        total_pig,
+        gold_alnum=per(gal_n),
+        uncovered_alnum=per(ual_n),
+        total_gold_chars=total_gold,
+        total_uncovered_chars=total_unc,
+        total_same_label_chars=total_same,
+        total_pred_chars=total_pred,
+        total_pred_in_gold_chars=total_pig,
+        total_gold_alnum=total_gal,
+        total_uncovered_alnum=total_ual,
         label_set=ls.name,
     )
 

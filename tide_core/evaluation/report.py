@@ -120,18 +120,22 @@ def _characters_md(d: dict[str, Any]) -> list[str]:
         "### Character level (privacy view)",
         "",
         f"Gold PHI characters left uncovered by any prediction: **{_fmt(o['uncovered_share'])}** "
-        f"({o['uncovered_chars']} of {o['gold_chars']}); covered by the same label "
+        f"({o['uncovered_chars']} of {o['gold_chars']}); letters and digits left uncovered: "
+        f"**{_fmt(o.get('alnum_uncovered_share'))}** ({o.get('uncovered_alnum', 0)} of {o.get('gold_alnum', 0)}); "
+        "covered by the same label "
         f"{_fmt(o['same_label_share'])}; character precision {_fmt(o['char_precision'])} "
         f"({o['pred_in_gold_chars']} of {o['pred_chars']} predicted characters inside gold PHI).",
         "",
-        "| label | gold chars | uncovered share | same-label share | predicted chars | char precision |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| label | gold chars | uncovered share | gold letters/digits | letters/digits uncovered | "
+        "same-label share | predicted chars | char precision |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for lab, m in ch["category"].items():
         if m["gold_chars"] == 0 and m["pred_chars"] == 0:
             continue
         lines.append(
-            f"| {lab} | {m['gold_chars']} | {_fmt(m['uncovered_share'])} | {_fmt(m['same_label_share'])} | "
+            f"| {lab} | {m['gold_chars']} | {_fmt(m['uncovered_share'])} | {m.get('gold_alnum', 0)} | "
+            f"{_fmt(m.get('alnum_uncovered_share'))} | {_fmt(m['same_label_share'])} | "
             f"{m['pred_chars']} | {_fmt(m['char_precision'])} |"
         )
     ct = d.get("clinical_terms_removed")

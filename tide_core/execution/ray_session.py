@@ -3,7 +3,9 @@
 ``RAY_ADDRESS`` (or ``RayRecognitionConfig.address``) selects an existing cluster
 (``ray://head:10001`` through Ray Client, or ``auto`` on a cluster node).  Without one we start a
 quiet local Ray with a private temp dir (several runs on one machine must not share
-``/tmp/ray``) and no dashboard.  A session that is already initialised is reused as is.
+``/tmp/ray``), no dashboard, and as many CPUs as this process owns (``TIDE_RAY_NUM_CPUS``, else
+the cgroup CPU quota and affinity mask, :func:`tide_core.threads.allotted_cpus`).  A session
+that is already initialised is reused as is.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 import ray
 
 from tide_core.errors import ConfigError
+from tide_core.threads import allotted_cpus
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +61,8 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, num_gpus
             ) from exc
     else:
         tmp = os.environ.get("RAY_TMPDIR") or tempfile.mkdtemp(prefix="tide-ray-")
-        cpus = (
-            num_cpus if num_cpus is not None else int(os.environ.get("TIDE_RAY_NUM_CPUS", 0)) or (os.cpu_count() or 2)
-        )
+        # the CPUs this process owns (cgroup quota, affinity), never the machine's core count
+        cpus = num_cpus if num_cpus is not None else int(os.environ.get("TIDE_RAY_NUM_CPUS", 0)) or allotted_cpus()
         ray.init(num_cpus=cpus, num_gpus=num_gpus, include_dashboard=False, _temp_dir=tmp, **kwargs)
     return ray
 

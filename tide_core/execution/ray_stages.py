@@ -40,9 +40,9 @@ from tide_core.engine.recognition import (
     spans_to_original,
 )
 from tide_core.errors import RecognitionError, TideError
-from tide_core.plugins import load_dotted
 from tide_core.recognizers import registry
 from tide_core.spans import Note, Span
+from tide_core.threads import allotted_threads, configure_torch
 
 
 @dataclass
@@ -193,8 +193,11 @@ class PredictStage(_Stage):
         threads: int | None = None,
         **kw: Any,
     ):
-        if threads:  # torch by its dotted path: rules-only actors never import it (~2 s each)
-            load_dotted("torch:set_num_threads")(int(threads))
+        # torch's threads from what this actor owns (its num_cpus, the node's cgroup quota and
+        # affinity), ``threads`` only lowering it; torch is loaded by its dotted path there, so
+        # rules-only actors never import it (~2 s each)
+        allotted = allotted_threads()
+        configure_torch(min(int(threads), allotted) if threads else allotted)
         super().__init__(specs, factories, indices, **kw)
 
     def process(self, group: Group) -> None:

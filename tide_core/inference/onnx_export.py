@@ -109,11 +109,3 @@ def onnx_model(model_dir: str | os.PathLike[str], runtime: str, model_hash: str 
             hint="use runtime='torch' for this model (the ONNX export supports BERT-style token classifiers)",
         ) from None
     return OnnxModel(final, runtime, h, built=True)
-
-
-def available_cores() -> int:
-    """Cores this process may run on (the affinity mask where the OS has one)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)

@@ -1,9 +1,9 @@
 """Run an exported token classifier with ONNX Runtime: padded batches in, argmax tags and probabilities out.
 
 One ``InferenceSession`` per process, sequential execution, full graph optimizations, and
-intra-op threads = ``threads`` if given, else torch's intra-op thread count when torch is loaded
-(so an executor that sized torch's threads per actor, as the Ray pipeline does, sizes these too;
-by default torch counts the physical cores), else every core this process may use.  ``forward`` takes windows of
+intra-op threads = ``threads`` if given, else the threads this process or Ray worker is allotted
+(:func:`tide_core.threads.allotted_threads`: ``TIDE_THREADS``, the actor's ``num_cpus``, the cgroup
+CPU quota, the affinity mask; never the machine's core count), inter-op threads 1.  ``forward`` takes windows of
 token ids already grouped by the caller (length-sorted, so each batch is padded only to its own
 longest window) and returns, per token, the argmax tag id and its softmax probability, computed
 in float32 exactly like the PyTorch path does.
@@ -11,7 +11,6 @@ in float32 exactly like the PyTorch path does.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 
-from tide_core.inference.onnx_export import available_cores
+from tide_core.threads import allotted_threads
 
 
 class OnnxTokenClassifier:
@@ -49,11 +48,8 @@ class OnnxTokenClassifier:
 
 
 def default_threads() -> int:
-    """torch's intra-op threads when torch is loaded (set per actor by executors), else all cores."""
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        return max(1, int(torch.get_num_threads()))
-    return available_cores()
+    """The intra-op threads of a session built without ``threads``: what this process or Ray worker owns."""
+    return allotted_threads()
 
 
 def argmax_probs(logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

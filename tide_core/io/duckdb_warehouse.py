@@ -8,7 +8,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import duckdb
@@ -23,11 +23,17 @@ log = logging.getLogger("tide.warehouse")
 
 _ROWID = "__tide_rowid"  # iter_batches' resume column (never a user column: it starts with two underscores)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_VIEW_REF = "__tide_view_ref"  # a view's row numbers (views have no rowid), never a user column
 
 
 def _literal(text: str) -> str:
     """A SQL string literal's body (COPY takes its file name as a literal, not a parameter)."""
     return text.replace("'", "''")
+
+
+def _quoted(column: str) -> str:
+    """A column name of the user's (any characters) as a quoted DuckDB identifier."""
+    return '"' + column.replace('"', '""') + '"'
 
 
 def _ident(name: str, what: str = "table") -> str:
@@ -82,6 +88,34 @@ def _is_lock_conflict(exc: duckdb.Error) -> bool:
     return isinstance(exc, duckdb.IOException) and "lock" in str(exc).lower()
 
 
+#: A lock wait is logged at WARNING when it starts and every this many seconds while it lasts.
+LOCK_LOG_EVERY_S = 5.0
+_HOLDER = re.compile(r"Conflicting lock is held in (?P<program>.*?) \(PID (?P<pid>\d+)\)")
+
+
+def lock_holder(exc: BaseException) -> tuple[int | None, str]:
+    """(PID, program) of the process DuckDB's lock error names ("Conflicting lock is held in
+    /usr/bin/python3 (PID 123)"), or (None, "") when the message names none."""
+    m = _HOLDER.search(str(exc))
+    return (int(m["pid"]), m["program"]) if m else (None, "")
+
+
+def _holder(exc: BaseException) -> str:
+    pid, program = lock_holder(exc)
+    return f"PID {pid} ({program})" if pid is not None else "PID not reported"
+
+
+def _log_lock_wait(path: str, exc: BaseException, waited: float, limit: float) -> None:
+    log.warning(
+        "waiting for DuckDB file lock held by %s for %.0f s (file %s; giving up after %g s, %s)",
+        _holder(exc),
+        waited,
+        path,
+        limit,
+        LOCK_WAIT_ENV,
+    )
+
+
 def memory_limit_setting(value: str | None = None) -> str:
     """The buffer-pool limit to use: ``value``, else ``$TIDE_DUCKDB_MEMORY_LIMIT``, else the default."""
     chosen = value if value is not None else os.environ.get(MEMORY_LIMIT_ENV, "").strip() or DEFAULT_MEMORY_LIMIT
@@ -128,9 +162,10 @@ class DuckDBWarehouse:
     # -- helpers -------------------------------------------------------------------------
     def _connect(self) -> duckdb.DuckDBPyConnection:
         """Connect, waiting up to ``lock_wait_s`` while another process holds the file's lock."""
-        deadline = time.monotonic() + self._lock_wait_s
+        start = time.monotonic()
+        deadline = start + self._lock_wait_s
         poll = _FIRST_POLL_S
-        waited = False
+        next_log = start  # the wait is logged when it starts, then every LOCK_LOG_EVERY_S
         while True:
             try:
                 con = duckdb.connect(self.path, read_only=self._read_only)
@@ -147,14 +182,17 @@ class DuckDBWarehouse:
                     raise WarehouseError(
                         "E303",
                         f"cannot open DuckDB file {self.path}: another process held its lock for "
-                        f"{self._lock_wait_s:g} s",
+                        f"{self._lock_wait_s:g} s ({_holder(exc)})",
                         hint=f"wait for that process (or stop it), or raise {LOCK_WAIT_ENV}",
                     ) from None
-                if not waited:
-                    log.info("DuckDB file %s is locked by another process; waiting up to %g s", self.path, left)
-                    waited = True
+                now = time.monotonic()
+                if now >= next_log:
+                    _log_lock_wait(self.path, exc, now - start, self._lock_wait_s)
+                    next_log = now + LOCK_LOG_EVERY_S
                 time.sleep(min(poll, left))
                 poll = min(poll * 2, _MAX_POLL_S)
+        if next_log > start:
+            log.info("DuckDB file %s: lock acquired after %.1f s", self.path, time.monotonic() - start)
         # SET, not connect(config=...): DuckDB refuses a second connection to the same file in the
         # same process with a different configuration, so a plain duckdb.connect(path) beside a
         # warehouse (a notebook, a report) keeps working
@@ -201,6 +239,27 @@ class DuckDBWarehouse:
                 f"table {self.schema}.{name} does not exist in {self.url}",
                 hint="load the notes table first (e.g. `tide demo`) or check --notes-table",
             )
+
+    def _is_view(self, name: str) -> bool:
+        with self._lock:
+            row = self._con.execute(
+                "SELECT table_type FROM information_schema.tables WHERE table_schema = ? AND table_name = ?",
+                [self.schema, name],
+            ).fetchone()
+        return row is not None and str(row[0]).upper() == "VIEW"
+
+    def _numbered(self, name: str) -> tuple[str, str]:
+        """What to read ``name``'s rows from, and the expression of each row's reference.
+
+        A table: itself, by ``rowid`` (storage order).  A view has no ``rowid``: its rows are
+        numbered by ``row_number()`` over all its columns as text, one deterministic order for
+        unchanged contents (rows equal in every column are interchangeable), computed again by
+        every read (a view is sorted once per batch: a table reads faster for a large study).
+        """
+        if not self._is_view(name):
+            return self._q(name), "rowid"
+        order = ", ".join(f"CAST({_quoted(c)} AS VARCHAR)" for c in self.columns(name))
+        return f"(SELECT row_number() OVER (ORDER BY {order}) AS {_VIEW_REF}, * FROM {self._q(name)})", _VIEW_REF
 
     def read_table(
         self, name: str, columns: Sequence[str] | None = None, where: Mapping[str, object] | None = None
@@ -293,6 +352,46 @@ class DuckDBWarehouse:
         """Replace several partitions in one transaction: a crash leaves all old rows or all new."""
         return self.publish((), writes)
 
+    def replace_partitions_streamed(
+        self,
+        streams: Sequence[tuple[str, Mapping[str, object] | None, Callable[[], Iterator[pa.Table]]]],
+        writes: Sequence[PartitionWrite] = (),
+    ) -> int:
+        """:meth:`replace_partitions` with rows that arrive in batches: one transaction deletes each
+        stream's partition (``None``: deletes nothing, appends) and inserts its batches as they come
+        (the caller holds one batch at a time; DuckDB writes a large transaction's rows to the file
+        as it goes), then the in-memory
+        ``writes``; a reader sees every table of the commit or none.  A stream's batch generator
+        may read this warehouse (it runs inside the transaction and sees its own writes)."""
+        check_writes(writes)
+        names = [n for n, _, _ in streams] + [w.name for w in writes]
+        if len(set(names)) != len(names):
+            raise ConfigError("E308", "a table appears twice in one commit", hint="this is a bug in the caller")
+        n = 0
+        with self._transaction():
+            for name, partition, batches in streams:
+                deleted = False
+                for table in batches():
+                    if partition is not None:
+                        check_partition_rows(name, table, partition)
+                    self._create_if_missing(name, table)
+                    if not deleted and partition is not None:
+                        clause, params = self._where(partition)
+                        self._con.execute(f"DELETE FROM {self._q(name)}{clause}", params)
+                        deleted = True
+                    self._insert(name, table)
+                    n += int(table.num_rows)
+                if not deleted and partition is not None and self.table_exists(name):
+                    clause, params = self._where(partition)
+                    self._con.execute(f"DELETE FROM {self._q(name)}{clause}", params)
+            for w in writes:
+                clause, params = self._where(w.partition)
+                self._create_if_missing(w.name, w.table)
+                self._con.execute(f"DELETE FROM {self._q(w.name)}{clause}", params)
+                self._insert(w.name, w.table)
+                n += int(w.table.num_rows)
+        return n
+
     # -- staged writes (tide_core.io.staging) ----------------------------------------------
     def staging_target(self) -> StagingTarget:
         """Workers stage Parquet files beside the database; only this process writes the file."""
@@ -353,7 +452,7 @@ class DuckDBWarehouse:
         where: Mapping[str, object] | None = None,
         batch_rows: int = 1000,
     ) -> Iterator[pa.RecordBatch]:
-        """Stream rows in storage order (``rowid``), ``batch_rows`` at a time.
+        """Stream rows in storage order (``rowid``; a view's: :meth:`_numbered`), ``batch_rows`` at a time.
 
         One short query per batch, resuming after the last ``rowid`` read (DuckDB prunes the scan
         to the row groups past it: ~15 ms per 2,000-note batch at any depth of a 200k-note table).
@@ -380,15 +479,17 @@ class DuckDBWarehouse:
         self, name: str, columns: Sequence[str] | None, where: Mapping[str, object] | None, batch_rows: int
     ) -> Iterator[pa.RecordBatch]:
         self._require(name)
-        cols = ", ".join(_ident(c, "column") for c in columns) if columns else "*"
+        source, ref = self._numbered(name)
+        every = "*" if ref == "rowid" else f"* EXCLUDE ({_VIEW_REF})"
+        cols = ", ".join(_ident(c, "column") for c in columns) if columns else every
         clause, params = self._where(where)
-        after = f"{clause} AND rowid > ?" if clause else " WHERE rowid > ?"
+        after = f"{clause} AND {ref} > ?" if clause else f" WHERE {ref} > ?"
         rows = max(1, int(batch_rows))
         last = -1
         while True:
             with self._lock:
                 table = self._con.execute(
-                    f"SELECT rowid AS {_ROWID}, {cols} FROM {self._q(name)}{after} ORDER BY rowid LIMIT ?",
+                    f"SELECT {ref} AS {_ROWID}, {cols} FROM {source}{after} ORDER BY {ref} LIMIT ?",
                     [*params, last, rows],
                 ).fetch_arrow_table()
             if table.num_rows == 0:
@@ -401,7 +502,7 @@ class DuckDBWarehouse:
                 return
 
     def open_shards(self, name: str, where: Mapping[str, object] | None = None) -> ShardSource:
-        """The notes table itself: chunks are planned from its ``rowid`` (no copy of the study)."""
+        """The notes table itself: chunks are planned from its ``rowid`` or a view's row numbers (no copy)."""
         self._require(name)
         return ShardSource(name, where)
 
@@ -433,10 +534,12 @@ class DuckDBWarehouse:
         out = Path(path)
         tmp = out.with_name(out.name + ".part")
         lo, hi = (min(refs), max(refs)) if refs else (0, -1)
+        source, ref = self._numbered(name)
+        every = "t.*" if ref == "rowid" else f"t.* EXCLUDE ({_VIEW_REF})"
         query = (
-            f"COPY (SELECT t.*, r.n AS {SHARD_ROW} FROM {self._q(name)} AS t "
-            "JOIN (SELECT unnest($refs::BIGINT[]) AS ref, unnest($rows::BIGINT[]) AS n) AS r ON t.rowid = r.ref "
-            f"WHERE t.rowid BETWEEN $lo AND $hi ORDER BY r.n) TO '{_literal(str(tmp))}' (FORMAT parquet)"
+            f"COPY (SELECT {every}, r.n AS {SHARD_ROW} FROM {source} AS t "
+            f"JOIN (SELECT unnest($refs::BIGINT[]) AS ref, unnest($rows::BIGINT[]) AS n) AS r ON t.{ref} = r.ref "
+            f"WHERE t.{ref} BETWEEN $lo AND $hi ORDER BY r.n) TO '{_literal(str(tmp))}' (FORMAT parquet)"
         )
         try:
             out.parent.mkdir(parents=True, exist_ok=True)

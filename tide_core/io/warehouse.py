@@ -14,7 +14,7 @@ Backends import this module (the protocol and shared helpers) and nothing above 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -131,6 +131,18 @@ class StreamingWarehouse(Protocol):
         source: str,
         source_column: str,
         source_where: Mapping[str, object] | None = None,
+    ) -> int: ...
+
+
+@runtime_checkable
+class StreamedWriteWarehouse(Protocol):
+    """A warehouse that commits partitions whose rows arrive in batches (DuckDB): one transaction,
+    one batch in the caller's memory at a time; see ``DuckDBWarehouse.replace_partitions_streamed``."""
+
+    def replace_partitions_streamed(
+        self,
+        streams: Sequence[tuple[str, Mapping[str, object] | None, Callable[[], Iterator[pa.Table]]]],
+        writes: Sequence[PartitionWrite] = (),
     ) -> int: ...
 
 

@@ -51,6 +51,7 @@ from tide_core.text.windowing import (
     stitch,
     stitched_word_ids,
 )
+from tide_core.threads import configure_torch
 from tide_core.types import LABELS
 
 
@@ -112,7 +113,7 @@ class HFTokenClassifierRecognizer(TideRecognizer):
                 f"runtime={self.runtime!r} runs on the CPU only (device={self.device!r})",
                 hint="use runtime='torch' with device='cuda', or device='cpu'",
             )
-        self.threads = int(threads) if threads else None  # ONNX intra-op threads (default: every core)
+        self.threads = int(threads) if threads else None  # intra-op threads (default: tide_core.threads)
         self.dtype = str(dtype)
         if self.dtype not in DTYPES:
             raise ConfigError("E369", f"unknown dtype {self.dtype!r}", hint=f"use one of {', '.join(DTYPES)}")
@@ -213,6 +214,7 @@ class HFTokenClassifierRecognizer(TideRecognizer):
                 "device='cuda' requested but no CUDA device is available",
                 hint="use device='cpu' or run on a GPU machine",
             )
+        configure_torch(self.threads, torch)  # in process as in a Ray actor: what this worker owns
         self.load_tokenizer()
         try:
             model = AutoModelForTokenClassification.from_pretrained(str(self.model_dir), local_files_only=True)

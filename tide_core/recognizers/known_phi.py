@@ -6,6 +6,9 @@ that patient's notes: "Smith" in patient A's note is not evidence about patient 
 surface variant carries the patient ids it belongs to, and ``recognize(note)`` keeps a match only
 when ``note.patient_id`` is among them.
 
+Patient ids are compared as :func:`patient_key` (text without surrounding spaces, digits without
+leading zeros), so an INTEGER ``patient_id`` in the patients table matches the notes' text ids.
+
 ``analyze(text)`` has no patient context; by default it returns nothing (``match_any_patient=
 False``), because matching every patient's variants in every note trades precision for nothing
 the regex layer does not already find.  Set ``match_any_patient=True`` to match all patients.
@@ -21,6 +24,7 @@ import hmac
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
+from decimal import Decimal
 from typing import Any
 
 from tide_core.recognizers.base import TideRecognizer
@@ -95,6 +99,36 @@ _SALT = b"tide.known_phi.fingerprint.v1"
 
 def _clean(v: Any) -> str:
     return "" if v is None else str(v).strip()
+
+
+def patient_key(value: Any) -> str | None:
+    """A patient id as known-PHI matching compares it, whatever the column's type; ``None`` if empty.
+
+    Text, stripped of surrounding whitespace (UTF-8 bytes decoded).  An id of ASCII digits
+    loses its leading zeros, and an integral number is written as an integer, so an INTEGER
+    ``patient_id`` (42) in the patients table matches the text ids of the notes ("42",
+    "0042", " 42 ").  Zero-padded text ids that differ only in padding are therefore one
+    patient to known-PHI matching: an INTEGER column cannot tell them apart anyway, and the
+    only cost of merging them is a registered value recognized in one more patient's notes.
+    """
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        try:
+            value = bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return None
+        if value.is_integer():
+            value = int(value)
+    elif isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
+        value = int(value)
+    text = str(value).strip()
+    if text.isascii() and text.isdigit():
+        text = text.lstrip("0") or "0"
+    return text or None
 
 
 def name_variants(first: str | None, middle: str | None, last: str | None) -> set[str]:
@@ -246,8 +280,8 @@ class KnownPHIRecognizer(TideRecognizer):
         digest = hmac.new(_SALT, digestmod=hashlib.sha256)
         n = 0
         for row in rows:
-            pid = _clean(row.get("patient_id"))
-            if not pid:
+            pid = patient_key(row.get("patient_id"))
+            if pid is None:
                 continue
             n += 1
             digest.update(("\x1e".join(_clean(row.get(c)) for c in COLUMNS) + "\x1d").encode())
@@ -286,13 +320,14 @@ class KnownPHIRecognizer(TideRecognizer):
     ) -> list[RecognizerResult]:
         """Matches of ``patient_id``'s variants in ``text`` (``None``: any patient's)."""
         wanted = set(entities) if entities else None
+        key = None if patient_id is None else patient_key(patient_id) or ""
         out = []
         for m in self._matcher.find_all(text):
             owners = self._owners.get(m.payload[0], {})
-            if patient_id is None:
+            if key is None:
                 labels = set().union(*owners.values()) if owners else set()
             else:
-                labels = owners.get(patient_id, set())
+                labels = owners.get(key, set())
             if not labels:
                 continue
             label = sorted(labels)[0] if len(labels) > 1 else next(iter(labels))

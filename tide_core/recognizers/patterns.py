@@ -469,8 +469,22 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                r"|Social\s+Security(?:\s+(?:Number|No))?|Unit\s+(?:Number|No)|Health\s+Plan(?:\s+(?:Number|No|ID))?"
                r"|Beneficiary(?:\s+(?:Number|No|ID))?|Case\s+(?:Number|No)|Ref(?:erence)?\s+(?:Number|No))"
                r"\.?\s*(?:\#|(?i:No\.?|Number|Num\.?)\s*)?[:#=(]?\s*"
-               r"(?P<phi>(?=[A-Za-z0-9-]*\d[A-Za-z0-9-]*\d)[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){3,24})(?![\w-])",
+               # letters of any script ("Ж12345678", "ΩΨ-123456"): [^\W_] is [A-Za-z0-9] on ASCII text
+               r"(?P<phi>(?=(?:[^\W_]|-)*\d(?:[^\W_]|-)*\d)[^\W_](?:[^\W_]|-(?=[^\W_])){3,24})(?![\w-])",
                "ID", 0.9, validator="id_token"),
+    # Numbers with one slash after a file, case or application cue ("Application no. 30326/03", "case
+    # file 27/159587", "No 017023/22"): one group of five digits or more, so dates ("no 3/12",
+    # "number 12/2021", "2021/03") and ratios ("no 1/10 pain", "ref 120/80") never match.
+    PhiPattern("id_slash_cued",
+               r"\b(?i:no|nos|number|num|file|case|application|appl|ref(?:erence)?|docket|claim|registration|reg)\.?"
+               r"\s*(?:[:#]{1,2}\s*)?(?P<phi>(?=\d{5}|\d{1,7}/\d{5})\d{1,7}/\d{1,7})(?![\w/]|[.,:-]\d)",
+               "ID", 0.9),
+    # An SSN-shaped number in spaced groups right after an identifier cue ("Employee ID 601 86 9020",
+    # "Reference 541 01 3173", "SSN: 123 45 6789"); ssn_spaced needs an SSN word nearby instead.
+    PhiPattern("id_spaced_cued",
+               r"\b(?i:ID|ref(?:erence)?|no|number|num|ssn|account|acct|file|case|member|policy)\.?"
+               r"\s*(?:[:#]{1,2}\s*)?(?P<phi>\d{3} \d{2} \d{4})(?![\w]|[ .,/:-]\d)",
+               "ID", 0.9),
     # Short record numbers right after a record-number label ("MRN 7", "ID: 42", "Acct # 315"): an
     # ID, never an age (a model reading "42" as AGE loses: same span, ID comes first in resolution).
     # A bare "ID" needs ":", "#" or "No." before the number ("ID 2 days ago" is the ID service).

@@ -10,6 +10,11 @@ the 11,573 more of ``data/names/given_names_more.txt`` (all of Faker's locales, 
 only: :mod:`tide_core.recognizers.given_names`).  Titles mark clinicians elsewhere (the regex layer's
 "Dr." patterns win ties as DOCTOR); this recognizer is the title-free fallback.
 
+Since version 4 a name word may hold any Latin letter ("Jan Novák", "Łukasz Żółć", "José Núñez"):
+the upper- and lower-case classes are the Latin letters of the Unicode database, the shapes are
+unchanged, and a word with diacritics is a known name when its plain spelling is ("Núñez" is
+listed as "Nunez").
+
 Single words are names in frames that say so: a chat speaker, a greeting, a sign-off, a labelled
 contact field, a self-introduction.  Strong frames (version 2) take a word whatever it is, an
 everyday word or a month included, because the frame itself says "person": a speaker after a
@@ -28,15 +33,17 @@ head word ("Grace Hospital" is a facility).
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from tide_core.propagate import name_lexicon
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.recognizers.given_names import more_given_sha256, recognition_given_names
-from tide_core.recognizers.patterns import STATE_NAMES
+from tide_core.recognizers.patterns import COUNTRIES, STATE_NAMES
 from tide_core.recognizers.places import _fold, load_place_names
 from tide_core.spans import RecognizerResult
 from tide_core.text.anchored import PatternScan, PatternSet, finditer_at, run_starts
@@ -45,13 +52,48 @@ from tide_core.text.word_frequency import english_frequencies
 
 #: A word this common in English is not taken as a surname on its own evidence.
 COMMON_ZIPF = 4.5
-_WORD = r"[A-Z][a-z'\u2019]+(?:-[A-Z][a-z'\u2019]+)?|[A-Z]['\u2019]?[A-Z]+(?:-[A-Z]+)?"
+
+
+def _latin_letters() -> tuple[str, str]:
+    """(upper, lower): the letters of the Basic Multilingual Plane whose Unicode name starts with
+    "LATIN", by general category: Lu and Lt ("É", "Ł", "ǅ"), then Ll ("é", "ł", "ß", "ə")."""
+    upper: list[str] = []
+    lower: list[str] = []
+    for c in map(chr, range(0x10000)):
+        category = unicodedata.category(c)
+        if category in ("Lu", "Lt", "Ll") and unicodedata.name(c, "").startswith("LATIN "):
+            (lower if category == "Ll" else upper).append(c)
+    return "".join(upper), "".join(lower)
+
+
+def _class_body(chars: str) -> str:
+    """``chars`` as the body of a regex character class, in ranges: "A-Z\u00c0-\u00d6..."."""
+    points = sorted({ord(c) for c in chars})
+    parts: list[str] = []
+    i = 0
+    while i < len(points):
+        j = i
+        while j + 1 < len(points) and points[j + 1] == points[j] + 1:
+            j += 1
+        lo, hi = chr(points[i]), chr(points[j])
+        parts.append(re.escape(lo) if i == j else f"{re.escape(lo)}-{re.escape(hi)}")
+        i = j + 1
+    return "".join(parts)
+
+
+#: Upper-case (and title-case) Latin letters, lower-case Latin letters, both: "Novák", "Łukasz
+#: Żółć", "Zoë Brontë", "José Núñez" have the shapes of "Novak", "Lukasz Zolc" (version 4).
+_UPPER_CHARS, _LOWER_CHARS = _latin_letters()
+_UP = _class_body(_UPPER_CHARS)
+_LO = _class_body(_LOWER_CHARS)
+_AL = _UP + _LO
+_WORD = rf"[{_UP}][{_LO}'\u2019]+(?:-[{_UP}][{_LO}'\u2019]+)?|[{_UP}]['\u2019]?[{_UP}]+(?:-[{_UP}]+)?"
 _RUN = re.compile(
-    rf"(?<![\w.'\u2019-])(?P<a>{_WORD})(?: {{1,2}}(?P<mid>[A-Z]\.?|{_WORD}))? {{1,2}}(?P<b>{_WORD})"
+    rf"(?<![\w.'\u2019-])(?P<a>{_WORD})(?: {{1,2}}(?P<mid>[{_UP}]\.?|{_WORD}))? {{1,2}}(?P<b>{_WORD})"
     rf"(?![\w'\u2019-])"
 )
 _INVERTED = re.compile(
-    rf"(?<![\w.'\u2019-])(?P<b>{_WORD}), {{0,2}}(?P<a>{_WORD})(?: {{1,2}}(?P<mid>[A-Z]\.?))?"
+    rf"(?<![\w.'\u2019-])(?P<b>{_WORD}), {{0,2}}(?P<a>{_WORD})(?: {{1,2}}(?P<mid>[{_UP}]\.?))?"
     rf"(?![\w'\u2019-])"
 )
 #: A clinical noun right after a run makes it an eponym, not a person: "Bence Jones protein",
@@ -63,7 +105,7 @@ _EPONYM_AFTER = re.compile(
     r"ring|rings|hernia|stage|staging|grade|grading|sarcoma|lymphoma|tumou?rs?|anomaly|malformation|"
     r"contracture|deformity|esophagus|oesophagus|dystrophy|ataxia|chorea|encephalopathy|neuroma|cyst|cysts)\b"
 )
-_ANY = r"[A-Za-z][a-z'\u2019]+(?:-[A-Za-z][a-z'\u2019]+)?|[A-Z]{2,}(?:-[A-Z]+)?"
+_ANY = rf"[{_AL}][{_LO}'\u2019]+(?:-[{_AL}][{_LO}'\u2019]+)?|[{_UP}]{{2,}}(?:-[{_UP}]+)?"
 #: Frames that make a single word a person's name in messages and letters: a chat speaker
 #: ("[10 AM] Anneliese: ok", "2/7 0750 - Tamsin > ..."), a greeting ("Hello Summer,"), a sign-off
 #: ("Best,\nTheodora", "-- Lorcan"), a labelled contact field ("Next of kin:\tNorbert").
@@ -98,7 +140,7 @@ _ROLE = (
     r"social\s+worker|case\s+manager|resident|attending|fellow|intern|hospitalist|surgeon|physician|provider|"
     r"midwife|dietitian|médico\s+tratante|medico\s+tratante|m[ée]decin|arzt|ärztin)"
 )
-_PERSON = r"[A-Za-z][a-z'\u2019]+(?:-[A-Za-z][a-z'\u2019]+)?|[A-Z]{2,}(?:-[A-Z]+)?|[A-Za-z]\."
+_PERSON = rf"[{_AL}][{_LO}'\u2019]+(?:-[{_AL}][{_LO}'\u2019]+)?|[{_UP}]{{2,}}(?:-[{_UP}]+)?|[{_AL}]\."
 #: Clinician frames in any casing: "Gintaras (MSW)", "tamsin falkenrath, md", "LPN I. Kaczmarek",
 #: "dr giordano", "DR WOODHOUSE", "médico tratante\tdr. kwame j. wojcik".
 _CLINICIAN_FRAMES = (
@@ -113,10 +155,10 @@ _CLINICIAN_FRAMES = (
 #: A credential after a comma or an opening bracket: where the first clinician frame ends.
 _CRED_AFTER = re.compile(rf"[,(][ \t]*(?i:{_CRED})(?![\w-])")
 #: What the first clinician frame's names are made of: the characters of ``_PERSON`` and blanks.
-_NAME_RUN = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'\u2019.- \t"
-_ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_NAME_RUN = _UPPER_CHARS + _LOWER_CHARS + "'\u2019.- \t"
+_LETTERS = frozenset(_UPPER_CHARS + _LOWER_CHARS)
 #: A letter after a blank, an apostrophe or a hyphen: where a name word may start inside a run.
-_NAME_START = re.compile(r"(?<=[ \t'\u2019-])[A-Za-z]")
+_NAME_START = re.compile(rf"(?<=[ \t'\u2019-])[{_AL}]")
 
 
 def _clinician_frame_matches(text: str, scan: PatternScan) -> Iterator[tuple[int, re.Match[str]]]:
@@ -144,10 +186,10 @@ def _credential_frame_matches(text: str) -> Iterator[re.Match[str]]:
 def _credential_frame_starts(text: str) -> list[int]:
     """Where the first clinician frame may start (see :func:`_credential_frame_matches`), in order."""
     tails = (m.start() for m in _CRED_AFTER.finditer(text))
-    return run_starts(text, tails, _NAME_RUN, _NAME_START, _ASCII_LETTERS)
+    return run_starts(text, tails, _NAME_RUN, _NAME_START, _LETTERS)
 
 
-_LOWER_WORD = re.compile(r"(?<![\w'\u2019-])[a-z][a-z'\u2019]+(?:-[a-z]+)?(?![\w'\u2019-])")
+_LOWER_WORD = re.compile(rf"(?<![\w'\u2019-])[{_LO}][{_LO}'\u2019]+(?:-[{_LO}]+)?(?![\w'\u2019-])")
 _NOT_NAME = frozenset(
     """january february march april may june july august september october november december
 monday tuesday wednesday thursday friday saturday sunday hospital clinic center centre medical health street road
@@ -159,7 +201,8 @@ avenue drive lane county school church university college department unit floor 
 _FRAME_STOP = frozenset(
     """all none n/a na unknown self patient pt team staff clinic pharmacy office home work
 mom dad mother father wife husband son daughter me you us them him her everyone anyone someone nobody admin support
-billing scheduling nurse doctor dr provider front desk reception subject re fwd fw date time sent""".split()
+billing scheduling nurse doctor dr provider front desk reception subject re fwd fw date time sent
+médecin medecin médico medico arzt ärztin""".split()
 )
 
 
@@ -181,6 +224,13 @@ def _is_place(surface: str) -> bool:
 
 
 _US_STATES = frozenset(name.casefold() for name in STATE_NAMES)
+_COUNTRIES = frozenset(name.casefold() for name in COUNTRIES)
+
+
+def _town_and_country(town: str, country: str) -> bool:
+    """ "Ratlam, India", "Fatehābād, India": a town only ever a place name, then a country (which
+    may be a given name too: "India", "Kenya"), not "Surname, Given"."""
+    return country.casefold() in _COUNTRIES and load_place_names().tiers.get(_fold(town).casefold()) == "distinctive"
 
 
 def _rare(word: str) -> bool:
@@ -219,7 +269,7 @@ class PersonNameRecognizer(TideRecognizer):
     """Title-free person names by a known given name (label PATIENT)."""
 
     name = "tide.names"
-    version = "3"
+    version = "4"
     supported_entities = ("PATIENT", "DOCTOR")
 
     def __init__(self, score: float = 0.6):
@@ -229,7 +279,7 @@ class PersonNameRecognizer(TideRecognizer):
         return {"score": self.score, "common_zipf": COMMON_ZIPF, "more_given_names": more_given_sha256()}
 
     def load(self) -> None:
-        recognition_given_names()
+        _lexicons()
         _zipf()
 
     def analyze(
@@ -237,8 +287,7 @@ class PersonNameRecognizer(TideRecognizer):
     ) -> list[RecognizerResult]:
         if entities and not {"PATIENT", "DOCTOR"} & set(entities):
             return []
-        _, surnames, _ = name_lexicon()
-        given = recognition_given_names()
+        given, surnames = _lexicons()
         scan = _PATTERNS.scan(text)  # where the frames' cue words are
         out: list[RecognizerResult] = []
         taken = -1
@@ -351,7 +400,7 @@ class PersonNameRecognizer(TideRecognizer):
         fa, fb = a.casefold(), b.casefold()
         if fa not in given or fa in _NOT_NAME or fb in _NOT_NAME:
             return False
-        if inverted and (_is_place(a) or not (fb in surnames or _rare(b))):
+        if inverted and (_is_place(a) or _town_and_country(b, a) or not (fb in surnames or _rare(b))):
             return False  # "Logansport, Indiana" is a town and a state, not "Surname, Given"
         if mid and len(mid.rstrip(".")) > 1 and (mid.casefold() in _NOT_NAME or _common(mid)):
             return False
@@ -388,16 +437,17 @@ _GREETING = re.compile(
 _VALEDICTION = re.compile(
     rf"\b(?:Best|Regards|Best regards|Kind regards|Warm regards|Sincerely|Thanks|Thank you|Cheers|Love|Warmly|"
     rf"Respectfully|Yours|Yours truly|Take care|Talk soon|XOXO|xo|BEST|REGARDS|THANKS|CHEERS|SINCERELY)[,!.]?[ \t]*\n+"
-    rf"[ \t]*(?P<n>(?:{_WORD})(?:[ \t]+(?:[A-Z]\.|{_WORD})){{0,2}})(?=[ \t]*(?:,|\(|\n|$))"
+    rf"[ \t]*(?P<n>(?:{_WORD})(?:[ \t]+(?:[{_UP}]\.|{_WORD})){{0,2}})(?=[ \t]*(?:,|\(|\n|$))"
 )
-#: A sign-off dash on one of the last lines: "-- Dmitri (Tier 2)", "\u2014 Will".
+#: A sign-off dash on one of the last lines: "-- Dmitri (Tier 2)", "\u2014 Will" (a single "-" is
+#: how the normalised view writes every dash, "\u2014" included).
 _DASH_SIGNOFF = re.compile(
-    rf"(?m)^[ \t]*(?:--|\u2014|\u2013|~)[ \t]*(?P<n>(?:{_WORD})(?:[ \t]+(?:[A-Z]\.|{_WORD})){{0,2}})"
+    rf"(?m)^[ \t]*(?:--?|\u2014|\u2013|~)[ \t]*(?P<n>(?:{_WORD})(?:[ \t]+(?:[{_UP}]\.|{_WORD})){{0,2}})"
     rf"(?=[ \t]*(?:,|\(|$))"
 )
 #: An e-mail display name: "Bo E. Tremblay <tremblayb@fastmail.fm>", "FROM\tOksana <o.m@gmx.de>".
 _DISPLAY_NAME = re.compile(
-    rf"(?<![\w.'\u2019-])(?P<n>(?:{_WORD})(?:[ \t]+(?:[A-Z]\.|{_WORD})){{0,3}})[ \t]*<[^<>@\s]+@"
+    rf"(?<![\w.'\u2019-])(?P<n>(?:{_WORD})(?:[ \t]+(?:[{_UP}]\.|{_WORD})){{0,3}})[ \t]*<[^<>@\s]+@"
 )
 #: A relation or role noun before a capitalised word: "his daughter May", "coworker Bill", "Pastor Kwame".
 _RELATION = re.compile(
@@ -409,7 +459,7 @@ _RELATION = re.compile(
 )
 _WEEKDAY_WORDS = frozenset("monday tuesday wednesday thursday friday saturday sunday today tonight tomorrow".split())
 _EMAIL = re.compile(r"(?<![\w.+-])(?P<local>[^\W_][\w.%+-]*)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
-_CAP_WORD = re.compile(r"(?<![\w@.'\u2019-])(?:[A-Z][a-z'\u2019]+|[A-Z]{2,})(?![\w@'\u2019-])")
+_CAP_WORD = re.compile(rf"(?<![\w@.'\u2019-])(?:[{_UP}][{_LO}'\u2019]+|[{_UP}]{{2,}})(?![\w@'\u2019-])")
 _HEADER_LEAD = frozenset("from to cc bcc reply-to sender attn re fw fwd".split())
 
 
@@ -444,10 +494,13 @@ def _email_starts(text: str) -> Iterator[int]:
 def _cap_words_among(text: str, words: set[str]) -> list[re.Match[str]]:
     """The matches of ``_CAP_WORD.finditer(text)`` whose case fold is one of ``words``, in order.
 
-    ``_CAP_WORD`` matches words of ASCII letters and apostrophes (their case fold is their lower
-    case, as in ``re_fold``), each after a character that cannot be inside one.  So such a match
-    starts where the folded text holds one of ``words``: only those places are tried.
+    ``_CAP_WORD`` matches words of letters and apostrophes, each after a character that cannot be
+    inside one.  In an ASCII text a word's case fold is its lower case, as in ``re_fold``, so such
+    a match starts where the folded text holds one of ``words``: only those places are tried.  A
+    text with other letters ("Straße" folds to "strasse") is scanned whole.
     """
+    if not text.isascii():
+        return [m for m in _CAP_WORD.finditer(text) if m.group(0).casefold() in words]
     folded = re_fold(text)
     starts: set[int] = set()
     for word in words:
@@ -457,6 +510,32 @@ def _cap_words_among(text: str, words: set[str]) -> list[re.Match[str]]:
             at = folded.find(word, at + 1)
     found = (_CAP_WORD.match(text, at) for at in sorted(starts))
     return [m for m in found if m is not None and m.group(0).casefold() in words]
+
+
+#: Latin letters with a stroke or a ligature, which Unicode does not decompose into a base letter
+#: and a mark ("Łukasz" is spelt "Lukasz" in ASCII name lists).
+_UNDECOMPOSED = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ı": "i", "ŧ": "t", "ŀ": "l"})
+
+
+def _ascii_key(word: str) -> str:
+    """A case-folded word without its diacritics: "núñez" -> "nunez", "łukasz" -> "lukasz"."""
+    return _fold(word.translate(_UNDECOMPOSED))
+
+
+class _Lexicon(frozenset[str]):
+    """Case-folded names that also hold a word with diacritics whose plain spelling they hold:
+    the surname list spells "Novak", "Nunez"; a note writes "Novák", "Núñez"."""
+
+    def __contains__(self, word: object) -> bool:
+        if super().__contains__(word):
+            return True
+        return isinstance(word, str) and not word.isascii() and super().__contains__(_ascii_key(word))
+
+
+@functools.lru_cache(maxsize=1)
+def _lexicons() -> tuple[_Lexicon, _Lexicon]:
+    """(given names, surnames) of :func:`recognition_given_names` and :func:`name_lexicon`."""
+    return _Lexicon(recognition_given_names()), _Lexicon(name_lexicon()[1])
 
 
 def _strong_word(word: str) -> bool:

@@ -46,15 +46,17 @@ from tide_core.cache.release_content import (
     bucket_id,
     bucket_name,
     content_fingerprint,
-    verify_rows,
+    raise_unverified,
+    unverified_counts,
 )
 from tide_core.cache.release_store import ReleaseStore
 from tide_core.cache.tables import TableNames
 from tide_core.errors import InputError, TideError
 from tide_core.io.warehouse import Warehouse
+from tide_core.release.scan import stream_rows
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CandidateRow:
     """One released row of the candidate, as the gate sees it (no text, no values)."""
 
@@ -64,15 +66,34 @@ class CandidateRow:
     bucket_id: str
 
 
+#: Candidate rows read (with their text, to verify their hashes) at a time.
+CANDIDATE_BATCH_ROWS = 2_000
+
+
 def candidate_rows(wh: Warehouse, names: TableNames, study: str, key: str) -> list[CandidateRow]:
     """The candidate's rows of (study, key), each verified against its row hash (E932 / E937:
-    a row without one, or edited after anonymization, fails closed)."""
-    rows = ReleaseStore(wh, names).deid_notes(study, key, ["row_hash", *HASHED_COLUMNS])
-    verify_rows(study, key, rows)
+    a row without one, or edited after anonymization, fails closed).
+
+    Streamed :data:`CANDIDATE_BATCH_ROWS` rows at a time: only the hashes, patient refs and
+    (shared) bucket names are kept, never the text.
+    """
     out = []
-    for r in rows:
-        name = bucket_name(r)
-        out.append(CandidateRow(str(r["row_hash"]), str(r["patient_ref"] or ""), name, bucket_id(name)))
+    buckets: dict[str, tuple[str, str]] = {}
+    patients: dict[str, str] = {}  # one string per patient ref, however many notes it has
+    missing = bad = 0
+    for rows in stream_rows(
+        wh, names.deid_notes, ["row_hash", *HASHED_COLUMNS], {"study": study, "key": key}, CANDIDATE_BATCH_ROWS
+    ):
+        m, b = unverified_counts(study, key, rows)
+        missing, bad = missing + m, bad + b
+        for r in rows:
+            name = bucket_name(r)
+            bucket = buckets.get(name)
+            if bucket is None:
+                bucket = buckets[name] = (name, bucket_id(name))
+            ref = str(r["patient_ref"] or "")
+            out.append(CandidateRow(str(r["row_hash"]), patients.setdefault(ref, ref), *bucket))
+    raise_unverified(study, key, missing, bad)
     return out
 
 

@@ -37,8 +37,11 @@ that is the patient's registered one) was not taken from the note and is not cou
 The check is per patient: another patient's name in a note is not counted here (it is PHI all
 the same; the recognizers and the audit look for it).  ``patient_id`` itself is not searched.
 
-Released notes are read :data:`BATCH_NOTES` at a time, and only the patients rows a batch needs;
-each batch's values go into one Aho-Corasick automaton, scanned once per note.
+The study is read as its source chunks (the chunk size of study runs, or :data:`BATCH_NOTES`
+rows at a time; one pass shared with the other chunk-streamed checks when the lifecycle verifies
+a release): a chunk's released notes,
+and only the patients rows that chunk needs; each chunk's values go into one Aho-Corasick
+automaton, scanned once per note.
 
 No patients table, or no patients row for any released note's patient: the check passes and
 says it was skipped (``patients_table_found``, ``n_notes_without_patient_row``), because sites
@@ -72,10 +75,11 @@ from tide_core.recognizers.known_phi import (
     street_variants,
 )
 from tide_core.release.outcome import CheckOutcome
+from tide_core.release.scan import ReleaseChunk, scan_release
 from tide_core.text.normalize import normalize, normalize_surface
 
-#: Released notes read (and scanned) at a time.
-BATCH_NOTES = 2_000
+#: Source rows per chunk of the check's own pass (released notes read and scanned at a time).
+BATCH_NOTES: int | None = None  # None: the default chunk size of study runs
 #: Rows of the notes table's id columns streamed at a time.
 ID_BATCH_ROWS = 50_000
 #: Digit identifiers with at least this many digits are also matched with their separators removed.
@@ -347,8 +351,8 @@ def _stream(wh: Warehouse, name: str, columns: list[str], where: Mapping[str, ob
         yield wh.read_table(name, columns, where)
 
 
-def _note_patients(wh: Warehouse, config: TideConfig, study: str, wanted: set[str]) -> dict[str, set[str]]:
-    """Released note id -> its source notes' patient ids (as text), from the notes table's id columns."""
+def _check_notes_table(wh: Warehouse, config: TideConfig) -> None:
+    """The notes table exists and has the id columns each note's patient is read from."""
     name = config.tables.notes
     if not wh.table_exists(name):
         raise _Unreadable(
@@ -360,17 +364,6 @@ def _note_patients(wh: Warehouse, config: TideConfig, study: str, wanted: set[st
         raise _Unreadable(
             f"the notes table {name!r} lacks note_id or patient_id", "map the notes table's columns with a view"
         )
-    out: dict[str, set[str]] = {}
-    for t in _stream(wh, name, ["note_id", "patient_id"], {"study": study} if "study" in cols else None):
-        for nid, pid in zip(t.column("note_id").to_pylist(), t.column("patient_id").to_pylist(), strict=True):
-            n = _as_str_id(nid)
-            if n is None or n not in wanted:
-                continue
-            ids = out.setdefault(n, set())
-            p = _as_str_id(pid)
-            if p is not None:
-                ids.add(p)
-    return out
 
 
 @dataclass(frozen=True)
@@ -456,19 +449,102 @@ class _Tally:
         }
 
 
-def _scan_batch(
+class KnownPhiScan:
+    """The check as a rider on the release's chunk pass (:func:`tide_core.release.scan.scan_release`):
+    each source chunk's released notes are scanned for their own patients' values."""
+
+    def __init__(self, wh: Warehouse, config: TideConfig, study: str, key: str) -> None:
+        self.wh, self.config, self.study, self.key = wh, config, study, key
+        self.tally = _Tally()
+        self.failure: BaseException | None = None
+        self.patients: _Patients | None = None
+        try:
+            if not wh.table_exists(config.tables.deid_notes):
+                raise _Unreadable(
+                    f"the released notes table {config.tables.deid_notes!r} was not found",
+                    f"materialize deidentified_notes for {study}/{key}",
+                )
+            self.patients = _open_patients(wh, config)
+            if self.patients is not None:
+                _check_notes_table(wh, config)
+        except Exception as exc:  # reported by outcome(): fail closed
+            self.failure = exc
+
+    def add(self, rc: ReleaseChunk) -> None:
+        if self.failure is not None or self.patients is None:
+            return
+        try:
+            note_patients: dict[str, set[str]] = {}
+            for n in rc.chunk.notes:
+                note_patients.setdefault(n.note_id, set()).add(n.patient_id)
+            for q in rc.chunk.quarantined:
+                if q.note_id is not None:
+                    ids = note_patients.setdefault(q.note_id, set())
+                    if q.patient_id:
+                        ids.add(q.patient_id)
+            surrogates: dict[str, list[tuple[int, int]]] = {}
+            for s in rc.spans:
+                if s["out_start"] is not None and s["out_end"] is not None:
+                    surrogates.setdefault(s["note_id"], []).append((int(s["out_start"]), int(s["out_end"])))
+            _scan_notes(self.wh, self.patients, note_patients, rc.released, surrogates, self.tally)
+        except Exception as exc:
+            self.failure = exc
+
+    def outcome(self) -> CheckOutcome:
+        try:
+            if self.failure is not None:
+                raise self.failure
+            return self._outcome()
+        except _Unreadable as exc:
+            return CheckOutcome(
+                False, f"known patient values could not be checked: {exc.what}; {exc.hint}", {"unreadable": True}
+            )
+        except TideError as exc:  # the message may quote a value: the code only
+            return CheckOutcome(
+                False,
+                f"known patient values could not be checked ({type(exc).__name__} {exc.code}); check the notes, "
+                f"patients and released tables of {self.study}/{self.key} and rerun the release checks",
+                {"unreadable": True},
+            )
+        except Exception as exc:  # fail closed on any unreadable input; the message may quote a value
+            return CheckOutcome(
+                False,
+                f"known patient values could not be checked ({type(exc).__name__}); check the notes, patients and "
+                f"released tables of {self.study}/{self.key} and rerun the release checks",
+                {"unreadable": True},
+            )
+
+    def _outcome(self) -> CheckOutcome:
+        study, key, names, tally = self.study, self.key, self.config.tables, self.tally
+        store = ReleaseStore(self.wh, names)
+        n_released = store.count("deid_notes", study, key)
+        if self.patients is None:
+            tally.n_notes = tally.n_notes_without_patient_row = n_released
+            return CheckOutcome(
+                True,
+                f"skipped: no patients table ({names.patients!r}), so no known patient value was checked in the "
+                f"{tally.n_notes} released notes of {study}/{key}; load the patients table to enable this check",
+                tally.metadata(False),
+            )
+        # released rows of note ids no source chunk owns have no source row to check them against
+        tally.n_notes_without_source += max(0, n_released - tally.n_notes)
+        tally.n_notes = n_released
+        return _verdict(tally, study, key)
+
+
+def _scan_notes(
     wh: Warehouse,
-    store: ReleaseStore,
     patients: _Patients,
     note_patients: Mapping[str, set[str]],
-    study: str,
-    key: str,
-    note_ids: list[str],
+    released: Sequence[Mapping[str, Any]],
+    surrogates: Mapping[str, Sequence[tuple[int, int]]],
     tally: _Tally,
 ) -> None:
+    """Scan released rows (note_id, text) for the values of each note's own patients."""
     pids: set[str] = set()
-    for n in note_ids:
-        pids |= note_patients.get(n, set())
+    for r in released:
+        nid = _as_str_id(r["note_id"])
+        pids |= note_patients.get(nid, set()) if nid is not None else set()
     matcher = _BatchMatcher()
     for pid, rows in patients.rows(wh, pids).items():
         values = [v for row in rows for v in known_values(row, patients.columns)]
@@ -476,11 +552,7 @@ def _scan_batch(
             matcher.add_patient(pid, values)
             tally.patients.add(pid)
     matcher.build()
-    surrogates: dict[str, list[tuple[int, int]]] = {}
-    for s in store.released_spans(study, key, ["note_id", "out_start", "out_end"], note_ids=note_ids):
-        if s["out_start"] is not None and s["out_end"] is not None:
-            surrogates.setdefault(s["note_id"], []).append((int(s["out_start"]), int(s["out_end"])))
-    for r in store.deid_notes(study, key, ["note_id", "text"], note_ids=note_ids):
+    for r in released:
         tally.n_notes += 1
         nid = _as_str_id(r["note_id"])
         owners = note_patients.get(nid) if nid is not None else None
@@ -522,30 +594,7 @@ def _by_kind(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{k} {n}" for k, n in counts.items() if n)
 
 
-def _check(wh: Warehouse, config: TideConfig, study: str, key: str) -> CheckOutcome:
-    names = config.tables
-    if not wh.table_exists(names.deid_notes):
-        raise _Unreadable(
-            f"the released notes table {names.deid_notes!r} was not found",
-            f"materialize deidentified_notes for {study}/{key}",
-        )
-    store = ReleaseStore(wh, names)
-    patients = _open_patients(wh, config)
-    tally = _Tally()
-    if patients is None:
-        tally.n_notes = tally.n_notes_without_patient_row = store.count("deid_notes", study, key)
-        return CheckOutcome(
-            True,
-            f"skipped: no patients table ({names.patients!r}), so no known patient value was checked in the "
-            f"{tally.n_notes} released notes of {study}/{key}; load the patients table to enable this check",
-            tally.metadata(False),
-        )
-    ids = {n for r in store.deid_notes(study, key, ["note_id"]) if (n := _as_str_id(r["note_id"])) is not None}
-    note_patients = _note_patients(wh, config, study, ids)
-    # a patient's notes side by side: each patient's values are read and prepared in (about) one batch
-    order = sorted(ids, key=lambda n: (min(note_patients.get(n) or {""}), n))
-    for i in range(0, len(order), BATCH_NOTES):
-        _scan_batch(wh, store, patients, note_patients, study, key, order[i : i + BATCH_NOTES], tally)
+def _verdict(tally: _Tally, study: str, key: str) -> CheckOutcome:
     md = tally.metadata(True)
     if tally.n_surviving or tally.n_notes_without_source:
         parts = []
@@ -584,25 +633,13 @@ def known_phi_survives(wh: Warehouse, config: TideConfig, study: str, key: str) 
     """No patient's known value (the patients table) appears in that patient's released notes.
 
     See the module docstring.  Passes, saying it was skipped, without a patients table; fails
-    when an input cannot be read.  Counts only in the outcome.
+    when an input cannot be read.  Counts only in the outcome.  One streamed pass over the
+    study's chunks (:func:`tide_core.release.scan.scan_release`).
     """
-    try:
-        return _check(wh, config, study, key)
-    except _Unreadable as exc:
-        return CheckOutcome(
-            False, f"known patient values could not be checked: {exc.what}; {exc.hint}", {"unreadable": True}
-        )
-    except TideError as exc:  # the message may quote a value: the code only
-        return CheckOutcome(
-            False,
-            f"known patient values could not be checked ({type(exc).__name__} {exc.code}); check the notes, "
-            f"patients and released tables of {study}/{key} and rerun the release checks",
-            {"unreadable": True},
-        )
-    except Exception as exc:  # fail closed on any unreadable input; the message may quote a value
-        return CheckOutcome(
-            False,
-            f"known patient values could not be checked ({type(exc).__name__}); check the notes, patients and "
-            f"released tables of {study}/{key} and rerun the release checks",
-            {"unreadable": True},
-        )
+    scan = KnownPhiScan(wh, config, study, key)
+    if scan.failure is None and scan.patients is not None:
+        try:
+            scan_release(wh, config, study, key, (), extra=[scan.add], chunk_rows=BATCH_NOTES)
+        except Exception as exc:  # an unreadable source: reported by the outcome, fail closed
+            scan.failure = exc
+    return scan.outcome()

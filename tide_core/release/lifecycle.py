@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections import Counter
 from dataclasses import replace
 from typing import Any
 
@@ -33,11 +32,12 @@ from tide_core.cache.release_store import ReleaseStore
 from tide_core.cache.tables import RELEASES, TableNames
 from tide_core.config import TideConfig
 from tide_core.errors import TideError
-from tide_core.io.warehouse import Warehouse
+from tide_core.io.warehouse import RefreshableWarehouse, Warehouse
 from tide_core.release import checks as rc
 from tide_core.release import evidence, publish
-from tide_core.release.known_phi_check import known_phi_survives
+from tide_core.release.known_phi_check import KnownPhiScan, known_phi_survives
 from tide_core.release.outcome import CheckOutcome
+from tide_core.release.scan import SCANNED, release_summary_counts, scan_release
 from tide_core.runner import interrupted_chunks
 
 PENDING = "pending"
@@ -47,6 +47,13 @@ PUBLISHED = "published"
 ROLLED_BACK = "rolled_back"
 STATUSES = (PENDING, BLOCKED, AWAITING_AUDIT, PUBLISHED, ROLLED_BACK)
 
+KNOWN_PHI = "known_phi_survives"
+#: The checks :func:`verify_release` runs in one shared pass (when CHECKS holds them unchanged).
+_STREAMED = {
+    "rows_accounted": rc.rows_accounted,
+    "offsets_in_text": rc.offsets_in_text,
+    "no_surface_survives": rc.no_surface_survives,
+}
 #: The blocking checks a release must pass before it is published.
 CHECKS = {
     "rows_accounted": rc.rows_accounted,
@@ -124,8 +131,18 @@ def release_stamps(wh: Warehouse, config: TideConfig, study: str, key: str) -> l
 
 
 def verify_release(wh: Warehouse, config: TideConfig, study: str, key: str) -> dict[str, CheckOutcome]:
-    """Run the blocking checks on the candidate; {check name: CheckOutcome}."""
-    return {name: fn(wh, config, study, key) for name, fn in CHECKS.items()}
+    """Run the blocking checks on the candidate; {check name: CheckOutcome}.
+
+    The checks that read text share one streamed pass over the study's chunks
+    (:func:`tide_core.release.scan.scan_release`, the known-PHI scan riding along), so verifying
+    reads the study once, a chunk at a time.
+    """
+    shared = [name for name in SCANNED if CHECKS.get(name) is _STREAMED[name]]
+    known = KnownPhiScan(wh, config, study, key) if CHECKS.get(KNOWN_PHI) is known_phi_survives else None
+    done = scan_release(wh, config, study, key, shared, extra=[known.add] if known else [])
+    if known is not None:
+        done[KNOWN_PHI] = known.outcome()
+    return {name: done[name] if name in done else fn(wh, config, study, key) for name, fn in CHECKS.items()}
 
 
 def _fingerprint(wh: Warehouse, names: TableNames, study: str, key: str) -> str:
@@ -185,7 +202,8 @@ def decide(
             f"[E920] the anonymization run of {study}/{key} was interrupted after {len(interrupted)} chunks; "
             "run it again (it resumes) before the release can be decided"
         )
-    stamps = release_stamps(wh, config, study, key)
+    counts = release_summary_counts(wh, names, study, key)
+    stamps = sorted(counts.stamps, key=lambda v: (v is None, v))
     if len(stamps) > 1:
         reasons.append(f"[E920] the candidate of {study}/{key} mixes {len(stamps)} anonymization runs; run it again")
     rows: list[evidence.CandidateRow] = []
@@ -199,6 +217,9 @@ def decide(
     failed = [name for name, out in checks.items() if not out.passed]
     reasons += [f"check {name} failed: {checks[name].description}" for name in failed]
     decision = gate(wh, config, study, key, policy, rows) if fp else None
+    rows = []  # the gate's rows are not needed to publish: memory for the commit's batches
+    if isinstance(wh, RefreshableWarehouse):
+        wh.refresh()  # what DuckDB kept for the passes above is handed back before publishing
     if decision is not None and not decision.passed:
         reasons.extend(decision.reasons)
     if fp and _fingerprint(wh, names, study, key) != fp:  # rewritten while it was being verified
@@ -229,18 +250,16 @@ def decide(
         status = BLOCKED
     pointer = publish.published_version(wh, names, study, key)
     store = ReleaseStore(wh, names)
-    labels = store.released_spans(study, key, ["label", "recognizer"])
-    anonymizers = store.deid_notes(study, key, ["anonymizer"])
     row = {
         "study": study,
         "key": key,
         "n_in": rc.source_rows(wh, config, study),
-        "n_released": len(anonymizers),
+        "n_released": counts.n_released,
         "n_quarantined": store.count("quarantine", study, key),
-        "n_spans": len(labels),
-        "spans_by_label": json.dumps(dict(sorted(Counter(s["label"] for s in labels).items()))),
-        "anonymizer": ", ".join(sorted({r["anonymizer"] for r in anonymizers if r["anonymizer"]})),
-        "recognizers": ", ".join(sorted({s["recognizer"] for s in labels if s["recognizer"]})),
+        "n_spans": counts.n_spans,
+        "spans_by_label": json.dumps(dict(sorted(counts.spans_by_label.items()))),
+        "anonymizer": ", ".join(sorted(counts.anonymizers)),
+        "recognizers": ", ".join(sorted(counts.recognizers)),
         "gate_passed": status == PUBLISHED,
         "gate_reasons": "; ".join(reasons),
         "gate_statement": decision.statement if decision and status == PUBLISHED else "",

@@ -32,7 +32,7 @@ import contextlib
 import datetime as dt
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,12 +40,19 @@ from typing import Any
 import pyarrow as pa
 
 from tide_core.cache import tables
-from tide_core.cache.release_content import HASHED_COLUMNS, RESEARCHER_COLUMNS, content_fingerprint, verify_rows
+from tide_core.cache.release_content import (
+    HASHED_COLUMNS,
+    RESEARCHER_COLUMNS,
+    content_fingerprint,
+    raise_unverified,
+    unverified_counts,
+)
 from tide_core.cache.release_store import ReleaseStore
 from tide_core.cache.tables import TableNames
 from tide_core.errors import ConfigError, InputError
 from tide_core.io.open import open_warehouse
-from tide_core.io.warehouse import PartitionWrite, Warehouse
+from tide_core.io.warehouse import PartitionWrite, StreamedWriteWarehouse, Warehouse
+from tide_core.release.scan import stream_rows
 
 STORE_ENV = "TIDE_RELEASE_STORE"
 PUBLISH, ROLLBACK, WITHDRAW = "publish", "rollback", "withdraw"
@@ -170,15 +177,45 @@ class Published:
     changed: bool  # False: that content was already what researchers saw
 
 
+#: Candidate rows read, verified and written at a time when a version is published.
+PUBLISH_BATCH_ROWS = 2_000
+
+
+def _researcher_rows(study: str, key: str, rows: list[dict[str, Any]], seen: set[str]) -> list[dict[str, Any]]:
+    """The researcher rows of verified candidate rows, one per row hash not in ``seen`` (updated)."""
+    out = []
+    for r in rows:
+        h = str(r["row_hash"])
+        if h not in seen:
+            seen.add(h)
+            out.append({"row_hash": h, "study": study, "key": key, **{c: r[c] for c in RESEARCHER_COLUMNS}})
+    return out
+
+
+def _candidate_batches(wh: Warehouse, names: TableNames, study: str, key: str) -> Iterator[list[dict[str, Any]]]:
+    """The candidate's rows (row hash + hashed columns), :data:`PUBLISH_BATCH_ROWS` at a time, each
+    batch verified against its hashes (E932 / E937) before it is handed out."""
+    for rows in stream_rows(
+        wh, names.deid_notes, ["row_hash", *HASHED_COLUMNS], {"study": study, "key": key}, PUBLISH_BATCH_ROWS
+    ):
+        raise_unverified(study, key, *unverified_counts(study, key, rows))
+        yield rows
+
+
 def candidate_content(wh: Warehouse, names: TableNames, study: str, key: str) -> pa.Table:
     """The candidate's researcher rows (researcher columns + row_hash), one per row hash, each
-    verified against its hash (E932 / E937)."""
-    rows = ReleaseStore(wh, names).deid_notes(study, key, ["row_hash", *HASHED_COLUMNS])
-    verify_rows(study, key, rows)
-    seen: dict[str, dict[str, Any]] = {}
-    for r in rows:
-        seen.setdefault(str(r["row_hash"]), {c: r[c] for c in ("row_hash", *RESEARCHER_COLUMNS)})
-    return tables.to_table("published_content", [dict(r, study=study, key=key) for r in seen.values()])
+    verified against its hash (E932 / E937).  Whole candidate in memory: for small callers and tests."""
+    seen: set[str] = set()
+    rows = [r for batch in _candidate_batches(wh, names, study, key) for r in _researcher_rows(study, key, batch, seen)]
+    return tables.to_table("published_content", rows)
+
+
+def candidate_hashes(wh: Warehouse, names: TableNames, study: str, key: str) -> list[str]:
+    """The candidate's distinct row hashes, every row verified (streamed; only hashes are kept)."""
+    seen: set[str] = set()
+    for batch in _candidate_batches(wh, names, study, key):
+        seen.update(str(r["row_hash"]) for r in batch)
+    return sorted(seen)
 
 
 def _record(wh: Warehouse, names: TableNames, row: dict[str, Any]) -> None:
@@ -202,19 +239,15 @@ def publish(
 
     ``expect_fingerprint`` is the content the checks and the gate judged: if the candidate
     changed since, nothing is published (E921).  Idempotent: the content researchers already
-    see is not published again.
+    see is not published again.  The candidate is read in batches (:data:`PUBLISH_BATCH_ROWS`)
+    inside the commit, so memory does not grow with the study's text.
     """
-    content = candidate_content(wh, names, study, key)
-    hashes = content.column("row_hash").to_pylist()
+    hashes = candidate_hashes(wh, names, study, key)
     if not hashes:
         raise InputError("E930", f"release {study}/{key} has no released rows to publish", hint="run anonymization")
     fp = content_fingerprint(hashes)
     if expect_fingerprint is not None and fp != expect_fingerprint:
-        raise InputError(
-            "E921",
-            f"the candidate of {study}/{key} changed after it was verified; nothing was published",
-            hint="decide the release again (tide release publish, or release_checks_job)",
-        )
+        raise _changed(study, key)
     past = history(wh, names, study, key)
     withdrawn = _withdrawn(past)
     now = dt.datetime.now(dt.UTC)
@@ -249,40 +282,13 @@ def publish(
                 hint="re-make the release (new content), or publish with --allow-withdrawn to reinstate it",
             )
         earlier = [r["version"] for r in past if r["action"] == PUBLISH and r["content_fingerprint"] == fp]
-        version = earlier[-1] if earlier and _members(rs, names, study, key, earlier[-1]) else None
+        # an earlier version of exactly this content is reused only when all its members are there
+        version = earlier[-1] if earlier and _members(rs, names, study, key, earlier[-1]) == len(hashes) else None
+        reuse = version is not None
         if version is None:
             top = max([_number(r["version"]) for r in past] + [_number((current or {}).get("version"))])
             version = f"v{top + 1}"
-        have = set(
-            rs.read_table(names.published_content, ["row_hash"], where={"study": study, "key": key})
-            .column("row_hash")
-            .to_pylist()
-        )
-        new = content.filter(pa.array([h not in have for h in hashes]))
-        members = tables.to_table(
-            "published_members", [{"study": study, "key": key, "version": version, "row_hash": h} for h in hashes]
-        )
-        point = tables.to_table(
-            "published_pointer",
-            [
-                {
-                    "study": study,
-                    "key": key,
-                    "version": version,
-                    "content_fingerprint": fp,
-                    "n_notes": len(hashes),
-                    "published_at": now,
-                }
-            ],
-        )
-        writes = [
-            PartitionWrite(names.published_members, members, {"study": study, "key": key, "version": version}),
-            PartitionWrite(names.published_pointer, point, {"study": study, "key": key}),
-        ]
-        if new.num_rows:
-            part = {"study": study, "key": key, "row_hash": new.column("row_hash").to_pylist()}
-            writes.insert(0, PartitionWrite(names.published_content, new, part))
-        rs.replace_partitions(writes)  # the one commit researchers can observe
+        _commit_version(wh, rs, names, study, key, version, fp, len(hashes), now, write_members=not reuse)
     _record(
         wh,
         names,
@@ -291,6 +297,102 @@ def publish(
         ),
     )
     return Published(version, fp, len(hashes), changed=True)
+
+
+def _changed(study: str, key: str) -> InputError:
+    return InputError(
+        "E921",
+        f"the candidate of {study}/{key} changed after it was verified; nothing was published",
+        hint="decide the release again (tide release publish, or release_checks_job)",
+    )
+
+
+def _commit_version(
+    wh: Warehouse,
+    rs: Warehouse,
+    names: TableNames,
+    study: str,
+    key: str,
+    version: str,
+    fp: str,
+    n_notes: int,
+    now: dt.datetime,
+    *,
+    write_members: bool,
+) -> None:
+    """Write the version's new content rows and members and move the pointer, in one commit.
+
+    The candidate is streamed inside the commit; content already in the store (same row hash)
+    is not written again.  If what is streamed is not the content fingerprinted (``fp``), the
+    commit is rolled back (E921): researchers never see content that was not verified.
+    """
+    streamed: list[str] = []
+
+    def content() -> Iterator[pa.Table]:
+        seen: set[str] = set()
+        for batch in _candidate_batches(wh, names, study, key):
+            rows = _researcher_rows(study, key, batch, seen)
+            streamed.extend(r["row_hash"] for r in rows)
+            have = set(
+                rs.read_table(
+                    names.published_content,
+                    ["row_hash"],
+                    where={"study": study, "key": key, "row_hash": [r["row_hash"] for r in rows]},
+                )
+                .column("row_hash")
+                .to_pylist()
+            )
+            new = [r for r in rows if r["row_hash"] not in have]
+            if new:
+                yield tables.to_table("published_content", new)
+        if content_fingerprint(streamed) != fp or len(streamed) != n_notes:
+            raise _changed(study, key)
+
+    def members() -> Iterator[pa.Table]:
+        for i in range(0, len(streamed), PUBLISH_BATCH_ROWS):
+            part = streamed[i : i + PUBLISH_BATCH_ROWS]
+            yield tables.to_table(
+                "published_members", [{"study": study, "key": key, "version": version, "row_hash": h} for h in part]
+            )
+
+    point = tables.to_table(
+        "published_pointer",
+        [
+            {
+                "study": study,
+                "key": key,
+                "version": version,
+                "content_fingerprint": fp,
+                "n_notes": n_notes,
+                "published_at": now,
+            }
+        ],
+    )
+    streams: list[tuple[str, Mapping[str, object] | None, Callable[[], Iterator[pa.Table]]]] = [
+        (names.published_content, None, content)
+    ]
+    if write_members:
+        streams.append((names.published_members, {"study": study, "key": key, "version": version}, members))
+    pointer_write = PartitionWrite(names.published_pointer, point, {"study": study, "key": key})
+    if isinstance(rs, StreamedWriteWarehouse):
+        rs.replace_partitions_streamed(streams, [pointer_write])  # the one commit researchers can observe
+        return
+    # a backend without streamed commits (BigQuery): the version in memory, one commit all the same
+    new_content = [t for t in content()]
+    writes = []
+    if new_content:
+        table = pa.concat_tables(new_content)
+        part = {"study": study, "key": key, "row_hash": table.column("row_hash").to_pylist()}
+        writes.append(PartitionWrite(names.published_content, table, part))
+    if write_members:
+        writes.append(
+            PartitionWrite(
+                names.published_members,
+                pa.concat_tables(list(members())),
+                {"study": study, "key": key, "version": version},
+            )
+        )
+    rs.replace_partitions([*writes, pointer_write])
 
 
 def _members(rs: Warehouse, names: TableNames, study: str, key: str, version: str) -> int:

@@ -47,6 +47,21 @@ def error(status: int, code: str, message: str, hint: str = "") -> Response:
     return Response(status, {"error": {"code": code, "message": message, "hint": hint}})
 
 
+def route_template(path: str) -> str:
+    """The route ``path`` (without query) is served by, with ``{id}`` for the note id: what the access log shows."""
+    parts = [unquote(p) for p in path.split("?")[0].split("/") if p]
+    if parts[:1] != ["api"]:
+        return "(other path)"
+    parts = parts[1:]
+    if len(parts) == 1 and parts[0] in ("meta", "notes", "pile", "reload", "session"):
+        return f"/api/{parts[0]}"
+    if parts[:1] == ["notes"] and len(parts) == 2:
+        return "/api/notes/{id}"
+    if parts[:1] == ["notes"] and len(parts) == 3 and parts[2] in ("reject", "add", "undo"):
+        return f"/api/notes/{{id}}/{parts[2]}"
+    return "/api/(other)"
+
+
 def _int_param(query: Mapping[str, Sequence[str]], name: str, default: int, lo: int, hi: int) -> int:
     values = query.get(name)
     if not values:
@@ -79,7 +94,7 @@ class ReviewAPI:
         except TideError as exc:
             return error(_STATUS_BY_CODE.get(exc.code, 400), exc.code, exc.message, exc.hint)
         except Exception as exc:  # never echo an unexpected message: it might quote note text
-            log.error("review API %s %s failed: %s", method, path.split("?")[0], type(exc).__name__)
+            log.error("review API %s %s failed: %s", method, route_template(path), type(exc).__name__)
             return error(
                 500, "E869", f"internal error ({type(exc).__name__})", "see the server log; rerun with -v for details"
             )

@@ -40,6 +40,7 @@ import tide_core
 from tide_core.errors import ConfigError
 from tide_core.model_location import pretrained_encoder_dir
 from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
+from tide_core.threads import allotted_threads, configure_torch
 from tide_core.training.base_models import load_base
 from tide_core.training.examples import TrainWindow, build_windows
 from tide_core.training.fidelity import score_spans
@@ -68,7 +69,7 @@ class TrainConfig:
     max_seconds: float | None = None  # opt-in wall-clock cap (stops early: the model then depends on speed)
     expected_seconds: float | None = None  # warn (once) when the loop is projected to take longer
     seed: int = 13
-    num_threads: int | None = None  # None: every core this process may use (sched_getaffinity)
+    num_threads: int | None = None  # None: what this process owns (tide_core.threads.allotted_threads)
     dev_fraction: float = 0.05
     progress: bool = True
 
@@ -104,13 +105,10 @@ THREADS_NOTE = (
 
 
 def resolve_num_threads(num_threads: int | None) -> int:
-    """``num_threads`` if given, else the cores this process may run on (affinity; else cpu_count)."""
+    """``num_threads`` if given, else the threads this process is allotted (tide_core.threads)."""
     if num_threads:
         return max(1, int(num_threads))
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+    return allotted_threads()
 
 
 def plan_steps(n_windows: int, cfg: TrainConfig) -> int:
@@ -270,8 +268,7 @@ def train_token_classifier(
         raise ConfigError("E334", "no training documents", hint="pass a gold JSONL file or --synthetic N")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-    threads = resolve_num_threads(cfg.num_threads)
-    torch.set_num_threads(threads)
+    threads = configure_torch(resolve_num_threads(cfg.num_threads), torch)
     random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
     if dev_docs is None:

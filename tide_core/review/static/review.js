@@ -30,8 +30,40 @@ function message(text, kind) {
   m.className = kind || "";
 }
 
+// -- access -------------------------------------------------------------------------------
+// The URL `tide review` prints ends in #login=CODE: a one-time code, in the fragment so that it
+// is never sent in a request line. The page swaps it for a session token kept in sessionStorage
+// (this scheme, host and port only; it survives reloads of this tab) and sends that token as an
+// Authorization header. No cookie is used: browsers send 127.0.0.1's cookies to every port.
+const SESSION_KEY = "tide-review-session";
+let session = null;
+
+async function login() {
+  const m = /^#login=([A-Za-z0-9_-]{1,200})$/.exec(window.location.hash);
+  if (m) {
+    history.replaceState(null, "", window.location.pathname);  // the code leaves the address bar
+    const resp = await fetch("/api/session", {
+      method: "POST", credentials: "omit", cache: "no-store",
+      headers: { "Content-Type": "application/json" }, body: JSON.stringify({ login: m[1] }),
+    });
+    let body = null;
+    try { body = await resp.json(); } catch (e) { body = null; }
+    if (resp.ok && body && typeof body.session === "string") sessionStorage.setItem(SESSION_KEY, body.session);
+    else if (!sessionStorage.getItem(SESSION_KEY)) {
+      const err = (body && body.error) || { code: String(resp.status), message: resp.statusText, hint: "" };
+      throw new Error(`[${err.code}] ${err.message}${err.hint ? " -- " + err.hint : ""}`);
+    }
+  }
+  session = sessionStorage.getItem(SESSION_KEY);
+  if (!session) {
+    throw new Error("[E875] this tab has no review session -- open the URL `tide review` printed (it ends in #login=...)");
+  }
+}
+
 async function api(path, options) {
-  const resp = await fetch(path, options);
+  const opts = options || {};
+  const headers = { ...(opts.headers || {}), Authorization: `Bearer ${session}` };
+  const resp = await fetch(path, { ...opts, headers, credentials: "omit", cache: "no-store" });
   let body = null;
   try { body = await resp.json(); } catch (e) { body = null; }
   if (!resp.ok) {
@@ -64,6 +96,7 @@ function u16ToCp(map, u) {
 // -- setup --------------------------------------------------------------------------------
 async function init() {
   try {
+    await login();
     state.meta = await api("/api/meta");
   } catch (e) { message(e.message, "error"); return; }
   const meta = state.meta;

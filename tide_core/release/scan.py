@@ -1,0 +1,391 @@
+"""One streamed pass over a release: the source study chunk by chunk, never the whole study.
+
+The blocking checks need, for each released note, its source text, its released text, its
+released spans and its cached spans.  Reading all of that for a study at once held the whole
+study in one process (the Dagster release path grew from 469 MiB at 2,000 notes to 1,064 MiB at
+20,000).  Here the source is read as the study's chunks (:func:`tide_core.engine.study_chunks.iter_chunks`:
+``chunk_rows`` rows at a time, duplicate note ids decided in their own last chunk), and for each
+chunk only the released rows, spans and cached spans of the note ids that chunk owns are read
+(``note_id IN chunk``).  Every chunk owns different note ids, so per-chunk tallies add up to the
+study's; what no chunk owns (a released row whose note has no source row, a span of no released
+note, a quarantine row without a note id) is found from warehouse counts: total minus seen.
+
+Memory is one chunk plus counters; a DuckDB connection is reopened every
+:data:`~tide_core.runner.REFRESH_EVERY_CHUNKS` chunks, as study runs do, so what DuckDB keeps for
+the file does not grow with the study.  :func:`stream_rows` and :func:`release_summary_counts`
+stream whole columns in batches for the checks and the summary that need no source text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any
+
+from tide_core.cache.release_store import ReleaseStore
+from tide_core.cache.span_cache import SpanCache
+from tide_core.cache.tables import TableNames
+from tide_core.config import TideConfig
+from tide_core.engine.study_chunks import StudyChunk, iter_chunks, open_source
+from tide_core.engine.validation import _as_str_id
+from tide_core.io.warehouse import RefreshableWarehouse, StreamingWarehouse, Warehouse
+from tide_core.release.outcome import CheckOutcome
+from tide_core.runner import REFRESH_EVERY_CHUNKS
+
+#: Labels whose operator may keep the original value (ages <= 89); see tide_core.engine.anonymization.
+KEEPS_VALUE = frozenset({"AGE"})
+#: Shorter surfaces ("3/4", "Al") are too common to search for elsewhere in a note without noise.
+MIN_SEARCH_LEN = 4
+#: Quarantine code of an exact duplicate source row (tide_core.engine.validation): its first row is released once.
+EXACT_DUPLICATE = "E608"
+#: Rows per batch when a whole column of a released table is streamed.
+COLUMN_BATCH_ROWS = 50_000
+
+ROWS_ACCOUNTED = "rows_accounted"
+OFFSETS_IN_TEXT = "offsets_in_text"
+NO_SURFACE_SURVIVES = "no_surface_survives"
+SCANNED = (ROWS_ACCOUNTED, OFFSETS_IN_TEXT, NO_SURFACE_SURVIVES)
+
+
+def stream_rows(
+    wh: Warehouse,
+    name: str,
+    columns: Sequence[str],
+    where: Mapping[str, object] | None,
+    batch_rows: int = COLUMN_BATCH_ROWS,
+) -> Iterator[list[dict[str, Any]]]:
+    """Rows of ``name`` as lists of at most ``batch_rows`` dicts (nothing when the table is absent)."""
+    if not wh.table_exists(name):
+        return
+    if isinstance(wh, StreamingWarehouse):
+        for n, batch in enumerate(wh.iter_batches(name, list(columns), where, batch_rows), start=1):
+            yield batch.to_pylist()
+            if n % REFRESH_EVERY_CHUNKS == 0 and isinstance(wh, RefreshableWarehouse):
+                wh.refresh()  # between batches nothing is open: DuckDB hands back what it kept
+    else:  # a backend without streaming reads: one read, handed out in batches
+        for batch in wh.read_table(name, list(columns), where).to_batches(batch_rows):
+            yield batch.to_pylist()
+
+
+@dataclass
+class ReleaseChunk:
+    """One source chunk of a release and the released rows of the note ids it owns."""
+
+    chunk: StudyChunk
+    released: list[dict[str, Any]]  # note_id, text
+    spans: list[dict[str, Any]]  # note_id, start, end, out_start, out_end, label
+    quarantine: list[dict[str, Any]]  # note_id, code
+
+    @property
+    def source(self) -> dict[str, Any]:
+        """Valid source notes of the chunk by note id."""
+        return {n.note_id: n for n in self.chunk.notes}
+
+
+def iter_release_chunks(
+    wh: Warehouse, config: TideConfig, study: str, key: str, chunk_rows: int | None = None
+) -> Iterator[ReleaseChunk]:
+    """The release of (study, key) beside its source, one source chunk at a time."""
+    store = ReleaseStore(wh, config.tables)
+    src = open_source(wh, study, config, chunk_rows=chunk_rows)
+    for n, chunk in enumerate(iter_chunks(src), start=1):
+        owned = list(chunk.owned_ids)
+        if owned:
+            released = store.deid_notes(study, key, ["note_id", "text"], note_ids=owned)
+            spans = store.released_spans(
+                study, key, ["note_id", "start", "end", "out_start", "out_end", "label"], note_ids=owned
+            )
+            quarantine = store.quarantine(study, key, ["note_id", "code"], note_ids=owned)
+        else:
+            released, spans, quarantine = [], [], []
+        yield ReleaseChunk(chunk, released, spans, quarantine)
+        if n % REFRESH_EVERY_CHUNKS == 0 and isinstance(wh, RefreshableWarehouse):
+            wh.refresh()
+
+
+@dataclass
+class _Rows:
+    """rows_accounted's tallies."""
+
+    n_in: int = 0
+    seen_released: int = 0
+    both: int = 0
+    dup_released: int = 0
+    exact_dups_seen: int = 0
+    orphan_dups: int = 0
+
+    def add(self, rc: ReleaseChunk) -> None:
+        released = [r["note_id"] for r in rc.released]
+        other_q = {r["note_id"] for r in rc.quarantine if r["code"] != EXACT_DUPLICATE}
+        exact = [r["note_id"] for r in rc.quarantine if r["code"] == EXACT_DUPLICATE]
+        self.seen_released += len(released)
+        self.dup_released += len(released) - len(set(released))
+        self.both += len(set(released) & other_q)
+        accounted = set(released) | other_q
+        self.exact_dups_seen += len(exact)
+        self.orphan_dups += sum(1 for nid in exact if nid not in accounted)
+
+    def outcome(self, store: ReleaseStore, study: str, key: str) -> CheckOutcome:
+        n_released = store.count("deid_notes", study, key)
+        n_quarantined = store.count("quarantine", study, key)
+        n_exact = _count(store, "quarantine", {"study": study, "key": key, "code": EXACT_DUPLICATE})
+        # E608 rows of note ids no chunk owns have no original in the study
+        orphan_dups = self.orphan_dups + max(0, n_exact - self.exact_dups_seen)
+        n_out = n_released + n_quarantined
+        passed = self.n_in == n_out and self.both == 0 and self.dup_released == 0 and orphan_dups == 0 and self.n_in > 0
+        md = {
+            "n_in": self.n_in,
+            "n_released": n_released,
+            "n_quarantined": n_quarantined,
+            "n_released_and_quarantined": self.both,
+            "n_duplicate_releases": self.dup_released,
+            "n_exact_duplicate_rows": n_exact,
+            "n_duplicates_without_original": orphan_dups,
+        }
+        desc = (
+            "every source row is released or quarantined, once"
+            if passed
+            else f"{self.n_in} rows in, {n_released} released + {n_quarantined} quarantined"
+            f" ({self.both} in both, {self.dup_released} duplicated"
+            + (f", {orphan_dups} exact duplicates without their original" if orphan_dups else "")
+            + f"); rematerialize deidentified_notes for {study}/{key}"
+        )
+        return CheckOutcome(passed, desc, md)
+
+
+@dataclass
+class _Offsets:
+    """offsets_in_text's tallies."""
+
+    n_spans_seen: int = 0
+    bad_out: int = 0
+    bad_in: int = 0
+    orphans: int = 0
+    overlaps: int = 0
+
+    def add(self, rc: ReleaseChunk) -> None:
+        src = rc.source
+        texts = {r["note_id"]: r["text"] or "" for r in rc.released}
+        by_note: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        self.n_spans_seen += len(rc.spans)
+        for s in rc.spans:
+            text = texts.get(s["note_id"])
+            if text is None:
+                self.orphans += 1
+                continue
+            o0, o1 = s["out_start"], s["out_end"]
+            if o0 is None or o1 is None or not (0 <= o0 <= o1 <= len(text)):
+                self.bad_out += 1
+            else:
+                by_note[s["note_id"]].append((o0, o1))
+            note = src.get(s["note_id"])
+            if (
+                note is None
+                or s["start"] is None
+                or s["end"] is None
+                or not (0 <= s["start"] < s["end"] <= len(note.text))
+            ):
+                self.bad_in += 1
+        for ranges in by_note.values():
+            ranges.sort()
+            self.overlaps += sum(1 for a, b in pairwise(ranges) if b[0] < a[1])
+
+    def outcome(self, store: ReleaseStore, study: str, key: str, source: SourceIds) -> CheckOutcome:
+        n_spans = store.count("released_spans", study, key)
+        unseen = max(0, n_spans - self.n_spans_seen)  # spans of notes no chunk owns
+        bad_in = self.bad_in
+        if unseen:  # released notes without a source row: their spans' source offsets cannot hold
+            unsourced = source.released_without_source(store, study, key)
+            on_released = len(store.released_spans(study, key, ["note_id"], note_ids=sorted(unsourced)))
+            bad_in += on_released
+            unseen -= on_released
+        orphans = self.orphans + unseen
+        passed = self.bad_out == 0 and bad_in == 0 and orphans == 0 and self.overlaps == 0
+        md = {
+            "n_spans": n_spans,
+            "n_out_of_text": self.bad_out,
+            "n_bad_source_offsets": bad_in,
+            "n_orphan_spans": orphans,
+            "n_overlapping_outputs": self.overlaps,
+        }
+        return CheckOutcome(
+            passed,
+            "released span offsets lie inside their texts"
+            if passed
+            else "released span offsets are inconsistent with the released texts; rematerialize "
+            f"deidentified_notes for {study}/{key}",
+            md,
+        )
+
+
+@dataclass
+class _Surfaces:
+    """no_surface_survives's tallies (see :func:`tide_core.release.checks.no_surface_survives`)."""
+
+    cache: SpanCache
+    study: str
+    in_place: int = 0
+    elsewhere: int = 0
+    checked: int = 0
+    missing_source: int = 0
+    seen_released: int = 0
+
+    def add(self, rc: ReleaseChunk) -> None:
+        src = rc.source
+        released = {r["note_id"]: r["text"] or "" for r in rc.released}
+        self.seen_released += len(rc.released)
+        rel_spans: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for s in rc.spans:
+            rel_spans[s["note_id"]].append(s)
+        cached = self.cache.spans(self.study, list(released)) if released else {}
+        for nid, out_text in released.items():
+            note = src.get(nid)
+            if note is None:
+                self.missing_source += 1
+                continue
+            self._note(note.text, out_text, rel_spans.get(nid, []), cached.get(nid, []))
+
+    def _note(self, text: str, out_text: str, rel: list[dict[str, Any]], cached: Sequence[Any]) -> None:
+        out_ranges = [(s["out_start"], s["out_end"]) for s in rel]
+        by_in = {(s["start"], s["end"]): s for s in rel}
+        folded = out_text.casefold()
+        surfaces = {(sp.start, sp.end, sp.label) for sp in cached}
+        surfaces |= {(s["start"], s["end"], s["label"]) for s in rel}
+        searched: set[str] = set()
+        for start, end, label in sorted(surfaces):  # in text order: the same work under any hash seed
+            if label in KEEPS_VALUE:
+                continue
+            surface = text[start:end].casefold()
+            if not surface.strip():
+                continue
+            self.checked += 1
+            r = by_in.get((start, end))
+            if r is not None and out_text[r["out_start"] : r["out_end"]].casefold() == surface:
+                self.in_place += 1
+            term = surface.strip()
+            if len(term) < MIN_SEARCH_LEN or term in searched:
+                continue
+            searched.add(term)
+            pattern = re.compile(r"(?<!\w)" + re.escape(term) + r"(?!\w)")
+            for m in pattern.finditer(folded):
+                if not any(a <= m.start() and m.end() <= b for a, b in out_ranges):  # not inside a surrogate
+                    self.elsewhere += 1
+
+    def outcome(self, store: ReleaseStore, study: str, key: str) -> CheckOutcome:
+        n_notes = store.count("deid_notes", study, key)
+        missing = self.missing_source + max(0, n_notes - self.seen_released)  # released without a source row
+        passed = self.in_place == 0 and self.elsewhere == 0 and missing == 0
+        md = {
+            "n_surfaces_checked": self.checked,
+            "n_surviving_in_place": self.in_place,
+            "n_surviving_elsewhere": self.elsewhere,
+            "n_released_without_source": missing,
+            "n_notes": n_notes,
+        }
+        return CheckOutcome(
+            passed,
+            "no original surface survives in the released text"
+            if passed
+            else f"{self.in_place + self.elsewhere} original surfaces survive in released notes of {study}/{key}; "
+            "block this release, review the notes (tide review) and rerun",
+            md,
+        )
+
+
+@dataclass
+class SourceIds:
+    """The study's source note ids, asked only when a pass finds released rows no chunk owned."""
+
+    wh: Warehouse
+    config: TideConfig
+    study: str
+
+    def released_without_source(self, store: ReleaseStore, study: str, key: str) -> set[str]:
+        """Released note ids of (study, key) with no row in the notes table (an anomaly: streamed)."""
+        name = self.config.tables.notes
+        cols = self.wh.columns(name)
+        scope: dict[str, object] = {"study": study} if "study" in cols else {}
+        out: set[str] = set()
+        for batch in stream_rows(self.wh, store.names.deid_notes, ["note_id"], {"study": study, "key": key}):
+            ids = [r["note_id"] for r in batch]
+            have = self.wh.read_table(name, ["note_id"], {**scope, "note_id": ids}).column("note_id").to_pylist()
+            out.update(set(ids) - {_as_str_id(v) for v in have})
+        return out
+
+
+def _count(store: ReleaseStore, kind: str, where: Mapping[str, object]) -> int:
+    name = store.names.of(kind)
+    return int(store.wh.count(name, where)) if store.wh.table_exists(name) else 0
+
+
+def scan_release(
+    wh: Warehouse,
+    config: TideConfig,
+    study: str,
+    key: str,
+    checks: Sequence[str] = SCANNED,
+    *,
+    extra: Sequence[Callable[[ReleaseChunk], None]] = (),
+    chunk_rows: int | None = None,
+) -> dict[str, CheckOutcome]:
+    """Run the named chunk-streamed checks (:data:`SCANNED`) in one pass; {name: outcome}.
+
+    ``extra`` callables see every chunk too (the known-PHI check rides the same pass).
+    """
+    unknown = sorted(set(checks) - set(SCANNED))
+    if unknown:
+        raise ValueError(f"not a streamed check: {unknown}")
+    store = ReleaseStore(wh, config.tables)
+    rows, offsets = _Rows(), _Offsets()
+    surfaces = _Surfaces(SpanCache(wh, config.tables), study)
+    wanted: list[Any] = []
+    if ROWS_ACCOUNTED in checks:
+        wanted.append(rows)
+    if OFFSETS_IN_TEXT in checks:
+        wanted.append(offsets)
+    if NO_SURFACE_SURVIVES in checks:
+        wanted.append(surfaces)
+    for rc in iter_release_chunks(wh, config, study, key, chunk_rows):
+        rows.n_in += rc.chunk.n_rows + len(rc.chunk.null_id_rows)
+        for acc in wanted:
+            acc.add(rc)
+        for fn in extra:
+            fn(rc)
+    done: dict[str, CheckOutcome] = {}
+    if ROWS_ACCOUNTED in checks:
+        done[ROWS_ACCOUNTED] = rows.outcome(store, study, key)
+    if OFFSETS_IN_TEXT in checks:
+        done[OFFSETS_IN_TEXT] = offsets.outcome(store, study, key, SourceIds(wh, config, study))
+    if NO_SURFACE_SURVIVES in checks:
+        done[NO_SURFACE_SURVIVES] = surfaces.outcome(store, study, key)
+    return {name: done[name] for name in checks}
+
+
+@dataclass
+class SummaryCounts:
+    """What a release row counts, streamed from the released tables (no text read)."""
+
+    n_released: int = 0
+    n_spans: int = 0
+    spans_by_label: Counter[str] = field(default_factory=Counter)
+    anonymizers: set[str] = field(default_factory=set)
+    recognizers: set[str] = field(default_factory=set)
+    stamps: set[Any] = field(default_factory=set)
+
+
+def release_summary_counts(wh: Warehouse, names: TableNames, study: str, key: str) -> SummaryCounts:
+    """Counts of the candidate of (study, key): notes, spans by label, versions, stamps."""
+    out = SummaryCounts()
+    where = {"study": study, "key": key}
+    for batch in stream_rows(wh, names.deid_notes, ["anonymizer", "released_at"], where):
+        out.n_released += len(batch)
+        out.anonymizers.update(r["anonymizer"] for r in batch if r["anonymizer"])
+        out.stamps.update(r["released_at"] for r in batch)
+    for batch in stream_rows(wh, names.released_spans, ["label", "recognizer"], where):
+        out.n_spans += len(batch)
+        out.spans_by_label.update(r["label"] for r in batch)
+        out.recognizers.update(r["recognizer"] for r in batch if r["recognizer"])
+    return out
