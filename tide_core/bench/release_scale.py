@@ -36,7 +36,8 @@ from typing import Any
 import duckdb
 
 from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.bench.scale import KEY, STUDY, build_study
+from tide_core.bench.scale import KEY, STUDY, _cli, build_study
+from tide_core.engine.study_chunks import DEFAULT_CHUNK_ROWS
 
 #: The measured child: release_job (then, with --audit, an audit and release_checks_job) in process.
 CHILD = r"""
@@ -118,26 +119,7 @@ def _replicated_cache(db: Path, key_dir: Path) -> None:
 
 
 def _recognize(db: Path, key_dir: Path, extra: list[str] | None = None) -> None:
-    cmd = [
-        sys.executable,
-        "-m",
-        "tide_core.cli.main",
-        "run",
-        "--warehouse",
-        f"duckdb:{db}",
-        "--study",
-        STUDY,
-        "--key",
-        KEY,
-        "--stage",
-        "recognize",
-        "--preset",
-        "rules",
-        "--no-progress",
-        "--key-dir",
-        str(key_dir),
-        *(extra or []),
-    ]
+    cmd = _cli(db, key_dir, DEFAULT_CHUNK_ROWS, ["--stage", "recognize", *(extra or [])])
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
 
 

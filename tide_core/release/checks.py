@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from tide_core.cache.release_store import ReleaseStore
-from tide_core.cache.tables import TableNames
 from tide_core.config import TideConfig
 from tide_core.engine.study_chunks import open_source
 from tide_core.io.warehouse import Warehouse
@@ -37,13 +36,6 @@ __all__ = [
     "source_rows",
     "versions_recorded",
 ]
-
-
-def _release_rows(
-    wh: Warehouse, tables: TableNames, study: str, key: str, table: str, columns: list[str] | None = None
-) -> list[dict[str, Any]]:
-    """Rows of one released table of (study, key), through the ReleaseStore."""
-    return ReleaseStore(wh, tables).rows(table, study, key, columns)
 
 
 def source_notes(wh: Warehouse, config: TideConfig, study: str) -> dict[str, Any]:

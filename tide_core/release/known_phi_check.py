@@ -53,7 +53,7 @@ patient id.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -65,7 +65,7 @@ from tide_core.cache.release_store import ReleaseStore
 from tide_core.config import TideConfig
 from tide_core.engine.validation import _as_str_id
 from tide_core.errors import TideError
-from tide_core.io.warehouse import StreamingWarehouse, Warehouse
+from tide_core.io.warehouse import Warehouse
 from tide_core.recognizers.known_phi import (
     COMMON_WORDS,
     dob_variants,
@@ -75,7 +75,7 @@ from tide_core.recognizers.known_phi import (
     street_variants,
 )
 from tide_core.release.outcome import CheckOutcome
-from tide_core.release.scan import ReleaseChunk, scan_release
+from tide_core.release.scan import ReleaseChunk, scan_release, stream_rows
 from tide_core.text.normalize import normalize, normalize_surface
 
 #: Source rows per chunk of the check's own pass (released notes read and scanned at a time).
@@ -343,14 +343,6 @@ class _BatchMatcher:
 # ------------------------------------------------------------------------------- reading
 
 
-def _stream(wh: Warehouse, name: str, columns: list[str], where: Mapping[str, object] | None) -> Iterator[pa.Table]:
-    if isinstance(wh, StreamingWarehouse):
-        for batch in wh.iter_batches(name, columns, where, batch_rows=ID_BATCH_ROWS):
-            yield pa.Table.from_batches([batch])
-    else:
-        yield wh.read_table(name, columns, where)
-
-
 def _check_notes_table(wh: Warehouse, config: TideConfig) -> None:
     """The notes table exists and has the id columns each note's patient is read from."""
     name = config.tables.notes
@@ -384,17 +376,17 @@ class _Patients:
             return {}
         t = self.id_type
         if pa.types.is_string(t) or pa.types.is_large_string(t):
-            tables: Iterable[pa.Table] = [
-                wh.read_table(self.table, self.columns, where={"patient_id": sorted(patient_ids)})
+            batches: Iterable[list[dict[str, Any]]] = [
+                wh.read_table(self.table, self.columns, where={"patient_id": sorted(patient_ids)}).to_pylist()
             ]
         elif pa.types.is_integer(t):
             ints = sorted({int(p) for p in patient_ids if _INT.fullmatch(p)})
-            tables = [wh.read_table(self.table, self.columns, where={"patient_id": ints})] if ints else []
+            batches = [wh.read_table(self.table, self.columns, where={"patient_id": ints}).to_pylist()] if ints else []
         else:
-            tables = _stream(wh, self.table, self.columns, None)
+            batches = stream_rows(wh, self.table, self.columns, None, ID_BATCH_ROWS)
         out: dict[str, list[dict[str, Any]]] = {}
-        for table in tables:
-            for row in table.to_pylist():
+        for rows in batches:
+            for row in rows:
                 pid = _as_str_id(row.get("patient_id"))
                 if pid is not None and pid in patient_ids:
                     out.setdefault(pid, []).append(row)
