@@ -48,6 +48,8 @@ MODULES: dict[str, list[str]] = {
         "tests/test_guard_validation.py",
     ],
     "tide_core/release/checks.py": ["tests/test_guard_release_checks.py"],
+    # the chunk-streamed pass the blocking checks run on (checks.py delegates to it)
+    "tide_core/release/scan.py": ["tests/test_guard_release_checks.py", "tests/test_release_streaming.py"],
     "tide_core/anonymize/ages.py": ["tests/test_guard_ages.py", "tests/test_anonymize_locations_contacts.py"],
     # the exhaustive bijection tests of test_anonymize_identifiers.py take minutes per mutant; this file checks
     # both constructions exhaustively on small domains in seconds
