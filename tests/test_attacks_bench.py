@@ -1,10 +1,10 @@
-"""``python -m tide_core.bench.attacks`` at a small size: figures in [0, 1] and consistent."""
+"""``python -m benchmarks.attacks`` at a small size: figures in [0, 1] and consistent."""
 
 from __future__ import annotations
 
 import math
 
-from tide_core.bench import attacks
+from benchmarks import attacks
 
 
 def _unit(x: float) -> bool:

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tide_core.bench import speed
+from benchmarks import speed
 from tide_core.threads import allotted_threads
 
 pytestmark = pytest.mark.timeout(900)

@@ -10,9 +10,9 @@ from datetime import date
 
 import pytest
 
+from benchmarks import attacks
 from tide_core.anonymize.dates import date_offset_days, parse_date, shift_date
 from tide_core.anonymize.keys import DATES_KEY, EnvKeyProvider, FileKeyProvider, KeyRing, install_keys
-from tide_core.bench import attacks
 from tide_core.errors import KeyProviderError
 from tide_core.synth import generate_heldout_dataset
 

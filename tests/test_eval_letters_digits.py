@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from tide_core.bench.corpora import BenchCorpus
-from tide_core.bench.quality import _summary, _targets, format_report, score
+from benchmarks.corpora import BenchCorpus
+from benchmarks.quality import _summary, _targets, format_report, score
 from tide_core.cli.main import main
 from tide_core.evaluation.characters import character_metrics
 from tide_core.evaluation.gold_io import GoldDoc

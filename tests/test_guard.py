@@ -9,12 +9,12 @@ import secrets
 import numpy as np
 import pytest
 
+from benchmarks.corpora import load_corpus
 from tide_core.anonymize.engine import Anonymizer
 from tide_core.anonymize.keys import KeyRing
 from tide_core.assurance.guard_model import DocumentScores, GuardModel, tokens
 from tide_core.assurance.guard_release import decide, dial
 from tide_core.assurance.guard_train import released_with_leaks, train_guard
-from tide_core.bench.corpora import load_corpus
 from tide_core.errors import ConfigError
 from tide_core.synth.compose import generate_mixed_training_corpus
 

@@ -222,7 +222,7 @@ def test_registry_builds_it(model_dir):
 
 
 def test_quality_benchmark_runs_end_to_end(model_dir):
-    from tide_core.bench.quality import benchmark, format_report
+    from benchmarks.quality import benchmark, format_report
 
     sizes = {"inhouse": 4, "oog-clinical": 4}
     r = benchmark(

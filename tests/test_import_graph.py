@@ -336,3 +336,59 @@ def test_light_modules_do_not_load_heavy_packages():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
     loaded = json.loads(out.stdout.strip().splitlines()[-1])
     assert loaded == {}, f"heavy packages loaded by light modules (package: first module to load it): {loaded}"
+
+
+# ------------------------------------------------------------- benchmarks stay outside the product
+
+#: Out-of-generator corpora: text that must not come from the generator that trained the model, nor
+#: be shaped by the recognizers it is meant to judge.
+OOG_FORBIDDEN = ("tide_core.synth", "tide_core.recognizers", "tide_core.training")
+
+
+def benchmark_rule_breaches(root: Path = ROOT) -> list[str]:
+    """Imports that break the benchmark rules: the product (tide_core, tide_etl) never imports
+    ``benchmarks``; ``benchmarks.oog`` never imports the note generator or the recognizers."""
+    breaches = []
+    product = discover_modules(root, PACKAGES)
+    for module, names in sorted(all_imports(product).items()):
+        breaches += [f"{module} imports {n}" for n in sorted(names) if n.split(".")[0] == "benchmarks"]
+    if (root / "benchmarks").is_dir():
+        bench = discover_modules(root, ("benchmarks",))
+        for module, names in sorted(all_imports(bench).items()):
+            if module.startswith("benchmarks.oog"):
+                breaches += [
+                    f"{module} imports {n}"
+                    for n in sorted(names)
+                    if any(n == f or n.startswith(f + ".") for f in OOG_FORBIDDEN)
+                ]
+    return breaches
+
+
+def test_benchmarks_are_outside_the_product_and_oog_is_independent():
+    assert (ROOT / "benchmarks" / "oog").is_dir()
+    assert benchmark_rule_breaches() == []
+
+
+def test_the_wheel_leaves_benchmarks_out():
+    """Packaging: setuptools finds only tide_core* and tide_etl*, and no package data points at benchmarks."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    include = text.split("[tool.setuptools.packages.find]", 1)[1].split("\n\n", 1)[0]
+    assert 'include = ["tide_core*", "tide_etl*"]' in include
+    assert "bench" not in text.split("[tool.setuptools.package-data]", 1)[1].split("\n\n", 1)[0]
+    assert not (ROOT / "tide_core" / "bench").exists()
+
+
+def test_the_benchmark_rules_see_a_breach(tmp_path):
+    for pkg in ("tide_core", "tide_etl", "benchmarks", "benchmarks/oog"):
+        (tmp_path / pkg).mkdir(parents=True)
+        (tmp_path / pkg / "__init__.py").write_text("")
+    (tmp_path / "tide_core" / "a.py").write_text("from benchmarks import speed\n")
+    (tmp_path / "benchmarks" / "oog" / "gen.py").write_text(
+        "import json\nfrom tide_core.synth.notes import make\nfrom tide_core.recognizers import registry\n"
+    )
+    (tmp_path / "benchmarks" / "quality.py").write_text("from tide_core.synth import notes\n")
+    assert benchmark_rule_breaches(tmp_path) == [
+        "tide_core.a imports benchmarks.speed",
+        "benchmarks.oog.gen imports tide_core.recognizers.registry",
+        "benchmarks.oog.gen imports tide_core.synth.notes.make",
+    ]

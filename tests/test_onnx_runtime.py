@@ -10,7 +10,7 @@ Tolerances, span level (exact note, start, end and label; agreement = F1 of the 
 * ``onnx`` (fp32): >= 0.99 agreement and scores within 1e-3 (the logits differ by ~1e-5);
 * ``onnx-int8``: >= 0.97 agreement on this tiny model (quantization noise moves a few boundaries
   and low-margin tags; measured 0.993).  The bound that matters for the default model is its
-  quality: micro recall within 0.005 of the reference on ``tide_core.bench.quality`` (docs/results/speed.md).
+  quality: micro recall within 0.005 of the reference on ``benchmarks.quality`` (docs/results/speed.md).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ INT8_AGREEMENT = 0.97
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tide_core.bench.precision import train_small_model
+    from benchmarks.precision import train_small_model
 
     # the precision bench's tiny model: 120 steps on 80 synthetic notes, one thread
     return train_small_model(tmp_path_factory.mktemp("onnx") / "model", steps=120, threads=1)
@@ -38,7 +38,7 @@ def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def notes() -> list[Note]:
-    from tide_core.bench.corpora import load_corpus
+    from benchmarks.corpora import load_corpus
 
     out: list[Note] = []
     for name, n in (("inhouse", 25), ("oog-messages", 25)):
@@ -63,7 +63,7 @@ def _spans(rec: object, notes: list[Note]) -> list[Span]:
 
 def _agreement(a: list[Span], b: list[Span]) -> float:
     """F1 of the two span sets (the precision bench's measure)."""
-    from tide_core.bench.precision import agreement
+    from benchmarks.precision import agreement
 
     return agreement(a, b)
 
@@ -223,7 +223,7 @@ def test_cli_exports_the_default_runtime(
 def test_speed_bench_has_a_default_row_per_runtime(
     model_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tide_core.bench import speed
+    from benchmarks import speed
 
     monkeypatch.setenv("TIDE_MODEL_DIR", str(model_dir))
     argv = ["--n-notes", "3", "--n-long", "0", "--repeats", "1", "--runtimes", "onnx-int8,torch"]
@@ -239,7 +239,7 @@ def test_speed_bench_has_a_default_row_per_runtime(
 def test_speed_bench_compares_several_models_side_by_side_without_the_rules_rows(
     model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tide_core.bench import speed
+    from benchmarks import speed
 
     other = tmp_path / "student"
     shutil.copytree(model_dir, other)
@@ -279,10 +279,10 @@ def test_half_precision_torch_agrees_and_is_in_the_fingerprint(
 
 
 def test_precision_bench_runs_on_the_cpu(model_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The GPU device script (tide_core.bench.precision) runs end to end on a CPU."""
+    """The GPU device script (benchmarks.precision) runs end to end on a CPU."""
     import json
 
-    from tide_core.bench.precision import main
+    from benchmarks.precision import main
 
     out = model_dir.parent / "precision.json"
     args = ["--device", "cpu", "--dtypes", "float32,bfloat16", "--batch-sizes", "4,16", "--notes", "6"]
@@ -320,7 +320,7 @@ def test_speed_bench_runs_the_model_in_bfloat16_beside_int8(
 ) -> None:
     """``--runtimes onnx-int8,torch-bfloat16``: one default row per runtime, each named, each
     timed against the same Presidio analyzer; an unknown name is refused before any timing."""
-    from tide_core.bench import speed
+    from benchmarks import speed
 
     argv = ["--n-notes", "3", "--n-long", "0", "--repeats", "1", "--skip-rules", "--model-dirs", str(model_dir)]
     assert speed.main([*argv, "--runtimes", "onnx-int8,torch-bfloat16"]) == 0
@@ -335,7 +335,7 @@ def test_quality_bench_takes_a_model_runtime(model_dir: Path, tmp_path: Path, mo
     recognizer's, not the default runtime's, and a bad name is a clear error (exit 2)."""
     import json
 
-    from tide_core.bench import quality
+    from benchmarks import quality
 
     base = ["--corpora", "inhouse", "--seed", "3", "--n-notes", "4", "--no-ablation", "--resamples", "0"]
     base += ["--model-dir", str(model_dir)]

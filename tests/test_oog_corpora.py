@@ -9,8 +9,8 @@ from collections import Counter
 
 import pytest
 
-from tide_core.bench.oog import OOG_CORPORA, OOGCorpus, check_offsets, generate_oog
-from tide_core.bench.oog.builder import DocBuilder, OffsetError
+from benchmarks.oog import OOG_CORPORA, OOGCorpus, check_offsets, generate_oog
+from benchmarks.oog.builder import DocBuilder, OffsetError
 from tide_core.evaluation.gold_io import GoldDoc
 from tide_core.spans import Span
 from tide_core.types import LABELS

@@ -364,7 +364,7 @@ def test_groups_hold_notes_of_like_length_longest_first():
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory, corpus):
-    from tide_core.bench.recognition import build_tiny_model
+    from benchmarks.recognition import build_tiny_model
 
     notes, _ = corpus
     return build_tiny_model(

@@ -14,8 +14,8 @@ import re
 import pytest
 from ff3 import FF3Cipher
 
+from benchmarks.corpora import load_corpus
 from tide_core.anonymize.identifiers import DIGITS, LOWER, UPPER, _FastFF3
-from tide_core.bench.corpora import load_corpus
 from tide_core.recognizers.regex_recognizer import RegexRecognizer, fast_finditer, prefilter_regex
 
 

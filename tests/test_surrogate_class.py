@@ -7,6 +7,7 @@ import random
 
 import pytest
 
+from benchmarks.attacks import attack_name_class
 from tide_core.anonymize.keys import keyring_for_tests
 from tide_core.anonymize.names import (
     LISTED_PERMILLE,
@@ -17,7 +18,6 @@ from tide_core.anonymize.names import (
     surrogate_token,
 )
 from tide_core.anonymize.surrogates import load_list, norm
-from tide_core.bench.attacks import attack_name_class
 from tide_core.synth import generate_heldout_dataset
 
 KR = keyring_for_tests("class-study", "k1", "surrogate-class")

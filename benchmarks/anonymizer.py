@@ -1,6 +1,6 @@
 """Structural checks and collision rates of the keyed anonymizer (the paper's Table 2, measured).
 
-``python -m tide_core.bench.anonymizer [--n 2000] [--seed 7]`` prints a Markdown table:
+``python -m benchmarks.anonymizer [--n 2000] [--seed 7]`` prints a Markdown table:
 determinism, cross-note consistency, remapping under a rotated key and interval preservation on
 seeded synthetic stress sets (no PHI), collision rates for exhaustive 3/4/5-digit ID domains
 (with the paper's pad-to-6-and-truncate construction measured beside ours) and for 2,000 and

@@ -3,7 +3,7 @@
 Written independently of the project's synthetic generator, recognizers and their vocabulary
 (see README.md in this folder).  Usage::
 
-    from tide_core.bench.oog import generate_oog
+    from benchmarks.oog import generate_oog
     corpus = generate_oog("clinical", n_docs=300, seed=7)   # or "messages"
     corpus.gold        # list[GoldDoc]
     corpus.patients    # patients-table rows
@@ -16,12 +16,12 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from tide_core.bench.oog.builder import DocBuilder, OffsetError, check_offsets
-from tide_core.bench.oog.clinical import NOTE_TYPES
-from tide_core.bench.oog.common import Ctx, Patient, make_patient
-from tide_core.bench.oog.messages import MESSAGE_TYPES
-from tide_core.bench.oog.phi import Fake
-from tide_core.bench.oog.vocab import load_vocab
+from benchmarks.oog.builder import DocBuilder, OffsetError, check_offsets
+from benchmarks.oog.clinical import NOTE_TYPES
+from benchmarks.oog.common import Ctx, Patient, make_patient
+from benchmarks.oog.messages import MESSAGE_TYPES
+from benchmarks.oog.phi import Fake
+from benchmarks.oog.vocab import load_vocab
 from tide_core.evaluation.gold_io import GoldDoc
 
 __all__ = ["OOG_CORPORA", "OOGCorpus", "generate_oog", "OffsetError", "check_offsets", "NOTE_TYPES", "MESSAGE_TYPES"]

@@ -1,6 +1,6 @@
 """Scale benchmark: bounded memory, steady throughput and crash resume of ``tide run`` on DuckDB.
 
-``python -m tide_core.bench.scale`` builds synthetic studies (the demo corpus's notes, copied
+``python -m benchmarks.scale`` builds synthetic studies (the demo corpus's notes, copied
 under new note and patient ids: demo-like text, length and PHI density) and runs ``tide run
 --preset rules`` on each through the CLI, in a child process, measuring from outside:
 
@@ -213,7 +213,7 @@ def ray_scaling(workdir: Path, n: int, nodes: list[int], chunk_rows: int) -> lis
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tide_core.bench.scale", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.scale", description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="20000,200000", help="study sizes in notes, comma-separated")
     ap.add_argument("--chunk-rows", type=int, default=2000)
     ap.add_argument("--resume-size", type=int, default=None, help="kill/resume study size (default: smallest)")

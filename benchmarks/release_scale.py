@@ -1,7 +1,7 @@
 """Release-scale benchmark: peak memory and time of Dagster's ``release_job`` as a study grows.
 
-``python -m tide_core.bench.release_scale`` builds synthetic studies of each size (the demo
-corpus's notes copied under new note and patient ids, as :mod:`tide_core.bench.scale` does), fills
+``python -m benchmarks.release_scale`` builds synthetic studies of each size (the demo
+corpus's notes copied under new note and patient ids, as :mod:`benchmarks.scale` does), fills
 their span cache beforehand (not measured): ``tide run --stage recognize --preset rules`` on the
 first copy of the corpus, whose spans every other copy (the same texts under other ids) then
 receives by a SQL join, so a 200,000-note cache takes seconds to build instead of a quarter of an
@@ -35,8 +35,8 @@ from typing import Any
 
 import duckdb
 
+from benchmarks.scale import KEY, STUDY, _cli, build_study
 from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.bench.scale import KEY, STUDY, _cli, build_study
 from tide_core.engine.study_chunks import DEFAULT_CHUNK_ROWS
 
 #: The measured child: release_job (then, with --audit, an audit and release_checks_job) in process.
@@ -82,6 +82,12 @@ class ReleaseRun:
     n_released: int | None
     published_version: str | None
     s_per_1k_notes: float
+    #: CPU seconds (user + system) of the child and its children: unlike wall time, barely moved
+    #: by other processes sharing the cores.
+    cpu_s: float = 0.0
+    cpu_s_per_1k_notes: float = 0.0
+    load_avg_start: float = 0.0
+    load_avg_end: float = 0.0
 
 
 @dataclass
@@ -90,11 +96,12 @@ class ReleaseScaleReport:
     runs: list[ReleaseRun] = field(default_factory=list)
     rss_ratio: float | None = None
     time_per_note_ratio: float | None = None
+    cpu_per_note_ratio: float | None = None
     cpu_count: int = os.cpu_count() or 1
     load_avg_start: float = field(default_factory=lambda: os.getloadavg()[0])
 
 
-#: The note id prefix of the corpus's first copy (:func:`tide_core.bench.scale.build_study`).
+#: The note id prefix of the corpus's first copy (:func:`benchmarks.scale.build_study`).
 FIRST_COPY = "n000000-"
 
 
@@ -140,6 +147,7 @@ def _audit(db: Path) -> None:
 
 def run_job(db: Path, key_dir: Path, n_notes: int, job: str) -> ReleaseRun:
     """Execute ``job`` in process in a child; its peak RSS and wall time from outside."""
+    load_start = os.getloadavg()[0]
     t0 = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out:
         proc = subprocess.Popen(
@@ -153,6 +161,7 @@ def run_job(db: Path, key_dir: Path, n_notes: int, job: str) -> ReleaseRun:
         lines = [ln for ln in out.read().splitlines() if ln.startswith("{")]
     rc = os.waitstatus_to_exitcode(status)
     info: dict[str, Any] = json.loads(lines[-1]) if lines else {}
+    cpu = usage.ru_utime + usage.ru_stime
     return ReleaseRun(
         n_notes,
         job,
@@ -163,6 +172,10 @@ def run_job(db: Path, key_dir: Path, n_notes: int, job: str) -> ReleaseRun:
         info.get("n_released"),
         info.get("published_version"),
         1000.0 * wall / n_notes,
+        cpu,
+        1000.0 * cpu / n_notes,
+        load_start,
+        os.getloadavg()[0],
     )
 
 
@@ -191,24 +204,27 @@ def bench(sizes: list[int], workdir: Path, audit: bool, recognize_all: bool = Fa
             small, big = runs[0], runs[-1]
             report.rss_ratio = big.peak_rss_mib / small.peak_rss_mib
             report.time_per_note_ratio = big.s_per_1k_notes / small.s_per_1k_notes
+            report.cpu_per_note_ratio = big.cpu_s_per_1k_notes / max(small.cpu_s_per_1k_notes, 1e-9)
     return report
 
 
 def table(report: ReleaseScaleReport) -> str:
     lines = [
-        "| notes | job | status | wall s | s per 1k notes | peak RSS MiB |",
-        "|---:|---|---|---:|---:|---:|",
+        "| notes | job | status | wall s | s per 1k notes | CPU s per 1k notes | load start/end | peak RSS MiB |",
+        "|---:|---|---|---:|---:|---:|---|---:|",
     ]
     for r in report.runs:
         lines.append(
             f"| {r.n_notes:,} | {r.job} | {r.status} {r.published_version or ''} | {r.wall_s:.1f} | "
-            f"{r.s_per_1k_notes:.2f} | {r.peak_rss_mib:.0f} |"
+            f"{r.s_per_1k_notes:.2f} | {r.cpu_s_per_1k_notes:.2f} | {r.load_avg_start:.1f}/{r.load_avg_end:.1f} | "
+            f"{r.peak_rss_mib:.0f} |"
         )
     if report.rss_ratio is not None:
         lines.append("")
         lines.append(
             f"release_job, largest / smallest: peak RSS x{report.rss_ratio:.2f} (bound 1.3), "
-            f"seconds per note x{report.time_per_note_ratio:.2f} (bound 1.1); {report.cpu_count} cores, "
+            f"seconds per note x{report.time_per_note_ratio:.2f} (bound 1.1), "
+            f"CPU seconds per note x{report.cpu_per_note_ratio or 0:.2f}; {report.cpu_count} cores, "
             f"load {report.load_avg_start:.2f} at start"
         )
     return "\n".join(lines)

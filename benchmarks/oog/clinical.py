@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tide_core.bench.oog.builder import TERM, Pieces
-from tide_core.bench.oog.common import Ctx, age_on, pronouns
-from tide_core.bench.oog.phi import Person
-from tide_core.bench.oog.vocab import WORLD
+from benchmarks.oog.builder import TERM, Pieces
+from benchmarks.oog.common import Ctx, age_on, pronouns
+from benchmarks.oog.phi import Person
+from benchmarks.oog.vocab import WORLD
 
 
 def _rel(c: Ctx, min_age: int = 18, max_age: int = 85) -> Person:

@@ -1,4 +1,4 @@
-"""PHI Guard versus the recognizer-based residual screen (``python -m tide_core.bench.guard``).
+"""PHI Guard versus the recognizer-based residual screen (``python -m benchmarks.guard``).
 
 The release is made as a new site would make it: the rules preset recognizes each document of
 the out-of-generator corpora (no patients table), the anonymizer replaces what it found, and the
@@ -23,14 +23,14 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from benchmarks.corpora import load_corpus
+from benchmarks.quality import combine, default_specs, run_recognizers
 from tide_core.anonymize.engine import Anonymizer
 from tide_core.anonymize.keys import KeyRing
 from tide_core.assurance.guard_model import GuardModel
 from tide_core.assurance.guard_release import dial
 from tide_core.assurance.guard_train import main as train_main
 from tide_core.assurance.screen import screen_released
-from tide_core.bench.corpora import load_corpus
-from tide_core.bench.quality import combine, default_specs, run_recognizers
 from tide_core.errors import AnonymizationError
 from tide_core.recognizers.registry import create
 
@@ -103,7 +103,7 @@ def report(results: Sequence[GuardBench], guard: GuardModel) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tide_core.bench.guard", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.guard", description=__doc__.split("\n")[0])
     ap.add_argument("--corpora", default="oog-clinical,oog-messages")
     ap.add_argument("--n-docs", type=int, default=None, help="documents per corpus (default: the corpus default)")
     ap.add_argument("--seed", type=int, default=2, help="corpus seed (1 was used to choose the guard's settings)")

@@ -1,4 +1,4 @@
-"""Model precision and batch size on one device: ``python -m tide_core.bench.precision``.
+"""Model precision and batch size on one device: ``python -m benchmarks.precision``.
 
 The device script for a GPU machine (it runs on a CPU too, which is how the test suite checks
 it).  For each ``dtype`` (float32, float16, bfloat16) and batch size it runs the PyTorch token
@@ -15,7 +15,7 @@ the synthetic training corpus, so the spans compared are learnt ones.
 
 Example on a GPU machine::
 
-    python -m tide_core.bench.precision --device cuda --batch-sizes 16,64,256 --json $OUT/precision.json
+    python -m benchmarks.precision --device cuda --batch-sizes 16,64,256 --json $OUT/precision.json
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pathlib import Path
 
 import torch
 
-from tide_core.bench.corpora import load_corpus
+from benchmarks.corpora import load_corpus
 from tide_core.errors import ConfigError
 from tide_core.inference.runtime_choice import DTYPES
 from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
@@ -174,7 +174,7 @@ def _csv_ints(raw: str) -> list[int]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tide_core.bench.precision", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.precision", description=__doc__.split("\n")[0])
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--dtypes", default=",".join(DTYPES), help=f"comma-separated, from {', '.join(DTYPES)}")
     ap.add_argument("--batch-sizes", default="16,64,256")

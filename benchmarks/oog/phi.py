@@ -8,7 +8,7 @@ import string
 from dataclasses import dataclass, field
 from typing import Any
 
-from tide_core.bench.oog.vocab import US_STATES, WORLD, Vocab
+from benchmarks.oog.vocab import US_STATES, WORLD, Vocab
 
 MONTHS = [
     "January",

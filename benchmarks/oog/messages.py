@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tide_core.bench.oog.builder import Pieces
-from tide_core.bench.oog.common import Ctx, age_on, pronouns
-from tide_core.bench.oog.vocab import WORLD
+from benchmarks.oog.builder import Pieces
+from benchmarks.oog.common import Ctx, age_on, pronouns
+from benchmarks.oog.vocab import WORLD
 
 
 def _slots(c: Ctx) -> dict[str, Any]:

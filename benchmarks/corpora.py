@@ -3,7 +3,7 @@
 - ``inhouse``: held-out notes of TIDE's own generator (``tide_core.synth``; templates and
   vocabulary halves never used in training). A regression test: it shares the generator with
   the training data, so it cannot show generalisation.
-- ``oog-clinical`` and ``oog-messages``: corpora of ``tide_core.bench.oog``, a second generator
+- ``oog-clinical`` and ``oog-messages``: corpora of ``benchmarks.oog``, a second generator
   written from scratch that shares no code, template, vocabulary list or layout with
   ``tide_core.synth`` (free-running prose, portal messages, tables, headers in random field
   orders, OCR-like noise; and general, mostly non-clinical PII text).
@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tide_core.bench.oog import generate_oog
+from benchmarks.oog import generate_oog
 from tide_core.errors import ConfigError
 from tide_core.evaluation.gold_io import GoldDoc
 from tide_core.synth import generate_heldout_dataset

@@ -1,9 +1,9 @@
 """Quality benchmark of the default configuration: in-house and out-of-generator corpora side by side.
 
-``python -m tide_core.bench.quality [--corpora inhouse,oog-clinical,oog-messages] [--seed 2]
+``python -m benchmarks.quality [--corpora inhouse,oog-clinical,oog-messages] [--seed 2]
 [--n-notes 300] [--n-messages 1500] [--no-model] [--model-dir DIR] [--json FILE]``
 
-For each corpus (``tide_core.bench.corpora``): every recognizer of the default configuration
+For each corpus (``benchmarks.corpora``): every recognizer of the default configuration
 runs once over all notes; any subset is then scored without re-running anything (the subset's
 spans are resolved and propagated per note exactly as the engine's ``finish_note`` does).
 Reported per corpus:
@@ -20,7 +20,7 @@ Reported per corpus:
 - an ablation: the full set minus each recognizer, on every corpus.
 
 The in-house corpus shares its generator with the training data: it is a regression test.
-The out-of-generator corpora measure generalisation (see ``tide_core/bench/oog/README.md``).
+The out-of-generator corpora measure generalisation (see ``benchmarks/oog/README.md``).
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.corpora import CORPORA, DEFAULT_SIZES, BenchCorpus, load_corpus
 from tide_core.anonymize.engine import Anonymizer
 from tide_core.anonymize.keys import KeyRing
-from tide_core.bench.corpora import CORPORA, DEFAULT_SIZES, BenchCorpus, load_corpus
 from tide_core.config import rules_specs
 from tide_core.engine.recognition import finish_note
 from tide_core.errors import TideError
@@ -330,7 +330,7 @@ def format_report(r: Mapping[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tide_core.bench.quality", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.quality", description=__doc__.splitlines()[0])
     p.add_argument("--corpora", default=",".join(CORPORA), help=f"comma-separated subset of {', '.join(CORPORA)}")
     p.add_argument("--seed", type=int, default=2, help="corpus seed (2 is the reporting seed; 1 was used for tuning)")
     p.add_argument("--n-notes", type=int, default=None, help="notes per clinical corpus (default 300)")

@@ -7,9 +7,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from tide_core.bench.oog.builder import TERM, DocBuilder, Piece, Pieces
-from tide_core.bench.oog.phi import Fake, Person
-from tide_core.bench.oog.vocab import WORLD
+from benchmarks.oog.builder import TERM, DocBuilder, Piece, Pieces
+from benchmarks.oog.phi import Fake, Person
+from benchmarks.oog.vocab import WORLD
 
 SEPARATORS = [": ", ":", " - ", " = ", "=", "\t", " : ", ":\t", " -- ", " | "]
 
