@@ -277,3 +277,30 @@ def test_an_onnx_session_without_threads_runs_what_the_process_owns(tmp_path, mo
     monkeypatch.delenv("TIDE_THREADS")
     assert OnnxTokenClassifier(path).threads == allotted_threads()
     assert OnnxTokenClassifier(path, threads=3).threads == 3  # an explicit count is kept
+
+
+# ------------------------------------------------------------------ OpenMP threads wait passively
+
+
+def _openmp_settings(env: dict[str, str], code: str) -> dict[str, str]:
+    """The OpenMP runtime's own settings (``OMP_DISPLAY_ENV=VERBOSE`` prints them as torch loads it)."""
+    child_env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    child_env.update(env, OMP_DISPLAY_ENV="VERBOSE")
+    out = subprocess.run([sys.executable, "-c", code], env=child_env, capture_output=True, text=True, check=True)
+    pairs = (line.strip().split(" = ", 1) for line in out.stderr.splitlines() if " = " in line)
+    return {k: v.strip("'") for k, v in pairs}
+
+
+def test_importing_tide_core_makes_torch_threads_wait_without_spinning():
+    """tide_core sets OMP_WAIT_POLICY=PASSIVE before torch loads: the runtime then spins 0 turns."""
+    settings = _openmp_settings({}, "import tide_core, torch; torch.ones(64, 64) @ torch.ones(64, 64)")
+    assert settings["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert settings["GOMP_SPINCOUNT"] == "0"
+    # the runtime's own default, for contrast: it spins 300,000 turns at every barrier
+    assert _openmp_settings({}, "import torch")["GOMP_SPINCOUNT"] == "300000"
+
+
+def test_an_operator_chosen_wait_policy_is_kept():
+    settings = _openmp_settings({"OMP_WAIT_POLICY": "ACTIVE"}, "import tide_core, torch")
+    assert settings["OMP_WAIT_POLICY"] == "ACTIVE"
+    assert settings["GOMP_SPINCOUNT"] != "0"
