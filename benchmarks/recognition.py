@@ -59,10 +59,10 @@ from tide_core.execution.ray_session import ensure_ray
 from tide_core.model_location import default_model_exists, default_model_location, pretrained_encoder_dir
 from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
 from tide_core.recognizers.registry import create
-from tide_core.spans import Note  # noqa: E402
+from tide_core.spans import Note
 from tide_core.synth.corpus import generate_demo_corpus
 from tide_core.threads import allotted_cpus
-from tide_core.types import LABELS  # noqa: E402
+from tide_core.types import LABELS
 
 BIO_TAGS: tuple[str, ...] = ("O",) + tuple(f"{p}-{lab}" for lab in LABELS for p in ("B", "I"))
 
@@ -149,7 +149,7 @@ def choose_model(kind: str, workdir: Path, texts: Sequence[str]) -> tuple[Path, 
             return build_head_model(
                 workdir / "minilm-head", pretrained_encoder_dir()
             ), "all-MiniLM-L6-v2 encoder + untrained head"
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             if kind == "minilm":
                 raise
             print(f"(MiniLM unavailable: {type(exc).__name__}; using a tiny BERT)", file=sys.stderr)
@@ -239,9 +239,9 @@ def bare_forward(
     def run(ws: Sequence[Any]) -> None:
         for i in range(0, len(ws), batch_size):
             batch = ws[i : i + batch_size]
-            L = max(len(w.input_ids) for w in batch)
-            ids = torch.full((len(batch), L), pad, dtype=torch.long)
-            mask = torch.zeros((len(batch), L), dtype=torch.long)
+            longest = max(len(w.input_ids) for w in batch)
+            ids = torch.full((len(batch), longest), pad, dtype=torch.long)
+            mask = torch.zeros((len(batch), longest), dtype=torch.long)
             for j, w in enumerate(batch):
                 ids[j, : len(w.input_ids)] = torch.tensor(w.input_ids)
                 mask[j, : len(w.input_ids)] = 1

@@ -10,7 +10,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("RAY_DEDUP_LOGS", "0")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
-import pytest  # noqa: E402
+import pytest
 
 #: Test files that take a minute or more, longest first.  ``.ci/run`` spreads files over two
 #: pytest-xdist workers (``--dist loadfile``: a file's tests stay together, so module fixtures

@@ -6,12 +6,12 @@ import pytest
 
 pytest.importorskip("presidio_anonymizer")
 
-from presidio_anonymizer import AnonymizerEngine  # noqa: E402
-from presidio_anonymizer.entities import OperatorConfig, RecognizerResult  # noqa: E402
+from presidio_anonymizer import AnonymizerEngine
+from presidio_anonymizer.entities import OperatorConfig, RecognizerResult
 
-from tide_core.anonymize.engine import Anonymizer  # noqa: E402
-from tide_core.anonymize.keys import keyring_for_tests  # noqa: E402
-from tide_core.anonymize.presidio_operators import keyed_operator_class  # noqa: E402
+from tide_core.anonymize.engine import Anonymizer
+from tide_core.anonymize.keys import keyring_for_tests
+from tide_core.anonymize.presidio_operators import keyed_operator_class
 
 KA = keyring_for_tests("study1", "k1", "presidio-a")
 TEXT = "John Smith was seen on 03/04/2021, phone (650) 555-1234, SSN 123-45-6789."

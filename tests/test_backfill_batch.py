@@ -196,7 +196,7 @@ def measure(n_cells: int) -> dict:  # pragma: no cover - a benchmark, run by han
             try:
                 if _graphql(base, "{ assetNodes { id } }", {})["assetNodes"]:
                     break
-            except Exception:  # noqa: BLE001 - not serving yet
+            except Exception:  # not serving yet
                 time.sleep(0.5)
         params = {
             "assetSelection": [{"path": [p]} for p in ("deidentified_notes", "release_summary")],

@@ -16,11 +16,11 @@ import pytest
 pytest.importorskip("google.cloud.bigquery")
 pytest.importorskip("bqemulator")
 
-from test_bigquery_warehouse import PROJECT, _open, emulator  # noqa: E402,F401 - the emulator fixture
-from tide_core.cli.cmd_demo import load_demo  # noqa: E402
-from tide_core.config import TideConfig  # noqa: E402
-from tide_core.io.duckdb_warehouse import DuckDBWarehouse  # noqa: E402
-from tide_core.runner import recognize_study  # noqa: E402
+from test_bigquery_warehouse import PROJECT, _open, emulator  # noqa: F401 - the emulator fixture
+from tide_core.cli.cmd_demo import load_demo
+from tide_core.config import TideConfig
+from tide_core.io.duckdb_warehouse import DuckDBWarehouse
+from tide_core.runner import recognize_study
 
 CONFIG = TideConfig.preset("rules")
 N = 20

@@ -24,7 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import dagster as dg
-import dagster._daemon  # noqa: F401 - before dagster._scheduler, which cannot be imported first (an import cycle)
+import dagster._daemon  # before dagster._scheduler, which cannot be imported first (an import cycle)
 import psycopg2
 import pyarrow as pa
 import pytest
@@ -301,7 +301,7 @@ def test_a_backfill_waits_for_the_pool_slots_of_the_production_file(study: Path,
         assert instance.event_log_storage.get_concurrency_info(POOL).claimed_slots == []
     # every step of every run done once (none retried), all after the slots were freed
     assert {i[3] for i in intervals} == {"STEP_SUCCESS"}, intervals
-    assert len({(i[4], i[2]) for i in intervals}) == len(intervals) >= len(KEYS) * 8, intervals
+    assert len({(i[4], i[2]) for i in intervals}) == len(intervals) >= len(KEYS) * 4, intervals
     assert min(i[0] for i in intervals) >= freed  # no step ran while the slots were held
     edges = sorted([(i[0], 1) for i in intervals] + [(i[1], -1) for i in intervals], key=lambda e: (e[0], e[1]))
     in_flight = peak = 0

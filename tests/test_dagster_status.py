@@ -98,3 +98,85 @@ def test_a_blocked_release_fails_its_partition_and_is_not_retried(env: Env):
     assert "Maria" not in str(fmd) and "Stonebridge" not in str(fmd)
     # the decision recorded in the instance matches tide_releases
     assert env.release_row()["content_fingerprint"] == md["content_fingerprint"] == fmd["content_fingerprint"]
+
+
+# -- the five blocking checks: one step, one pass, one source summary ---------------------------------------------
+
+DEID = dg.AssetKey("deidentified_notes")
+
+
+def check_partition_status(e: Env, name: str):
+    """The instance's latest execution status of blocking check ``name`` for the partition (what the UI shows)."""
+    key = str(release_key(S, K))
+    infos = e.instance.event_log_storage.get_asset_check_partition_info(
+        [dg.AssetCheckKey(DEID, name)], partition_keys=[key]
+    )
+    assert [i.partition_key for i in infos] == [key], name
+    return infos[0].latest_execution_status
+
+
+def test_the_five_blocking_checks_are_one_step_that_reads_the_study_once(env: Env, monkeypatch):
+    from tide_core.release import scan
+    from tide_core.release.lifecycle import BLOCKING_CHECKS
+    from tide_etl.checks import CHECKS, release_checks
+    from tide_etl.retry import POOL, TRANSIENT_RETRY
+
+    assert CHECKS == [release_checks]
+    specs = list(release_checks.check_specs)
+    assert [s.name for s in specs] == list(BLOCKING_CHECKS)
+    assert all(s.blocking and s.asset_key == DEID and s.partitions_def == release_partitions for s in specs)
+    assert release_checks.op.pool == POOL and release_checks.op.retry_policy == TRANSIENT_RETRY
+    job = env.defs.resolve_job_def("release_checks_job")
+    assert sorted(job.graph.node_dict) == ["release_checks", "release_summary", "researcher_views"]
+
+    passes: list[str] = []  # every streamed pass over the study's chunks, whoever runs it
+    real = scan.iter_release_chunks
+
+    def counted(*args, **kwargs):
+        passes.append(str(args[2]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scan, "iter_release_chunks", counted)
+    env.run()
+    env.audit()
+    r = env.run("release_checks_job")
+    assert r.success, checks(r)
+    assert passes == [S] * 4  # per run: one for the five checks, one for release_summary's decision
+    results = checks(r)
+    assert all(results[name][0] for name in BLOCKING_CHECKS), results
+    # every check carries the run's one source summary: the content its verdict covered
+    row = env.release_row()
+    assert row["status"] == "published" and row["content_fingerprint"]
+    for name in BLOCKING_CHECKS:
+        md = results[name][2]
+        assert md["candidate/content_fingerprint"] == row["content_fingerprint"], name
+        assert (md["source/n_rows"], md["candidate/n_released"], md["candidate/n_quarantined"]) == (2, 2, 0)
+        assert check_partition_status(env, name) == AssetCheckExecutionRecordStatus.SUCCEEDED
+
+
+def test_failing_checks_block_in_one_write_and_release_summary_does_not_run(env: Env):
+    """A name put back into a published release's candidate: the surface and known-PHI checks fail
+    in the one step, each by name in the partition's check records, the release is blocked at once
+    naming both, release_summary does not run, and researchers keep v1."""
+    from tide_core.release.lifecycle import BLOCKING_CHECKS
+
+    v1 = env.publish()
+    with env.wh() as wh:
+        wh.sql("UPDATE tide_deid_notes SET text = text || ' Maria Stonebridge' WHERE note_id = 'a'")
+    r = env.run("release_checks_job")
+    assert not r.success
+    results = checks(r)
+    failed = {name for name in BLOCKING_CHECKS if not results[name][0]}
+    assert failed == {"no_surface_survives", "known_phi_survives"}, results
+    assert all(results[name][1] == "ERROR" for name in BLOCKING_CHECKS)
+    for name in BLOCKING_CHECKS:
+        want = AssetCheckExecutionRecordStatus.FAILED if name in failed else AssetCheckExecutionRecordStatus.SUCCEEDED
+        assert check_partition_status(env, name) == want, name
+    steps = {e.step_key: e.event_type_value for e in r.all_events if e.event_type_value.startswith("STEP_")}
+    assert "release_summary" not in steps and steps["release_checks"] == "STEP_FAILURE"
+    row = env.release_row()
+    assert row["status"] == "blocked" and row["published_version"] == "v1"
+    assert "check no_surface_survives failed" in row["gate_reasons"]
+    assert "check known_phi_survives failed" in row["gate_reasons"]
+    assert env.researchers_see() == v1
+    assert "Stonebridge" not in str([md for _, _, md in results.values()])  # counts and digests only

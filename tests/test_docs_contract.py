@@ -4,7 +4,11 @@
   it writes in backticks (``tide_core.x.y``) must import, and every call it writes
   (``name(a, b=1)``) must exist on the object or module named last in the same bullet, taking the
   documented parameters in the documented order.
-* ``docs/configuration.md``: its example loads, and every ``TideConfig`` field is documented.
+* ``docs/configuration.md``: its example loads, every ``TideConfig`` field is documented with the
+  default the code has, every ``TIDE_*`` variable the code reads (``tide_core``, ``tide_etl``,
+  ``benchmarks``) is listed with its default, and the release-gate table's defaults are the
+  built-in policy's.
+* ``docs/architecture.md``: the columns it lists for each TIDE table are the DDL's (``sql/ddl``).
 * Every pointer to a document in the code's messages and hints (``docs/X.md``, a README section)
   leads to something that exists.
 """
@@ -250,3 +254,281 @@ def test_the_contract_states_the_deployed_default_model_options():
     assert int(m.group(1)) == DEFAULT_MODEL_OPTIONS["window"] and int(m.group(2)) == DEFAULT_MODEL_OPTIONS["overlap"]
     assert m.group(3).split("/") == list(DEFAULT_MODEL_OPTIONS["labels"])
     assert float(m.group(4)) == DEFAULT_MODEL_OPTIONS["min_score"]
+
+
+# ---------------------------------------------------------------- defaults, variables and columns
+_ENV_NAME = re.compile(r"TIDE_[A-Z0-9]+(?:_[A-Z0-9]+)*")
+_PROSE = object()  # a documented default written in words: not compared
+
+
+def _table_rows(text: str) -> list[list[str]]:
+    """Cells of every Markdown table row (header and separator rows included)."""
+    return [
+        [c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines() if line.startswith("|")
+    ]
+
+
+def _section(text: str, heading: str) -> str:
+    """The ``## heading...`` section of a Markdown text (the heading may go on after ``heading``)."""
+    start = text.index(f"\n## {heading}")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else len(text)]
+
+
+def _documented_default(cell: str) -> object:
+    """A default cell as a value: ``none ...`` is None, ``empty`` an empty collection, a leading
+    backticked literal its value (a number, true/false, or text without quotes); words are _PROSE."""
+    if cell.startswith("none"):
+        return None
+    if cell == "empty":
+        return ()
+    m = re.match(r"`([^`]*)`", cell) or re.fullmatch(r"(true|false|[\d.]+)", cell)
+    if not m:
+        return _PROSE
+    literal = m.group(1).strip('"')
+    if literal in ("true", "false"):
+        return literal == "true"
+    for kind in (int, float):
+        try:
+            return kind(literal)
+        except ValueError:
+            pass
+    return literal
+
+
+def _same(documented: object, actual: object) -> bool:
+    if documented == () and actual is not None and not isinstance(actual, (bool, int, float, str)):
+        return len(actual) == 0
+    if isinstance(documented, (int, float)) and not isinstance(documented, bool):
+        return isinstance(actual, (int, float)) and not isinstance(actual, bool) and float(actual) == documented
+    return documented == actual
+
+
+def config_default_problems(doc: str) -> list[str]:
+    """``TideConfig`` fields whose scalar default the Keys table leaves out or states wrongly."""
+    rows = {r[0].strip("`"): r for r in _table_rows(_section(doc, "Keys")) if len(r) == 4}
+    problems = []
+    for f in dataclasses.fields(TideConfig):
+        if f.default is not dataclasses.MISSING:
+            actual: object = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            actual = f.default_factory()
+        else:
+            continue  # required (recognizers): the doc says where it comes from
+        if not (actual is None or isinstance(actual, (bool, int, float, str, tuple, dict))):
+            continue  # a structured default (tables): described in words
+        row = rows.get(f.name)
+        documented = _documented_default(row[2]) if row else _PROSE
+        if documented is _PROSE or not _same(documented, actual):
+            problems.append(f"{f.name}: documented default {row[2] if row else None!r}, code {actual!r}")
+    return problems
+
+
+def _code_env_variables() -> dict[str, set[str]]:
+    """Every ``TIDE_*`` name the code holds as a whole string (how each is read: ``os.environ``,
+    ``getenv``, or a constant or table of variable names), with the files that hold it."""
+    found: dict[str, set[str]] = {}
+    for pkg in ("tide_core", "tide_etl", "benchmarks"):
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) and _ENV_NAME.fullmatch(node.value):
+                    found.setdefault(node.value, set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def _documented_env(doc: str) -> dict[str, str]:
+    """Variable -> its default cell, from every table row of the doc that names one variable."""
+    out = {}
+    for row in _table_rows(doc):
+        m = re.fullmatch(r"`(TIDE_[A-Z0-9_<>]+)`", row[0])
+        if m and len(row) >= 3:
+            out[m.group(1)] = row[1]
+    return out
+
+
+def env_variable_problems(code: dict[str, set[str]], doc: str) -> list[str]:
+    documented = _documented_env(doc)
+    problems = [f"{name} ({', '.join(sorted(files))}) is not documented" for name, files in code.items()]
+    problems = [p for p in problems if p.split()[0] not in documented]
+    problems += [
+        f"{name} is documented but no code reads it" for name in documented if "<" not in name and name not in code
+    ]
+    return problems
+
+
+def _env_code_defaults(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+    """What the code uses when each variable is unset, where the code states it as a value."""
+    from tide_core.anonymize.keys import FileKeyProvider, provider_from_env
+    from tide_core.config import rules_specs
+    from tide_core.io import duckdb_warehouse
+    from tide_core.notify import DEFAULT_TIMEOUT_S
+    from tide_etl.resources import ENV_SETTINGS, default_resources
+    from tide_etl.schedules import NIGHTLY_CRON
+
+    for name in _code_env_variables():
+        monkeypatch.delenv(name, raising=False)
+    resources = default_resources(environ={})
+    out: dict[str, object] = {name: getattr(resources[res], field) for (res, field), name in ENV_SETTINGS.items()}
+    files = provider_from_env().providers[0]
+    assert isinstance(files, FileKeyProvider)
+    gazetteer = next(s["csv"] for s in rules_specs() if s["name"] == "tide.gazetteer")
+    out.update(
+        TIDE_KEY_DIR=str(files.root),
+        TIDE_DUCKDB_MEMORY_LIMIT=duckdb_warehouse.DEFAULT_MEMORY_LIMIT,
+        TIDE_DUCKDB_LOCK_WAIT_S=duckdb_warehouse.DEFAULT_LOCK_WAIT_S,
+        TIDE_ALERT_TIMEOUT_S=DEFAULT_TIMEOUT_S,
+        TIDE_NIGHTLY_CRON=NIGHTLY_CRON,
+        TIDE_GAZETTEER=str(Path(gazetteer).relative_to(ROOT)),
+    )
+    return out
+
+
+def env_default_problems(code_defaults: dict[str, object], doc: str) -> list[str]:
+    documented = _documented_env(doc)
+    problems = []
+    for name, actual in sorted(code_defaults.items()):
+        cell = documented.get(name, "")
+        value = _documented_default(re.sub(r"^[^`]*(?=`)", "", cell) if actual is not None else cell)
+        if not _same(value, actual):
+            problems.append(f"{name}: documented default {cell!r}, code {actual!r}")
+    return problems
+
+
+def _ddl_columns() -> dict[str, list[str]]:
+    out = {}
+    for path in sorted((ROOT / "sql" / "ddl").glob("*.sql")):
+        m = re.search(r"CREATE TABLE IF NOT EXISTS `\{\{dataset\}\}\.(\w+)` \((.*?)\n\)", path.read_text(), re.S)
+        assert m, f"{path.name}: no CREATE TABLE"
+        out[m.group(1)] = re.findall(r"^\s*`(\w+)` ", m.group(2), re.M)
+    return out
+
+
+def _documented_columns(text: str) -> dict[str, list[str]]:
+    """``- `tide_x` (scope): col, col (note), ...`` bullets -> their columns, up to the first full stop."""
+    out = {}
+    for bullet in _bullets(_section(text, "TIDE tables").split("\n", 2)[2]):
+        m = re.match(r"- `(tide_\w+)` \(", bullet)
+        if not m:
+            continue
+        scope = _balanced(bullet, m.end())
+        assert scope is not None and bullet[m.end() + len(scope) + 1] == ":", bullet[:80]
+        rest, depth, items, cur = bullet[m.end() + len(scope) + 2 :], 0, [], ""
+        for i, ch in enumerate(rest):
+            depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(ch, 0)
+            if depth == 0 and ch == "." and rest[i + 1 : i + 2] in ("", " "):
+                break
+            if depth == 0 and ch == ",":
+                items.append(cur)
+                cur = ""
+            else:
+                cur += ch
+        items.append(cur)
+        out[m.group(1)] = [re.match(r"\s*(\w+)", item).group(1) for item in items]
+    return out
+
+
+def column_problems(text: str, ddl: dict[str, list[str]]) -> list[str]:
+    problems = []
+    documented = _documented_columns(text)
+    for table in ("tide_spans", "tide_recognized_notes", "tide_runs"):
+        if table not in documented:
+            problems.append(f"{table}: no column list")
+    for table, cols in documented.items():
+        if table not in ddl:
+            problems.append(f"{table}: documented, but no DDL in sql/ddl")
+        elif cols != ddl[table]:
+            missing = [c for c in ddl[table] if c not in cols]
+            extra = [c for c in cols if c not in ddl[table]]
+            problems.append(f"{table}: missing {missing}, not in the DDL {extra}, documented order {cols}")
+    return problems
+
+
+def test_documented_config_defaults_are_the_codes():
+    problems = config_default_problems(CONFIG_DOC.read_text(encoding="utf-8"))
+    assert not problems, "docs/configuration.md's Keys table drifted from TideConfig:\n" + "\n".join(problems)
+
+
+def test_every_tide_variable_the_code_reads_is_documented():
+    code = _code_env_variables()
+    assert {"TIDE_WAREHOUSE", "TIDE_GAZETTEER", "TIDE_DUCKDB_MEMORY_LIMIT", "TIDE_ALERT_SMTP_HOST"} <= set(code)
+    problems = env_variable_problems(code, CONFIG_DOC.read_text(encoding="utf-8"))
+    assert not problems, "docs/configuration.md's environment tables drifted:\n" + "\n".join(problems)
+
+
+def test_documented_variable_defaults_are_the_codes(monkeypatch):
+    code_defaults = _env_code_defaults(monkeypatch)
+    assert len(code_defaults) >= 17
+    problems = env_default_problems(code_defaults, CONFIG_DOC.read_text(encoding="utf-8"))
+    assert not problems, "\n".join(problems)
+
+
+def test_setting_an_alert_variable_to_its_documented_default_changes_nothing():
+    """The alert settings have no constants to compare: setting each documented literal default must
+    give the settings of an empty environment."""
+    from tide_core.notify import AlertSettings
+
+    documented = _documented_env(CONFIG_DOC.read_text(encoding="utf-8"))
+    literal = {
+        name: re.match(r"`([^`]*)`", cell).group(1)
+        for name, cell in documented.items()
+        if name.startswith("TIDE_ALERT_") and cell.startswith("`")
+    }
+    assert {"TIDE_ALERT_SMTP_PORT", "TIDE_ALERT_TIMEOUT_S", "TIDE_ALERT_SMTP_STARTTLS"} <= set(literal)
+    literal.pop("TIDE_ALERT_SLACK_TOKEN_ENV")  # read only beside a channel: checked below
+    for name, value in literal.items():
+        assert AlertSettings.from_env({name: value}) == AlertSettings.from_env({}), name
+    token = documented["TIDE_ALERT_SLACK_TOKEN_ENV"].strip("`")
+    channel = {"TIDE_ALERT_SLACK_CHANNEL": "#tide", token: "xoxb-test"}
+    assert AlertSettings.from_env(channel).slack_token == "xoxb-test"
+
+
+def test_documented_gate_policy_defaults_are_the_built_in_policy():
+    """Writing each documented default into a policy file changes nothing but the label."""
+    from tide_core.assurance.gate_policy import policy_from_mapping
+
+    rows = [r for r in _table_rows(_section(CONFIG_DOC.read_text(encoding="utf-8"), "Release-gate policy"))]
+    defaults = {r[0].strip("`"): _documented_default(r[2]) for r in rows[2:] if len(r) == 4}
+    compared = {k: v for k, v in defaults.items() if v is not _PROSE}
+    assert {"target_rate", "confidence", "every_bucket", "block_on_drift", "require_drift"} <= set(compared)
+    base = {"name": "docs", "version": 1}
+    for key, value in compared.items():
+        assert policy_from_mapping({**base, key: value}) == policy_from_mapping(base), key
+
+
+def test_documented_table_columns_are_the_ddls():
+    problems = column_problems(ARCH.read_text(encoding="utf-8"), _ddl_columns())
+    assert not problems, "docs/architecture.md's TIDE tables drifted from sql/ddl:\n" + "\n".join(problems)
+
+
+def test_the_drift_checks_see_a_broken_doc(monkeypatch):
+    """Each check above fails on a copy of the docs with one thing wrong."""
+    doc = CONFIG_DOC.read_text(encoding="utf-8")
+    assert not config_default_problems(doc)
+    wrong_batch = doc.replace("| `batch_size` | integer | 64 |", "| `batch_size` | integer | 32 |")
+    assert [p.split(":")[0] for p in config_default_problems(wrong_batch)] == ["batch_size"]
+    words = doc.replace("| `ray_address` | string | none (a local Ray) |", "| `ray_address` | string | a local Ray |")
+    assert [p.split(":")[0] for p in config_default_problems(words)] == ["ray_address"]
+
+    code = _code_env_variables()
+    row = next(line for line in doc.splitlines() if line.startswith("| `TIDE_GAZETTEER` |"))
+    assert env_variable_problems(code, doc.replace(row + "\n", "")) == [
+        "TIDE_GAZETTEER (tide_core/config.py) is not documented"
+    ]
+    stale = doc.replace(row, row + "\n| `TIDE_NO_SUCH_THING` | none | gone |")
+    assert env_variable_problems(code, stale) == ["TIDE_NO_SUCH_THING is documented but no code reads it"]
+
+    code_defaults = _env_code_defaults(monkeypatch)
+    for old, new in (
+        ("`64MB`", "`128MB`"),
+        ("`0 2 * * *`", "`0 3 * * *`"),
+        ("| `TIDE_CONFIG` | none", "| `TIDE_CONFIG` | `x`"),
+    ):
+        assert old in doc
+        assert len(env_default_problems(code_defaults, doc.replace(old, new, 1))) == 1, old
+
+    arch, ddl = ARCH.read_text(encoding="utf-8"), _ddl_columns()
+    assert "n_chunks" in ddl["tide_runs"] and not column_problems(arch, ddl)
+    assert column_problems(re.sub(r"n_released,\s+n_quarantined,", "n_released,", arch), ddl)[0].startswith(
+        "tide_runs: missing ['n_quarantined']"
+    )
+    assert column_problems(arch, {**ddl, "tide_spans": [*ddl["tide_spans"], "extra"]})[0].startswith("tide_spans")

@@ -66,12 +66,12 @@ def test_eval_reads_the_span_cache(recognized, capsys):
     finally:
         wh.close()
     by_hand = evaluate(gold_docs, spans, n_resamples=0).primary.point
-    sysA = rep["systems"][0]
-    assert sysA["overall"]["tp"] == by_hand["overall"]["tp"] > 0
-    assert sysA["overall"]["fn"] == by_hand["overall"]["fn"] and sysA["overall"]["fp"] == by_hand["overall"]["fp"]
-    ch = sysA["characters"]["overall"]
-    assert ch["gold_chars"] == sysA["overall"]["char_gold"]
-    assert ch["uncovered_share"] == pytest.approx(1 - sysA["overall"]["char_recall"])
+    sys_a = rep["systems"][0]
+    assert sys_a["overall"]["tp"] == by_hand["overall"]["tp"] > 0
+    assert sys_a["overall"]["fn"] == by_hand["overall"]["fn"] and sys_a["overall"]["fp"] == by_hand["overall"]["fp"]
+    ch = sys_a["characters"]["overall"]
+    assert ch["gold_chars"] == sys_a["overall"]["char_gold"]
+    assert ch["uncovered_share"] == pytest.approx(1 - sys_a["overall"]["char_recall"])
     assert 0.0 < ch["char_precision"] <= 1.0
     assert "Character level (privacy view)" in md and "uncovered share" in md
 

@@ -14,12 +14,12 @@ import pytest
 
 pytest.importorskip("presidio_anonymizer")
 
-from presidio_anonymizer.operators import Operator, OperatorType  # noqa: E402
+from presidio_anonymizer.operators import Operator, OperatorType
 
-from tide_core.anonymize.engine import DATE_MASK, Anonymizer  # noqa: E402
-from tide_core.anonymize.keys import keyring_for_tests  # noqa: E402
-from tide_core.anonymize.presidio_operators import keyed_operator_class  # noqa: E402
-from tide_core.errors import AnonymizationError  # noqa: E402
+from tide_core.anonymize.engine import DATE_MASK, Anonymizer
+from tide_core.anonymize.keys import keyring_for_tests
+from tide_core.anonymize.presidio_operators import keyed_operator_class
+from tide_core.errors import AnonymizationError
 
 KR = keyring_for_tests("guard-presidio", "k1", "guard-presidio-seed")
 OURS = Anonymizer(KR)

@@ -770,13 +770,13 @@ def test_a_rollback_stopped_before_its_commit_leaves_the_current_version_and_fin
         put(wh, rows)
         pub.publish(wh, NAMES, "s", "k")
 
-    class Killed(Exception):
+    class KilledError(Exception):
         pass
 
-    def die(version):  # noqa: ANN001, ARG001
-        raise Killed
+    def die(version):
+        raise KilledError
 
-    with pytest.raises(Killed):
+    with pytest.raises(KilledError):
         pub.rollback(wh, NAMES, "s", "k", before_commit=die)
     assert {r["version"] for r in pub.researcher_rows(wh, "s", "k")} == {"v2"}  # unchanged
     with pytest.raises(InputError) as err:  # the withdrawn content is not claimed as published again

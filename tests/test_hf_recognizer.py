@@ -124,8 +124,18 @@ def test_decode_bio_io_and_whitespace():
     #       0123456789012345678901234567890123456789012
     offs = [(0, 2), (2, 3), (4, 9), (10, 15), (17, 20), (21, 24), (25, 28), (29, 31), (32, 42)]
     words = list(range(len(offs)))
-    OUT, B, IN = TagInfo("O", None), (lambda lab: TagInfo("B", lab)), (lambda lab: TagInfo("I", lab))
-    tags = [OUT, OUT, B("DOCTOR"), IN("DOCTOR"), OUT, B("PATIENT"), IN("PATIENT"), OUT, B("DATE")]
+    o_tag, b_tag, i_tag = TagInfo("O", None), (lambda lab: TagInfo("B", lab)), (lambda lab: TagInfo("I", lab))
+    tags = [
+        o_tag,
+        o_tag,
+        b_tag("DOCTOR"),
+        i_tag("DOCTOR"),
+        o_tag,
+        b_tag("PATIENT"),
+        i_tag("PATIENT"),
+        o_tag,
+        b_tag("DATE"),
+    ]
     probs = [0.9, 0.9, 0.8, 0.6, 0.9, 0.7, 0.9, 0.9, 1.0]
     got = decode(tags, probs, offs, words, text, "BIO")
     assert [(text[d.start : d.end], d.label) for d in got] == [
@@ -135,11 +145,11 @@ def test_decode_bio_io_and_whitespace():
     ]
     assert got[0].score == pytest.approx(0.7)
     # two adjacent B- entities stay apart in BIO, merge in IO
-    tags2 = [OUT, OUT, B("DOCTOR"), B("DOCTOR"), OUT, OUT, OUT, OUT, OUT]
+    tags2 = [o_tag, o_tag, b_tag("DOCTOR"), b_tag("DOCTOR"), o_tag, o_tag, o_tag, o_tag, o_tag]
     assert len(decode(tags2, probs, offs, words, text, "BIO")) == 2
     assert len(decode(tags2, probs, offs, words, text, "IO")) == 1
     # lenient BIO: I- without B- starts an entity
-    tags3 = [OUT, OUT, IN("DOCTOR"), IN("DOCTOR"), OUT, OUT, OUT, OUT, OUT]
+    tags3 = [o_tag, o_tag, i_tag("DOCTOR"), i_tag("DOCTOR"), o_tag, o_tag, o_tag, o_tag, o_tag]
     assert [(d.start, d.end) for d in decode(tags3, probs, offs, words, text, "BIO")] == [(4, 15)]
 
 
@@ -147,8 +157,8 @@ def test_decode_subword_continuation_inherits_its_word():
     text = "Smithson 12345678"
     offs = [(0, 3), (3, 8), (9, 12), (12, 17)]
     words = [0, 0, 1, 1]
-    OUT, B = TagInfo("O", None), TagInfo("B", "PATIENT")
-    got = decode([B, OUT, TagInfo("B", "ID"), OUT], [1, 1, 1, 1], offs, words, text, "BIO")
+    o_tag, b_tag = TagInfo("O", None), TagInfo("B", "PATIENT")
+    got = decode([b_tag, o_tag, TagInfo("B", "ID"), o_tag], [1, 1, 1, 1], offs, words, text, "BIO")
     assert [(text[d.start : d.end], d.label) for d in got] == [("Smithson", "PATIENT"), ("12345678", "ID")]
 
 
@@ -247,8 +257,8 @@ def test_quality_benchmark_runs_end_to_end(model_dir):
 
 def test_decode_digit_letter_switch_is_not_inherited():
     text = "67yo"
-    OUT, B = TagInfo("O", None), TagInfo("B", "AGE")
-    got = decode([B, OUT], [1, 1], [(0, 2), (2, 4)], [0, 0], text, "BIO")
+    o_tag, b_tag = TagInfo("O", None), TagInfo("B", "AGE")
+    got = decode([b_tag, o_tag], [1, 1], [(0, 2), (2, 4)], [0, 0], text, "BIO")
     assert [(text[d.start : d.end], d.label) for d in got] == [("67", "AGE")]
 
 

@@ -78,25 +78,25 @@ def build_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     """One cycle as a path ``[a, b, ..., a]``, or None (iterative DFS, deterministic order)."""
-    WHITE, GREY, BLACK = 0, 1, 2
-    colour = dict.fromkeys(graph, WHITE)
+    white, grey, black = 0, 1, 2
+    colour = dict.fromkeys(graph, white)
     for start in sorted(graph):
-        if colour[start] != WHITE:
+        if colour[start] != white:
             continue
         stack = [(start, iter(sorted(graph[start])))]
-        colour[start] = GREY
+        colour[start] = grey
         while stack:
             node, children = stack[-1]
             for child in children:
-                if colour.get(child, BLACK) == GREY:
+                if colour.get(child, black) == grey:
                     path = [n for n, _ in stack]
                     return path[path.index(child) :] + [child]
-                if colour.get(child) == WHITE:
-                    colour[child] = GREY
+                if colour.get(child) == white:
+                    colour[child] = grey
                     stack.append((child, iter(sorted(graph[child]))))
                     break
             else:
-                colour[node] = BLACK
+                colour[node] = black
                 stack.pop()
     return None
 

@@ -7,8 +7,6 @@ without their separators.  Real DuckDB warehouse; the clean and one failing case
 BigQuery emulator too.
 """
 
-# ruff: noqa: F811 - the BigQuery tests take the imported ``emulator`` fixture as a parameter
-
 from __future__ import annotations
 
 import datetime as dt

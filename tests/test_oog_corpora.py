@@ -33,7 +33,7 @@ def messages() -> OOGCorpus:
 
 
 def test_exports():
-    assert OOG_CORPORA == ("clinical", "messages")
+    assert OOG_CORPORA == ("clinical", "messages", "world")
     with pytest.raises(ValueError):
         generate_oog("nope", 3, 1)
 

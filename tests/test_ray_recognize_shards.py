@@ -97,7 +97,7 @@ def test_workers_recognize_their_own_shards_into_the_cache_the_local_path_writes
 
 
 def test_a_stopped_sharded_run_resumes_only_its_uncommitted_chunks(ray_session, study, tmp_path):
-    class Stop(Exception):
+    class StopError(Exception):
         pass
 
     committed: list[ChunkProgress] = []
@@ -105,12 +105,12 @@ def test_a_stopped_sharded_run_resumes_only_its_uncommitted_chunks(ray_session, 
     def stop_after_four(p: ChunkProgress) -> None:
         committed.append(p)
         if len(committed) == 4:
-            raise Stop
+            raise StopError
 
     config = replace(TideConfig.preset("rules"), executor="ray")
     db = _copy(study, tmp_path, "stopped")
     with DuckDBWarehouse(db) as wh:
-        with pytest.raises(Stop):
+        with pytest.raises(StopError):
             recognize_study(wh, "s1", config, progress=False, chunk_rows=CHUNK, on_chunk=stop_after_four)
         assert wh.count("tide_runs", {"stage": "recognition.chunk"}) == 4
         report = recognize_study(wh, "s1", config, progress=False, chunk_rows=CHUNK)

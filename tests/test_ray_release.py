@@ -79,7 +79,7 @@ def test_workers_release_exactly_what_the_local_path_releases_and_a_rerun_resume
     assert not (tmp_path / "ray.duckdb.staging").exists()  # every staged file was published or removed
 
 
-class _Stop(Exception):
+class _StopError(Exception):
     pass
 
 
@@ -90,11 +90,11 @@ def test_a_ray_run_stopped_after_some_chunks_resumes_exactly_those(ray_session, 
     def stop_after_five(p: ChunkProgress) -> None:
         committed.append(p.chunk)
         if len(committed) == 5:
-            raise _Stop
+            raise _StopError
 
     db = _copy(recognized, tmp_path, "stopped")
     with DuckDBWarehouse(db) as wh:
-        with pytest.raises(_Stop):
+        with pytest.raises(_StopError):
             anonymize_study(
                 wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK, on_chunk=stop_after_five
             )

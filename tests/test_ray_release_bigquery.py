@@ -16,14 +16,14 @@ pytest.importorskip("google.cloud.bigquery")
 pytest.importorskip("bqemulator")
 pytest.importorskip("ray")
 
-from test_bigquery_warehouse import PROJECT, _open, emulator  # noqa: E402,F401 - the emulator fixture
-from test_ray_release import _released  # noqa: E402 - the released rows, without their timestamps
-from tide_core.anonymize.keys import FileKeyProvider  # noqa: E402
-from tide_core.cli.cmd_demo import load_demo  # noqa: E402
-from tide_core.config import TideConfig  # noqa: E402
-from tide_core.io.duckdb_warehouse import DuckDBWarehouse  # noqa: E402
-from tide_core.io.staging import StagingTarget  # noqa: E402
-from tide_core.runner import anonymize_study, recognize_study  # noqa: E402
+from test_bigquery_warehouse import PROJECT, _open, emulator  # noqa: F401 - the emulator fixture
+from test_ray_release import _released  # the released rows, without their timestamps
+from tide_core.anonymize.keys import FileKeyProvider
+from tide_core.cli.cmd_demo import load_demo
+from tide_core.config import TideConfig
+from tide_core.io.duckdb_warehouse import DuckDBWarehouse
+from tide_core.io.staging import StagingTarget
+from tide_core.runner import anonymize_study, recognize_study
 
 N = 24
 CHUNK = 5

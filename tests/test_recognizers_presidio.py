@@ -6,7 +6,7 @@ import os
 
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
-import pytest  # noqa: E402
+import pytest
 
 presidio_analyzer = pytest.importorskip("presidio_analyzer")
 

@@ -22,7 +22,7 @@ try:
     import bqemulator  # noqa: F401
     import google.cloud.bigquery  # noqa: F401
 
-    from test_bigquery_warehouse import _open, emulator  # noqa: F401 (pytest fixture)
+    from test_bigquery_warehouse import _open, emulator  # pytest fixture
 except ImportError as exc:  # pragma: no cover - depends on the environment
     _NO_EMULATOR = f"BigQuery emulator not available: {exc}"
 

@@ -37,14 +37,14 @@ def base(tmp_path_factory) -> Path:
     return root
 
 
-class Stop(Exception):
+class StopError(Exception):
     pass
 
 
 def _run(root: Path, config: TideConfig = CONFIG, stop_after: int | None = None) -> None:
-    def on_chunk(p):  # noqa: ANN001
+    def on_chunk(p):
         if stop_after is not None and p.chunk >= stop_after:
-            raise Stop
+            raise StopError
 
     with open_warehouse(f"duckdb:{root / 'wh.duckdb'}") as wh:
         anonymize_study(
@@ -56,7 +56,7 @@ def _run(root: Path, config: TideConfig = CONFIG, stop_after: int | None = None)
 def interrupted(base: Path, tmp_path: Path) -> Path:
     shutil.copy(base / "wh.duckdb", tmp_path / "wh.duckdb")
     shutil.copytree(base / "keys", tmp_path / "keys")
-    with pytest.raises(Stop):
+    with pytest.raises(StopError):
         _run(tmp_path, stop_after=2)
     return tmp_path
 

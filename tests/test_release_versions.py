@@ -151,17 +151,17 @@ def test_an_exact_duplicate_in_a_chunk_of_its_own_belongs_to_the_same_release(si
     assert seen(site) == v1
 
 
-class Stop(Exception):
+class StopError(Exception):
     pass
 
 
 def interrupted_run(site: Path, after_chunks: int, key: str = K) -> None:
-    def on_chunk(p):  # noqa: ANN001
+    def on_chunk(p):
         if p.chunk >= after_chunks:
-            raise Stop
+            raise StopError
 
     with open_warehouse(f"duckdb:{site / 'wh.duckdb'}") as wh:
-        with pytest.raises(Stop):
+        with pytest.raises(StopError):
             anonymize_study(
                 wh, S, key, FileKeyProvider(site / "keys"), CONFIG, progress=False, chunk_rows=CHUNK, on_chunk=on_chunk
             )

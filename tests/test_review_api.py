@@ -496,7 +496,7 @@ def test_cli_stops_on_ctrl_c_and_term_even_when_started_with_sigint_ignored(tmp_
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),  # noqa: PLW1509 - the point of the test
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),  # the point of the test
     )
     try:
         line = proc.stdout.readline()

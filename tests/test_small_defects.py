@@ -29,7 +29,7 @@ try:  # reuse the BigQuery emulator fixture; without bqemulator only the BigQuer
     import bqemulator  # noqa: F401
     import google.cloud.bigquery  # noqa: F401
 
-    from tests.test_bigquery_warehouse import PROJECT, emulator  # noqa: F401 (pytest fixture)
+    from tests.test_bigquery_warehouse import PROJECT, emulator  # pytest fixture
 except ImportError as exc:  # pragma: no cover - depends on the environment
     _NO_EMULATOR = f"BigQuery emulator not available: {exc}"
     PROJECT = "local-proj"

@@ -139,7 +139,7 @@ class WebhookNotifier:
             headers={"Content-Type": "application/json", "User-Agent": "tide-alerts"},
         )
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:  # noqa: S310 - http(s) only
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:  # http(s) only
                 status = int(response.status)
         except urllib.error.HTTPError as exc:
             status = int(exc.code)

@@ -105,7 +105,7 @@ def ray_cpus() -> float | None:
         if ctx.worker.mode != ray.WORKER_MODE:
             return None
         cpus = float(ctx.get_assigned_resources().get("CPU", 0.0))
-    except Exception:  # noqa: BLE001 - an API change or a disconnected worker: this source says nothing
+    except Exception:  # an API change or a disconnected worker: this source says nothing
         return None
     return cpus if cpus > 0 else None
 

@@ -13,6 +13,15 @@ a webhook, e-mail, Slack (dagster-slack's ``SlackResource``; ``pip install 'tide
   decision (a ``decided_at``) of status ``blocked`` is one alert.  The table is read with a short
   lock wait; a busy DuckDB file skips that part of the tick, and the next tick reads it.
 
+One alert per event: a blocked release fails the run that decided it, and that run is reported
+by the ``release_blocked`` alert alone (it names the run, the failed checks, the codes and the
+counts), not also as ``run_failed``.  The deciding run is the failed run of the same (study, key)
+partition whose lifetime (created .. last updated) holds the decision's ``decided_at``.  While
+``tide_releases`` cannot be read, a failed run of a release partition is held back (its decision
+may be the alert to send) for at most :data:`HOLD_RELEASE_RUN_S`, then sent as ``run_failed``
+(fail closed: an event is never left unreported); a release decision whose run a channel already
+reported is not sent to that channel again.  Every other failed run is one ``run_failed`` alert.
+
 Fail closed: the sensor's cursor records, per channel, which alerts that channel confirmed.  An
 alert a channel did not take (E980) stays pending for that channel only and is sent again at the
 next tick; the other channels do not see it twice.  Alerts carry names, statuses, check names,
@@ -57,6 +66,9 @@ FIRST_TICK_LOOKBACK_S = 3600.0
 #: Failed runs are looked up from this long before the newest one already handled (ties, clock skew).
 RUN_WINDOW_MARGIN_S = 300.0
 MAX_RUNS_PER_TICK = 200
+#: How long a failed run of a release partition waits for a readable ``tide_releases`` (its blocked
+#: decision is the one alert to send) before it is reported as ``run_failed`` on its own.
+HOLD_RELEASE_RUN_S = 600.0
 #: Columns read from tide_releases: counts and names only (never ``gate_reasons`` text into an alert).
 RELEASE_COLUMNS = [
     "study",
@@ -163,15 +175,19 @@ def run_alert(instance: dg.DagsterInstance, run: dg.DagsterRun, settings: AlertS
     )
 
 
-def release_alert(instance: dg.DagsterInstance, row: Mapping[str, Any], settings: AlertSettings) -> Alert:
+def release_alert(
+    instance: dg.DagsterInstance, row: Mapping[str, Any], settings: AlertSettings, run: dg.DagsterRun | None = None
+) -> Alert:
     """A release decision from its ``tide_releases`` row: check names and codes are picked out of
-    the reasons (known names and ``[Exxx]`` only), counts are numbers; the reasons are not sent."""
+    the reasons (known names and ``[Exxx]`` only), counts are numbers; the reasons are not sent.
+    ``run``: the run that decided it (else the partition's latest run is named)."""
     study, key = str(row["study"]), str(row["key"])
     reasons = str(row.get("gate_reasons") or "")
     checks = sorted({name for name in _FAILED_CHECK.findall(reasons) if name in BLOCKING_CHECKS})
     partition = str(release_key(study, key))
-    runs = instance.get_run_records(dg.RunsFilter(tags={"dagster/partition": partition}), limit=1)
-    run = runs[0].dagster_run if runs else None
+    if run is None:
+        runs = instance.get_run_records(dg.RunsFilter(tags={"dagster/partition": partition}), limit=1)
+        run = runs[0].dagster_run if runs else None
     path = f"/runs/{run.run_id}" if run else f"/assets/release_summary?partition={urllib.parse.quote(partition)}"
     decided = row.get("decided_at")
     return Alert(
@@ -197,6 +213,34 @@ def release_rows(warehouse: WarehouseResource, table: str, statuses: list[str]) 
             return []
         columns = [c for c in RELEASE_COLUMNS if c in set(wh.columns(table))]
         return list(wh.read_table(table, columns, {"status": statuses}).to_pylist())
+
+
+def deciding_runs(rows: Iterable[Mapping[str, Any]], records: Iterable[Any]) -> dict[str, Any]:
+    """{release alert id: the failed run record that decided it} for the blocked decisions among
+    ``rows``: a run of the same (study, key) partition whose lifetime holds ``decided_at``."""
+    by_partition: dict[tuple[str, str], list[Any]] = {}
+    for record in records:
+        by_partition.setdefault(_partition(record.dagster_run.tags), []).append(record)
+    out: dict[str, Any] = {}
+    for row in rows:
+        decided = row.get("decided_at")
+        if row.get("status") != BLOCKED or not isinstance(decided, dt.datetime):
+            continue
+        at = decided.timestamp()
+        during = [
+            r
+            for r in by_partition.get((str(row["study"]), str(row["key"])), [])
+            if r.create_timestamp.timestamp() <= at <= r.update_timestamp.timestamp()
+        ]
+        if during:
+            out[_release_id(row)] = max(during, key=lambda r: r.create_timestamp)
+    return out
+
+
+def _release_run(record: Any) -> bool:
+    """A run of one (study, key) release partition."""
+    study, key = _partition(record.dagster_run.tags)
+    return bool(study and key)
 
 
 def _release_id(row: Mapping[str, Any]) -> str:
@@ -286,7 +330,6 @@ def evaluate(
         return any(alert_id not in cursor.sent.get(n, ()) for n in names)
 
     run_ids = {f"run:{r.dagster_run.run_id}": r for r in records}
-    pending = [(i, run_alert(instance, r.dagster_run, settings)) for i, r in run_ids.items() if open_(i)]
     statuses = [BLOCKED] + ([AWAITING_AUDIT] if settings.awaiting_audit else [])
     releases_read, busy = True, ""
     try:
@@ -296,7 +339,29 @@ def evaluate(
         context.log.warning(f"[{exc.code}] tide_releases not read this tick: {exc.message}")
     rows.sort(key=lambda r: str(r.get("decided_at")))
     release_ids = {_release_id(r): r for r in rows}
-    pending += [(i, release_alert(instance, r, settings)) for i, r in release_ids.items() if open_(i)]
+    # one alert per event: a run that decided a blocked release is reported by that decision
+    deciding = deciding_runs(rows, records)
+    reported_by = {f"run:{rec.dagster_run.run_id}": i for i, rec in deciding.items()}
+    for n in names:  # a channel that reported the run (as run_failed) has reported the decision
+        done = cursor.sent.setdefault(n, set())
+        done.update(i for run_id, i in reported_by.items() if run_id in done)
+    held = set()
+    if not releases_read:  # the run's decision may be the alert to send: wait for it, for a while
+        held = {
+            i
+            for i, r in run_ids.items()
+            if _release_run(r) and now - r.update_timestamp.timestamp() < HOLD_RELEASE_RUN_S
+        }
+    pending = [
+        (i, run_alert(instance, r.dagster_run, settings))
+        for i, r in run_ids.items()
+        if open_(i) and i not in reported_by and i not in held
+    ]
+    pending += [
+        (i, release_alert(instance, r, settings, deciding[i].dagster_run if i in deciding else None))
+        for i, r in release_ids.items()
+        if open_(i)
+    ]
 
     sent, failures = deliver(chans, pending, cursor, context.log)
 
@@ -309,6 +374,7 @@ def evaluate(
         if n in names
     }
     undelivered = [run_ids[i].update_timestamp.timestamp() for i, _ in pending if i in run_ids and open_(i)]
+    undelivered += [run_ids[i].update_timestamp.timestamp() for i in held]  # kept in the window
     if undelivered:
         cursor.runs_after = min(undelivered)
     elif records:
@@ -316,6 +382,8 @@ def evaluate(
     context.update_cursor(cursor.dump())
     waiting = sum(1 for i, _ in pending for n in names if i not in cursor.sent.get(n, ()))
     summary = f"{sent} alert deliveries made, {waiting} pending over {len(chans)} channels{busy}"
+    if held:
+        summary += f"; {len(held)} failed release runs held until their decisions can be read"
     return dg.SkipReason(summary + (": " + "; ".join(failures) if failures else ""))
 
 

@@ -84,7 +84,7 @@ def recognized_spans(
     config = tide_config.build()
     done: list[int] = []  # chunk progress in the run's log; a failed chunk is named (issue 13)
 
-    def on_chunk(p):  # noqa: ANN001, ANN202 - tide_core.chunk_progress.ChunkProgress
+    def on_chunk(p):  # tide_core.chunk_progress.ChunkProgress
         done.append(p.chunk)
         context.log.info(p.describe())
 
@@ -166,7 +166,7 @@ def deidentified_notes(
         )
         done: list[int] = []  # chunk progress in the run's log; a failed chunk is named (issue 13)
 
-        def on_chunk(p):  # noqa: ANN001, ANN202 - tide_core.chunk_progress.ChunkProgress
+        def on_chunk(p):  # tide_core.chunk_progress.ChunkProgress
             done.append(p.chunk)
             context.log.info(p.describe())
 

@@ -443,6 +443,6 @@ def resolved(resource: dg.ConfigurableResource) -> Any:
     """A copy of ``resource`` with its ``EnvVar`` settings resolved (when definitions load: the
     catalog metadata and the CLI need values; runs resolve them again when they start)."""
     fields = {}
-    for name, value in resource._get_non_default_public_field_values().items():  # noqa: SLF001
+    for name, value in resource._get_non_default_public_field_values().items():
         fields[name] = value.get_value() if isinstance(value, dg.EnvVar) else value
     return type(resource)(**fields)

@@ -22,7 +22,7 @@ def partition_requests(
     warehouse: WarehouseResource,
     tide_config: TideConfigResource,
     key_provider: KeyProviderResource,
-    log=None,  # noqa: ANN001 - a Dagster log manager: the census of left-out study values (counts only)
+    log=None,  # a Dagster log manager: the census of left-out study values (counts only)
 ) -> tuple[list[str], list[str]]:
     tables = tide_config.build().tables
     with warehouse.open(lock_wait_s=TICK_LOCK_WAIT_S) as wh:

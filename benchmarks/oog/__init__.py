@@ -4,7 +4,7 @@ Written independently of the project's synthetic generator, recognizers and thei
 (see README.md in this folder).  Usage::
 
     from benchmarks.oog import generate_oog
-    corpus = generate_oog("clinical", n_docs=300, seed=7)   # or "messages"
+    corpus = generate_oog("clinical", n_docs=300, seed=7)   # or "messages", "world"
     corpus.gold        # list[GoldDoc]
     corpus.patients    # patients-table rows
 """
@@ -22,11 +22,22 @@ from benchmarks.oog.common import Ctx, Patient, make_patient
 from benchmarks.oog.messages import MESSAGE_TYPES
 from benchmarks.oog.phi import Fake
 from benchmarks.oog.vocab import load_vocab
+from benchmarks.oog.world import DOC_TYPES as WORLD_TYPES
+from benchmarks.oog.world import world_doc
 from tide_core.evaluation.gold_io import GoldDoc
 
-__all__ = ["OOG_CORPORA", "OOGCorpus", "generate_oog", "OffsetError", "check_offsets", "NOTE_TYPES", "MESSAGE_TYPES"]
+__all__ = [
+    "OOG_CORPORA",
+    "OOGCorpus",
+    "generate_oog",
+    "OffsetError",
+    "check_offsets",
+    "NOTE_TYPES",
+    "MESSAGE_TYPES",
+    "WORLD_TYPES",
+]
 
-OOG_CORPORA = ("clinical", "messages")
+OOG_CORPORA = ("clinical", "messages", "world")
 
 _SPEC = {
     #            id prefix, types,         size range,  source
@@ -111,14 +122,17 @@ def _one(corpus: str, seed: int, i: int, pcache: dict[int, Patient]) -> GoldDoc:
 
 
 def generate_oog(corpus: str, n_docs: int, seed: int) -> OOGCorpus:
-    """Generate ``n_docs`` documents of ``corpus`` ("clinical" or "messages"), deterministically.
+    """Generate ``n_docs`` documents of ``corpus`` ("clinical", "messages" or "world"), deterministically.
 
     Document ``i`` depends only on (corpus, seed, i), so a longer corpus extends a shorter one.
     """
-    if corpus not in _SPEC:
+    if corpus not in OOG_CORPORA:
         raise ValueError(f"unknown OOG corpus {corpus!r}; choose one of {', '.join(OOG_CORPORA)}")
     if n_docs < 0:
         raise ValueError("n_docs must be >= 0")
+    if corpus == "world":
+        docs = [world_doc(seed, i) for i in range(n_docs)]
+        return OOGCorpus(corpus, seed, [d for d, _ in docs], [row for _, row in docs])
     pcache: dict[int, Patient] = {}
     gold = [_one(corpus, seed, i, pcache) for i in range(n_docs)]
     seen: dict[str, dict[str, Any]] = {}

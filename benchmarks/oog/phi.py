@@ -144,7 +144,7 @@ class Fake:
             "mon_d_y",
         ]
         style = style or self.r.choice(styles)
-        M, Mo, W = MONTHS[d.month - 1], MONTHS[d.month - 1][:3], WEEKDAYS[d.weekday()]
+        month, mon, wday = MONTHS[d.month - 1], MONTHS[d.month - 1][:3], WEEKDAYS[d.weekday()]
         s = {
             "iso": f"{d:%Y-%m-%d}",
             "us": f"{d.month:02d}/{d.day:02d}/{d.year}",
@@ -152,18 +152,18 @@ class Fake:
             "us_nopad": f"{d.month}/{d.day}/{d.year}",
             "eu_dot": f"{d.day:02d}.{d.month:02d}.{d.year}",
             "eu_slash": f"{d.day}/{d.month:02d}/{d.year}",
-            "dmy_mon": f"{d.day:02d}-{Mo}-{d.year}",
-            "mon_d": f"{Mo} {d.day}",
-            "mon_d_y": f"{Mo}. {d.day}, {d.year}",
-            "month_d_y": f"{M} {d.day}, {d.year}",
-            "d_month_y": f"{d.day} {M} {d.year}",
-            "month_ordinal": f"{M} {ordinal(d.day)}",
-            "ordinal_of": f"{ordinal(d.day)} of {M}",
-            "weekday_full": f"{W}, {M} {d.day}, {d.year}",
-            "weekday_short": f"{W[:3]} {d.month}/{d.day}",
-            "compact": f"{d.day:02d}{Mo.upper()}{d.year}",
+            "dmy_mon": f"{d.day:02d}-{mon}-{d.year}",
+            "mon_d": f"{mon} {d.day}",
+            "mon_d_y": f"{mon}. {d.day}, {d.year}",
+            "month_d_y": f"{month} {d.day}, {d.year}",
+            "d_month_y": f"{d.day} {month} {d.year}",
+            "month_ordinal": f"{month} {ordinal(d.day)}",
+            "ordinal_of": f"{ordinal(d.day)} of {month}",
+            "weekday_full": f"{wday}, {month} {d.day}, {d.year}",
+            "weekday_short": f"{wday[:3]} {d.month}/{d.day}",
+            "compact": f"{d.day:02d}{mon.upper()}{d.year}",
             "iso_slash": f"{d:%Y/%m/%d}",
-            "month_year": f"{M} {d.year}",
+            "month_year": f"{month} {d.year}",
             "us_short": f"{d.month}/{d.day}",
             "year": f"{d.year}",
         }[style]

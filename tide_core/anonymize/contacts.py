@@ -71,6 +71,12 @@ def _fpe_run(keyring: KeyRing, context: str, run: str) -> str:
 
 
 def surrogate_phone(keyring: KeyRing, value: str) -> str:
+    """Keyed surrogate of a PHONE span: the same punctuation, new subscriber digits.
+
+    The country code (or the NANP leading ``1``) and an extension separator are kept; a NANP number
+    stays dialable-looking (area code and exchange start with 2-9).  E450 when the span has fewer than
+    3 digits, since a permutation of so few digits would hide almost nothing.
+    """
     main, ext_sep, ext = value, "", ""
     m = _EXT.search(value)
     if m and any(c.isdigit() for c in value[: m.start()]):
@@ -110,6 +116,11 @@ def _host_label(keyring: KeyRing, label: str) -> str:
 
 
 def surrogate_domain(keyring: KeyRing, domain: str) -> str:
+    """Keyed surrogate of a host name: each label a surrogate word, ``www`` and the TLD kept.
+
+    Public mail providers are returned unchanged: they are shared by millions and identify nobody,
+    while rewriting them would make released addresses look invented.
+    """
     if domain.lower() in PUBLIC_MAIL:
         return domain
     labels = domain.split(".")
@@ -148,6 +159,10 @@ def _local_part(keyring: KeyRing, local: str) -> str:
 
 
 def surrogate_email(keyring: KeyRing, value: str) -> str:
+    """Keyed surrogate of an EMAIL span: local part and domain replaced, its shape kept.
+
+    Surrounding white space and a ``mailto:`` prefix are kept; E451 when the span is not an address.
+    """
     core = value.strip()
     lead, trail = value[: len(value) - len(value.lstrip())], value[len(value.rstrip()) :]
     prefix = ""
@@ -160,6 +175,10 @@ def surrogate_email(keyring: KeyRing, value: str) -> str:
 
 
 def surrogate_ipv4(keyring: KeyRing, value: str) -> str:
+    """Keyed derangement of the 2^32 IPv4 addresses, so no address maps onto itself.
+
+    E453 when the span is not a dotted-quad address.
+    """
     m = _IPV4.fullmatch(value)
     octets = [int(g) for g in m.groups()] if m else []
     if not octets or any(o > 255 for o in octets):
@@ -170,6 +189,7 @@ def surrogate_ipv4(keyring: KeyRing, value: str) -> str:
 
 
 def surrogate_ipv6(keyring: KeyRing, value: str) -> str:
+    """Keyed surrogate of an IPv6 address: hex digits FPE-permuted (case kept), colons kept."""
     positions = [i for i, c in enumerate(value) if c != ":"]
     alphabets = [HEX_UPPER if c in "ABCDEF" else HEX_LOWER for c in (value[i] for i in positions)]
     payload = "".join(

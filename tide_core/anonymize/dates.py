@@ -72,8 +72,10 @@ WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 
 
 def date_offset_days(keyring: KeyRing, patient_id: str) -> int:
-    """The patient's keyed shift in days: 3..180 in magnitude, either sign (the same under every
-    key of the study when the key ring holds the study's date secret)."""
+    """The patient's keyed shift in days: 3..180 in magnitude, either sign.
+
+    It is the same under every key of the study when the key ring holds the study's date secret.
+    """
     v = keyring.mac_int("date", "offset", str(patient_id))
     magnitude = OFFSET_MIN + (v >> 1) % (OFFSET_MAX - OFFSET_MIN + 1)
     return -magnitude if v & 1 else magnitude
@@ -242,8 +244,11 @@ _MONTH_BY_PREFIX = {name[:3]: i + 1 for i, name in enumerate(MONTHS)}
 
 
 def _mon_index(token: str) -> int:
-    """The month (1..12) a month word names: its first three letters are unique to one month, and
-    every word the month pattern reads starts with them ("Sept", "June", "Mar.")."""
+    """The month (1..12) a month word names.
+
+    Its first three letters are unique to one month, and every word the month pattern reads starts
+    with them ("Sept", "June", "Mar.").
+    """
     month = _MONTH_BY_PREFIX.get(token[:3].lower())
     if month is None:  # a look-alike the case-blind pattern let through ("ſept"): never guess
         raise _bad("E411", "date span names no month")
@@ -321,7 +326,8 @@ def _parse(text: str) -> tuple[str, int | None, int | None, int | None, _Layout]
     The date is read in the normalised view recognition saw (:func:`normalize_surface`:
     ``1961–07–14`` with en dashes is ``1961-07-14``, ``07&#47;14&#47;1961`` is ``07/14/1961``,
     ``0 7 / 1 4 / 1 9 6 1`` is ``07/14/1961``) and written back in that form, so a date the
-    recognizers found is shifted as a whole, never in part."""
+    recognizers found is shifted as a whole, never in part.
+    """
     text = normalize_surface(text)
     core = text.strip()
     kind, m, roles = _match(core)
@@ -448,8 +454,10 @@ def generalise_year(parsed: ParsedDate, text: str) -> str:
 
 
 def _decade(year: int, text: str) -> str:
-    """The decade of ``year`` written in the style of ``text`` (the year as written, with its
-    surrounding white space)."""
+    """The decade of ``year`` written in the style of ``text``.
+
+    ``text`` is the year as written, with its surrounding white space.
+    """
     core = text.strip()
     lead, trail = text[: len(text) - len(text.lstrip())], text[len(text.rstrip()) :]
     decade = year - year % 10
@@ -464,8 +472,11 @@ def anonymize_date(keyring: KeyRing, patient_id: str, text: str, reference_year:
 
 
 def anonymize_date_by(text: str, offset: Callable[[], int], reference_year: int | None = None) -> tuple[str, str]:
-    """:func:`anonymize_date` with the patient's offset from ``offset()`` (called only for a date
-    it shifts; the engine remembers each patient's offset for the length of one anonymizer)."""
+    """:func:`anonymize_date` with the patient's offset from ``offset()``.
+
+    ``offset`` is called only for a date it shifts; the engine remembers each patient's offset for
+    the length of one anonymizer.
+    """
     kind, y, mo, d, layout = _parse(text)
     if kind == "y":  # the year as parsed (normalised), with its white space
         return _decade(date_part(y), layout.lead + layout.core + layout.trail), "date.decade"
@@ -481,6 +492,9 @@ def anonymize_date_by(text: str, offset: Callable[[], int], reference_year: int 
 
 
 def shift_date(keyring: KeyRing, patient_id: str, text: str, reference_year: int | None = None) -> str:
-    """Anonymize the date in ``text``: shifted by the patient's offset in the same format (a year
-    alone: its decade).  Raises a coded AnonymizationError (E410/E411 unparseable, E413 range)."""
+    """Anonymize the date in ``text``: shifted by the patient's offset in the same format.
+
+    A year alone becomes its decade.  Raises a coded AnonymizationError (E410/E411 unparseable,
+    E413 range).
+    """
     return anonymize_date(keyring, patient_id, text, reference_year)[0]

@@ -224,8 +224,10 @@ class Anonymizer:
         return AnonymizedNote(note_id, note.patient_id, "".join(out), tuple(released))
 
     def _replace_spans(self, note: Note, ordered: list[Span]) -> list[tuple[str, str]]:
-        """(surrogate, operator) of each span of ``ordered``; raises the coded error of the first
-        span, in text order, that has no non-empty surrogate (the note is then quarantined).
+        """(surrogate, operator) of each span of ``ordered``.
+
+        Raises the coded error of the first span, in text order, that has no non-empty surrogate
+        (the note is then quarantined).
 
         The spans are replaced label by label (text order within a label): one operator family's
         code and tables stay in the CPU caches, which is faster than alternating families span by
@@ -259,8 +261,11 @@ class Anonymizer:
 
 
 def _refusal(note: Note, s: Span, exc: Exception | None) -> AnonymizationError:
-    """The coded error that quarantines ``note`` because span ``s`` raised ``exc`` (``None``: its
-    surrogate is empty).  It names the note, label and offsets, never the value."""
+    """The coded error that quarantines ``note`` because span ``s`` raised ``exc``.
+
+    ``exc`` is ``None`` when its surrogate is empty.  The error names the note, label and offsets,
+    never the value.
+    """
     where = _where(note, s)
     if exc is None:
         return AnonymizationError("E464", f"{where}: operator returned an empty surrogate", hint="report this as a bug")

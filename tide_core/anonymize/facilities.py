@@ -113,8 +113,16 @@ def _facility(
 
 
 def surrogate_hospital(keyring: KeyRing, value: str) -> str:
+    """Keyed surrogate of a hospital name from the hospital list.
+
+    A name of a kind (``... Clinic``) draws from hospitals of that kind; an acronym stays an acronym.
+    """
     return _facility(keyring, "hospital", "hospitals", _HOSPITAL_NORMED, value)
 
 
 def surrogate_organisation(keyring: KeyRing, value: str) -> str:
+    """Keyed surrogate of an organisation name other than a hospital, from the organisation list.
+
+    As for hospitals, a name of a kind draws from entries of that kind and an acronym stays one.
+    """
     return _facility(keyring, "other", "organisations", _ORG_NORMED, value)

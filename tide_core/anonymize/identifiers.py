@@ -80,10 +80,12 @@ def char_alphabet(ch: str) -> str | None:
 
 
 def _class_key(c: str, cat: str, name: str) -> tuple[str, str, bool]:
-    """(general category, script word of the name, compatibility character?) of a letter: the
-    script word is the name's first word (``HANGUL`` with its second: syllables and jamo apart);
+    """(general category, script word of the name, compatibility character?) of a letter.
+
+    The script word is the name's first word (``HANGUL`` with its second: syllables and jamo apart);
     compatibility characters (``NFKC`` differs: fullwidth, superscript, presentation forms) form
-    their own classes."""
+    their own classes.
+    """
     words = name.replace("-", " ").split(" ")
     word = " ".join(words[:2]) if words[0] == "HANGUL" else words[0]
     return cat, word, unicodedata.normalize("NFKC", c) != c
@@ -91,11 +93,13 @@ def _class_key(c: str, cat: str, name: str) -> tuple[str, str, bool]:
 
 @lru_cache(maxsize=1)
 def _letter_alphabets() -> dict[tuple[str, str, bool], str]:
-    """:func:`_class_key` -> the non-ASCII BMP characters of that class that are letters or
-    numbers (``str.isalnum``, not decimal digits) and their own NFC form, in code point order.  The
-    set of characters is Unicode 3.2's (a letter added later never joins an alphabet); the general
+    """:func:`_class_key` -> the non-ASCII BMP letters and numbers of that class, in code point order.
+
+    Letters and numbers are ``str.isalnum`` characters (not decimal digits) that are their own NFC
+    form.  The set of characters is Unicode 3.2's (a letter added later never joins an alphabet); the general
     category is the runtime's, so every output character has the input's category as the runtime
-    reads it.  Built once (about 0.1 s), on the first non-ASCII letter."""
+    reads it.  Built once (about 0.1 s), on the first non-ASCII letter.
+    """
     groups: dict[tuple[str, str, bool], list[str]] = {}
     for cp in range(0x80, BMP_END):
         c = chr(cp)
@@ -138,8 +142,10 @@ def _unicode_class(ch: str) -> tuple[str, str] | None:
 
 
 def unicode_alphabet(ch: str) -> str | None:
-    """Keyed alphabet of a letter or digit of any script (ASCII ones: :func:`char_alphabet`);
-    ``None`` for a structure character or a letter without an alphabet."""
+    """Keyed alphabet of a letter or digit of any script (ASCII ones: :func:`char_alphabet`).
+
+    ``None`` for a structure character or a letter without an alphabet.
+    """
     a = _ALPHABET_OF.get(ch)
     if a is not None:
         return a
@@ -160,16 +166,18 @@ def _cipher(key_hex: str, alphabet: str) -> FF3Cipher:
 
 
 class _FastFF3:
-    """FF3-1 encryption exactly as ``ff3``'s ``encrypt_with_tweak`` (same AES key, same eight
-    Feistel rounds, same numeral order), with the numerals kept as integers between rounds instead
-    of being re-encoded character by character.  Anything outside the usual case (a length out of
+    """FF3-1 encryption exactly as ``ff3``'s ``encrypt_with_tweak``, with integer numerals.
+
+    Same AES key, same eight Feistel rounds, same numeral order; the numerals are kept as integers
+    between rounds instead of being re-encoded character by character.  Anything outside the usual case (a length out of
     bounds, a 64-bit tweak) goes to the library itself.  ``tests/test_anonymize_*`` and
     ``tests/test_regex_fast_path.py`` compare it with the library.
 
     The round function is one AES-ECB block under the library's key (the FF3 key reversed);
     ``cryptography``'s ECB encryptor computes that block about 10x faster per call than the
     library's pycryptodome object (ECB has no state between blocks, so the bytes are the same);
-    without ``key_hex`` the library's own AES object is used."""
+    without ``key_hex`` the library's own AES object is used.
+    """
 
     def __init__(self, cipher: FF3Cipher, alphabet: str, key_hex: str | None = None):
         self.lib = cipher
@@ -187,8 +195,10 @@ class _FastFF3:
         }
 
     def _round_prefixes(self, tweak_hex: str) -> tuple[tuple[bytes, bytes], ...]:
-        """Per pair of rounds (even, odd): the round's 4 tweak bytes, reversed (the AES input is
-        ``REV(W xor i || NUM(B))`` = ``NUM(B) little-endian || REV(W xor i)``)."""
+        """Per pair of rounds (even, odd): the round's 4 tweak bytes, reversed.
+
+        The AES input is ``REV(W xor i || NUM(B))`` = ``NUM(B) little-endian || REV(W xor i)``.
+        """
         pre = self._tweaks.get(tweak_hex)
         if pre is None:
             t = bytes.fromhex(tweak_hex)
@@ -364,9 +374,11 @@ _ALPHABET_OF = {c: a for a in (DIGITS, UPPER, LOWER) for c in a}
 
 
 def _split_signed(value: str, unicode: bool = False) -> tuple[list[int], list[str], str, str]:
-    """Payload positions, their alphabets, the payload and :func:`class_signature` of ``value``
-    (a non-ASCII class is written ``<Nd660>``, ``<Ll:LATIN>`` ...).  Without ``unicode``, any
-    non-ASCII letter or digit raises ``E406``."""
+    """Payload positions, their alphabets, the payload and :func:`class_signature` of ``value``.
+
+    (A non-ASCII class is written ``<Nd660>``, ``<Ll:LATIN>`` ...).  Without ``unicode``, any
+    non-ASCII letter or digit raises ``E406``.
+    """
     positions, alphabets, payload, signature = [], [], [], []
     for i, ch in enumerate(value):
         a = _ALPHABET_OF.get(ch)  # char_alphabet(ch)
@@ -409,8 +421,10 @@ def encrypt_identifier(
     unicode: bool = False,
 ) -> str:
     """Format-preserving surrogate of ``value``: same length, classes and separators; a bijection.
+
     With ``unicode``, letters and digits of other scripts are payload too (:func:`unicode_alphabet`);
-    values without them encrypt exactly as without it."""
+    values without them encrypt exactly as without it.
+    """
     positions, alphabets, payload, signature = _split_signed(value, unicode)
     out_payload = permute_payload(cached_subkey(keyring, domain), f"{context}|{signature}", alphabets, payload, decrypt)
     out = list(value)

@@ -73,6 +73,11 @@ MIN_SECRET_BYTES = 32
 
 
 def check_name(kind: str, value: str) -> str:
+    """``value`` when it is a valid ``kind`` (study or key) name, else E100.
+
+    Names become directory and file names and environment variable parts, so only a safe character
+    set is accepted.
+    """
     if not isinstance(value, str) or not _NAME_RE.match(value):
         raise KeyProviderError(
             "E100",
@@ -100,8 +105,11 @@ DATES_KEY = "dates"
 
 
 def _low_entropy(secret: bytes) -> bool:
-    """True for secrets no random generator produces: few distinct bytes (all-zero, one repeated
-    byte), a block of up to half the length repeated, or a constant-step sequence (00 01 02 ...)."""
+    """True for secrets no random generator produces.
+
+    That is few distinct bytes (all-zero, one repeated byte), a block of up to half the length
+    repeated, or a constant-step sequence (00 01 02 ...).
+    """
     n = len(secret)
     if len(set(secret)) < 8:
         return True
@@ -163,9 +171,11 @@ _OPAD = bytes(b ^ 0x5C for b in range(256))
 
 
 def hmac_states(key: bytes) -> tuple[HASH, HASH]:
-    """HMAC-SHA256 (RFC 2104) keyed with ``key``, as its two hash states: the inner one has absorbed
-    ``key ^ ipad``, the outer one ``key ^ opad``.  ``HMAC(key, m) = outer.copy().update(
-    inner.copy().update(m).digest()).digest()``, without keying a new HMAC per message."""
+    """HMAC-SHA256 (RFC 2104) keyed with ``key``, as its two hash states.
+
+    The inner one has absorbed ``key ^ ipad``, the outer one ``key ^ opad``.  ``HMAC(key, m) = outer.copy().update(
+    inner.copy().update(m).digest()).digest()``, without keying a new HMAC per message.
+    """
     if len(key) > _SHA256_BLOCK:
         key = hashlib.sha256(key).digest()
     block = key.ljust(_SHA256_BLOCK, b"\0")
@@ -203,6 +213,11 @@ class KeyRing:
         return (KeyRing, (self.study, self.key, self._secret, self._date_secret))
 
     def subkey(self, domain: str) -> bytes:
+        """The sub-key of one operator family (``domain``): ``HMAC-SHA256(secret, "tide/v1|study|key|domain")``.
+
+        Separate sub-keys keep one family's surrogates from revealing another's; the ``date`` sub-key
+        comes from the study's date secret when there is one, so date shifts do not change with the key.
+        """
         if domain not in KEY_DOMAINS:
             raise KeyProviderError(
                 "E103", f"unknown key domain {domain!r}", hint=f"use one of {', '.join(KEY_DOMAINS)}"
@@ -235,12 +250,15 @@ class KeyRing:
         return outer.digest()
 
     def mac_int(self, domain: str, *parts: str | bytes) -> int:
+        """:meth:`mac` as a big-endian integer: the keyed index operators reduce modulo a list or domain size."""
         return int.from_bytes(self.mac(domain, *parts), "big")
 
     @property
     def fingerprint(self) -> str:
-        """Public, non-reversible identifier of the key material (safe to store in tables); a study
-        date secret changes it (the dates a key gives change with it)."""
+        """Public, non-reversible identifier of the key material (safe to store in tables).
+
+        A study date secret changes it (the dates a key gives change with it).
+        """
         message = b"tide/v1|fingerprint"
         if self._date_secret is not None:
             message += b"|dates|" + hmac.new(self._date_secret, b"tide/v1|dates", hashlib.sha256).digest()
@@ -253,11 +271,28 @@ class KeyRing:
 
 
 class KeyProvider(Protocol):
-    def keyring(self, study: str, key: str) -> KeyRing: ...
+    """Where a study's key secrets come from: the seam every key source implements.
 
-    def has(self, study: str, key: str) -> bool: ...
+    The runner, the release and the CLI ask only for a :class:`KeyRing` and never see a secret, so a
+    site can plug in its own source (a KMS, a vault) by implementing these three methods.  The
+    built-in providers are :class:`FileKeyProvider`, :class:`EnvKeyProvider` and
+    :class:`ChainKeyProvider`.
+    """
 
-    def available(self) -> list[tuple[str, str]]: ...
+    def keyring(self, study: str, key: str) -> KeyRing:
+        """The key ring of (study, key); a coded :class:`KeyProviderError` when there is none.
+
+        The error names the file or variable, never a byte of the secret.
+        """
+
+    def has(self, study: str, key: str) -> bool:
+        """Whether this provider holds a secret for (study, key), without reading it."""
+
+    def available(self) -> list[tuple[str, str]]:
+        """The (study, key) pairs this provider can list, sorted (release discovery reads it).
+
+        A provider that cannot enumerate its secrets returns ``[]``.
+        """
 
 
 def env_var_name(study: str, key: str) -> str:
@@ -276,9 +311,15 @@ class EnvKeyProvider:
         self._env = os.environ if environ is None else environ
 
     def has(self, study: str, key: str) -> bool:
+        """Whether :func:`env_var_name` of (study, key) is set."""
         return env_var_name(study, key) in self._env
 
     def keyring(self, study: str, key: str) -> KeyRing:
+        """The key ring from ``TIDE_KEY_<STUDY>__<KEY>``; E104 when it is unset.
+
+        The secret passes the same length and entropy checks as a key file's, and the study's date
+        secret (``TIDE_KEY_<STUDY>__DATES``) joins the ring when it is set.
+        """
         check_name("study", study)
         check_name("key", key)
         var = env_var_name(study, key)
@@ -294,7 +335,8 @@ class EnvKeyProvider:
         return KeyRing(study, key, secret)
 
     def available(self) -> list[tuple[str, str]]:
-        return []  # env names are normalised and cannot be mapped back reliably
+        """Nothing: variable names are normalised (upper case, ``_``) and cannot be mapped back to names."""
+        return []
 
 
 #: An unwrap hook: gets the wrapped bytes of ``<key>.wrapped`` and returns the secret, as raw bytes
@@ -345,12 +387,15 @@ class FileKeyProvider:
         self.unwrap = unwrap
 
     def path(self, study: str, key: str) -> Path:
+        """``<root>/<study>/<key>.key``, with both names checked (E100) before they touch the file system."""
         return self.root / check_name("study", study) / f"{check_name('key', key)}.key"
 
     def wrapped_path(self, study: str, key: str) -> Path:
+        """``<root>/<study>/<key>.wrapped``: the envelope-encrypted form an unwrap hook opens."""
         return self.path(study, key).with_suffix(".wrapped")
 
     def has(self, study: str, key: str) -> bool:
+        """Whether a ``.key`` or ``.wrapped`` entry exists (a link counts: reading it refuses it, E112)."""
         return os.path.lexists(self.path(study, key)) or os.path.lexists(self.wrapped_path(study, key))
 
     def is_secret_volume(self) -> bool:
@@ -359,9 +404,12 @@ class FileKeyProvider:
 
     # -- secure reading --------------------------------------------------------------------------
     def _check_root(self) -> None:
-        """The root (followed if it is itself a link: that is the operator's configuration) must be
+        """Refuse a key directory root that others could write (E111, E112, E113).
+
+        The root (followed if it is itself a link: that is the operator's configuration) must be
         a directory owned by root or the user running TIDE and not writable by group or others,
-        unless it is a read-only mount (a Kubernetes Secret volume's tmpfs root)."""
+        unless it is a read-only mount (a Kubernetes Secret volume's tmpfs root).
+        """
         try:
             st = os.stat(self.root)
         except OSError as exc:
@@ -388,8 +436,11 @@ class FileKeyProvider:
             )
 
     def _resolve_in_volume(self, p: Path) -> list[str]:
-        """The real components (no links) of ``p`` under the root of a Secret volume: every link on
-        the way is resolved by hand and must stay inside the mount (relative, never above the root)."""
+        """The real components (no links) of ``p`` under the root of a Secret volume.
+
+        Every link on the way is resolved by hand and must stay inside the mount (relative, never
+        above the root).
+        """
         pending = list(p.relative_to(self.root).parts)
         resolved: list[str] = []
         hops = 0
@@ -446,8 +497,11 @@ class FileKeyProvider:
             )
 
     def _read_volume(self, p: Path) -> bytes:
-        """Bytes of ``p`` in a Kubernetes Secret volume: links resolved inside the mount, then every
-        real directory and the file opened without following links and checked on the descriptors."""
+        """Bytes of ``p`` in a Kubernetes Secret volume.
+
+        Links are resolved inside the mount, then every real directory and the file are opened
+        without following links and checked on the descriptors.
+        """
         parts = self._resolve_in_volume(p)
         if not parts:  # the links led back to the root itself
             raise KeyProviderError("E112", f"key file {p} resolves to the volume's root", hint="use <study>/<key>.key")
@@ -645,6 +699,11 @@ class FileKeyProvider:
         return parse_secret(proc.stdout, f"the unwrap command's output for {where}")
 
     def keyring(self, study: str, key: str) -> KeyRing:
+        """The key ring of (study, key) from its key file, read with every ownership and mode check.
+
+        A ``.wrapped`` file is opened by the unwrap hook; both forms at once are ambiguous (E117).
+        The study's date secret, when there is one, joins the ring.
+        """
         p, w = self.path(study, key), self.wrapped_path(study, key)
         has_plain, has_wrapped = os.path.lexists(p), os.path.lexists(w)
         if has_plain and has_wrapped:
@@ -665,13 +724,20 @@ class FileKeyProvider:
         return self._with_dates(KeyRing(study, key, parse_secret(self._read_secure(p), str(p))))
 
     def _with_dates(self, ring: KeyRing) -> KeyRing:
-        """``ring`` with the study's date secret when ``<study>/dates.key`` (or ``.wrapped``) exists,
-        read with every check a key file gets."""
+        """``ring`` with the study's date secret when ``<study>/dates.key`` (or ``.wrapped``) exists.
+
+        The date secret is read with every check a key file gets.
+        """
         if ring.key == DATES_KEY or not self.has(ring.study, DATES_KEY):
             return ring
         return KeyRing(ring.study, ring.key, ring._secret, self.keyring(ring.study, DATES_KEY)._secret)
 
     def create(self, study: str, key: str, overwrite: bool = False) -> Path:
+        """Write a new random 32-byte secret for (study, key) as a private key file and return its path.
+
+        A key version is immutable, so an existing one is refused (E107) unless ``overwrite``; the
+        study directory is created private (0700) and the file 0600.
+        """
         p = self.path(study, key)
         if (os.path.lexists(p) or os.path.lexists(self.wrapped_path(study, key))) and not overwrite:
             raise KeyProviderError(
@@ -696,6 +762,10 @@ class FileKeyProvider:
         return p
 
     def available(self) -> list[tuple[str, str]]:
+        """The (study, key) pairs with a ``.key`` or ``.wrapped`` file under the root, sorted.
+
+        The study's date secret (``dates``) is not a key version and is left out.
+        """
         if not self.root.is_dir():
             return []
         # names starting with '.' are skipped: a Secret volume's `..data` and `..<timestamp>` entries
@@ -729,9 +799,11 @@ def _private_dir(d: Path) -> None:
 
 
 def install_keys(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> list[tuple[str, str]]:
-    """Copy every ``<study>/<key>.key`` / ``.wrapped`` under ``source`` (a key directory or a mounted
-    Kubernetes Secret volume, read with all of :class:`FileKeyProvider`'s checks) into ``target``:
-    directories 0700, files 0400, owned by the running user; ``.key`` secrets are validated first.
+    """Copy every ``<study>/<key>.key`` / ``.wrapped`` under ``source`` into ``target``.
+
+    ``source`` is a key directory or a mounted Kubernetes Secret volume, read with all of
+    :class:`FileKeyProvider`'s checks; ``target`` gets directories 0700 and files 0400, owned by
+    the running user; ``.key`` secrets are validated first.
 
     For an init container that fills a private ``emptyDir`` the main container reads with
     ``TIDE_KEY_DIR``.  Re-running it is safe: a key already installed with the same bytes is kept; one
@@ -789,15 +861,18 @@ class ChainKeyProvider:
         self.providers = providers
 
     def has(self, study: str, key: str) -> bool:
+        """Whether any provider of the chain holds (study, key)."""
         return any(p.has(study, key) for p in self.providers)
 
     def keyring(self, study: str, key: str) -> KeyRing:
+        """The key ring from the first provider that has (study, key); else the last one's coded error."""
         for p in self.providers:
             if p.has(study, key):
                 return p.keyring(study, key)
         return self.providers[-1].keyring(study, key)  # raises a clear error
 
     def available(self) -> list[tuple[str, str]]:
+        """The union of every provider's pairs, sorted."""
         out: set[tuple[str, str]] = set()
         for p in self.providers:
             out.update(p.available())

@@ -94,10 +94,15 @@ def _derange(keyring: KeyRing, context: str, n: int, i: int) -> int:
 
 
 def surrogate_zip(keyring: KeyRing, value: str) -> str:
+    """Format-preserving surrogate of a ZIP code (5 digits: small-domain bijection; 9: FF3-1)."""
     return encrypt_identifier(keyring, value, DOMAIN, "zip")
 
 
 def surrogate_state(keyring: KeyRing, value: str) -> str:
+    """Keyed derangement of the 50 states: an abbreviation stays one, a name keeps its case.
+
+    E441 when the span is not a US state.
+    """
     hit = _state_index(value)
     if hit is None:
         raise AnonymizationError(
@@ -126,6 +131,10 @@ def _country_in(key: str) -> tuple[str, int] | None:
 
 
 def surrogate_country(keyring: KeyRing, value: str) -> str:
+    """Keyed derangement of the country list; abbreviations (``USA``) among abbreviations.
+
+    E442 when the span is not a listed country.
+    """
     hit = _country_hit(value)
     if hit is None:
         raise AnonymizationError(
@@ -153,13 +162,21 @@ def _is_street(value: str) -> bool:
 
 
 def _may_name_no_place(value: str) -> bool:
-    """False when :func:`names_no_place` is certainly False: it needs every word to be a unit word
-    or a direction, or one street-type word, so the first word must be one (a cheap first test)."""
+    """False when :func:`names_no_place` is certainly False (a cheap first test).
+
+    That needs every word to be a unit word or a direction, or one street-type word, so the first
+    word must be one.
+    """
     m = _FIRST_WORD.search(value)
     return m is not None and m.group().lower() in _NO_PLACE_WORDS
 
 
 def surrogate_street(keyring: KeyRing, value: str) -> str:
+    """Keyed surrogate of a street line: numbers FPE-permuted, each run of name words replaced.
+
+    Suffixes (with their style), directions and unit words are kept, so the line still reads as an
+    address; "Park Avenue" (every word a suffix word) has its first word treated as the name.
+    """
     tokens = list(_TOKEN.finditer(value))
     kinds = []
     for m in tokens:
@@ -212,10 +229,16 @@ def surrogate_street(keyring: KeyRing, value: str) -> str:
 
 
 def surrogate_city(keyring: KeyRing, value: str) -> str:
+    """Keyed surrogate of a city name from the city list, in the value's capitalisation."""
     return case_like(value, load_list("cities").choose(keyring, DOMAIN, value, "city"))
 
 
 def location_subtype(value: str) -> str:
+    """The rule a LOCATION value is anonymized by: zip, state, country, address, city or street.
+
+    Decided from the value's shape alone (never a model), so the same value always takes the same
+    rule; parts of an address are dispatched again one by one.
+    """
     v = value.strip()
     if _ZIP.fullmatch(v):
         return "zip"
@@ -241,7 +264,7 @@ def location_subtype(value: str) -> str:
 
 
 def _has_decimal(value: str) -> bool:
-    """What ``re.search(r"\\d", value)`` says: any Unicode decimal digit."""
+    r"""What ``re.search(r"\d", value)`` says: any Unicode decimal digit."""
     return _DECIMAL.search(value) is not None
 
 

@@ -92,9 +92,12 @@ def _splice_sources() -> tuple[str, ...]:
 
 @cache
 def _splice_parts() -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
-    """(heads, middles, tails, joins) of the source names: every proper prefix, every inner piece
-    of ``MIDDLE`` letters (neither first nor last letter), every proper suffix, and every run of
-    three letters (with each name's first and last two letters, for joins at a word's edge)."""
+    """(heads, middles, tails, joins) of the source names.
+
+    Every proper prefix, every inner piece of ``MIDDLE`` letters (neither first nor last letter),
+    every proper suffix, and every run of three letters (with each name's first and last two
+    letters, for joins at a word's edge).
+    """
     heads: set[str] = set()
     middles: set[str] = set()
     tails: set[str] = set()
@@ -109,10 +112,13 @@ def _splice_parts() -> tuple[frozenset[str], frozenset[str], frozenset[str], fro
 
 
 def spliced_name(h: int) -> str | None:
-    """Decode an integer into a listed-looking name: the head of one listed name, on every other
-    draw an inner piece of a second, and the tail of a third (``Dorothy`` + ``Hartley`` ->
-    ``Dortley``), 2 to 12 letters, the letters across each joint a run some listed name has; ``None`` when the
-    names drawn allow no such join (the caller draws again)."""
+    """Decode an integer into a listed-looking name, or ``None`` when no join fits.
+
+    The name is the head of one listed name, on every other draw an inner piece of a second, and
+    the tail of a third (``Dorothy`` + ``Hartley`` -> ``Dortley``), 2 to 12 letters, the letters
+    across each joint a run some listed name has; ``None`` when the names drawn allow no such join
+    (the caller draws again).
+    """
     src = _splice_sources()
     h, ia = divmod(h, len(src))
     h, ib = divmod(h, len(src))
@@ -143,8 +149,10 @@ def spliced_name(h: int) -> str | None:
 
 
 def _joined(w: str, cuts: tuple[int, ...], runs: frozenset[str]) -> bool:
-    """True when every three letters across each cut of ``w`` occur in a listed name (two letters
-    where the cut is next to the word's edge: a listed name's first or last two)."""
+    """True when every three letters across each cut of ``w`` occur in a listed name.
+
+    Two letters where the cut is next to the word's edge: a listed name's first or last two.
+    """
     for c in cuts:
         for s in (c - 2, c - 1):
             run = w[max(0, s) : s + 3]
@@ -154,8 +162,11 @@ def _joined(w: str, cuts: tuple[int, ...], runs: frozenset[str]) -> bool:
 
 
 def generator_shaped(word: str) -> bool:
-    """True when ``word`` could be a spliced name (what an attacker who knows the generator and the
-    lists can test): a head, an optional middle piece and a tail, joined at listed letter pairs."""
+    """True when ``word`` could be a spliced name.
+
+    This is what an attacker who knows the generator and the lists can test: a head, an optional
+    middle piece and a tail, joined at listed letter pairs.
+    """
     w = word.casefold()
     if not (SPLICE_MIN <= len(w) <= SPLICE_MAX):
         return False
@@ -218,11 +229,14 @@ def _surrogate_token(keyring: KeyRing, token: str, key: str, keep_titles: bool) 
 
 
 def _surrogate_word(keyring: KeyRing, key: str, listed: int | None) -> str:
-    """The keyed surrogate of a name word (lookup form ``key``; ``listed``: its place in the listed
-    part of the space, if any).  One keyed draw chooses between a listed name (``LISTED_PERMILLE``)
-    and a spliced name whatever the word itself is; a listed word drawn to the lists moves by the
-    keyed derangement of the listed part (no two share a surrogate, none is its own), any other
-    draw takes a keyed index.  A draw equal to the word, or a splice that fails, is drawn again."""
+    """The keyed surrogate of a name word.
+
+    ``key`` is its lookup form; ``listed`` its place in the listed part of the space, if any.  One
+    keyed draw chooses between a listed name (``LISTED_PERMILLE``) and a spliced name whatever the
+    word itself is; a listed word drawn to the lists moves by the keyed derangement of the listed
+    part (no two share a surrogate, none is its own), any other draw takes a keyed index.  A draw
+    equal to the word, or a splice that fails, is drawn again.
+    """
     mixed = _mixed()
     h, u = divmod(keyring.mac_int(DOMAIN, "word", key), 1000)
     if u < LISTED_PERMILLE:
@@ -258,8 +272,11 @@ def surrogate_name(keyring: KeyRing, value: str) -> str:
 
 
 def _titles_kept(parts: list[str], keys: list[str]) -> tuple[bool, bool]:
-    """(keep titles, has a word): titles and suffixes are kept unless every word (non-digit token)
-    is one; ``parts`` alternates separators and tokens, ``keys`` are the tokens' lookup forms."""
+    """(keep titles, has a word) of a name's tokens.
+
+    Titles and suffixes are kept unless every word (non-digit token) is one; ``parts`` alternates
+    separators and tokens, ``keys`` are the tokens' lookup forms.
+    """
     has_word = False
     for token, key in zip(parts[1::2], keys, strict=True):
         if not token.isdigit():

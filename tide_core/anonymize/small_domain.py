@@ -25,7 +25,7 @@ from math import isqrt
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hashlib import blake2b as Blake2b
+    from hashlib import blake2b
 
     from tide_core.anonymize.keys import KeyRing
 
@@ -86,7 +86,7 @@ def _prf(key: bytes, tweak: bytes, *ints: int) -> int:
     return int.from_bytes(h.digest(), "big")
 
 
-def _prf_state(key: bytes, tweak: bytes) -> Blake2b:
+def _prf_state(key: bytes, tweak: bytes) -> blake2b:
     """The PRF's keyed BLAKE2b after the length-prefixed tweak (:func:`_prf` continues with the integers)."""
     h = hashlib.blake2b(key=key[:64], digest_size=8, person=b"tide-sd1")
     h.update(len(tweak).to_bytes(2, "big"))
@@ -130,7 +130,7 @@ class KeyedPermutation:
         self._tables = _table(self.key, self.tweak, self.n) if self.n <= TABLE_MAX else None
         a = isqrt(self.n)
         self._a, self._b = a, -(-self.n // a)
-        self._states: tuple[Blake2b, ...] | None = None
+        self._states: tuple[blake2b, ...] | None = None
         self._rows: tuple[tuple[int, ...], ...] | None = None
         self._feistel: tuple[tuple[int, ...], tuple[int, ...]] | None = None
 
@@ -196,6 +196,7 @@ class KeyedPermutation:
         return self._feistel
 
     def forward(self, x: int) -> int:
+        """The keyed image of ``x`` in ``range(n)`` (cycle walking keeps a Feistel domain a bijection)."""
         self._check(x)
         tables = self._tables or self._feistel_tables()
         if tables is not None:
@@ -206,6 +207,7 @@ class KeyedPermutation:
         return y
 
     def inverse(self, y: int) -> int:
+        """The ``x`` with ``forward(x) == y``."""
         self._check(y)
         tables = self._tables or self._feistel_tables()
         if tables is not None:
@@ -225,6 +227,7 @@ class KeyedPermutation:
         return self.inverse((self.forward(x) + 1) % self.n)
 
     def underange(self, y: int) -> int:
+        """The inverse of :meth:`derange`: the value whose derangement is ``y``."""
         return self.inverse((self.forward(y) - 1) % self.n)
 
     def _check(self, x: int) -> None:
@@ -232,7 +235,7 @@ class KeyedPermutation:
             raise ValueError("value outside the permutation domain")
 
 
-def _absorbed(state: Blake2b, r: int) -> Blake2b:
+def _absorbed(state: blake2b, r: int) -> blake2b:
     h = state.copy()
     h.update(r.to_bytes(16, "big"))
     return h

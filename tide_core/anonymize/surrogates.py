@@ -23,6 +23,13 @@ def norm(value: str) -> str:
 
 
 class SurrogateList:
+    """A list of surrogate values (cities, streets, hospitals ...) with keyed choice from it.
+
+    Entries are unique modulo case, and the lookup index maps their normalised form to the position,
+    so a listed value moves by a keyed derangement inside the list (never onto itself) and any other
+    value takes a keyed index.
+    """
+
     def __init__(self, name: str, entries: tuple[str, ...]):
         self.name = name
         self.entries = entries
@@ -56,6 +63,10 @@ class SurrogateList:
 
 @cache
 def load_list(name: str) -> SurrogateList:
+    """The bundled surrogate list ``name`` (``tide_core/data/surrogates/<name>.txt``, first column).
+
+    Duplicates modulo case are dropped, so a derangement never maps a value onto itself in other case.
+    """
     path = DATA_DIR / f"{name}.txt"
     seen: dict[str, str] = {}
     for line in path.read_text(encoding="utf-8").splitlines():

@@ -49,7 +49,7 @@ MIN_LABEL_FLAGGED = 5
 MIN_DOCS_PER_SIDE = 30
 
 
-class Unavailable(Exception):
+class UnavailableError(Exception):
     """A component cannot be computed; the message is the reason (no data values)."""
 
 
@@ -57,7 +57,7 @@ def psi(ref_counts: Sequence[float], batch_counts: Sequence[float], eps: float =
     r = np.asarray(ref_counts, float)
     b = np.asarray(batch_counts, float)
     if r.sum() <= 0 or b.sum() <= 0:
-        raise Unavailable("empty distribution")
+        raise UnavailableError("empty distribution")
     r = np.maximum(r / r.sum(), eps)
     b = np.maximum(b / b.sum(), eps)
     return float(np.sum((b - r) * np.log(b / r)))
@@ -68,7 +68,7 @@ def js_distance(ref: dict[str, int], batch: dict[str, int]) -> float:
     r = np.array([ref.get(k, 0) for k in keys], float)
     b = np.array([batch.get(k, 0) for k in keys], float)
     if r.sum() <= 0 or b.sum() <= 0:
-        raise Unavailable("no categories")
+        raise UnavailableError("no categories")
     r, b = r / r.sum(), b / b.sum()
     m = (r + b) / 2
 
@@ -86,14 +86,14 @@ def relative_change(ref: float, batch: float, floor: float = 1e-9) -> float:
 def _ratio(prof: dict[str, Any], num: str, den: str, scale: float = 1.0) -> float:
     d = prof["text"][den]
     if d <= 0:
-        raise Unavailable(f"no {den} in the documents")
+        raise UnavailableError(f"no {den} in the documents")
     return float(scale * prof["text"][num] / d)
 
 
 def _need(prof: dict[str, Any], part: str, side: str = "batch") -> dict[str, Any]:
     if prof.get(part) is None:
         what = "recognizer spans" if part == "spans" else "residual screen results"
-        raise Unavailable(f"no {what} given" + (" when the reference was frozen" if side == "reference" else ""))
+        raise UnavailableError(f"no {what} given" + (" when the reference was frozen" if side == "reference" else ""))
     part_profile: dict[str, Any] = prof[part]
     return part_profile
 
@@ -101,13 +101,13 @@ def _need(prof: dict[str, Any], part: str, side: str = "batch") -> dict[str, Any
 def _fingerprint(ref: dict[str, Any], batch: dict[str, Any], key: str) -> None:
     r, b = ref.get(key), batch.get(key)
     if r and b and r != b:
-        raise Unavailable("re-baseline: the measuring recognizer changed since the reference was frozen")
+        raise UnavailableError("re-baseline: the measuring recognizer changed since the reference was frozen")
 
 
 def _rate_1k(prof: dict[str, Any], count: int) -> float:
     chars = prof["text"]["chars"]
     if chars <= 0:
-        raise Unavailable("no characters")
+        raise UnavailableError("no characters")
     return float(1000.0 * count / chars)
 
 
@@ -132,7 +132,7 @@ def _label_rate_drop(ref: dict[str, Any], batch: dict[str, Any]) -> float:
         rr, br = _rate_1k(ref, rc), _rate_1k(batch, b.get(lab, 0))
         drops.append(max(0.0, (rr - br) / rr))
     if not drops:
-        raise Unavailable(f"no label has {MIN_LABEL_SPANS}+ reference spans")
+        raise UnavailableError(f"no label has {MIN_LABEL_SPANS}+ reference spans")
     return max(drops)
 
 
@@ -155,7 +155,7 @@ def _residual_rate(ref: dict[str, Any], batch: dict[str, Any]) -> tuple[float, d
     _fingerprint(ref, batch, "screen_fingerprint")
     r, b = _need(ref, "residual", "reference"), _need(batch, "residual")
     if r["n_notes"] < MIN_DOCS_PER_SIDE or b["n_notes"] < MIN_DOCS_PER_SIDE:
-        raise Unavailable(f"fewer than {MIN_DOCS_PER_SIDE} screened notes on one side")
+        raise UnavailableError(f"fewer than {MIN_DOCS_PER_SIDE} screened notes on one side")
     rr, br = r["n_flagged"] / r["n_notes"], b["n_flagged"] / b["n_notes"]
     p = two_proportion_p(r["n_flagged"], r["n_notes"], b["n_flagged"], b["n_notes"])
     # only a rise beyond sampling noise (1% level) counts; a fall is good news
@@ -166,7 +166,7 @@ def _residual_label_rise(ref: dict[str, Any], batch: dict[str, Any]) -> float:
     _fingerprint(ref, batch, "screen_fingerprint")
     r, b = _need(ref, "residual", "reference"), _need(batch, "residual")
     if r["n_notes"] < MIN_DOCS_PER_SIDE or b["n_notes"] < MIN_DOCS_PER_SIDE:
-        raise Unavailable(f"fewer than {MIN_DOCS_PER_SIDE} screened notes on one side")
+        raise UnavailableError(f"fewer than {MIN_DOCS_PER_SIDE} screened notes on one side")
     rises = [
         max(0.0, b["notes_by_label"].get(lab, 0) / b["n_notes"] - c / r["n_notes"])
         for lab, c in r["notes_by_label"].items()
@@ -199,7 +199,7 @@ def _rel(
 def _mix(key: str) -> Callable[[dict[str, Any], dict[str, Any]], float]:
     def f(ref: dict[str, Any], batch: dict[str, Any]) -> float:
         if set(ref["mix"][key]) == {"?"} and set(batch["mix"][key]) == {"?"}:
-            raise Unavailable(f"no {key} metadata")
+            raise UnavailableError(f"no {key} metadata")
         return js_distance(ref["mix"][key], batch["mix"][key])
 
     return f
@@ -231,7 +231,7 @@ def compute(
     """(value, reason-if-unavailable, extra) -- never raises for missing data."""
     try:
         out = spec.compute(ref, batch)
-    except Unavailable as exc:
+    except UnavailableError as exc:
         return None, str(exc), {}
     except (KeyError, ZeroDivisionError):
         return None, "statistic missing from the reference or batch", {}

@@ -90,7 +90,7 @@ class StagePool:
             if actor_id is not None and a._actor_id.hex() == actor_id:
                 try:
                     ray.kill(a, no_restart=True)
-                except Exception:  # noqa: BLE001 - already gone
+                except Exception:  # already gone
                     pass
                 self.actors[i] = self._new()
                 log.warning("replaced a dead %s actor", getattr(self.stage_cls, "__name__", "stage"))
@@ -101,7 +101,7 @@ class StagePool:
         for a in self.actors:
             try:
                 ray.kill(a, no_restart=True)
-            except Exception:  # noqa: BLE001 - already gone
+            except Exception:  # already gone
                 pass
         self.actors = []
 
@@ -231,7 +231,7 @@ def run_chain(
         for ref in pending:  # the caller stopped early (an error): drop what is still queued
             try:
                 ray.cancel(ref)
-            except Exception:  # noqa: BLE001 - finished or gone
+            except Exception:  # finished or gone
                 pass
         if pending and settle_s > 0:  # let running tasks finish, so nothing they write comes later
             ray.wait(list(pending), num_returns=len(pending), timeout=settle_s)

@@ -53,7 +53,7 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None, num_gpus
         log.info("connecting to the Ray cluster at %s", addr.split("@")[-1])
         try:
             ray.init(address=addr, **kwargs)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise ConfigError(
                 "E511",
                 f"cannot connect to the Ray cluster at {addr}: {type(exc).__name__}",

@@ -153,7 +153,7 @@ class _Stage:
                 self.process(g)
             except TideError as exc:  # ConfigError from a recognizer: stop the run
                 g.fatal = exc
-            except Exception as exc:  # noqa: BLE001 - a bug in a stage: stop, don't guess
+            except Exception as exc:  # a bug in a stage: stop, don't guess
                 g.fatal = RecognitionError(
                     "E516",
                     f"{type(self).__name__} raised {type(exc).__name__} on note group {g.gid}",
@@ -177,7 +177,7 @@ class WindowStage(_Stage):
                 if group.runs(i, k):
                     try:
                         windows = rec.make_windows(recognition_view(note)[0])  # the normalised view
-                    except Exception as exc:  # noqa: BLE001 - fail closed
+                    except Exception as exc:  # fail closed
                         why = describe_exception(rec.qualified_name, note.note_id, exc)
                         group.fail(i, k, NoteFailure(E_RAISED, why))
                 per_note.append(windows)
@@ -253,7 +253,7 @@ class AssembleStage(_Stage):
                 try:
                     view_note, view = recognition_view(note)  # windows were cut from the view
                     spans = spans_to_original(view, rec.assemble(view_note, windows[i], preds[i]))
-                except Exception as exc:  # noqa: BLE001 - fail closed
+                except Exception as exc:  # fail closed
                     group.fail(i, k, NoteFailure(E_RAISED, describe_exception(rec.qualified_name, note.note_id, exc)))
                     continue
                 spans, failure = checked_spans(note, spans, rec.qualified_name)

@@ -121,6 +121,7 @@ def parse_url(url: str) -> tuple[str, str]:
 
 # -- Arrow <-> BigQuery types ---------------------------------------------------------------
 def bq_type(t: pa.DataType) -> str:
+    """The BigQuery type of an Arrow type in TIDE's tables; E321 for one without a mapping."""
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_null(t) or pa.types.is_dictionary(t):
         return "STRING"
     if pa.types.is_boolean(t):
@@ -145,6 +146,7 @@ def bq_type(t: pa.DataType) -> str:
 
 
 def bq_schema(schema: pa.Schema) -> list[bigquery.SchemaField]:
+    """The BigQuery schema of an Arrow schema: every column NULLABLE, as Parquet loads produce."""
     return [bigquery.SchemaField(f.name, bq_type(f.type), mode="NULLABLE") for f in schema]
 
 
@@ -228,6 +230,11 @@ def _literal(value: object) -> str:
 
 
 def row_restriction(where: Mapping[str, object] | None) -> str:
+    """A Storage Read API ``row_restriction`` for ``where`` (empty: every row).
+
+    The Storage Read API takes no query parameters, so values are written as escaped literals
+    (:func:`_literal`); column names are checked identifiers.
+    """
     if not where:
         return ""
     clauses = []
@@ -257,6 +264,7 @@ class BigQueryOptions:
 
     @classmethod
     def from_env(cls, project: str, dataset: str, **overrides: Any) -> BigQueryOptions:
+        """Options for ``project.dataset`` with the ``TIDE_BQ_*`` variables, then ``overrides``, applied."""
         env = os.environ
         values: dict[str, Any] = {
             "location": env.get(ENV_LOCATION) or None,
@@ -298,6 +306,7 @@ class BigQueryWarehouse:
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> BigQueryWarehouse:
+        """The warehouse of ``bigquery:PROJECT.DATASET`` (``client``/``read_client`` may be injected)."""
         project, dataset = parse_url(url)
         client = options.pop("client", None)
         read_client = options.pop("read_client", None)
@@ -305,6 +314,7 @@ class BigQueryWarehouse:
 
     # -- names -----------------------------------------------------------------------------
     def table_id(self, name: str) -> str:
+        """``project.dataset.name`` of a checked table name."""
         return f"{self.project}.{self.dataset}.{_ident(name)}"
 
     def _q(self, name: str) -> str:
@@ -325,9 +335,11 @@ class BigQueryWarehouse:
             return None
 
     def table_exists(self, name: str) -> bool:
+        """Whether the table exists (one metadata call)."""
         return self._get_table(name) is not None
 
     def columns(self, name: str) -> list[str]:
+        """Column names in schema order; E304 for a missing table."""
         return [f.name for f in self._require(name).schema]
 
     def _require(self, name: str) -> bigquery.Table:
@@ -382,6 +394,11 @@ class BigQueryWarehouse:
     def read_table(
         self, name: str, columns: Sequence[str] | None = None, where: Mapping[str, object] | None = None
     ) -> pa.Table:
+        """The matching rows through the Storage Read API, else through a REST query.
+
+        When the Storage Read API is unreachable once, this warehouse logs it and reads through the REST
+        query path from then on (``read_path`` says which).
+        """
         t = self._require(name)
         cols = [_ident(c, "column") for c in columns] if columns else [f.name for f in t.schema]
         if self._storage_ok is not False:
@@ -389,7 +406,7 @@ class BigQueryWarehouse:
                 out = self._read_storage(name, cols, where)
                 self._storage_ok = True
                 return out
-            except _StorageUnavailable as exc:
+            except _StorageUnavailableError as exc:
                 self._storage_ok = False
                 self.read_path = "rest"
                 log.warning(
@@ -414,7 +431,7 @@ class BigQueryWarehouse:
                 )
             elif self.options.api_endpoint:
                 # a custom REST endpoint without a storage endpoint: do not talk to Google's
-                raise _StorageUnavailable("no storage_endpoint configured beside a custom api_endpoint")
+                raise _StorageUnavailableError("no storage_endpoint configured beside a custom api_endpoint")
             else:
                 self._read_client = bigquery_storage_v1.BigQueryReadClient(credentials=self.client._credentials)
         return self._read_client
@@ -427,7 +444,7 @@ class BigQueryWarehouse:
         max_streams: int,
         restriction: str | None = None,
     ) -> tuple[Any, Any]:
-        """(read client, Storage Read API session) over ``name``; _StorageUnavailable when the API is not.
+        """(read client, Storage Read API session) over ``name``; _StorageUnavailableError when the API is not.
 
         ``restriction`` (a row restriction of the caller's, e.g. a range) replaces the one of ``where``.
         """
@@ -454,7 +471,7 @@ class BigQueryWarehouse:
             gexc.MethodNotImplemented,
             gexc.PermissionDenied,
         ) as exc:
-            raise _StorageUnavailable(type(exc).__name__) from None
+            raise _StorageUnavailableError(type(exc).__name__) from None
         return rc, session
 
     def _read_storage(
@@ -517,6 +534,7 @@ class BigQueryWarehouse:
             ) from exc
 
     def count(self, name: str, where: Mapping[str, object] | None = None) -> int:
+        """``COUNT(*)`` of the matching rows (0 for a missing table)."""
         if not self.table_exists(name):
             return 0
         clause, params = where_sql(where)
@@ -557,6 +575,7 @@ class BigQueryWarehouse:
         return int(table.num_rows)
 
     def append(self, name: str, table: pa.Table) -> int:
+        """A ``WRITE_APPEND`` load job into the table (created when missing)."""
         with self._lock:
             target = self._ensure(name, table.schema)
             if table.num_rows == 0:
@@ -564,6 +583,10 @@ class BigQueryWarehouse:
             return self._load(self.table_id(name), table, "WRITE_APPEND", target.schema)
 
     def replace_table(self, name: str, table: pa.Table) -> int:
+        """A ``WRITE_TRUNCATE`` load job; a table whose schema differs is dropped and created anew.
+
+        An empty ``table`` empties the table with one ``DELETE``.
+        """
         with self._lock:
             existing = self._get_table(name)
             wanted = bq_schema(table.schema)
@@ -579,6 +602,10 @@ class BigQueryWarehouse:
             return self._load(self.table_id(name), table, "WRITE_TRUNCATE", target.schema)
 
     def replace_partition(self, name: str, table: pa.Table, partition: Mapping[str, object]) -> int:
+        """Load the rows into an expiring staging table, then one ``MERGE`` replaces the partition.
+
+        One statement is atomic in BigQuery: a reader sees the old partition or the new one, never a mix.
+        """
         check_partition_rows(name, table, partition)
         with self._lock:
             self._ensure(name, table.schema)
@@ -671,6 +698,7 @@ class BigQueryWarehouse:
         return sum(s.n_rows for s in staged) + sum(int(w.table.num_rows) for w in writes)
 
     def delete(self, name: str, where: Mapping[str, object]) -> int:
+        """One ``DELETE`` query job; the number of rows it removed."""
         if not self.table_exists(name):
             return 0
         clause, params = where_sql(where)
@@ -701,7 +729,7 @@ class BigQueryWarehouse:
                 yield from self._stream_storage(name, cols, where, rows)
                 self._storage_ok = True
                 return
-            except _StorageUnavailable as exc:
+            except _StorageUnavailableError as exc:
                 self._storage_ok = False
                 self.read_path = "rest"
                 log.warning("BigQuery Storage Read API not reachable (%s); streaming %s through REST pages", exc, name)
@@ -733,6 +761,7 @@ class BigQueryWarehouse:
                     yield piece
 
     def duplicate_values(self, name: str, column: str, where: Mapping[str, object] | None = None) -> list[str]:
+        """Values of ``column`` (cast to STRING and trimmed) that occur more than once, sorted."""
         self._require(name)
         clause, params = where_sql(where)
         key = f"TRIM(CAST({_col(column)} AS STRING))"
@@ -835,7 +864,7 @@ class BigQueryWarehouse:
         if self._storage_ok is not False:
             try:
                 return self._read_storage(name, cols, None, restriction=f"{SHARD_ROW} BETWEEN {int(lo)} AND {int(hi)}")
-            except _StorageUnavailable:
+            except _StorageUnavailableError:
                 self._storage_ok = False
         sql = f"SELECT * FROM {self._q(name)} WHERE {SHARD_ROW} BETWEEN @lo AND @hi"
         params = [bigquery.ScalarQueryParameter("lo", "INT64", lo), bigquery.ScalarQueryParameter("hi", "INT64", hi)]
@@ -847,9 +876,11 @@ class BigQueryWarehouse:
             self.drop(source.table)
 
     def drop(self, name: str) -> None:
+        """Drop table ``name`` if it exists."""
         self.client.delete_table(self.table_id(name), not_found_ok=True)
 
     def close(self) -> None:
+        """Close both clients (best effort: a client that fails to close is ignored)."""
         try:
             self.client.close()
         except Exception:  # pragma: no cover - closing is best effort
@@ -871,7 +902,7 @@ class BigQueryWarehouse:
         return f"<BigQueryWarehouse {self.url} read={self.read_path}>"
 
 
-class _StorageUnavailable(Exception):
+class _StorageUnavailableError(Exception):
     pass
 
 

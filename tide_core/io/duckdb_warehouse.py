@@ -94,8 +94,10 @@ _HOLDER = re.compile(r"Conflicting lock is held in (?P<program>.*?) \(PID (?P<pi
 
 
 def lock_holder(exc: BaseException) -> tuple[int | None, str]:
-    """(PID, program) of the process DuckDB's lock error names ("Conflicting lock is held in
-    /usr/bin/python3 (PID 123)"), or (None, "") when the message names none."""
+    """(PID, program) of the process DuckDB's lock error names, or (None, "") when it names none.
+
+    The message reads "Conflicting lock is held in /usr/bin/python3 (PID 123)".
+    """
     m = _HOLDER.search(str(exc))
     return (int(m["pid"]), m["program"]) if m else (None, "")
 
@@ -224,6 +226,7 @@ class DuckDBWarehouse:
 
     # -- protocol ------------------------------------------------------------------------
     def table_exists(self, name: str) -> bool:
+        """Whether ``name`` is a table or view in this schema (``information_schema``)."""
         _ident(name)
         with self._lock:
             row = self._con.execute(
@@ -264,6 +267,7 @@ class DuckDBWarehouse:
     def read_table(
         self, name: str, columns: Sequence[str] | None = None, where: Mapping[str, object] | None = None
     ) -> pa.Table:
+        """The matching rows as one Arrow table (``where`` bound as parameters)."""
         self._require(name)
         cols = ", ".join(_ident(c, "column") for c in columns) if columns else "*"
         clause, params = self._where(where)
@@ -271,6 +275,7 @@ class DuckDBWarehouse:
             return self._con.execute(f"SELECT {cols} FROM {self._q(name)}{clause}", params).fetch_arrow_table()
 
     def columns(self, name: str) -> list[str]:
+        """Column names in ``ordinal_position`` order; E304 for a missing table."""
         self._require(name)
         with self._lock:
             rows = self._con.execute(
@@ -281,6 +286,7 @@ class DuckDBWarehouse:
         return [r[0] for r in rows]
 
     def replace_table(self, name: str, table: pa.Table) -> int:
+        """``CREATE OR REPLACE TABLE ... AS SELECT`` from the Arrow table: one statement, atomic."""
         with self._lock:
             self._con.register("_tide_in", table)
             try:
@@ -334,12 +340,14 @@ class DuckDBWarehouse:
                 raise
 
     def append(self, name: str, table: pa.Table) -> int:
+        """Create the table when missing (adding new columns) and insert, in one transaction."""
         with self._transaction():
             self._create_if_missing(name, table)
             self._insert(name, table)
         return int(table.num_rows)
 
     def replace_partition(self, name: str, table: pa.Table, partition: Mapping[str, object]) -> int:
+        """``DELETE`` the partition and ``INSERT`` the rows in one transaction."""
         check_partition_rows(name, table, partition)
         clause, params = self._where(partition)
         with self._transaction():
@@ -357,12 +365,14 @@ class DuckDBWarehouse:
         streams: Sequence[tuple[str, Mapping[str, object] | None, Callable[[], Iterator[pa.Table]]]],
         writes: Sequence[PartitionWrite] = (),
     ) -> int:
-        """:meth:`replace_partitions` with rows that arrive in batches: one transaction deletes each
-        stream's partition (``None``: deletes nothing, appends) and inserts its batches as they come
-        (the caller holds one batch at a time; DuckDB writes a large transaction's rows to the file
-        as it goes), then the in-memory
-        ``writes``; a reader sees every table of the commit or none.  A stream's batch generator
-        may read this warehouse (it runs inside the transaction and sees its own writes)."""
+        """:meth:`replace_partitions` with rows that arrive in batches.
+
+        One transaction deletes each stream's partition (``None``: deletes nothing, appends) and
+        inserts its batches as they come (the caller holds one batch at a time; DuckDB writes a
+        large transaction's rows to the file as it goes), then the in-memory ``writes``; a reader
+        sees every table of the commit or none.  A stream's batch generator may read this
+        warehouse (it runs inside the transaction and sees its own writes).
+        """
         check_writes(writes)
         names = [n for n, _, _ in streams] + [w.name for w in writes]
         if len(set(names)) != len(names):
@@ -425,6 +435,7 @@ class DuckDBWarehouse:
         return sum(s.n_rows for s in staged) + sum(int(w.table.num_rows) for w in writes)
 
     def delete(self, name: str, where: Mapping[str, object]) -> int:
+        """Count, then delete, the matching rows in one transaction."""
         if not self.table_exists(name):
             return 0
         clause, params = self._where(where)
@@ -436,6 +447,7 @@ class DuckDBWarehouse:
         return int(n)
 
     def count(self, name: str, where: Mapping[str, object] | None = None) -> int:
+        """``count(*)`` of the matching rows (0 for a missing table)."""
         if not self.table_exists(name):
             return 0
         clause, params = self._where(where)
@@ -559,6 +571,7 @@ class DuckDBWarehouse:
         return len(refs)
 
     def duplicate_values(self, name: str, column: str, where: Mapping[str, object] | None = None) -> list[str]:
+        """Values of ``column`` (cast to text and trimmed) that occur more than once, sorted."""
         self._require(name)
         key = f"trim(CAST({_ident(column, 'column')} AS VARCHAR))"
         clause, params = self._where(where)
@@ -578,6 +591,11 @@ class DuckDBWarehouse:
         source_column: str,
         source_where: Mapping[str, object] | None = None,
     ) -> int:
+        """Delete the matching rows whose ``column`` is set but missing from ``source``, in one transaction.
+
+        A ``NOT EXISTS`` anti-join against the source table: the ids are compared as trimmed text, so
+        an INTEGER id in one table matches its text form in the other.
+        """
         if not self.table_exists(name):
             return 0
         self._require(source)
@@ -605,8 +623,10 @@ class DuckDBWarehouse:
             return self._con.execute(query, list(params or [])).fetch_arrow_table()
 
     def refresh(self) -> bool:
-        """Close and reopen the connection of a database file, handing back what DuckDB keeps in
-        memory for it (besides its capped buffer pool); ``False`` for ``:memory:`` (nothing done).
+        """Close and reopen the connection of a database file; ``False`` for ``:memory:``.
+
+        Reopening hands back what DuckDB keeps in memory for the file besides its capped buffer
+        pool; an in-memory database is left as it is.
 
         Study runs call it between chunks (``REFRESH_EVERY_CHUNKS``): nothing is open then, every
         chunk is committed, and no read spans two chunks.
@@ -619,6 +639,7 @@ class DuckDBWarehouse:
         return True
 
     def close(self) -> None:
+        """Close the connection (a connection already closed is ignored)."""
         with self._lock:
             try:
                 self._con.close()

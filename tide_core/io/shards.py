@@ -50,8 +50,10 @@ def numbered_rows(table: pa.Table) -> list[tuple[int, dict[str, Any]]]:
 
 
 def read_shard(ref: ShardRef, target: StagingTarget | None = None) -> list[tuple[int, dict[str, Any]]]:
-    """A shard's rows as (study-wide row number, row), in row order (BigQuery: the worker's own client
-    of ``target``, the run's staging target)."""
+    """A shard's rows as (study-wide row number, row), in row order.
+
+    On BigQuery they are read with the worker's own client of ``target``, the run's staging target.
+    """
     if ref.kind == "bigquery":
         if target is None or target.kind != "bigquery":
             raise ConfigError("E378", "a BigQuery shard is read through the run's BigQuery target", hint="a bug")

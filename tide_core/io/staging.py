@@ -74,9 +74,14 @@ class StagedWrite:
 class StagingWarehouse(Protocol):
     """A warehouse whose writes workers can stage (both built-in backends implement it)."""
 
-    def staging_target(self) -> StagingTarget: ...
+    def staging_target(self) -> StagingTarget:
+        """Where this run's workers stage their chunk results (a directory or a BigQuery dataset)."""
 
-    def publish(self, staged: Sequence[StagedWrite], writes: Sequence[PartitionWrite] = ()) -> int: ...
+    def publish(self, staged: Sequence[StagedWrite], writes: Sequence[PartitionWrite] = ()) -> int:
+        """Commit staged chunk results and in-memory ``writes`` all or nothing; the rows written.
+
+        The driver publishes what workers staged without reading the rows into its own memory.
+        """
 
 
 def check_publish(staged: Sequence[StagedWrite], writes: Sequence[PartitionWrite]) -> None:
@@ -92,8 +97,10 @@ def check_publish(staged: Sequence[StagedWrite], writes: Sequence[PartitionWrite
 
 
 def parquet_target(database_path: str) -> StagingTarget:
-    """The staging directory of a DuckDB file: ``TIDE_STAGING_DIR``, else ``<file>.staging``
-    beside it (an in-memory database: a private temporary directory, for a local Ray only)."""
+    """The staging directory of a DuckDB file: ``TIDE_STAGING_DIR``, else ``<file>.staging`` beside it.
+
+    An in-memory database gets a private temporary directory (for a local Ray only).
+    """
     root = os.environ.get(ENV_STAGING_DIR)
     if not root:
         if database_path == ":memory:":

@@ -49,29 +49,58 @@ def check_writes(writes: Sequence[PartitionWrite]) -> None:
 
 @runtime_checkable
 class Warehouse(Protocol):
+    """The tables a study run reads and writes, whatever the backend.
+
+    Every method takes and returns Arrow tables and plain values, so recognition and release code is
+    the same on DuckDB and BigQuery.  Table and column names are checked identifiers; row filters
+    are ``where`` mappings (column -> value, a list value meaning ``IN``), never SQL text, so no
+    caller builds SQL from data.
+    """
+
     url: str
 
-    def table_exists(self, name: str) -> bool: ...
+    def table_exists(self, name: str) -> bool:
+        """Whether table ``name`` exists (a view counts on DuckDB)."""
 
-    def columns(self, name: str) -> list[str]: ...
+    def columns(self, name: str) -> list[str]:
+        """The column names of ``name`` in table order (E304 when it does not exist)."""
 
     def read_table(
         self, name: str, columns: Sequence[str] | None = None, where: Mapping[str, object] | None = None
-    ) -> pa.Table: ...
+    ) -> pa.Table:
+        """The rows of ``name`` matching ``where``, with ``columns`` (all when ``None``).
 
-    def replace_table(self, name: str, table: pa.Table) -> int: ...
+        Reads everything into memory: study-sized reads use :class:`StreamingWarehouse` instead.
+        """
 
-    def append(self, name: str, table: pa.Table) -> int: ...
+    def replace_table(self, name: str, table: pa.Table) -> int:
+        """Replace the whole table ``name`` by ``table`` (created when missing); the rows written."""
 
-    def replace_partition(self, name: str, table: pa.Table, partition: Mapping[str, object]) -> int: ...
+    def append(self, name: str, table: pa.Table) -> int:
+        """Append ``table`` to ``name`` (created when missing); the rows written."""
 
-    def replace_partitions(self, writes: Sequence[PartitionWrite]) -> int: ...
+    def replace_partition(self, name: str, table: pa.Table, partition: Mapping[str, object]) -> int:
+        """Atomically replace the rows of ``name`` that match ``partition`` by ``table``; the rows written.
 
-    def delete(self, name: str, where: Mapping[str, object]) -> int: ...
+        The idempotency primitive: rerunning a (study) or (study, key) partition replaces exactly its
+        rows.  Rows outside ``partition`` are refused (:func:`check_partition_rows`).
+        """
 
-    def count(self, name: str, where: Mapping[str, object] | None = None) -> int: ...
+    def replace_partitions(self, writes: Sequence[PartitionWrite]) -> int:
+        """Replace several partitions, of different tables, all or nothing; the rows written.
 
-    def close(self) -> None: ...
+        The span cache commits a chunk's spans and recognized-notes rows this way, so a crash never
+        leaves a note marked recognized without its spans.
+        """
+
+    def delete(self, name: str, where: Mapping[str, object]) -> int:
+        """Delete the rows of ``name`` matching ``where``; the number deleted (0 for a missing table)."""
+
+    def count(self, name: str, where: Mapping[str, object] | None = None) -> int:
+        """The number of rows of ``name`` matching ``where`` (0 for a missing table)."""
+
+    def close(self) -> None:
+        """Release the connection; the warehouse is not used afterwards."""
 
 
 def check_partition_rows(name: str, table: pa.Table, partition: Mapping[str, object]) -> None:
@@ -119,9 +148,14 @@ class StreamingWarehouse(Protocol):
         columns: Sequence[str] | None = None,
         where: Mapping[str, object] | None = None,
         batch_rows: int = 1000,
-    ) -> Iterator[pa.RecordBatch]: ...
+    ) -> Iterator[pa.RecordBatch]:
+        """The rows of ``name`` matching ``where`` as record batches of at most ``batch_rows`` rows.
 
-    def duplicate_values(self, name: str, column: str, where: Mapping[str, object] | None = None) -> list[str]: ...
+        The order is deterministic for an unchanged table, so a resumed run reads the same chunks.
+        """
+
+    def duplicate_values(self, name: str, column: str, where: Mapping[str, object] | None = None) -> list[str]:
+        """The trimmed text values of ``column`` that occur more than once among the rows matching ``where``."""
 
     def delete_absent(
         self,
@@ -131,19 +165,31 @@ class StreamingWarehouse(Protocol):
         source: str,
         source_column: str,
         source_where: Mapping[str, object] | None = None,
-    ) -> int: ...
+    ) -> int:
+        """Delete the rows of ``name`` matching ``where`` whose ``column`` is absent from ``source``.
+
+        The warehouse does the anti-join, so no process holds every id of a study; the number deleted.
+        """
 
 
 @runtime_checkable
 class StreamedWriteWarehouse(Protocol):
-    """A warehouse that commits partitions whose rows arrive in batches (DuckDB): one transaction,
-    one batch in the caller's memory at a time; see ``DuckDBWarehouse.replace_partitions_streamed``."""
+    """A warehouse that commits partitions whose rows arrive in batches (DuckDB).
+
+    One transaction, one batch in the caller's memory at a time; see
+    ``DuckDBWarehouse.replace_partitions_streamed``.
+    """
 
     def replace_partitions_streamed(
         self,
         streams: Sequence[tuple[str, Mapping[str, object] | None, Callable[[], Iterator[pa.Table]]]],
         writes: Sequence[PartitionWrite] = (),
-    ) -> int: ...
+    ) -> int:
+        """:meth:`Warehouse.replace_partitions` with rows that arrive as a stream of tables.
+
+        Each stream is (table, partition or ``None`` to append, a callable that yields its tables); the
+        in-memory ``writes`` commit in the same transaction.
+        """
 
 
 @runtime_checkable
@@ -154,7 +200,8 @@ class RefreshableWarehouse(Protocol):
     ``REFRESH_EVERY_CHUNKS`` committed chunks, when no read or write is open.
     """
 
-    def refresh(self) -> bool: ...
+    def refresh(self) -> bool:
+        """Reopen the connection when that hands memory back; whether anything was reopened."""
 
 
 #: The row-reference column of :meth:`ShardingWarehouse.iter_refs` batches.
@@ -186,7 +233,8 @@ class ShardingWarehouse(Protocol):
     driver's Python.  ``close_shards`` drops what ``open_shards`` made.
     """
 
-    def open_shards(self, name: str, where: Mapping[str, object] | None = None) -> ShardSource: ...
+    def open_shards(self, name: str, where: Mapping[str, object] | None = None) -> ShardSource:
+        """Open the study's rows of ``name`` as a :class:`ShardSource` that chunks are planned on."""
 
     def iter_refs(
         self,
@@ -194,10 +242,19 @@ class ShardingWarehouse(Protocol):
         columns: Sequence[str],
         where: Mapping[str, object] | None = None,
         batch_rows: int = 1000,
-    ) -> Iterator[pa.RecordBatch]: ...
+    ) -> Iterator[pa.RecordBatch]:
+        """Batches of a ``ref`` column (row references) plus light ``columns``, in a deterministic order.
+
+        The driver plans chunks from these without ever reading note text.
+        """
 
     def export_shard(
         self, source: ShardSource, refs: Sequence[int], row_numbers: Sequence[int], target: Any, chunk: int
-    ) -> Any: ...
+    ) -> Any:
+        """Turn one chunk's rows into a shard a Ray worker reads itself (``target``: the run's staging target).
 
-    def close_shards(self, source: ShardSource) -> None: ...
+        ``row_numbers`` are the rows' study-wide numbers, kept beside the rows so results map back.
+        """
+
+    def close_shards(self, source: ShardSource) -> None:
+        """Drop what :meth:`open_shards` made for this run (nothing when the source was not ``owned``)."""

@@ -344,9 +344,9 @@ class HFTokenClassifierRecognizer(TideRecognizer):
         return out  # type: ignore[return-value]
 
     def _forward(self, batch: Sequence[Window], pad: int, torch: Any) -> tuple[np.ndarray, np.ndarray]:
-        L = max(len(w.input_ids) for w in batch)
-        ids = torch.full((len(batch), L), pad, dtype=torch.long)
-        mask = torch.zeros((len(batch), L), dtype=torch.long)
+        longest = max(len(w.input_ids) for w in batch)
+        ids = torch.full((len(batch), longest), pad, dtype=torch.long)
+        mask = torch.zeros((len(batch), longest), dtype=torch.long)
         for j, w in enumerate(batch):
             ids[j, : len(w.input_ids)] = torch.tensor(w.input_ids, dtype=torch.long)
             mask[j, : len(w.input_ids)] = 1

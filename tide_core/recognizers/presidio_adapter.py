@@ -69,7 +69,7 @@ class PresidioRecognizerAdapter(TideRecognizer):
         rec = self.recognizer
         try:
             described = rec.to_dict()
-        except Exception:  # noqa: BLE001 - some recognizers cannot serialise themselves
+        except Exception:  # some recognizers cannot serialise themselves
             described = {}
         return {
             "class": f"{type(rec).__module__}.{type(rec).__qualname__}",

@@ -37,7 +37,7 @@ _ALL_CHARS: str | None = None
 _CHARSET_CACHE: dict[tuple[str, int], frozenset[int]] = {}
 
 
-class _Unbounded(Exception):
+class _UnboundedError(Exception):
     """The pattern's FIRST set cannot be bounded (empty match possible, or an unsupported op)."""
 
 
@@ -71,7 +71,7 @@ def _in_src(items: Sequence[tuple[Any, Any]]) -> str:
         elif op is _sre_c.CATEGORY and av in _CATEGORY_SRC:
             parts.append(_CATEGORY_SRC[av])
         else:
-            raise _Unbounded(str(op))
+            raise _UnboundedError(str(op))
     return "[" + "".join(parts) + "]"
 
 
@@ -109,7 +109,7 @@ def _first(items: Sequence[tuple[Any, Any]], flags: int) -> tuple[set[int], bool
             first, nullable = _first(sub, flags)
             nullable = nullable or lo == 0
         else:  # back-references, conditionals: no bound
-            raise _Unbounded(str(op))
+            raise _UnboundedError(str(op))
         out |= first
         if not nullable:
             return out, False
@@ -142,7 +142,7 @@ def prefilter_regex(source: str, flags: int = 0) -> re.Pattern[str] | None:
     try:
         parsed = _sre_parse.parse(source, flags)
         first, nullable = _first(list(parsed), parsed.state.flags)
-    except (_Unbounded, re.error, RecursionError):
+    except (_UnboundedError, re.error, RecursionError):
         return None
     if nullable or not first:
         return None

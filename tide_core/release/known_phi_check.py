@@ -107,7 +107,7 @@ _DIGITS = re.compile(r"\d+")
 _INT = re.compile(r"[+-]?\d+")
 
 
-class _Unreadable(Exception):
+class _UnreadableError(Exception):
     """An input the check cannot read: the check fails, saying what to run."""
 
     def __init__(self, what: str, hint: str) -> None:
@@ -347,13 +347,13 @@ def _check_notes_table(wh: Warehouse, config: TideConfig) -> None:
     """The notes table exists and has the id columns each note's patient is read from."""
     name = config.tables.notes
     if not wh.table_exists(name):
-        raise _Unreadable(
+        raise _UnreadableError(
             f"the notes table {name!r} was not found",
             "load the notes table (or set tables.notes) and rerun the release checks",
         )
     cols = wh.columns(name)
     if "note_id" not in cols or "patient_id" not in cols:
-        raise _Unreadable(
+        raise _UnreadableError(
             f"the notes table {name!r} lacks note_id or patient_id", "map the notes table's columns with a view"
         )
 
@@ -399,7 +399,7 @@ def _open_patients(wh: Warehouse, config: TideConfig) -> _Patients | None:
         return None
     cols = wh.columns(name)
     if "patient_id" not in cols:
-        raise _Unreadable(
+        raise _UnreadableError(
             f"the patients table {name!r} has no patient_id column", "map the patients table's columns with a view"
         )
     wanted = [
@@ -452,7 +452,7 @@ class KnownPhiScan:
         self.patients: _Patients | None = None
         try:
             if not wh.table_exists(config.tables.deid_notes):
-                raise _Unreadable(
+                raise _UnreadableError(
                     f"the released notes table {config.tables.deid_notes!r} was not found",
                     f"materialize deidentified_notes for {study}/{key}",
                 )
@@ -487,7 +487,7 @@ class KnownPhiScan:
             if self.failure is not None:
                 raise self.failure
             return self._outcome()
-        except _Unreadable as exc:
+        except _UnreadableError as exc:
             return CheckOutcome(
                 False, f"known patient values could not be checked: {exc.what}; {exc.hint}", {"unreadable": True}
             )

@@ -37,7 +37,7 @@ from tide_core.release import checks as rc
 from tide_core.release import evidence, publish
 from tide_core.release.known_phi_check import KnownPhiScan, known_phi_survives
 from tide_core.release.outcome import CheckOutcome
-from tide_core.release.scan import SCANNED, release_summary_counts, scan_release
+from tide_core.release.scan import SCANNED, SourceSummary, SummaryCounts, release_summary_counts, scan_release
 from tide_core.runner import interrupted_chunks
 
 PENDING = "pending"
@@ -130,16 +130,20 @@ def release_stamps(wh: Warehouse, config: TideConfig, study: str, key: str) -> l
     return ReleaseStore(wh, config.tables).stamps(study, key)
 
 
-def verify_release(wh: Warehouse, config: TideConfig, study: str, key: str) -> dict[str, CheckOutcome]:
+def verify_release(
+    wh: Warehouse, config: TideConfig, study: str, key: str, summary: SourceSummary | None = None
+) -> dict[str, CheckOutcome]:
     """Run the blocking checks on the candidate; {check name: CheckOutcome}.
 
     The checks that read text share one streamed pass over the study's chunks
     (:func:`tide_core.release.scan.scan_release`, the known-PHI scan riding along), so verifying
-    reads the study once, a chunk at a time.
+    reads the study once, a chunk at a time; ``summary`` (the run's
+    :class:`~tide_core.release.scan.SourceSummary`) gives that pass the study's chunk plan.
     """
     shared = [name for name in SCANNED if CHECKS.get(name) is _STREAMED[name]]
     known = KnownPhiScan(wh, config, study, key) if CHECKS.get(KNOWN_PHI) is known_phi_survives else None
-    done = scan_release(wh, config, study, key, shared, extra=[known.add] if known else [])
+    source = summary.source if summary is not None else None
+    done = scan_release(wh, config, study, key, shared, extra=[known.add] if known else [], source=source)
     if known is not None:
         done[KNOWN_PHI] = known.outcome()
     return {name: done[name] if name in done else fn(wh, config, study, key) for name, fn in CHECKS.items()}
@@ -172,6 +176,140 @@ def gate(
     )
 
 
+def _preflight(
+    wh: Warehouse, config: TideConfig, names: TableNames, study: str, key: str, reasons: list[str]
+) -> tuple[SummaryCounts, list[Any]]:
+    """Step 1 of :func:`decide`: the candidate's counts and stamps; an interrupted or mixed
+    anonymization is a reason (E920)."""
+    interrupted = interrupted_chunks(wh, config, study, key, "anonymization")
+    if interrupted:
+        reasons.append(
+            f"[E920] the anonymization run of {study}/{key} was interrupted after {len(interrupted)} chunks; "
+            "run it again (it resumes) before the release can be decided"
+        )
+    counts = release_summary_counts(wh, names, study, key)
+    stamps = sorted(counts.stamps, key=lambda v: (v is None, v))
+    if len(stamps) > 1:
+        reasons.append(f"[E920] the candidate of {study}/{key} mixes {len(stamps)} anonymization runs; run it again")
+    return counts, stamps
+
+
+def _verify_and_gate(
+    wh: Warehouse,
+    config: TideConfig,
+    names: TableNames,
+    study: str,
+    key: str,
+    policy: ReleaseGatePolicy,
+    reasons: list[str],
+) -> tuple[str, dict[str, CheckOutcome], evidence.EvidenceDecision | None]:
+    """Step 2 of :func:`decide`: fingerprint the candidate (its row hashes verified), run the
+    blocking checks, gate its evidence; every failure is a reason.  (fingerprint, checks, decision)."""
+    rows: list[evidence.CandidateRow] = []
+    try:
+        rows = evidence.candidate_rows(wh, names, study, key)
+        fp = content_fingerprint(r.row_hash for r in rows)
+    except TideError as exc:
+        fp = ""
+        reasons.append(f"[{exc.code}] {exc.message}")
+    checks = verify_release(wh, config, study, key)
+    reasons += [f"check {name} failed: {out.description}" for name, out in checks.items() if not out.passed]
+    decision = gate(wh, config, study, key, policy, rows) if fp else None
+    rows = []  # the gate's rows are not needed to publish: memory for the commit's batches
+    if isinstance(wh, RefreshableWarehouse):
+        wh.refresh()  # what DuckDB kept for the passes above is handed back before publishing
+    if decision is not None and not decision.passed:
+        reasons.extend(decision.reasons)
+    if fp and _fingerprint(wh, names, study, key) != fp:  # rewritten while it was being verified
+        reasons.append(f"[E921] the candidate of {study}/{key} changed while it was verified; decide it again")
+    return fp, checks, decision
+
+
+def _publish_verified(
+    wh: Warehouse,
+    names: TableNames,
+    study: str,
+    key: str,
+    policy: ReleaseGatePolicy,
+    decision: evidence.EvidenceDecision | None,
+    fp: str,
+    reasons: list[str],
+    *,
+    actor: str,
+    allow_withdrawn: bool,
+) -> publish.Published | None:
+    """Step 3 of :func:`decide`: publish exactly the verified content when nothing stands against it."""
+    if reasons:
+        return None
+    try:
+        return publish.publish(
+            wh,
+            names,
+            study,
+            key,
+            gate_policy=policy.describe(),
+            gate_approval=policy.approval,
+            gate_statement=decision.statement if decision else "",
+            actor=actor,
+            expect_fingerprint=fp,
+            allow_withdrawn=allow_withdrawn,
+        )
+    except TideError as exc:
+        reasons.append(f"[{exc.code}] {exc.message}")
+        return None
+
+
+def _status(published: publish.Published | None, decision: evidence.EvidenceDecision | None, reasons: list[str]) -> str:
+    """Published; awaiting audit when missing evidence is the only reason; else blocked."""
+    if published is not None:
+        return PUBLISHED
+    only_evidence = decision is not None and not decision.passed and len(reasons) == len(decision.reasons)
+    if only_evidence and decision is not None and decision.awaiting_audit:
+        return AWAITING_AUDIT
+    return BLOCKED
+
+
+def _release_row(
+    wh: Warehouse,
+    config: TideConfig,
+    names: TableNames,
+    study: str,
+    key: str,
+    counts: SummaryCounts,
+    stamps: list[Any],
+    verdict: tuple[str, str, list[str], evidence.EvidenceDecision | None],
+    policy: ReleaseGatePolicy,
+    guard_report: HoldReport | None,
+) -> dict[str, Any]:
+    """Step 4 of :func:`decide`: the ``tide_releases`` row of the decision (``verdict``: status,
+    fingerprint, reasons, evidence decision)."""
+    status, fp, reasons, decision = verdict
+    pointer = publish.published_version(wh, names, study, key)
+    store = ReleaseStore(wh, names)
+    return {
+        "study": study,
+        "key": key,
+        "n_in": rc.source_rows(wh, config, study),
+        "n_released": counts.n_released,
+        "n_quarantined": store.count("quarantine", study, key),
+        "n_spans": counts.n_spans,
+        "spans_by_label": json.dumps(dict(sorted(counts.spans_by_label.items()))),
+        "anonymizer": ", ".join(sorted(counts.anonymizers)),
+        "recognizers": ", ".join(sorted(counts.recognizers)),
+        "gate_passed": status == PUBLISHED,
+        "gate_reasons": "; ".join(reasons),
+        "gate_statement": decision.statement if decision and status == PUBLISHED else "",
+        "decided_at": dt.datetime.now(dt.UTC),
+        "status": status,
+        "released_at": stamps[0] if len(stamps) == 1 else None,
+        "content_fingerprint": fp,
+        "published_version": (pointer or {}).get("version"),
+        "gate_policy": policy.describe(),
+        "gate_approval": policy.approval,
+        **release_guard_columns(guard_report),
+    }
+
+
 def decide(
     wh: Warehouse,
     config: TideConfig,
@@ -196,82 +334,15 @@ def decide(
     previous = read_release(wh, study, key, table)
     guard_report = _guard(wh, config, study, key)
     reasons: list[str] = []
-    interrupted = interrupted_chunks(wh, config, study, key, "anonymization")
-    if interrupted:
-        reasons.append(
-            f"[E920] the anonymization run of {study}/{key} was interrupted after {len(interrupted)} chunks; "
-            "run it again (it resumes) before the release can be decided"
-        )
-    counts = release_summary_counts(wh, names, study, key)
-    stamps = sorted(counts.stamps, key=lambda v: (v is None, v))
-    if len(stamps) > 1:
-        reasons.append(f"[E920] the candidate of {study}/{key} mixes {len(stamps)} anonymization runs; run it again")
-    rows: list[evidence.CandidateRow] = []
-    try:
-        rows = evidence.candidate_rows(wh, names, study, key)
-        fp = content_fingerprint(r.row_hash for r in rows)
-    except TideError as exc:
-        fp = ""
-        reasons.append(f"[{exc.code}] {exc.message}")
-    checks = verify_release(wh, config, study, key)
-    failed = [name for name, out in checks.items() if not out.passed]
-    reasons += [f"check {name} failed: {checks[name].description}" for name in failed]
-    decision = gate(wh, config, study, key, policy, rows) if fp else None
-    rows = []  # the gate's rows are not needed to publish: memory for the commit's batches
-    if isinstance(wh, RefreshableWarehouse):
-        wh.refresh()  # what DuckDB kept for the passes above is handed back before publishing
-    if decision is not None and not decision.passed:
-        reasons.extend(decision.reasons)
-    if fp and _fingerprint(wh, names, study, key) != fp:  # rewritten while it was being verified
-        reasons.append(f"[E921] the candidate of {study}/{key} changed while it was verified; decide it again")
-    published: publish.Published | None = None
-    if not reasons:
-        try:
-            published = publish.publish(
-                wh,
-                names,
-                study,
-                key,
-                gate_policy=policy.describe(),
-                gate_approval=policy.approval,
-                gate_statement=decision.statement if decision else "",
-                actor=actor,
-                expect_fingerprint=fp,
-                allow_withdrawn=allow_withdrawn,
-            )
-        except TideError as exc:
-            reasons.append(f"[{exc.code}] {exc.message}")
-    only_evidence = decision is not None and not decision.passed and len(reasons) == len(decision.reasons)
-    if published is not None:
-        status = PUBLISHED
-    elif only_evidence and decision is not None and decision.awaiting_audit:
-        status = AWAITING_AUDIT
-    else:
-        status = BLOCKED
-    pointer = publish.published_version(wh, names, study, key)
-    store = ReleaseStore(wh, names)
-    row = {
-        "study": study,
-        "key": key,
-        "n_in": rc.source_rows(wh, config, study),
-        "n_released": counts.n_released,
-        "n_quarantined": store.count("quarantine", study, key),
-        "n_spans": counts.n_spans,
-        "spans_by_label": json.dumps(dict(sorted(counts.spans_by_label.items()))),
-        "anonymizer": ", ".join(sorted(counts.anonymizers)),
-        "recognizers": ", ".join(sorted(counts.recognizers)),
-        "gate_passed": status == PUBLISHED,
-        "gate_reasons": "; ".join(reasons),
-        "gate_statement": decision.statement if decision and status == PUBLISHED else "",
-        "decided_at": dt.datetime.now(dt.UTC),
-        "status": status,
-        "released_at": stamps[0] if len(stamps) == 1 else None,
-        "content_fingerprint": fp,
-        "published_version": (pointer or {}).get("version"),
-        "gate_policy": policy.describe(),
-        "gate_approval": policy.approval,
-        **release_guard_columns(guard_report),
-    }
+    counts, stamps = _preflight(wh, config, names, study, key, reasons)
+    fp, checks, decision = _verify_and_gate(wh, config, names, study, key, policy, reasons)
+    published = _publish_verified(
+        wh, names, study, key, policy, decision, fp, reasons, actor=actor, allow_withdrawn=allow_withdrawn
+    )
+    status = _status(published, decision, reasons)
+    row = _release_row(
+        wh, config, names, study, key, counts, stamps, (status, fp, reasons, decision), policy, guard_report
+    )
     out = _write(wh, table, row)
     md = (
         decision.metadata(policy)

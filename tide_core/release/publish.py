@@ -307,6 +307,84 @@ def _changed(study: str, key: str) -> InputError:
     )
 
 
+class _VersionStream:
+    """The new version's rows as the commit streams them: the candidate's content rows not yet in
+    the store, then the version's members (every row hash streamed), checked against ``fp``."""
+
+    def __init__(
+        self, wh: Warehouse, rs: Warehouse, names: TableNames, study: str, key: str, version: str, fp: str, n_notes: int
+    ) -> None:
+        self.wh, self.rs, self.names = wh, rs, names
+        self.study, self.key, self.version, self.fp, self.n_notes = study, key, version, fp, n_notes
+        self.streamed: list[str] = []
+
+    def content(self) -> Iterator[pa.Table]:
+        """The candidate's rows whose content the store lacks; E921 when the whole is not ``fp``."""
+        study, key = self.study, self.key
+        seen: set[str] = set()
+        for batch in _candidate_batches(self.wh, self.names, study, key):
+            rows = _researcher_rows(study, key, batch, seen)
+            self.streamed.extend(r["row_hash"] for r in rows)
+            have = set(
+                self.rs.read_table(
+                    self.names.published_content,
+                    ["row_hash"],
+                    where={"study": study, "key": key, "row_hash": [r["row_hash"] for r in rows]},
+                )
+                .column("row_hash")
+                .to_pylist()
+            )
+            new = [r for r in rows if r["row_hash"] not in have]
+            if new:
+                yield tables.to_table("published_content", new)
+        if content_fingerprint(self.streamed) != self.fp or len(self.streamed) != self.n_notes:
+            raise _changed(study, key)
+
+    def members(self) -> Iterator[pa.Table]:
+        """The version's member rows (after :meth:`content` has streamed)."""
+        for i in range(0, len(self.streamed), PUBLISH_BATCH_ROWS):
+            part = self.streamed[i : i + PUBLISH_BATCH_ROWS]
+            yield tables.to_table(
+                "published_members",
+                [{"study": self.study, "key": self.key, "version": self.version, "row_hash": h} for h in part],
+            )
+
+    def pointer(self, now: dt.datetime) -> PartitionWrite:
+        """The pointer row that makes the version the one researchers see."""
+        row = {
+            "study": self.study,
+            "key": self.key,
+            "version": self.version,
+            "content_fingerprint": self.fp,
+            "n_notes": self.n_notes,
+            "published_at": now,
+        }
+        return PartitionWrite(
+            self.names.published_pointer,
+            tables.to_table("published_pointer", [row]),
+            {"study": self.study, "key": self.key},
+        )
+
+    def in_memory(self, write_members: bool) -> list[PartitionWrite]:
+        """The content and members as whole tables (a backend without streamed commits)."""
+        study, key, names = self.study, self.key, self.names
+        new_content = [t for t in self.content()]
+        writes = []
+        if new_content:
+            table = pa.concat_tables(new_content)
+            part = {"study": study, "key": key, "row_hash": table.column("row_hash").to_pylist()}
+            writes.append(PartitionWrite(names.published_content, table, part))
+        if write_members:
+            writes.append(
+                PartitionWrite(
+                    names.published_members,
+                    pa.concat_tables(list(self.members())),
+                    {"study": study, "key": key, "version": self.version},
+                )
+            )
+        return writes
+
+
 def _commit_version(
     wh: Warehouse,
     rs: Warehouse,
@@ -326,73 +404,18 @@ def _commit_version(
     is not written again.  If what is streamed is not the content fingerprinted (``fp``), the
     commit is rolled back (E921): researchers never see content that was not verified.
     """
-    streamed: list[str] = []
-
-    def content() -> Iterator[pa.Table]:
-        seen: set[str] = set()
-        for batch in _candidate_batches(wh, names, study, key):
-            rows = _researcher_rows(study, key, batch, seen)
-            streamed.extend(r["row_hash"] for r in rows)
-            have = set(
-                rs.read_table(
-                    names.published_content,
-                    ["row_hash"],
-                    where={"study": study, "key": key, "row_hash": [r["row_hash"] for r in rows]},
-                )
-                .column("row_hash")
-                .to_pylist()
-            )
-            new = [r for r in rows if r["row_hash"] not in have]
-            if new:
-                yield tables.to_table("published_content", new)
-        if content_fingerprint(streamed) != fp or len(streamed) != n_notes:
-            raise _changed(study, key)
-
-    def members() -> Iterator[pa.Table]:
-        for i in range(0, len(streamed), PUBLISH_BATCH_ROWS):
-            part = streamed[i : i + PUBLISH_BATCH_ROWS]
-            yield tables.to_table(
-                "published_members", [{"study": study, "key": key, "version": version, "row_hash": h} for h in part]
-            )
-
-    point = tables.to_table(
-        "published_pointer",
-        [
-            {
-                "study": study,
-                "key": key,
-                "version": version,
-                "content_fingerprint": fp,
-                "n_notes": n_notes,
-                "published_at": now,
-            }
-        ],
-    )
-    streams: list[tuple[str, Mapping[str, object] | None, Callable[[], Iterator[pa.Table]]]] = [
-        (names.published_content, None, content)
-    ]
-    if write_members:
-        streams.append((names.published_members, {"study": study, "key": key, "version": version}, members))
-    pointer_write = PartitionWrite(names.published_pointer, point, {"study": study, "key": key})
+    stream = _VersionStream(wh, rs, names, study, key, version, fp, n_notes)
+    pointer_write = stream.pointer(now)
     if isinstance(rs, StreamedWriteWarehouse):
+        streams: list[tuple[str, Mapping[str, object] | None, Callable[[], Iterator[pa.Table]]]] = [
+            (names.published_content, None, stream.content)
+        ]
+        if write_members:
+            streams.append((names.published_members, {"study": study, "key": key, "version": version}, stream.members))
         rs.replace_partitions_streamed(streams, [pointer_write])  # the one commit researchers can observe
         return
     # a backend without streamed commits (BigQuery): the version in memory, one commit all the same
-    new_content = [t for t in content()]
-    writes = []
-    if new_content:
-        table = pa.concat_tables(new_content)
-        part = {"study": study, "key": key, "row_hash": table.column("row_hash").to_pylist()}
-        writes.append(PartitionWrite(names.published_content, table, part))
-    if write_members:
-        writes.append(
-            PartitionWrite(
-                names.published_members,
-                pa.concat_tables(list(members())),
-                {"study": study, "key": key, "version": version},
-            )
-        )
-    rs.replace_partitions([*writes, pointer_write])
+    rs.replace_partitions([*stream.in_memory(write_members), pointer_write])
 
 
 def _members(rs: Warehouse, names: TableNames, study: str, key: str, version: str) -> int:

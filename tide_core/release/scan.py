@@ -20,16 +20,19 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
+import ahocorasick
+
+from tide_core.cache.release_content import content_fingerprint
 from tide_core.cache.release_store import ReleaseStore
 from tide_core.cache.span_cache import SpanCache
 from tide_core.cache.tables import TableNames
 from tide_core.config import TideConfig
-from tide_core.engine.study_chunks import StudyChunk, iter_chunks, open_source
+from tide_core.engine.study_chunks import StudyChunk, StudySource, iter_chunks, open_source
 from tide_core.engine.validation import _as_str_id
 from tide_core.io.warehouse import RefreshableWarehouse, StreamingWarehouse, Warehouse
 from tide_core.release.outcome import CheckOutcome
@@ -86,11 +89,17 @@ class ReleaseChunk:
 
 
 def iter_release_chunks(
-    wh: Warehouse, config: TideConfig, study: str, key: str, chunk_rows: int | None = None
+    wh: Warehouse,
+    config: TideConfig,
+    study: str,
+    key: str,
+    chunk_rows: int | None = None,
+    source: StudySource | None = None,
 ) -> Iterator[ReleaseChunk]:
-    """The release of (study, key) beside its source, one source chunk at a time."""
+    """The release of (study, key) beside its source, one source chunk at a time (``source``: the
+    study's chunk plan when the caller has it already; ``chunk_rows`` is then not used)."""
     store = ReleaseStore(wh, config.tables)
-    src = open_source(wh, study, config, chunk_rows=chunk_rows)
+    src = source if source is not None else open_source(wh, study, config, chunk_rows=chunk_rows)
     for n, chunk in enumerate(iter_chunks(src), start=1):
         owned = list(chunk.owned_ids)
         if owned:
@@ -221,9 +230,92 @@ class _Offsets:
         )
 
 
+@dataclass(frozen=True)
+class NoteSurfaces:
+    """One released note's original surfaces, as :func:`note_surfaces` reads them."""
+
+    checked: int  # surfaces checked (not an age kept by rule, not blank)
+    in_place: int  # surfaces whose own span's replacement equals them (case-folded)
+    terms: tuple[str, ...]  # distinct case-folded, stripped surfaces of >= MIN_SEARCH_LEN, searched anywhere
+
+
+def note_surfaces(text: str, out_text: str, rel: Sequence[Mapping[str, Any]], cached: Sequence[Any]) -> NoteSurfaces:
+    """The surfaces of one note (its cached spans and released spans over the source ``text``):
+    how many are checked, how many survive at their own span of ``out_text``, which are searched."""
+    by_in = {(s["start"], s["end"]): s for s in rel}
+    surfaces = {(sp.start, sp.end, sp.label) for sp in cached}
+    surfaces |= {(s["start"], s["end"], s["label"]) for s in rel}
+    checked = in_place = 0
+    terms: dict[str, None] = {}  # insertion-ordered set
+    for start, end, label in sorted(surfaces):  # in text order: the same work under any hash seed
+        if label in KEEPS_VALUE:
+            continue
+        surface = text[start:end].casefold()
+        if not surface.strip():
+            continue
+        checked += 1
+        r = by_in.get((start, end))
+        if r is not None and out_text[r["out_start"] : r["out_end"]].casefold() == surface:
+            in_place += 1
+        term = surface.strip()
+        if len(term) >= MIN_SEARCH_LEN:
+            terms.setdefault(term)
+    return NoteSurfaces(checked, in_place, tuple(terms))
+
+
+def term_automaton(terms: Iterable[str]) -> Any:
+    """One Aho-Corasick automaton of search terms (each term its own value); None when there are none."""
+    automaton = ahocorasick.Automaton()
+    for term in terms:
+        automaton.add_word(term, term)
+    if not len(automaton):
+        return None
+    automaton.make_automaton()
+    return automaton
+
+
+#: A word character as ``re`` reads ``\w`` (the bounds a search term must not touch).
+_WORD = re.compile(r"\w")
+
+
+def surviving_elsewhere(
+    folded: str, terms: Collection[str], out_ranges: Sequence[tuple[Any, Any]], automaton: Any
+) -> int:
+    r"""Occurrences of ``terms`` in ``folded`` (a released text, case-folded) not inside a replaced range.
+
+    An occurrence is a whole word (no word character just before or after it); per term, the
+    occurrences counted are those a left-to-right scan takes without overlap (the earliest, then
+    the earliest starting at or after its end), exactly what ``re.finditer`` of
+    ``(?<!\w)term(?!\w)`` yields.  ``automaton`` (:func:`term_automaton`) may hold more terms
+    (the whole chunk's): only ``terms`` count.  One scan of the text for every term.
+    """
+    if automaton is None or not terms:
+        return 0
+    n = len(folded)
+    next_free: dict[str, int] = {}
+    found = 0
+    for last, term in automaton.iter(folded):  # per term, in ascending position
+        if term not in terms:
+            continue
+        end = last + 1
+        start = end - len(term)
+        if start < next_free.get(term, 0):
+            continue  # overlaps an occurrence already taken
+        if (start > 0 and _WORD.match(folded, start - 1)) or (end < n and _WORD.match(folded, end)):
+            continue
+        next_free[term] = end
+        if not any(a <= start and end <= b for a, b in out_ranges):  # not inside a surrogate
+            found += 1
+    return found
+
+
 @dataclass
 class _Surfaces:
-    """no_surface_survives's tallies (see :func:`tide_core.release.checks.no_surface_survives`)."""
+    """no_surface_survives's tallies (see :func:`tide_core.release.checks.no_surface_survives`).
+
+    Each chunk's search terms go into one automaton (:func:`term_automaton`), each released text
+    is scanned once (:func:`surviving_elsewhere`): no pattern compiled per surface or per note.
+    """
 
     cache: SpanCache
     study: str
@@ -241,38 +333,21 @@ class _Surfaces:
         for s in rc.spans:
             rel_spans[s["note_id"]].append(s)
         cached = self.cache.spans(self.study, list(released)) if released else {}
+        notes: list[tuple[str, NoteSurfaces, list[tuple[Any, Any]]]] = []
         for nid, out_text in released.items():
             note = src.get(nid)
             if note is None:
                 self.missing_source += 1
                 continue
-            self._note(note.text, out_text, rel_spans.get(nid, []), cached.get(nid, []))
-
-    def _note(self, text: str, out_text: str, rel: list[dict[str, Any]], cached: Sequence[Any]) -> None:
-        out_ranges = [(s["out_start"], s["out_end"]) for s in rel]
-        by_in = {(s["start"], s["end"]): s for s in rel}
-        folded = out_text.casefold()
-        surfaces = {(sp.start, sp.end, sp.label) for sp in cached}
-        surfaces |= {(s["start"], s["end"], s["label"]) for s in rel}
-        searched: set[str] = set()
-        for start, end, label in sorted(surfaces):  # in text order: the same work under any hash seed
-            if label in KEEPS_VALUE:
-                continue
-            surface = text[start:end].casefold()
-            if not surface.strip():
-                continue
-            self.checked += 1
-            r = by_in.get((start, end))
-            if r is not None and out_text[r["out_start"] : r["out_end"]].casefold() == surface:
-                self.in_place += 1
-            term = surface.strip()
-            if len(term) < MIN_SEARCH_LEN or term in searched:
-                continue
-            searched.add(term)
-            pattern = re.compile(r"(?<!\w)" + re.escape(term) + r"(?!\w)")
-            for m in pattern.finditer(folded):
-                if not any(a <= m.start() and m.end() <= b for a, b in out_ranges):  # not inside a surrogate
-                    self.elsewhere += 1
+            rel = rel_spans.get(nid, [])
+            found = note_surfaces(note.text, out_text, rel, cached.get(nid, []))
+            self.checked += found.checked
+            self.in_place += found.in_place
+            notes.append((out_text, found, [(s["out_start"], s["out_end"]) for s in rel]))
+        automaton = term_automaton({t for _, found, _ in notes for t in found.terms})
+        for out_text, found, out_ranges in notes:
+            if found.terms:
+                self.elsewhere += surviving_elsewhere(out_text.casefold(), set(found.terms), out_ranges, automaton)
 
     def outcome(self, store: ReleaseStore, study: str, key: str) -> CheckOutcome:
         n_notes = store.count("deid_notes", study, key)
@@ -330,10 +405,12 @@ def scan_release(
     *,
     extra: Sequence[Callable[[ReleaseChunk], None]] = (),
     chunk_rows: int | None = None,
+    source: StudySource | None = None,
 ) -> dict[str, CheckOutcome]:
     """Run the named chunk-streamed checks (:data:`SCANNED`) in one pass; {name: outcome}.
 
-    ``extra`` callables see every chunk too (the known-PHI check rides the same pass).
+    ``extra`` callables see every chunk too (the known-PHI check rides the same pass);
+    ``source``: the study's chunk plan from the run's :class:`SourceSummary` (else planned here).
     """
     unknown = sorted(set(checks) - set(SCANNED))
     if unknown:
@@ -348,7 +425,7 @@ def scan_release(
         wanted.append(offsets)
     if NO_SURFACE_SURVIVES in checks:
         wanted.append(surfaces)
-    for rc in iter_release_chunks(wh, config, study, key, chunk_rows):
+    for rc in iter_release_chunks(wh, config, study, key, chunk_rows, source):
         rows.n_in += rc.chunk.n_rows + len(rc.chunk.null_id_rows)
         for acc in wanted:
             acc.add(rc)
@@ -362,6 +439,50 @@ def scan_release(
     if NO_SURFACE_SURVIVES in checks:
         done[NO_SURFACE_SURVIVES] = surfaces.outcome(store, study, key)
     return {name: done[name] for name in checks}
+
+
+@dataclass(frozen=True)
+class SourceSummary:
+    """What one run knows of a release before its checks, worked out once and passed to every check:
+    the study's chunk plan (source rows counted, duplicate note ids found: one count and one
+    duplicate query), the candidate's counts and its content fingerprint (the digest of its row
+    hashes, :func:`tide_core.cache.release_content.content_fingerprint`, as ``decide`` computes it
+    for rows whose hashes verify).  Counts and a digest only: no text, no id."""
+
+    source: StudySource
+    n_released: int
+    n_quarantined: int
+    n_spans: int
+    content_fingerprint: str
+
+    def metadata(self) -> dict[str, Any]:
+        """The figures every check result of the run carries: which content its verdict covers."""
+        return {
+            "source/n_rows": self.source.n_source_rows,
+            "source/n_chunks": self.source.n_chunks,
+            "candidate/n_released": self.n_released,
+            "candidate/n_quarantined": self.n_quarantined,
+            "candidate/n_spans": self.n_spans,
+            "candidate/content_fingerprint": self.content_fingerprint,
+        }
+
+
+def source_summary(wh: Warehouse, config: TideConfig, study: str, key: str) -> SourceSummary:
+    """The run's :class:`SourceSummary` of (study, key): counts from the warehouse, the row hashes
+    streamed (only they are kept, to be sorted into the fingerprint)."""
+    store = ReleaseStore(wh, config.tables)
+    name = config.tables.deid_notes
+    hashes: list[str] = []
+    if wh.table_exists(name) and "row_hash" in wh.columns(name):
+        for batch in stream_rows(wh, name, ["row_hash"], {"study": study, "key": key}):
+            hashes.extend(str(r["row_hash"] or "") for r in batch)
+    return SourceSummary(
+        open_source(wh, study, config),
+        store.count("deid_notes", study, key),
+        store.count("quarantine", study, key),
+        store.count("released_spans", study, key),
+        content_fingerprint(hashes) if hashes else "",
+    )
 
 
 @dataclass

@@ -298,7 +298,7 @@ class ReviewHandler(BaseHTTPRequestHandler):
         if left_out is not None:
             log.info("unauthenticated request: %s %s%s", method, code, _more(left_out))
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:  # stdlib signature
         """Silenced: the stdlib's lines quote the raw request line (query strings, bodies of bad requests)."""
 
     # -- verbs -----------------------------------------------------------------------------

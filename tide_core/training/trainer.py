@@ -209,10 +209,10 @@ def _batches(windows: Sequence[TrainWindow], bs: int, rng: random.Random) -> lis
 
 
 def _tensors(batch: Sequence[TrainWindow], pad: int, torch: Any) -> tuple[Any, Any, Any]:
-    L = max(len(w.input_ids) for w in batch)
-    ids = torch.full((len(batch), L), pad, dtype=torch.long)
-    mask = torch.zeros((len(batch), L), dtype=torch.long)
-    lab = torch.full((len(batch), L), IGNORE_INDEX, dtype=torch.long)
+    longest = max(len(w.input_ids) for w in batch)
+    ids = torch.full((len(batch), longest), pad, dtype=torch.long)
+    mask = torch.zeros((len(batch), longest), dtype=torch.long)
+    lab = torch.full((len(batch), longest), IGNORE_INDEX, dtype=torch.long)
     for j, w in enumerate(batch):
         n = len(w.input_ids)
         ids[j, :n] = torch.tensor(w.input_ids)
