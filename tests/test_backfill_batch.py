@@ -24,9 +24,9 @@ from dagster._core.storage.partition_status_cache import AssetPartitionStatus
 
 from tests.release_helpers import fixed_key
 from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.cache.span_cache import SpanCache
 from tide_core.config import TideConfig
 from tide_core.io.open import open_warehouse
+from tide_core.store.span_cache import SpanCache
 from tide_etl.partitions import release_key, release_partitions
 
 warnings.filterwarnings("ignore", category=dg.BetaWarning)

@@ -16,16 +16,16 @@ from types import SimpleNamespace
 import pyarrow as pa
 import pytest
 
-from tide_core import person_roles, propagate, span_tidy
 from tide_core.cli.cmd_demo import load_demo
 from tide_core.config import TideConfig, rules_specs
 from tide_core.engine.recognition import note_steps, recognition_fingerprint
 from tide_core.fingerprint import Step, canonical_json, fingerprint, step_fingerprint
 from tide_core.io.open import open_warehouse
-from tide_core.propagate import PropagationPolicy
 from tide_core.recognizers.registry import create
-from tide_core.resolve import ResolutionPolicy
 from tide_core.runner import build_recognizers, recognize_study
+from tide_core.steps import person_roles, propagate, span_tidy
+from tide_core.steps.propagate import PropagationPolicy
+from tide_core.steps.resolve import ResolutionPolicy
 
 HEX16 = re.compile(r"[0-9a-f]{16}")
 N_NOTES = 8

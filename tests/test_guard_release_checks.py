@@ -24,8 +24,6 @@ from tide_core.assurance.audit_table import AuditRecord, records_to_table
 from tide_core.assurance.drift_table import DRIFT
 from tide_core.assurance.drift_table import TABLE_NAME as DRIFT_TABLE
 from tide_core.assurance.gate import ReleaseGatePolicy
-from tide_core.cache import tables
-from tide_core.cache.release_content import row_hash
 from tide_core.config import TideConfig
 from tide_core.io.open import open_warehouse
 from tide_core.recognizers.registry import create
@@ -39,6 +37,8 @@ from tide_core.release.checks import (
 )
 from tide_core.release.lifecycle import gate
 from tide_core.runner import anonymize_study, recognize_study
+from tide_core.store import tables
+from tide_core.store.release_content import row_hash
 
 CONFIG = TideConfig.preset(
     "rules",
@@ -973,8 +973,8 @@ def test_a_match_that_only_touches_a_released_range_is_not_covered_by_it(wh, bef
 
 def test_span_cache_rows_of_another_study_name_no_surface_of_this_one(wh):
     """Another study holds note 'a' too, with a span on 'seen' (released unchanged here): not this release's PHI."""
-    from tide_core.cache.span_cache import SpanCache
     from tide_core.spans import Note, Span
+    from tide_core.store.span_cache import SpanCache
 
     text = NOTES[0]["text"]
     start = text.index("seen")

@@ -37,8 +37,6 @@ import pyarrow as pa
 from tqdm import tqdm
 
 from tide_core.anonymize.engine import Anonymizer, pseudonym
-from tide_core.cache import tables
-from tide_core.cache.span_cache import SpanCache, chunk_cache_writes, current_hits
 from tide_core.chunk_progress import ChunkProgress, ProgressHook
 from tide_core.config import TideConfig
 from tide_core.engine.recognition import recognition_fingerprint
@@ -62,6 +60,8 @@ from tide_core.io.warehouse import PartitionWrite, RefreshableWarehouse, Shardin
 from tide_core.recognizers.known_phi import patient_key
 from tide_core.recognizers.registry import create
 from tide_core.spans import Note, Quarantined, Span
+from tide_core.store import tables
+from tide_core.store.span_cache import SpanCache, chunk_cache_writes, current_hits
 
 if TYPE_CHECKING:
     from tide_core.engine.recognition import RecognitionBatch

@@ -25,15 +25,15 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-from tide_core.cache.release_store import ReleaseStore
-from tide_core.cache.span_cache import SpanCache
-from tide_core.cache.tables import TableNames
 from tide_core.config import TideConfig
 from tide_core.engine.study_chunks import StudyChunk, iter_chunks, open_source
 from tide_core.engine.validation import _as_str_id
 from tide_core.io.warehouse import RefreshableWarehouse, StreamingWarehouse, Warehouse
 from tide_core.release.outcome import CheckOutcome
 from tide_core.runner import REFRESH_EVERY_CHUNKS
+from tide_core.store.release_store import ReleaseStore
+from tide_core.store.span_cache import SpanCache
+from tide_core.store.tables import TableNames
 
 #: Labels whose operator may keep the original value (ages <= 89); see tide_core.engine.anonymization.
 KEEPS_VALUE = frozenset({"AGE"})
