@@ -61,7 +61,8 @@ def batch_env(tmp_path: Path, monkeypatch):
     """The warehouse and keys, and the code location as Dagster loads it (``tide_etl:tide_location``,
     configured from the environment), run on a real instance: the batch op reaches ``release_job``
     through the loaded repository, as a launched run does."""
-    from tide_core.runner import read_study_input, recognize_study
+    from tide_core.engine.study_input import read_study_input
+    from tide_core.runner import recognize_study
     from tide_etl import definitions
 
     config = TideConfig.preset("rules")

@@ -17,9 +17,9 @@ import subprocess
 import sys
 import time
 
-from tide_core import person_roles, propagate
 from tide_core.engine.recognition import finish_note
 from tide_core.spans import Span
+from tide_core.steps import person_roles, propagate
 from tide_core.steps.propagate import (
     _STOP,
     _TOKEN,

@@ -26,7 +26,6 @@ from tide_core.assurance.drift_table import TABLE_NAME as DRIFT_TABLE
 from tide_core.assurance.gate import ReleaseGatePolicy
 from tide_core.config import TideConfig
 from tide_core.io.open import open_warehouse
-from tide_core.recognizers.registry import create
 from tide_core.release import evidence
 from tide_core.release.checks import (
     MIN_SEARCH_LEN,
@@ -78,8 +77,8 @@ def base(tmp_path_factory):
     wh = open_warehouse(f"duckdb:{root / 'wh.duckdb'}")
     try:
         wh.replace_table("notes", pa.Table.from_pylist(_rows()))
-        recognizers = [create({"name": "tide.regex"}), create({"name": "tide.known_phi", "rows": PATIENTS})]
-        recognize_study(wh, S, CONFIG, progress=False, recognizers=recognizers)
+        specs = ({"name": "tide.regex"}, {"name": "tide.known_phi", "rows": PATIENTS})
+        recognize_study(wh, S, CONFIG.with_(recognizers=specs), progress=False)
         keys = FileKeyProvider(root / "keys")
         keys.create(S, K)
         anonymize_study(wh, S, K, keys, CONFIG, progress=False)
@@ -550,7 +549,7 @@ def test_a_one_note_study_can_be_accounted_for(tmp_path, key_provider, n_notes, 
     w = open_warehouse(f"duckdb:{tmp_path / 'one.duckdb'}")
     try:
         w.replace_table("notes", pa.Table.from_pylist([dict(_rows()[2], study=S if n_notes else "other")]))
-        recognize_study(w, S, CONFIG, progress=False, recognizers=[create({"name": "tide.regex"})])
+        recognize_study(w, S, CONFIG.with_(recognizers=({"name": "tide.regex"},)), progress=False)
         key_provider.create(S, K)
         anonymize_study(w, S, K, key_provider, CONFIG, progress=False)
         out = rows_accounted(w, CONFIG, S, K)

@@ -150,7 +150,7 @@ class Env:
 
 
 def _notes(wh, config):
-    from tide_core.runner import read_study_input
+    from tide_core.engine.study_input import read_study_input
 
     return read_study_input(wh, S, config).notes
 

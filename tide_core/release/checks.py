@@ -10,6 +10,7 @@ from typing import Any
 
 from tide_core.config import TideConfig
 from tide_core.engine.study_chunks import open_source
+from tide_core.engine.study_input import read_study_input
 from tide_core.io.warehouse import Warehouse
 from tide_core.release.outcome import CheckOutcome
 from tide_core.release.scan import (
@@ -22,7 +23,6 @@ from tide_core.release.scan import (
     scan_release,
     stream_rows,
 )
-from tide_core.runner import read_study_input
 from tide_core.store.release_store import ReleaseStore
 
 __all__ = [

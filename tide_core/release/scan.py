@@ -11,7 +11,7 @@ study's; what no chunk owns (a released row whose note has no source row, a span
 note, a quarantine row without a note id) is found from warehouse counts: total minus seen.
 
 Memory is one chunk plus counters; a DuckDB connection is reopened every
-:data:`~tide_core.runner.REFRESH_EVERY_CHUNKS` chunks, as study runs do, so what DuckDB keeps for
+:data:`~tide_core.engine.chunk_run.REFRESH_EVERY_CHUNKS` chunks, as study runs do, so what DuckDB keeps for
 the file does not grow with the study.  :func:`stream_rows` and :func:`release_summary_counts`
 stream whole columns in batches for the checks and the summary that need no source text.
 """
@@ -26,11 +26,11 @@ from itertools import pairwise
 from typing import Any
 
 from tide_core.config import TideConfig
+from tide_core.engine.chunk_run import REFRESH_EVERY_CHUNKS
 from tide_core.engine.study_chunks import StudyChunk, iter_chunks, open_source
 from tide_core.engine.validation import _as_str_id
 from tide_core.io.warehouse import RefreshableWarehouse, StreamingWarehouse, Warehouse
 from tide_core.release.outcome import CheckOutcome
-from tide_core.runner import REFRESH_EVERY_CHUNKS
 from tide_core.store.release_store import ReleaseStore
 from tide_core.store.span_cache import SpanCache
 from tide_core.store.tables import TableNames

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tide_core.config import TideConfig
+from tide_core.engine.study_input import read_study_input
 from tide_core.errors import InputError
 from tide_core.io.warehouse import Warehouse
-from tide_core.runner import read_study_input
 from tide_core.spans import Note
 from tide_core.store.release_store import ReleaseStore
 from tide_core.store.span_cache import (
