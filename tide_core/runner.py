@@ -31,7 +31,7 @@ from tide_core.anonymize.engine import Anonymizer, pseudonym
 from tide_core.chunk_progress import ProgressHook
 from tide_core.config import TideConfig
 from tide_core.engine.chunk_run import ChunkRun
-from tide_core.engine.ledger import RunRow, interrupted_chunks, record_run
+from tide_core.engine.ledger import interrupted_chunks, record_run
 from tide_core.engine.recognition_run import RecognitionPass
 from tide_core.engine.recognizer_setup import recognizer_set
 from tide_core.engine.release_chunk import quarantine_rows
@@ -135,11 +135,7 @@ def recognize_study(
     delete_absent(src, config.tables.recognized_notes, {"study": study})
     delete_absent(src, config.tables.spans, {"study": study})
     review = cache.review_summary(study)  # decisions are data: re-applied by cache.spans on every read
-    warnings = [*rset.warnings, *study_value_warnings(wh, src.table)]
-    for table in rset.patients_tables:
-        if unmatched := p.seen.warning(table):
-            warnings.append(unmatched)
-            log.warning("study %s: %s", study, unmatched)
+    warnings = [*rset.warnings, *study_value_warnings(wh, src.table), *p.known_phi_warnings()]
     if review.n_stale:
         warnings.append(
             f"{review.n_stale} reviewer decision(s) on {len(review.stale_notes)} note(s) whose text changed "
@@ -170,24 +166,7 @@ def recognize_study(
         len(p.seen.looked_up),
         len(p.seen.matched),
     )
-    ledger_row = RunRow(
-        study,
-        "",
-        "recognition",
-        run.started,
-        run.run_id,
-        n_in=run.n_rows,
-        n_released=0,
-        n_quarantined=report.n_quarantined + n_failed,
-        n_spans=report.n_spans,
-        n_recognized=p.n_recognized,
-        n_cached=p.n_cached,
-        notes_per_s=report.notes_per_s,
-        recognizers=report.recognizers,
-        fingerprint=fingerprint,
-        n_chunks=src.n_chunks,
-    )
-    record_run(wh, config, ledger_row)
+    record_run(wh, config, p.run_row(report.notes_per_s))
     log.info(
         "recognized study %s: %d notes (%d cached, %d failed), %d spans",
         study,
@@ -261,24 +240,6 @@ def anonymize_study(
         dict(sorted(t.operators.items())),
         run.seconds,
     )
-    ledger_row = RunRow(
-        study,
-        key,
-        "anonymization",
-        run.started,
-        run.run_id,
-        n_in=run.n_rows,
-        n_released=t.n_released,
-        n_quarantined=t.n_quarantined,
-        n_spans=report.n_spans,
-        n_recognized=0,
-        n_cached=0,
-        notes_per_s=report.notes_per_s,
-        recognizers=[],
-        anonymizer=p.anonymizer,
-        fingerprint=fingerprint,
-        n_chunks=src.n_chunks,
-    )
-    record_run(wh, config, ledger_row)
+    record_run(wh, config, p.run_row(report.notes_per_s))
     log.info("anonymized study %s key %s: %d released, %d quarantined", study, key, t.n_released, t.n_quarantined)
     return report

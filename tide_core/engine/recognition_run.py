@@ -9,12 +9,14 @@ chunk's cache rows with its ledger row and adds its counts to the run's totals.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from tide_core.engine.chunk_run import ChunkRun
+from tide_core.engine.ledger import RunRow
 from tide_core.engine.recognition import RecognitionBatch
 from tide_core.engine.recognize_chunk import RecognizedChunk, ShardRecognitionJob, failed_quarantine
 from tide_core.engine.recognizer_setup import KnownPHIMatches, RecognizerSet
@@ -22,6 +24,8 @@ from tide_core.engine.study_chunks import iter_chunks, iter_plans
 from tide_core.io.warehouse import ShardingWarehouse
 from tide_core.spans import Note, Quarantined, Span
 from tide_core.store.span_cache import SpanCache, chunk_cache_writes, current_hits
+
+log = logging.getLogger("tide.runner")
 
 #: Recognizes notes with these recognizers and specs, one batch at a time (the executor's choice).
 Recognize = Callable[[Sequence[Note], Sequence[Any], Sequence[dict[str, Any]]], Iterable[RecognitionBatch]]
@@ -116,6 +120,36 @@ class RecognitionPass:
         self.n_cached += done.n_cached
         self.n_recognized += done.n_recognized
         self.run.advance(info, done.n_recognized, False)
+
+    def known_phi_warnings(self) -> list[str]:
+        """The E624 warning of each patients table that matched none of the patients looked up (logged too)."""
+        out = []
+        for table in self.rset.patients_tables:
+            if unmatched := self.seen.warning(table):
+                out.append(unmatched)
+                log.warning("study %s: %s", self.run.study, unmatched)
+        return out
+
+    def run_row(self, notes_per_s: float) -> RunRow:
+        """The run's ledger row."""
+        run = self.run
+        return RunRow(
+            run.study,
+            "",
+            "recognition",
+            run.started,
+            run.run_id,
+            n_in=run.n_rows,
+            n_released=0,
+            n_quarantined=len(self.input_q) + len(self.failed_q),
+            n_spans=sum(self.by_label.values()),
+            n_recognized=self.n_recognized,
+            n_cached=self.n_cached,
+            notes_per_s=notes_per_s,
+            recognizers=self.names,
+            fingerprint=self.fingerprint,
+            n_chunks=run.src.n_chunks,
+        )
 
 
 def _collect(

@@ -17,6 +17,7 @@ from typing import Any
 
 from tide_core.config import TideConfig
 from tide_core.engine.chunk_run import ChunkRun
+from tide_core.engine.ledger import RunRow
 from tide_core.engine.release_chunk import ChunkOutcome, ReleaseCounts, ReleaseJob
 from tide_core.engine.release_input import ShardReleaseJob, cache_quarantines, release_digest, release_job
 from tide_core.engine.study_chunks import ChunkInfo, iter_chunks, iter_plans
@@ -144,3 +145,25 @@ class ReleasePass:
         )
         self.t.add(c)
         self._advance(info, worked, False)
+
+    def run_row(self, notes_per_s: float) -> RunRow:
+        """The run's ledger row (its fingerprint: the recognition fingerprints it released from)."""
+        run, t = self.run, self.t
+        return RunRow(
+            run.study,
+            run.key,
+            "anonymization",
+            run.started,
+            run.run_id,
+            n_in=run.n_rows,
+            n_released=t.n_released,
+            n_quarantined=t.n_quarantined,
+            n_spans=sum(t.by_label.values()),
+            n_recognized=0,
+            n_cached=0,
+            notes_per_s=notes_per_s,
+            recognizers=[],
+            anonymizer=self.anonymizer,
+            fingerprint=",".join(sorted(t.fingerprints)),
+            n_chunks=run.src.n_chunks,
+        )
