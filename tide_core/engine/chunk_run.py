@@ -101,13 +101,7 @@ class ChunkRun:
     target: StagingTarget | None = None  # where Ray workers stage this run's tables
     source: ShardSource | None = None  # the study's rows, open for export to shards
     shards: dict[int, ShardRef] = field(default_factory=dict)  # chunk index -> its shard, until committed
-
-    def __post_init__(self) -> None:
-        what = f"{self.study}/{self.key}" if self.key else self.study
-        verb = "recognize" if self.stage == "recognition" else "anonymize"
-        self.bar = tqdm(
-            total=self.src.n_source_rows, desc=f"{verb} {what}", unit="row", disable=not self.progress, leave=False
-        )
+    bar: tqdm[Any] | None = None  # the progress bar, while the chunks are drained
 
     def stage_on_ray(self, fallback: str, *, shards_only: bool = False) -> None:
         """Set the staging target of a Ray run, and open the study for shards where the warehouse can.
@@ -144,7 +138,8 @@ class ChunkRun:
         """Count a committed (or resumed) chunk: progress bar, DuckDB refresh, the progress hook."""
         n = info.n_rows + len(info.null_id_rows)
         self.n_rows += n
-        self.bar.update(n)
+        if self.bar is not None:
+            self.bar.update(n)
         if not resumed:
             self.n_committed += 1
             if self.n_committed % REFRESH_EVERY_CHUNKS == 0 and isinstance(self.wh, RefreshableWarehouse):
@@ -160,6 +155,11 @@ class ChunkRun:
         """Hand each chunk's outcome to ``handle`` as it comes; the first failure stops the run.
 
         Whatever happens, queued chunks are cancelled, shards removed and staged files discarded."""
+        what = f"{self.study}/{self.key}" if self.key else self.study
+        verb = "recognize" if self.stage == "recognition" else "anonymize"
+        self.bar = tqdm(
+            total=self.src.n_source_rows, desc=f"{verb} {what}", unit="row", disable=not self.progress, leave=False
+        )
         try:
             for outcome in outcomes:
                 try:
@@ -173,6 +173,7 @@ class ChunkRun:
         finally:
             outcomes.close()  # a failed run: cancel the chunks still queued on Ray workers
             self.bar.close()
+            self.bar = None
             if self.source is not None:
                 assert isinstance(self.wh, ShardingWarehouse)
                 self.wh.close_shards(self.source)  # BigQuery: the run's copy of the study
