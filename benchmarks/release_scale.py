@@ -134,7 +134,7 @@ def _audit(db: Path) -> None:
     """A clean census audit of every frame (the bench's stand-in for reviewers)."""
     code = (
         "import sys\n"
-        "from tide_core.cache.tables import TableNames\n"
+        "from tide_core.store.tables import TableNames\n"
         "from tide_core.io.open import open_warehouse\n"
         "from tide_core.release import evidence\n"
         "with open_warehouse(f'duckdb:{sys.argv[1]}') as wh:\n"

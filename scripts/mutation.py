@@ -75,8 +75,8 @@ MODULES: dict[str, list[str]] = {
         "tests/test_guard_presidio_operators.py",
     ],
     # every read on DuckDB in memory, with rows of another study, key and note beside those asked for
-    "tide_core/cache/release_store.py": ["tests/test_guard_release_store.py"],
-    "tide_core/cache/ddl.py": ["tests/test_guard_ddl.py"],
+    "tide_core/store/release_store.py": ["tests/test_guard_release_store.py"],
+    "tide_core/store/ddl.py": ["tests/test_guard_ddl.py"],
     # on the streaming DuckDB backend and on a plain-Warehouse adapter (the in-memory fallback), in seconds;
     # test_chunked_runs.py runs whole recognition/anonymization runs per mutant
     "tide_core/engine/study_chunks.py": ["tests/test_guard_study_chunks.py"],
@@ -89,10 +89,10 @@ MODULES: dict[str, list[str]] = {
     ],
     # the guard file checks every column the cache writes and reads on DuckDB in memory (test_span_cache_atomic.py
     # kills writer processes: far too slow per mutant)
-    "tide_core/cache/span_cache.py": ["tests/test_guard_span_cache.py", "tests/test_span_cache.py"],
+    "tide_core/store/span_cache.py": ["tests/test_guard_span_cache.py", "tests/test_span_cache.py"],
     # TABLES is built at import, before a mutant is switched on: the guard file calls _spec directly
     # (test_table_registry.py imports Dagster: seconds per mutant)
-    "tide_core/cache/tables.py": ["tests/test_guard_tables.py"],
+    "tide_core/store/tables.py": ["tests/test_guard_tables.py"],
     # test_review_auth.py / test_review_api.py start `tide review` as a subprocess and build a warehouse per
     # test (about 127 s per pass); the guard file runs one in-process server over real sockets in seconds
     "tide_core/review/server.py": ["tests/test_guard_review_server.py"],
@@ -144,7 +144,7 @@ MODULES: dict[str, list[str]] = {
     "tide_core/release/evidence.py": ["tests/test_release_evidence.py", "tests/test_guard_release_evidence.py"],
     # both researcher stores: the warehouse itself (DuckDB in memory) and a separate .released.duckdb file
     "tide_core/release/publish.py": ["tests/test_guard_release_publish.py"],
-    "tide_core/cache/release_content.py": ["tests/test_guard_release_content.py"],
+    "tide_core/store/release_content.py": ["tests/test_guard_release_content.py"],
     # the blocking checks replaced by stubs (they have their own guard file): the lifecycle's own decisions
     "tide_core/release/lifecycle.py": ["tests/test_guard_release_lifecycle.py"],
     "tide_core/engine/release_input.py": ["tests/test_guard_release_input.py"],

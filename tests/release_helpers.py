@@ -7,11 +7,11 @@ import hashlib
 from typing import Any
 
 from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.cache.tables import TableNames
 from tide_core.config import TideConfig
 from tide_core.io.warehouse import Warehouse
 from tide_core.release import evidence, publish
 from tide_core.release.evidence import FramePlan
+from tide_core.store.tables import TableNames
 
 
 def audit_every_frame(

@@ -36,10 +36,10 @@ from aiosmtpd.controller import Controller
 import release_study
 from tests.release_helpers import fixed_key
 from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.cache.release_content import row_hash
 from tide_core.errors import ConfigError
 from tide_core.io.open import open_warehouse
 from tide_core.notify import AlertSettings
+from tide_core.store.release_content import row_hash
 from tide_etl import alerts, build_defs
 from tide_etl.partitions import release_key
 from tide_etl.resources import KeyProviderResource, ReleaseGateResource, TideConfigResource, WarehouseResource

@@ -29,9 +29,9 @@ from collections.abc import Callable, Iterable
 import pytest
 
 from benchmarks.corpora import load_corpus
-from tide_core import person_roles
-from tide_core.propagate import _Finder, _occurrences
 from tide_core.recognizers import facilities, id_shapes, organisations, person_names, places
+from tide_core.steps import person_roles
+from tide_core.steps.propagate import _Finder, _occurrences
 from tide_core.text.anchored import (
     PatternSet,
     finditer_at,

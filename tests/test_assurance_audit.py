@@ -221,10 +221,10 @@ def test_audit_cli(tmp_path, capsys):
 def test_audit_record_and_gate_cli(tmp_path, capsys):
     import pyarrow as pa
 
-    from tide_core.cache.release_content import row_hash
-    from tide_core.cache.tables import DEID_NOTES
     from tide_core.cli.main import main
     from tide_core.io.open import open_warehouse
+    from tide_core.store.release_content import row_hash
+    from tide_core.store.tables import DEID_NOTES
 
     wh = f"duckdb:{tmp_path / 'wh.duckdb'}"
     # a release of 300 patients in bucket A|epic|progress: an audit may review at most that many

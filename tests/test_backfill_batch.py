@@ -24,9 +24,9 @@ from dagster._core.storage.partition_status_cache import AssetPartitionStatus
 
 from tests.release_helpers import fixed_key
 from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.cache.span_cache import SpanCache
 from tide_core.config import TideConfig
 from tide_core.io.open import open_warehouse
+from tide_core.store.span_cache import SpanCache
 from tide_etl.partitions import release_key, release_partitions
 
 warnings.filterwarnings("ignore", category=dg.BetaWarning)
@@ -61,7 +61,8 @@ def batch_env(tmp_path: Path, monkeypatch):
     """The warehouse and keys, and the code location as Dagster loads it (``tide_etl:tide_location``,
     configured from the environment), run on a real instance: the batch op reaches ``release_job``
     through the loaded repository, as a launched run does."""
-    from tide_core.runner import read_study_input, recognize_study
+    from tide_core.engine.study_input import read_study_input
+    from tide_core.runner import recognize_study
     from tide_etl import definitions
 
     config = TideConfig.preset("rules")

@@ -17,9 +17,10 @@ import subprocess
 import sys
 import time
 
-from tide_core import person_roles, propagate
 from tide_core.engine.recognition import finish_note
-from tide_core.propagate import (
+from tide_core.spans import Span
+from tide_core.steps import person_roles, propagate
+from tide_core.steps.propagate import (
     _STOP,
     _TOKEN,
     DEFAULT_POLICY,
@@ -31,9 +32,8 @@ from tide_core.propagate import (
     name_lexicon,
     propagate_spans,
 )
-from tide_core.resolve import resolve_spans
-from tide_core.span_tidy import tidy_spans
-from tide_core.spans import Span
+from tide_core.steps.resolve import resolve_spans
+from tide_core.steps.span_tidy import tidy_spans
 from tide_core.synth.corpus import generate_demo_corpus, generate_heldout_corpus
 
 

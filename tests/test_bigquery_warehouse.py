@@ -17,8 +17,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from tide_core.cache import tables
 from tide_core.errors import ConfigError, WarehouseError
+from tide_core.store import tables
 
 pytest.importorskip("google.cloud.bigquery")
 pytest.importorskip("bqemulator")
@@ -400,8 +400,8 @@ def test_sql_ddl_matches_arrow_schemas_and_queries_run(emulator):
             "tide_releases", pa.Table.from_pylist([row], schema=RELEASES), {"study": study, "key": key}
         )
 
-    from tide_core.cache.tables import TableNames
     from tide_core.release import publish
+    from tide_core.store.tables import TableNames
 
     # k1 is published (the store is the dataset itself on BigQuery); k2 awaits audit, never published
     assert publish.publish(wh, TableNames(), "s1", "k1").version == "v1"
@@ -433,7 +433,7 @@ def test_sql_ddl_matches_arrow_schemas_and_queries_run(emulator):
 
 def _hashed(table: pa.Table) -> pa.Table:
     """Released rows with their row hashes (as anonymization writes them)."""
-    from tide_core.cache.release_content import row_hash
+    from tide_core.store.release_content import row_hash
 
     rows = table.to_pylist()
     return tables.to_table("deid_notes", [dict(r, row_hash=row_hash(r["study"], r["key"], r)) for r in rows])

@@ -116,7 +116,7 @@ def test_chunked_run_equals_one_chunk_and_reports_progress(reference, tmp_path):
 
 def test_chunk_reads_only_its_patients(tmp_path):
     """Known-PHI matching reads the patients of the chunk's notes, not the whole table."""
-    from tide_core import runner
+    from tide_core.engine import recognizer_setup as runner
 
     db = tmp_path / "p.duckdb"
     _study(db)
@@ -283,7 +283,7 @@ def test_notes_that_left_the_source_leave_the_cache_and_release(reference, tmp_p
 def test_connection_reopened_between_chunks_changes_nothing(reference, tmp_path, monkeypatch):
     """A DuckDB connection reopened every REFRESH_EVERY_CHUNKS committed chunks (to hand back the
     memory DuckDB keeps for the file) neither loses nor repeats a chunk: outputs equal the reference."""
-    import tide_core.runner as runner_mod
+    import tide_core.engine.chunk_run as runner_mod
 
     root, expected = reference
     monkeypatch.setattr(runner_mod, "REFRESH_EVERY_CHUNKS", 2)

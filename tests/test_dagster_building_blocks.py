@@ -165,7 +165,7 @@ def _node(defs: dg.Definitions, name: str):
 
 
 def test_catalog_metadata_on_duckdb_and_bigquery(tmp_path: Path):
-    from tide_core.cache.tables import TABLES
+    from tide_core.store.tables import TABLES
     from tide_etl import build_defs
 
     duck = build_defs(_resources(tmp_path))

@@ -16,9 +16,9 @@ import pytest
 
 from tests.release_helpers import audit_every_frame, fixed_key, researchers_see
 from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.cache.span_cache import SpanCache
 from tide_core.io.open import open_warehouse
 from tide_core.recognizers.base import TideRecognizer
+from tide_core.store.span_cache import SpanCache
 
 warnings.filterwarnings("ignore", category=dg.BetaWarning)
 warnings.filterwarnings("ignore", category=dg.PreviewWarning)
@@ -164,7 +164,7 @@ def review_missed_gold(env: Env, study: str) -> int:
     the recognizers missed (here: gold spans the cached spans do not fully cover) and rejects false
     positives, then the release reruns.  The rules preset misses repeat mentions of relatives'
     names, which the check catches."""
-    from tide_core.runner import read_study_input
+    from tide_core.engine.study_input import read_study_input
 
     with env.wh() as wh:
         notes = {n.note_id: n for n in read_study_input(wh, study, env.config()).notes}
@@ -191,7 +191,7 @@ def review_missed_gold(env: Env, study: str) -> int:
 
 def reject_a_repeat_mention(env: Env, study: str):
     """Reject the second mention of a surface (4+ characters, not an age) that a note has twice."""
-    from tide_core.runner import read_study_input
+    from tide_core.engine.study_input import read_study_input
 
     with env.wh() as wh:
         notes = {n.note_id: n for n in read_study_input(wh, study, env.config()).notes}

@@ -170,7 +170,8 @@ def test_the_architecture_contract_matches_the_code():
 def test_the_contract_check_sees_a_wrong_signature_and_a_missing_name():
     """The checker itself can fail: a renamed parameter and a name that does not exist are caught."""
     doc = (
-        "- `tide_core.resolve.resolve_spans(spans, policy=None)` fine; `tide_core.resolve.resolve_spanz(x)`.\n"
+        "- `tide_core.steps.resolve.resolve_spans(spans, policy=None)` fine; "
+        "`tide_core.steps.resolve.resolve_spanz(x)`.\n"
         "- `tide_core.anonymize.engine.Anonymizer`: `.replace_value(label, valeu)`, `no_such_method(x)`.\n"
     )
     problems = contract_problems(doc)

@@ -7,13 +7,13 @@ import json
 import duckdb
 import pytest
 
-from tide_core.cache.span_cache import SpanCache
 from tide_core.cli.cmd_demo import load_demo
 from tide_core.cli.main import main
 from tide_core.evaluation.evaluate import evaluate
 from tide_core.evaluation.gold_io import read_gold, write_gold
 from tide_core.evaluation.loading import load_cached_predictions
 from tide_core.io.open import open_warehouse
+from tide_core.store.span_cache import SpanCache
 
 
 @pytest.fixture(scope="module")

@@ -16,16 +16,18 @@ from types import SimpleNamespace
 import pyarrow as pa
 import pytest
 
-from tide_core import person_roles, propagate, span_tidy
 from tide_core.cli.cmd_demo import load_demo
 from tide_core.config import TideConfig, rules_specs
 from tide_core.engine.recognition import note_steps, recognition_fingerprint
+from tide_core.engine.recognizer_setup import RecognizerSet, build_recognizers, register_setup, unregister_setup
+from tide_core.engine.study_input import read_study_input
 from tide_core.fingerprint import Step, canonical_json, fingerprint, step_fingerprint
 from tide_core.io.open import open_warehouse
-from tide_core.propagate import PropagationPolicy
 from tide_core.recognizers.registry import create
-from tide_core.resolve import ResolutionPolicy
-from tide_core.runner import build_recognizers, recognize_study
+from tide_core.runner import recognize_study
+from tide_core.steps import person_roles, propagate, span_tidy
+from tide_core.steps.propagate import PropagationPolicy
+from tide_core.steps.resolve import ResolutionPolicy
 
 HEX16 = re.compile(r"[0-9a-f]{16}")
 N_NOTES = 8
@@ -56,8 +58,6 @@ def study(tmp_path_factory):
     config = TideConfig.preset("rules")
     first = recognize_study(wh, STUDY, config, progress=False)  # from the config's specs
     assert first.n_recognized == N_NOTES and first.n_cached == 0 and first.n_spans > 0
-    from tide_core.runner import read_study_input
-
     notes = read_study_input(wh, STUDY, config).notes
     recognizers, specs, warnings = build_recognizers(wh, config, notes)
     assert not warnings and [s["name"] for s in specs] == RULES
@@ -67,9 +67,16 @@ def study(tmp_path_factory):
     wh.close()
 
 
-def _run(st, **kwargs):
-    kwargs.setdefault("recognizers", st.recognizers)
-    return recognize_study(st.wh, STUDY, kwargs.pop("config", st.config), progress=False, **kwargs)
+def _run(st, recognizers=(), policy=None, **kwargs):
+    """Recognize the study with ``recognizers`` (default: the fixture's) under ``policy``, through a
+    registered set-up factory; ``recognizers=None``: the configuration's specs."""
+    recognizers = st.recognizers if recognizers == () else recognizers
+    if recognizers is not None:
+        register_setup(STUDY, lambda wh, config: RecognizerSet.of(recognizers, policy))
+    try:
+        return recognize_study(st.wh, STUDY, kwargs.pop("config", st.config), progress=False, **kwargs)
+    finally:
+        unregister_setup(STUDY)
 
 
 def _baseline(st) -> None:
@@ -163,7 +170,7 @@ def test_resolution_policy_changes_the_fingerprint_and_misses_the_cache(study, p
 
 
 def test_resolution_version_changes_the_fingerprint(study, monkeypatch):
-    from tide_core import resolve
+    from tide_core.steps import resolve
 
     _baseline(study)
     monkeypatch.setattr(resolve, "VERSION", "3")

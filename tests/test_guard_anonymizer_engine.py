@@ -123,7 +123,7 @@ def _refused(spans, text="Zork Quux saw Ann Bell.", anonymizer=None):
     [
         ([Span("other", 0, 4, "PATIENT")], "E460", "spans of this note"),
         ([Span("n1", 0, 500, "PATIENT")], "E461", "rerun recognition"),
-        ([Span("n1", 0, 9, "PATIENT"), Span("n1", 5, 9, "PATIENT")], "E462", "tide_core.resolve.resolve_spans"),
+        ([Span("n1", 0, 9, "PATIENT"), Span("n1", 5, 9, "PATIENT")], "E462", "tide_core.steps.resolve.resolve_spans"),
     ],
 )
 def test_refused_span_sets_carry_a_hint_that_says_what_to_fix(spans, code, hint_names):

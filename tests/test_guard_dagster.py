@@ -18,8 +18,8 @@ import pyarrow as pa
 from tide_core.anonymize.keys import FileKeyProvider
 from tide_core.assurance.guard_hold import HELD_CODE, NO_GUARD
 from tide_core.assurance.guard_model import N_FEATURES, GuardModel, _hash
-from tide_core.cache.release_store import ReleaseStore
 from tide_core.io.open import open_warehouse
+from tide_core.store.release_store import ReleaseStore
 
 warnings.filterwarnings("ignore", category=dg.BetaWarning)
 warnings.filterwarnings("ignore", category=dg.PreviewWarning)

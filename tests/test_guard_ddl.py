@@ -1,4 +1,4 @@
-"""The BigQuery DDL renderer (``tide_core/cache/ddl.py``), checked against its exact output in milliseconds.
+"""The BigQuery DDL renderer (``tide_core/store/ddl.py``), checked against its exact output in milliseconds.
 
 Each table of the registry is written as one ``CREATE TABLE IF NOT EXISTS`` statement: a comment with
 the description, a comment naming the registry entry and the command, one backquoted column per line
@@ -13,8 +13,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from tide_core.cache import ddl
-from tide_core.cache.tables import TABLES, TableSpec
+from tide_core.store import ddl
+from tide_core.store.tables import TABLES, TableSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -36,7 +36,7 @@ def _spec(time_partition: str | None, cluster: tuple[str, ...]) -> TableSpec:
 
 FULL = (
     "-- Guard table.\n"
-    "-- Generated from tide_core.cache.tables.TABLES['guard'] by `python -m tide_core.cache.ddl`; "
+    "-- Generated from tide_core.store.tables.TABLES['guard'] by `python -m tide_core.store.ddl`; "
     "replace {{dataset}} with PROJECT.DATASET (the source dataset).\n"
     "CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_guard` (\n"
     "  `study` STRING,\n"

@@ -17,13 +17,13 @@ import pytest
 from tide_core.anonymize.dates import date_offset_days
 from tide_core.anonymize.engine import VERSION, Anonymizer, pseudonym
 from tide_core.anonymize.keys import keyring_for_tests
-from tide_core.cache.span_cache import SpanCache
 from tide_core.config import TideConfig
 from tide_core.engine.anonymization import KEEPS_VALUE, anonymize_notes
 from tide_core.errors import AnonymizationError
 from tide_core.io.open import open_warehouse
 from tide_core.runner import anonymize_study
 from tide_core.spans import Note, Span
+from tide_core.store.span_cache import SpanCache
 
 KR = keyring_for_tests("guard", "k1", "guard-seed")
 CONFIG = TideConfig.preset("rules")

@@ -14,8 +14,8 @@ import pytest
 from tide_core.anonymize.engine import Anonymizer
 from tide_core.anonymize.keys import keyring_for_tests
 from tide_core.engine.validation import validate_rows
-from tide_core.propagate import QUALIFIED, propagate_spans
 from tide_core.spans import Note, Span
+from tide_core.steps.propagate import QUALIFIED, propagate_spans
 
 KR = keyring_for_tests("guard-inputs", "k1", "guard-inputs-seed")
 

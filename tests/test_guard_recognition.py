@@ -13,11 +13,11 @@ import re
 import pytest
 
 from tests.test_recognition_engine import PatternRecognizer
-from tide_core import person_roles, propagate, span_tidy
 from tide_core.engine import recognition as R
 from tide_core.errors import ConfigError, InputError
-from tide_core.resolve import ResolutionPolicy
 from tide_core.spans import Note, Span
+from tide_core.steps import person_roles, propagate, span_tidy
+from tide_core.steps.resolve import ResolutionPolicy
 from tide_core.text.normalize import normalize
 
 ZW = "\u200b"  # zero-width space: a format character the view removes

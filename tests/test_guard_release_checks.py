@@ -24,11 +24,8 @@ from tide_core.assurance.audit_table import AuditRecord, records_to_table
 from tide_core.assurance.drift_table import DRIFT
 from tide_core.assurance.drift_table import TABLE_NAME as DRIFT_TABLE
 from tide_core.assurance.gate import ReleaseGatePolicy
-from tide_core.cache import tables
-from tide_core.cache.release_content import row_hash
 from tide_core.config import TideConfig
 from tide_core.io.open import open_warehouse
-from tide_core.recognizers.registry import create
 from tide_core.release import evidence
 from tide_core.release.checks import (
     MIN_SEARCH_LEN,
@@ -39,6 +36,8 @@ from tide_core.release.checks import (
 )
 from tide_core.release.lifecycle import gate
 from tide_core.runner import anonymize_study, recognize_study
+from tide_core.store import tables
+from tide_core.store.release_content import row_hash
 
 CONFIG = TideConfig.preset(
     "rules",
@@ -78,8 +77,8 @@ def base(tmp_path_factory):
     wh = open_warehouse(f"duckdb:{root / 'wh.duckdb'}")
     try:
         wh.replace_table("notes", pa.Table.from_pylist(_rows()))
-        recognizers = [create({"name": "tide.regex"}), create({"name": "tide.known_phi", "rows": PATIENTS})]
-        recognize_study(wh, S, CONFIG, progress=False, recognizers=recognizers)
+        specs = ({"name": "tide.regex"}, {"name": "tide.known_phi", "rows": PATIENTS})
+        recognize_study(wh, S, CONFIG.with_(recognizers=specs), progress=False)
         keys = FileKeyProvider(root / "keys")
         keys.create(S, K)
         anonymize_study(wh, S, K, keys, CONFIG, progress=False)
@@ -550,7 +549,7 @@ def test_a_one_note_study_can_be_accounted_for(tmp_path, key_provider, n_notes, 
     w = open_warehouse(f"duckdb:{tmp_path / 'one.duckdb'}")
     try:
         w.replace_table("notes", pa.Table.from_pylist([dict(_rows()[2], study=S if n_notes else "other")]))
-        recognize_study(w, S, CONFIG, progress=False, recognizers=[create({"name": "tide.regex"})])
+        recognize_study(w, S, CONFIG.with_(recognizers=({"name": "tide.regex"},)), progress=False)
         key_provider.create(S, K)
         anonymize_study(w, S, K, key_provider, CONFIG, progress=False)
         out = rows_accounted(w, CONFIG, S, K)
@@ -973,8 +972,8 @@ def test_a_match_that_only_touches_a_released_range_is_not_covered_by_it(wh, bef
 
 def test_span_cache_rows_of_another_study_name_no_surface_of_this_one(wh):
     """Another study holds note 'a' too, with a span on 'seen' (released unchanged here): not this release's PHI."""
-    from tide_core.cache.span_cache import SpanCache
     from tide_core.spans import Note, Span
+    from tide_core.store.span_cache import SpanCache
 
     text = NOTES[0]["text"]
     start = text.index("seen")

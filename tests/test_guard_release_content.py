@@ -1,5 +1,5 @@
 """Row hashes, fingerprints, bucket and batch ids, and the candidate's verification
-(``tide_core/cache/release_content.py``), pure and in well under a second.
+(``tide_core/store/release_content.py``), pure and in well under a second.
 
 Every digest is recomputed here from its documented construction (domain string, length-prefixed parts,
 ``\\x01`` for a missing value, sorted hashes) with hashlib, not read from the module.
@@ -11,8 +11,8 @@ import hashlib
 
 import pytest
 
-from tide_core.cache import release_content as rc
 from tide_core.errors import InputError
+from tide_core.store import release_content as rc
 
 COLS = ("note_ref", "patient_ref", "note_date", "note_type", "source", "site", "text", "anonymizer", "fingerprint")
 

@@ -19,13 +19,13 @@ from scipy.stats import beta, hypergeom
 
 from tide_core.assurance.audit_table import AuditRecord
 from tide_core.assurance.gate import ReleaseGatePolicy
-from tide_core.cache import tables
-from tide_core.cache.release_content import row_hash
-from tide_core.cache.tables import TableNames
 from tide_core.errors import InputError
 from tide_core.io.duckdb_warehouse import DuckDBWarehouse
 from tide_core.release import evidence as ev
 from tide_core.release.evidence import CandidateRow, Frame, evaluate_evidence, frame_leak_bound
+from tide_core.store import tables
+from tide_core.store.release_content import row_hash
+from tide_core.store.tables import TableNames
 
 NAMES = TableNames.with_prefix("x_")
 POLICY = ReleaseGatePolicy()

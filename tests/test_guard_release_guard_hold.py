@@ -19,11 +19,11 @@ import pytest
 
 from tide_core.assurance import guard_hold as gh
 from tide_core.assurance.guard_model import N_FEATURES, GuardModel, _hash
-from tide_core.cache import tables
-from tide_core.cache.tables import TableNames
 from tide_core.config import TideConfig
 from tide_core.errors import ConfigError
 from tide_core.io.duckdb_warehouse import DuckDBWarehouse
+from tide_core.store import tables
+from tide_core.store.tables import TableNames
 
 NAMES = TableNames.with_prefix("x_")
 CONFIG = TideConfig(recognizers=({"name": "tide.regex"},), tables=NAMES)

@@ -24,7 +24,6 @@ from tide_core.anonymize.keys import FileKeyProvider
 from tide_core.assurance.gate import ReleaseGatePolicy
 from tide_core.assurance.guard_hold import HELD_CODE, NO_GUARD
 from tide_core.assurance.guard_model import N_FEATURES, GuardModel, _hash, featurize
-from tide_core.cache.release_store import ReleaseStore
 from tide_core.cli.cmd_demo import load_demo
 from tide_core.config import TideConfig
 from tide_core.errors import ConfigError
@@ -34,6 +33,7 @@ from tide_core.release.lifecycle import AWAITING_AUDIT, PUBLISHED, decide
 from tide_core.review.api import ReviewAPI
 from tide_core.review.store import ReviewStore
 from tide_core.runner import anonymize_study, recognize_study
+from tide_core.store.release_store import ReleaseStore
 
 STUDY, KEY = "demo", "k1"
 STRONG, WEAK = "zorblax", "quibbet"

@@ -14,12 +14,12 @@ import datetime as dt
 import hashlib
 import json
 
-from tide_core.cache import tables
-from tide_core.cache.span_cache import CacheEntry, SpanRows
 from tide_core.engine import release_input as ri
 from tide_core.engine.study_chunks import ChunkPlan, StudyChunk
 from tide_core.io.shards import ShardRef
 from tide_core.spans import Note, Quarantined, Span
+from tide_core.store import tables
+from tide_core.store.span_cache import CacheEntry, SpanRows
 
 
 def sha(text: str) -> str:

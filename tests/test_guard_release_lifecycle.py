@@ -21,14 +21,14 @@ import pytest
 from tide_core.assurance.audit_table import AuditRecord, records_to_table
 from tide_core.assurance.gate import ReleaseGatePolicy
 from tide_core.assurance.guard_hold import NO_GUARD
-from tide_core.cache import tables
-from tide_core.cache.release_content import row_hash
-from tide_core.cache.tables import RELEASES, TableNames
 from tide_core.config import TideConfig
 from tide_core.io.duckdb_warehouse import DuckDBWarehouse
 from tide_core.release import lifecycle as lc
 from tide_core.release import publish as pub
 from tide_core.release.outcome import CheckOutcome
+from tide_core.store import tables
+from tide_core.store.release_content import row_hash
+from tide_core.store.tables import RELEASES, TableNames
 
 NAMES = TableNames.with_prefix("x_")
 CONFIG = TideConfig(recognizers=({"name": "tide.regex"},), tables=NAMES)

@@ -16,13 +16,13 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tide_core.cache import tables
-from tide_core.cache.release_content import row_hash
-from tide_core.cache.tables import TableNames
 from tide_core.errors import ConfigError, InputError
 from tide_core.io.duckdb_warehouse import DuckDBWarehouse
 from tide_core.io.open import open_warehouse
 from tide_core.release import publish as pub
+from tide_core.store import tables
+from tide_core.store.release_content import row_hash
+from tide_core.store.tables import TableNames
 
 NAMES = TableNames.with_prefix("x_")
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)

@@ -1,4 +1,4 @@
-"""Every read of the released tables (``tide_core/cache/release_store.py``), on a real DuckDB in about a second.
+"""Every read of the released tables (``tide_core/store/release_store.py``), on a real DuckDB in about a second.
 
 A read returns exactly the rows of the configured (prefixable) table that belong to the asked study, key
 and notes, with the asked columns; a table that does not exist reads as empty (the empty schema for Arrow
@@ -16,10 +16,10 @@ import json
 
 import pytest
 
-from tide_core.cache import tables
-from tide_core.cache.release_store import ReleaseStore
-from tide_core.cache.tables import SCHEMAS, TABLES, TableNames
 from tide_core.io.duckdb_warehouse import DuckDBWarehouse
+from tide_core.store import tables
+from tide_core.store.release_store import ReleaseStore
+from tide_core.store.tables import SCHEMAS, TABLES, TableNames
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 T1 = dt.datetime(2026, 2, 1, tzinfo=dt.UTC)

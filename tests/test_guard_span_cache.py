@@ -1,4 +1,4 @@
-"""The span cache (``tide_core/cache/span_cache.py``), checked column by column on a real DuckDB in memory.
+"""The span cache (``tide_core/store/span_cache.py``), checked column by column on a real DuckDB in memory.
 
 What is pinned: every column ``store``/``store_chunk`` write for a recognizer span and a recognized note;
 a cache hit needs status ``ok``, the same fingerprint and the same text hash; kept notes keep their rows
@@ -18,13 +18,13 @@ import hashlib
 
 import pytest
 
-from tide_core.cache import span_cache, tables
-from tide_core.cache.span_cache import REVIEWER, CacheEntry, ReviewSummary, SpanCache
-from tide_core.cache.tables import TableNames
 from tide_core.errors import InputError
 from tide_core.io.duckdb_warehouse import DuckDBWarehouse
 from tide_core.io.warehouse import PartitionWrite
 from tide_core.spans import Note, Span
+from tide_core.store import span_cache, tables
+from tide_core.store.span_cache import REVIEWER, CacheEntry, ReviewSummary, SpanCache
+from tide_core.store.tables import TableNames
 
 N1 = Note("n1", "p1", "Seen by Dr. Adams on 3/4/2021.")  # DOCTOR 12-17, DATE 21-29
 N2 = Note("n2", "p2", "Call 555-123-4567.")  # PHONE 5-17

@@ -21,13 +21,13 @@ import json
 import pyarrow as pa
 import pytest
 
-from tide_core.cache.tables import TableNames
 from tide_core.config import TideConfig
 from tide_core.engine import study_chunks as sc
 from tide_core.errors import ConfigError
 from tide_core.io.duckdb_warehouse import DuckDBWarehouse
 from tide_core.io.warehouse import StreamingWarehouse, Warehouse
 from tide_core.spans import Note
+from tide_core.store.tables import TableNames
 
 CONFIG = TideConfig.preset("rules")
 

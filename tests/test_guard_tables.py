@@ -1,4 +1,4 @@
-"""The table registry's rules (``tide_core/cache/tables.py``), recomputed from their definition.
+"""The table registry's rules (``tide_core/store/tables.py``), recomputed from their definition.
 
 What is pinned: a table spec's default name (``tide_<kind>``), its DDL file (two-digit number), its
 BigQuery clustering (the columns ``study``, ``key``, ``note_id`` it has, in that order); the names
@@ -16,9 +16,9 @@ from dataclasses import fields
 import pyarrow as pa
 import pytest
 
-from tide_core.cache import tables
-from tide_core.cache.tables import SCHEMAS, TABLES, TableNames, TableSpec
 from tide_core.errors import ConfigError
+from tide_core.store import tables
+from tide_core.store.tables import SCHEMAS, TABLES, TableNames, TableSpec
 
 FIELDS = [f.name for f in fields(TableNames)]
 DEFAULTS = {

@@ -14,11 +14,11 @@ import datetime as dt
 import pyarrow as pa
 import pytest
 
-from tide_core.cache import tables
 from tide_core.config import TideConfig
 from tide_core.io.open import open_warehouse
 from tide_core.release import known_phi_check
 from tide_core.release.known_phi_check import KINDS, known_phi_survives
+from tide_core.store import tables
 
 try:  # reuse the BigQuery emulator fixture; without bqemulator only the BigQuery tests skip
     import bqemulator  # noqa: F401

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tide_core.person_roles import assign_roles
 from tide_core.spans import Span
+from tide_core.steps.person_roles import assign_roles
 
 
 def _spans(text: str, *items: tuple[str, str]) -> list[Span]:

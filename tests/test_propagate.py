@@ -1,7 +1,7 @@
 from itertools import pairwise
 
-from tide_core.propagate import QUALIFIED, propagate_spans
 from tide_core.spans import Note, Span
+from tide_core.steps.propagate import QUALIFIED, propagate_spans
 
 
 def spans_of(text, *pairs):
@@ -62,7 +62,7 @@ def test_engine_drops_spans_without_letters_or_digits():
 
 
 def test_tidy_splits_lines_and_people_and_trims_punctuation():
-    from tide_core.span_tidy import tidy_spans
+    from tide_core.steps.span_tidy import tidy_spans
 
     text = "Dr. Palmer\n\nSurrogate: Seen with Dr Parker and MASON, AMANDA. -- WARD, YURI\nPhone (617) 555-0100"
 
@@ -90,7 +90,7 @@ def test_tidy_splits_lines_and_people_and_trims_punctuation():
 
 
 def test_tidy_drops_person_spans_without_letters_but_keeps_numeric_values():
-    from tide_core.span_tidy import tidy_spans
+    from tide_core.steps.span_tidy import tidy_spans
 
     text = "Signed 33709. MRN 33709."
     person = Span("n", 7, 13, "DOCTOR", 0.9, "m@1")  # "33709." as a name: no surrogate possible
@@ -99,7 +99,7 @@ def test_tidy_drops_person_spans_without_letters_but_keeps_numeric_values():
 
 
 def test_tidy_trims_ages_to_digits_and_drops_phone_stubs():
-    from tide_core.span_tidy import tidy_spans
+    from tide_core.steps.span_tidy import tidy_spans
 
     text = "Mr. Rosenthal, 39M, call +1\n402 636 1003"
     age = Span("n", 15, 18, "AGE", 0.9, "m@1")
@@ -109,7 +109,7 @@ def test_tidy_trims_ages_to_digits_and_drops_phone_stubs():
 
 
 def test_tidy_trims_credentials_off_names():
-    from tide_core.span_tidy import tidy_spans
+    from tide_core.steps.span_tidy import tidy_spans
 
     text = "| 98.6F | Hamish RN |\nBest,\nYusuf Schoenberg MB ChB MRCP\n"
     a = text.index("Hamish")
@@ -119,7 +119,7 @@ def test_tidy_trims_credentials_off_names():
 
 
 def test_tidy_takes_an_initial_into_the_name_after_it():
-    from tide_core.span_tidy import tidy_spans
+    from tide_core.steps.span_tidy import tidy_spans
 
     text = "98%\t36.7\tP. Falkenrath 05/17\n-- d. valdivia\nAX. Reyes, e.g. Lopez, A.  Winter, MRN. Diaz"
     spans = [
@@ -138,7 +138,7 @@ def test_tidy_turns_four_digit_ages_into_ids_and_the_note_is_released():
     anonymizer gives it a format-preserving surrogate, and the note is not quarantined (E420)."""
     from tide_core.anonymize.engine import Anonymizer
     from tide_core.anonymize.keys import keyring_for_tests
-    from tide_core.span_tidy import tidy_spans
+    from tide_core.steps.span_tidy import tidy_spans
 
     text = "Time seen: 1045\nNaoko Gaines, 32 y/o, 104 yo"
     clock = Span("n", 11, 15, "AGE", 0.9, "m@1")
@@ -158,7 +158,7 @@ def test_tidy_keeps_locations_of_unit_words_and_the_anonymizer_replaces_them():
     quarantined for a surrogate equal to its original (E405)."""
     from tide_core.anonymize.engine import Anonymizer
     from tide_core.anonymize.keys import keyring_for_tests
-    from tide_core.span_tidy import tidy_spans
+    from tide_core.steps.span_tidy import tidy_spans
 
     text = "Naples, FL 32202. Lives in South\nHadley. Springfield Hospital, Rm 8A; NW; Ave; street"
     words = ("FL", "South", "Rm", "NW", "Ave", "street")

@@ -427,11 +427,11 @@ def test_runner_with_the_ray_executor_fills_the_same_cache(ray_session, tmp_path
     """`recognize_study(..., executor="ray")` writes the same spans and fingerprint as local."""
     from dataclasses import replace
 
-    from tide_core.cache.span_cache import SpanCache
     from tide_core.cli.cmd_demo import load_demo
     from tide_core.config import TideConfig
     from tide_core.io.open import open_warehouse
     from tide_core.runner import recognize_study
+    from tide_core.store.span_cache import SpanCache
 
     out = {}
     for executor in ("local", "ray"):

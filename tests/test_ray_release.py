@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.cache.span_cache import SpanCache
 from tide_core.chunk_progress import ChunkProgress
 from tide_core.cli.cmd_demo import load_demo
 from tide_core.config import TideConfig
@@ -20,6 +19,7 @@ from tide_core.io.duckdb_warehouse import DuckDBWarehouse
 from tide_core.io.staging import ENV_STAGING_DIR
 from tide_core.runner import anonymize_study, recognize_study
 from tide_core.spans import Note
+from tide_core.store.span_cache import SpanCache
 from warehouse_probes import NotesReads, ShardVanishes, Without
 
 pytest.importorskip("ray")

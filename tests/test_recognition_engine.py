@@ -186,7 +186,7 @@ def test_empty_input():
 
 
 def test_policy_threshold_applies():
-    from tide_core.resolve import ResolutionPolicy
+    from tide_core.steps.resolve import ResolutionPolicy
 
     notes = make_notes(2)
     low = PatternRecognizer("test.low", r"\d{3}-\d{3}-\d{4}", "PHONE", score=0.3)
@@ -197,7 +197,7 @@ def test_policy_threshold_applies():
 
 
 def test_fingerprint_tracks_output_affecting_settings_only():
-    from tide_core.resolve import ResolutionPolicy
+    from tide_core.steps.resolve import ResolutionPolicy
 
     base = recognition_fingerprint([DATE(), MRN()])
     assert base == recognition_fingerprint([DATE(), MRN()], None)

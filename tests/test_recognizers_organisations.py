@@ -51,8 +51,8 @@ def test_employer_cue_overrides_medical_words_but_not_facilities():
 
 
 def test_same_extent_other_beats_hospital_in_resolution():
-    from tide_core.resolve import resolve_spans
     from tide_core.spans import Span
+    from tide_core.steps.resolve import resolve_spans
 
     got = resolve_spans([Span("n", 0, 10, "HOSPITAL", 0.9, "m@1"), Span("n", 0, 10, "OTHER", 0.7, "tide.org@1")])
     assert [s.label for s in got] == ["OTHER"]

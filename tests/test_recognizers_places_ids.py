@@ -327,8 +327,8 @@ def test_bare_speakers_need_a_chat_log():
 
 
 def test_the_recognition_only_given_names_never_reach_the_surrogate_list():
-    from tide_core.propagate import name_lexicon
     from tide_core.recognizers.given_names import recognition_given_names
+    from tide_core.steps.propagate import name_lexicon
 
     surrogate_given = name_lexicon()[0]
     more = recognition_given_names() - surrogate_given

@@ -13,10 +13,10 @@ import pytest
 
 import release_study
 from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.cache.tables import SPANS
 from tide_core.config import TideConfig
 from tide_core.release import evidence, lifecycle, publish
 from tide_core.runner import anonymize_study, recognize_study
+from tide_core.store.tables import SPANS
 
 try:
     import bqemulator  # noqa: F401

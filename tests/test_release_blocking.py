@@ -17,11 +17,11 @@ import pytest
 
 import release_study
 from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.cache.release_content import row_hash
 from tide_core.config import TideConfig
 from tide_core.io.open import open_warehouse
 from tide_core.release import evidence, lifecycle, publish
 from tide_core.runner import anonymize_study, recognize_study
+from tide_core.store.release_content import row_hash
 
 S, K = "big", "k1"
 CONFIG = TideConfig.preset("rules")

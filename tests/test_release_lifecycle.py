@@ -23,11 +23,11 @@ import pytest
 
 from tests.release_helpers import audit_every_frame, researchers_see
 from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.cache.span_cache import SpanCache
 from tide_core.config import TideConfig
 from tide_core.errors import InputError
 from tide_core.io.open import open_warehouse
 from tide_core.release import evidence
+from tide_core.store.span_cache import SpanCache
 
 warnings.filterwarnings("ignore", category=dg.BetaWarning)
 warnings.filterwarnings("ignore", category=dg.PreviewWarning)
@@ -150,7 +150,7 @@ class Env:
 
 
 def _notes(wh, config):
-    from tide_core.runner import read_study_input
+    from tide_core.engine.study_input import read_study_input
 
     return read_study_input(wh, S, config).notes
 

@@ -16,11 +16,11 @@ import pytest
 import release_study
 from tide_core.anonymize.engine import Anonymizer
 from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.cache.span_cache import SpanCache
 from tide_core.config import TideConfig
 from tide_core.io.open import open_warehouse
 from tide_core.runner import anonymize_study, recognize_study
 from tide_core.spans import Note
+from tide_core.store.span_cache import SpanCache
 
 S, K = "big", "k1"
 CONFIG = TideConfig.preset("rules")

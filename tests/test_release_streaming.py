@@ -19,13 +19,13 @@ import pytest
 import release_study
 from release_helpers import audit_every_frame, fixed_key, researchers_see
 from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.cache.release_content import row_hash
 from tide_core.config import TideConfig
 from tide_core.engine import study_chunks
 from tide_core.io.duckdb_warehouse import DuckDBWarehouse
 from tide_core.io.open import open_warehouse
 from tide_core.release import evidence, lifecycle, publish, scan
 from tide_core.runner import anonymize_study, recognize_study
+from tide_core.store.release_content import row_hash
 
 S, K = "big", "k1"
 N_NOTES, N_PATIENTS = 60, 12

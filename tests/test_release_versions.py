@@ -29,13 +29,13 @@ import pytest
 
 import release_study
 from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.cache.release_content import RESEARCHER_COLUMNS
 from tide_core.cli.main import main
 from tide_core.config import TideConfig
 from tide_core.errors import InputError
 from tide_core.io.open import open_warehouse
 from tide_core.release import evidence, lifecycle, publish
 from tide_core.runner import anonymize_study, recognize_study
+from tide_core.store.release_content import RESEARCHER_COLUMNS
 
 S, K = "big", "k1"
 N_NOTES, N_PATIENTS, CHUNK = 2000, 150, 500

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tide_core.errors import ConfigError
-from tide_core.resolve import ResolutionPolicy, resolve_spans
 from tide_core.spans import Span
+from tide_core.steps.resolve import ResolutionPolicy, resolve_spans
 from tide_core.types import LABELS
 
 

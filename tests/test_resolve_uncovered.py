@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tide_core.engine.recognition import finish_note
-from tide_core.resolve import ResolutionPolicy, resolve_spans, uncovered_parts
-from tide_core.span_tidy import tidy_spans
 from tide_core.spans import Span
+from tide_core.steps.resolve import ResolutionPolicy, resolve_spans, uncovered_parts
+from tide_core.steps.span_tidy import tidy_spans
 from tide_core.types import LABELS
 
 

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pytest
 
-from tide_core.cache import tables
-from tide_core.cache.span_cache import REVIEWER, SpanCache
 from tide_core.io.open import open_warehouse
 from tide_core.review.api import ReviewAPI
 from tide_core.review.server import start_in_thread
 from tide_core.review.store import ReviewStore
 from tide_core.spans import Note, Span
+from tide_core.store import tables
+from tide_core.store.span_cache import REVIEWER, SpanCache
 
 STUDY = "s1"
 KEY = "k1"

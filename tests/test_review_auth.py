@@ -24,11 +24,11 @@ from pathlib import Path
 
 import pytest
 
-from tide_core.cache.span_cache import SpanCache
 from tide_core.io.open import open_warehouse
 from tide_core.review.api import ReviewAPI
 from tide_core.review.server import start_in_thread
 from tide_core.review.store import ReviewStore
+from tide_core.store.span_cache import SpanCache
 
 _spec = importlib.util.spec_from_file_location("_review_fixtures", Path(__file__).with_name("test_review_api.py"))
 fx = sys.modules.setdefault("_review_fixtures", importlib.util.module_from_spec(_spec))

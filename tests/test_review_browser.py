@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from tide_core.cache.span_cache import REVIEWER, SpanCache
 from tide_core.io.open import open_warehouse
 from tide_core.review.api import ReviewAPI
 from tide_core.review.server import start_in_thread
 from tide_core.review.store import ReviewStore
 from tide_core.spans import Span
+from tide_core.store.span_cache import REVIEWER, SpanCache
 
 CHROMIUM = os.environ.get("TIDE_CHROMIUM", "/usr/bin/chromium")
 # Flags for this sandbox: root (no sandbox), no GPU, and no background network traffic to

@@ -14,12 +14,12 @@ import pyarrow as pa
 import pytest
 
 from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.cache import tables
-from tide_core.cache.span_cache import REVIEWER, SpanCache, text_sha256
 from tide_core.cli.main import main
 from tide_core.io.open import open_warehouse
 from tide_core.review.store import ReviewStore
 from tide_core.spans import Note, Span
+from tide_core.store import tables
+from tide_core.store.span_cache import REVIEWER, SpanCache, text_sha256
 
 STUDY, KEY = "s", "k1"
 T1 = "Follow-up call on 03/04/2021. Qwix Zorvath agreed to the plan; Qwix Zorvath will call back."

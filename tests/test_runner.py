@@ -5,11 +5,11 @@ import logging
 import pyarrow as pa
 import pytest
 
-from tide_core.cache.span_cache import SpanCache
 from tide_core.cli.cmd_demo import load_demo
 from tide_core.config import TideConfig
 from tide_core.io.open import open_warehouse
 from tide_core.runner import anonymize_study, recognize_study
+from tide_core.store.span_cache import SpanCache
 
 
 @pytest.fixture(scope="module")

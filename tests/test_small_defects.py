@@ -19,11 +19,11 @@ from tide_core.anonymize.keys import FileKeyProvider
 from tide_core.assurance.audit_table import TABLE_NAME as AUDITS_TABLE
 from tide_core.cli.main import main
 from tide_core.config import TideConfig
+from tide_core.engine.study_input import read_study_input
 from tide_core.io.open import open_warehouse
-from tide_core.recognizers.registry import create
 from tide_core.release import evidence
 from tide_core.release.checks import rows_accounted
-from tide_core.runner import anonymize_study, read_study_input, recognize_study
+from tide_core.runner import anonymize_study, recognize_study
 
 try:  # reuse the BigQuery emulator fixture; without bqemulator only the BigQuery test skips
     import bqemulator  # noqa: F401
@@ -71,8 +71,8 @@ def release(tmp_path_factory):
     wh = open_warehouse(url)
     try:
         wh.replace_table("notes", pa.Table.from_pylist(rows))
-        recognizers = [create({"name": "tide.regex"}), create({"name": "tide.known_phi", "rows": PATIENTS})]
-        recognize_study(wh, S, CONFIG, progress=False, recognizers=recognizers)
+        specs = ({"name": "tide.regex"}, {"name": "tide.known_phi", "rows": PATIENTS})
+        recognize_study(wh, S, CONFIG.with_(recognizers=specs), progress=False)
         keys = FileKeyProvider(root / "keys")
         keys.create(S, K)
         anonymize_study(wh, S, K, keys, CONFIG, progress=False)

@@ -1,9 +1,9 @@
 import pytest
 
-from tide_core.cache.span_cache import SpanCache
 from tide_core.errors import InputError
 from tide_core.io.open import open_warehouse
 from tide_core.spans import Note, Span
+from tide_core.store.span_cache import SpanCache
 
 
 @pytest.fixture

@@ -23,12 +23,12 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from tide_core.cache import tables
-from tide_core.cache.span_cache import SpanCache
 from tide_core.errors import WarehouseError
 from tide_core.io.duckdb_warehouse import DuckDBWarehouse
 from tide_core.io.warehouse import PartitionWrite
 from tide_core.spans import Note, Span
+from tide_core.store import tables
+from tide_core.store.span_cache import SpanCache
 
 STUDY = "s"
 N_NOTES, N_SPANS = 40, 8  # 40 recognized-notes rows and 320 span rows per commit
@@ -38,7 +38,7 @@ N_NOTES, N_SPANS = 40, 8  # 40 recognized-notes rows and 320 span rows per commi
 # commits span-cache batches in a loop until it is SIGKILLed.
 ZYGOTE = r"""
 import os, sys
-from tide_core.cache.span_cache import SpanCache
+from tide_core.store.span_cache import SpanCache
 from tide_core.io.duckdb_warehouse import DuckDBWarehouse
 from tide_core.spans import Note, Span
 

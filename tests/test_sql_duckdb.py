@@ -16,13 +16,13 @@ import pyarrow as pa
 import pytest
 
 from tests.release_helpers import researchers_see
-from tide_core.cache import tables
-from tide_core.cache.release_content import row_hash
-from tide_core.cache.tables import TableNames
 from tide_core.errors import ConfigError
 from tide_core.io.open import open_warehouse
 from tide_core.release import publish
 from tide_core.release.lifecycle import RELEASES
+from tide_core.store import tables
+from tide_core.store.release_content import row_hash
+from tide_core.store.tables import TableNames
 from tide_etl.sql_files import SQL_DIR, render_duckdb, run_duckdb, source
 
 T0 = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)

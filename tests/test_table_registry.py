@@ -1,4 +1,4 @@
-"""One table registry: names (prefixable), schemas, partitions and clustering in tide_core.cache.tables;
+"""One table registry: names (prefixable), schemas, partitions and clustering in tide_core.store.tables;
 sql/ddl generated from it; every read of the released tables through ReleaseStore."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from tide_core.cache import ddl, tables
-from tide_core.cache.release_store import ReleaseStore
-from tide_core.cache.tables import TABLES, TableNames
 from tide_core.io.open import open_warehouse
+from tide_core.store import ddl, tables
+from tide_core.store.release_store import ReleaseStore
+from tide_core.store.tables import TABLES, TableNames
 
 DDL_DIR = Path(__file__).resolve().parents[1] / "sql" / "ddl"
 
@@ -21,9 +21,9 @@ DDL_DIR = Path(__file__).resolve().parents[1] / "sql" / "ddl"
 def test_checked_in_ddl_equals_the_generated_ddl():
     generated = ddl.rendered()
     on_disk = {p.name: p.read_text(encoding="utf-8") for p in sorted(DDL_DIR.glob("*.sql"))}
-    assert sorted(on_disk) == sorted(generated), "run `python -m tide_core.cache.ddl`"
+    assert sorted(on_disk) == sorted(generated), "run `python -m tide_core.store.ddl`"
     for name, text in generated.items():
-        assert on_disk[name] == text, f"{name} differs from the registry: run `python -m tide_core.cache.ddl`"
+        assert on_disk[name] == text, f"{name} differs from the registry: run `python -m tide_core.store.ddl`"
 
 
 def test_every_tide_table_is_in_the_registry_and_in_table_names():

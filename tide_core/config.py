@@ -17,9 +17,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from tide_core.cache.tables import TableNames
 from tide_core.errors import ConfigError
 from tide_core.model_location import default_model_dir, default_model_spec
+from tide_core.store.tables import TableNames
 from tide_core.types import EXECUTORS
 
 

@@ -12,9 +12,10 @@ from collections.abc import Iterator
 
 import dagster as dg
 
-from tide_core.cache.span_cache import text_sha256
+from tide_core.engine.study_input import read_study_input
 from tide_core.release.lifecycle import AWAITING_AUDIT, PENDING, PUBLISHED, decide, set_status
-from tide_core.runner import anonymize_study, read_study_input, recognize_study
+from tide_core.runner import anonymize_study, recognize_study
+from tide_core.store.span_cache import text_sha256
 from tide_etl.partitions import release_partitions, split_release_key, study_of_release, study_partitions
 from tide_etl.resources import KeyProviderResource, ReleaseGateResource, TideConfigResource, WarehouseResource
 from tide_etl.retry import ONE_PARTITION_PER_RUN, POOL, TRANSIENT_RETRY, transient_only

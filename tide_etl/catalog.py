@@ -4,7 +4,7 @@ code versions, freshness.
 Computed when the definitions load from the (resolved) resources, so the catalog shows the
 warehouse and configuration the runs use: kinds ``duckdb``/``bigquery`` from the warehouse URL,
 ``dagster/table_name`` qualified by its schema or dataset, column schemas from the table
-registry (``tide_core.cache.tables.TABLES``), and ``code_version`` from what decides each
+registry (``tide_core.store.tables.TABLES``), and ``code_version`` from what decides each
 asset's output (recognizer specs and the versioned note steps; the anonymizer's
 ``name@version``; the gate policy's ``describe()`` -- its ``name@version`` and a digest of what it
 decides -- and any approval of a weakening override).  A change there marks the downstream
@@ -23,12 +23,12 @@ import dagster as dg
 
 from tide_core.anonymize.engine import VERSION as ANONYMIZER
 from tide_core.assurance.gate import ReleaseGatePolicy
-from tide_core.cache.tables import TABLES, TableNames
 from tide_core.config import TideConfig
 from tide_core.engine.recognition import note_steps
 from tide_core.engine.validation import METADATA_COLUMNS, REQUIRED_COLUMNS
 from tide_core.fingerprint import Step, fingerprint, step_fingerprint
 from tide_core.release.publish import RESEARCHER_OBJECTS, STORE_ENV, VERSIONS_VIEW_SQL, VIEW_SQL
+from tide_core.store.tables import TABLES, TableNames
 
 #: Who answers for TIDE's assets (Dagster owners: an e-mail or ``team:NAME``).
 OWNERS = ("team:tide-data-engineering",)

@@ -8,8 +8,8 @@ Launchpad with ``ops: {rollback_release: {config: {study: ..., key: ..., to_vers
 
 import dagster as dg
 
-from tide_core.cache.tables import TableNames
 from tide_core.release import lifecycle, publish
+from tide_core.store.tables import TableNames
 from tide_etl.partitions import release_key
 from tide_etl.resources import WarehouseResource
 from tide_etl.views import researcher_view_rows, view_metadata

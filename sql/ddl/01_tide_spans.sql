@@ -1,5 +1,5 @@
 -- Span cache: one row per recognized (or reviewer-added) span, original offsets, no surface strings. Written by recognition; partition = study.
--- Generated from tide_core.cache.tables.TABLES['spans'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
+-- Generated from tide_core.store.tables.TABLES['spans'] by `python -m tide_core.store.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_spans` (
   `study` STRING,
   `note_id` STRING,

@@ -1,5 +1,5 @@
 -- One row per recognized note: cache key (study, note_id, text_sha256, fingerprint) and status. Partition = study.
--- Generated from tide_core.cache.tables.TABLES['recognized_notes'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
+-- Generated from tide_core.store.tables.TABLES['recognized_notes'] by `python -m tide_core.store.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_recognized_notes` (
   `study` STRING,
   `note_id` STRING,

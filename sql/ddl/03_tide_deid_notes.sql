@@ -1,5 +1,5 @@
 -- Release candidate: de-identified notes, one row per (study, key, note), rewritten by every anonymization run; researchers read published versions (tide_published_*), never this table. Partition = (study, key).
--- Generated from tide_core.cache.tables.TABLES['deid_notes'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
+-- Generated from tide_core.store.tables.TABLES['deid_notes'] by `python -m tide_core.store.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_deid_notes` (
   `study` STRING,
   `key` STRING,

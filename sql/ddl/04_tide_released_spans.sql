@@ -1,5 +1,5 @@
 -- Released span metadata: output offsets and labels, never original values. Partition = (study, key).
--- Generated from tide_core.cache.tables.TABLES['released_spans'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
+-- Generated from tide_core.store.tables.TABLES['released_spans'] by `python -m tide_core.store.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_released_spans` (
   `study` STRING,
   `key` STRING,

@@ -1,5 +1,5 @@
 -- Rows not released, with a coded reason (no note text). key = '' for recognition-stage rows.
--- Generated from tide_core.cache.tables.TABLES['quarantine'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
+-- Generated from tide_core.store.tables.TABLES['quarantine'] by `python -m tide_core.store.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_quarantine` (
   `study` STRING,
   `key` STRING,

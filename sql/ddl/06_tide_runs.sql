@@ -1,5 +1,5 @@
 -- One row per recognition / anonymization run (append only).
--- Generated from tide_core.cache.tables.TABLES['runs'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
+-- Generated from tide_core.store.tables.TABLES['runs'] by `python -m tide_core.store.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_runs` (
   `run_id` STRING,
   `study` STRING,

@@ -1,5 +1,5 @@
 -- Audit rounds (append only): patients sampled and leaks found per (study, key, bucket); counts and reviewer only. The release gate pools every round.
--- Generated from tide_core.cache.tables.TABLES['audits'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
+-- Generated from tide_core.store.tables.TABLES['audits'] by `python -m tide_core.store.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_audits` (
   `study` STRING,
   `key` STRING,

@@ -1,5 +1,5 @@
 -- One row per (study, key) release: counts, versions, the release-gate decision and the status (pending | blocked | awaiting_audit | published | rolled_back) of the candidate, its content fingerprint, the version researchers see and the gate policy, the documents held by the PHI Guard and its version and thresholds. Written by tide_core.release.lifecycle.
--- Generated from tide_core.cache.tables.TABLES['releases'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
+-- Generated from tide_core.store.tables.TABLES['releases'] by `python -m tide_core.store.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_releases` (
   `study` STRING,
   `key` STRING,

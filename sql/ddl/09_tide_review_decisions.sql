@@ -1,5 +1,5 @@
 -- Reviewer decisions (data, not cache): one row per decision on a span of a note's text (text_sha256), with the reviewer. Never rewritten by recognition; partition = study.
--- Generated from tide_core.cache.tables.TABLES['review_decisions'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
+-- Generated from tide_core.store.tables.TABLES['review_decisions'] by `python -m tide_core.store.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_review_decisions` (
   `study` STRING,
   `note_id` STRING,

@@ -1,5 +1,5 @@
 -- Drift verdicts (append only): one row per drift check of a (study, key) batch; aggregate statistics only. The release gate reads the newest.
--- Generated from tide_core.cache.tables.TABLES['drift'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
+-- Generated from tide_core.store.tables.TABLES['drift'] by `python -m tide_core.store.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_drift` (
   `study` STRING,
   `key` STRING,

@@ -1,5 +1,5 @@
 -- PHI Guard scores of one release (numbers and ids only): held rows are the review pile, rank 1 riskiest; richness stratifies the audit sample. Partition = (study, key).
--- Generated from tide_core.cache.tables.TABLES['guard_scores'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
+-- Generated from tide_core.store.tables.TABLES['guard_scores'] by `python -m tide_core.store.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_guard_scores` (
   `study` STRING,
   `key` STRING,

@@ -1,5 +1,5 @@
 -- Audit frames: the released rows (row_hash, patient_ref) an audit round sampled from. The gate counts a round only for the content its frame holds. Partition = (study, key).
--- Generated from tide_core.cache.tables.TABLES['audit_frames'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
+-- Generated from tide_core.store.tables.TABLES['audit_frames'] by `python -m tide_core.store.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_audit_frames` (
   `study` STRING,
   `key` STRING,

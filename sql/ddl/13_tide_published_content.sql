@@ -1,5 +1,5 @@
 -- Published release content, researcher columns only, one row per distinct released row (row_hash). Written only by publish. Partition = (study, key).
--- Generated from tide_core.cache.tables.TABLES['published_content'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
+-- Generated from tide_core.store.tables.TABLES['published_content'] by `python -m tide_core.store.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_published_content` (
   `study` STRING,
   `key` STRING,

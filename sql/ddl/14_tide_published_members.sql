@@ -1,5 +1,5 @@
 -- The rows (row_hash) of each published version. Partition = (study, key).
--- Generated from tide_core.cache.tables.TABLES['published_members'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
+-- Generated from tide_core.store.tables.TABLES['published_members'] by `python -m tide_core.store.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_published_members` (
   `study` STRING,
   `key` STRING,

@@ -1,5 +1,5 @@
 -- Every publish and rollback (append only): version, content fingerprint, gate policy and approval.
--- Generated from tide_core.cache.tables.TABLES['release_versions'] by `python -m tide_core.cache.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
+-- Generated from tide_core.store.tables.TABLES['release_versions'] by `python -m tide_core.store.ddl`; replace {{dataset}} with PROJECT.DATASET (the source dataset).
 CREATE TABLE IF NOT EXISTS `{{dataset}}.tide_release_versions` (
   `study` STRING,
   `key` STRING,

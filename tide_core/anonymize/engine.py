@@ -199,7 +199,7 @@ class Anonymizer:
                 raise AnonymizationError(
                     "E462",
                     f"{_where(note, s)} overlaps {prev.label} span [{prev.start}, {prev.end})",
-                    hint="resolve spans first (tide_core.resolve.resolve_spans)",
+                    hint="resolve spans first (tide_core.steps.resolve.resolve_spans)",
                 )
             prev = s
         return ordered

@@ -19,10 +19,10 @@ from typing import Any
 from tide_core.assurance.audit import bucket_of
 from tide_core.assurance.audit_table import AuditRecord
 from tide_core.assurance.stratified import allocate, draw
-from tide_core.cache.release_store import ReleaseStore
-from tide_core.cache.tables import TableNames
 from tide_core.errors import ConfigError
 from tide_core.io.warehouse import Warehouse
+from tide_core.store.release_store import ReleaseStore
+from tide_core.store.tables import TableNames
 
 DESIGN = "stratified-richness"
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from tide_core.assurance.bounds import clopper_pearson_upper
-from tide_core.cache.tables import AUDITS
 from tide_core.errors import InputError
+from tide_core.store.tables import AUDITS
 
 if TYPE_CHECKING:
     pass

@@ -21,14 +21,15 @@ import pyarrow as pa
 
 from tide_core.assurance.drift import SEVERITY
 from tide_core.assurance.screen import screen_released
-from tide_core.cache.release_store import ReleaseStore
-from tide_core.cache.span_cache import SpanCache
-from tide_core.cache.tables import DRIFT, TableNames
 from tide_core.config import TideConfig
 from tide_core.engine.recognition import recognition_fingerprint
+from tide_core.engine.recognizer_setup import build_recognizers
+from tide_core.engine.study_input import read_study_input
 from tide_core.errors import InputError
-from tide_core.runner import build_recognizers, read_study_input
 from tide_core.spans import Note
+from tide_core.store.release_store import ReleaseStore
+from tide_core.store.span_cache import SpanCache
+from tide_core.store.tables import DRIFT, TableNames
 
 if TYPE_CHECKING:
     from tide_core.config import TideConfig

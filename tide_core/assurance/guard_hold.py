@@ -25,11 +25,11 @@ from typing import Any
 
 from tide_core.assurance.guard_model import DocumentScores, GuardModel
 from tide_core.assurance.guard_release import decide
-from tide_core.cache.release_store import ReleaseStore
-from tide_core.cache.tables import to_table
 from tide_core.config import TideConfig
 from tide_core.errors import ConfigError
 from tide_core.io.warehouse import PartitionWrite, Warehouse
+from tide_core.store.release_store import ReleaseStore
+from tide_core.store.tables import to_table
 
 #: Quarantine code and stage of a document held by the PHI Guard for review.
 HELD_CODE = "E773"

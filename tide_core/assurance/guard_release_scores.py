@@ -13,10 +13,10 @@ from typing import Any
 
 from tide_core.assurance.guard_model import DocumentScores, GuardModel
 from tide_core.assurance.guard_release import GuardDecision, decide
-from tide_core.cache.release_store import ReleaseStore
-from tide_core.cache.tables import TableNames
 from tide_core.errors import ConfigError
 from tide_core.io.warehouse import Warehouse
+from tide_core.store.release_store import ReleaseStore
+from tide_core.store.tables import TableNames
 
 
 @dataclass(frozen=True)

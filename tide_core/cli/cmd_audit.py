@@ -17,12 +17,12 @@ from tide_core.assurance.audit_strata import parse_leaks, stratified_plan, strat
 from tide_core.assurance.audit_table import AuditRecord
 from tide_core.assurance.bounds import audit_bound
 from tide_core.assurance.gate import ReleaseGatePolicy
-from tide_core.cache.tables import TableNames
 from tide_core.cli.common import add_warehouse
 from tide_core.errors import ConfigError
 from tide_core.evaluation.jsonl_reader import read_jsonl_docs
 from tide_core.io.open import open_warehouse
 from tide_core.release import evidence
+from tide_core.store.tables import TableNames
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -12,7 +12,6 @@ import pyarrow as pa
 
 from tide_core.anonymize.keys import FileKeyProvider, provider_from_env
 from tide_core.assurance.gate import ReleaseGatePolicy
-from tide_core.cache.span_cache import SpanCache
 from tide_core.cli.cmd_run import print_anonymization, print_recognition
 from tide_core.cli.common import add_config, add_keys, config_from_args
 from tide_core.evaluation.evaluate import evaluate
@@ -22,6 +21,7 @@ from tide_core.release.gold_audit import audit_from_gold, summary
 from tide_core.release.lifecycle import PENDING, decide, set_status
 from tide_core.release.publish import researcher_rows, store_url
 from tide_core.runner import anonymize_study, recognize_study
+from tide_core.store.span_cache import SpanCache
 from tide_core.synth import demo_metadata_vocabulary, generate_demo_corpus
 
 if TYPE_CHECKING:

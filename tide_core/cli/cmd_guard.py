@@ -14,10 +14,10 @@ from tide_core.assurance.guard_train import main as train_main
 from tide_core.assurance.stratified import allocate, draw
 from tide_core.cli.common import add_warehouse
 from tide_core.config import TideConfig
+from tide_core.engine.study_input import read_study_input
 from tide_core.errors import ConfigError
 from tide_core.io.open import open_warehouse
 from tide_core.model_location import guard_location
-from tide_core.runner import read_study_input
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -14,11 +14,11 @@ from typing import Any
 
 from tide_core.assurance.gate import ReleaseGatePolicy
 from tide_core.assurance.gate_policy import apply_override, load_gate_policy
-from tide_core.cache.tables import TableNames
 from tide_core.cli.common import add_config, add_warehouse, config_from_args
 from tide_core.config import TideConfig
 from tide_core.io.open import open_warehouse
 from tide_core.release import evidence, lifecycle, publish
+from tide_core.store.tables import TableNames
 
 #: exit status of ``tide release publish``: published, blocked, awaiting audit
 EXIT_PUBLISHED, EXIT_BLOCKED, EXIT_AWAITING = 0, 1, 3

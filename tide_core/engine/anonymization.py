@@ -15,8 +15,8 @@ from tqdm import tqdm
 from tide_core.anonymize.dates import shift_note_date
 from tide_core.anonymize.engine import Anonymizer, DatePolicy, pseudonym
 from tide_core.errors import TideError
-from tide_core.resolve import resolve_spans
 from tide_core.spans import AnonymizedNote, Note, Quarantined, Span
+from tide_core.steps.resolve import resolve_spans
 from tide_core.text.normalize import normalize_surface
 
 if TYPE_CHECKING:

@@ -38,14 +38,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from tide_core import person_roles, propagate, span_tidy
 from tide_core.errors import ConfigError, InputError, TideError
 from tide_core.fingerprint import Step, fingerprint, step_fingerprint
-from tide_core.person_roles import assign_roles
-from tide_core.propagate import propagate_spans
-from tide_core.resolve import ResolutionPolicy, resolve_spans, uncovered_parts
-from tide_core.span_tidy import tidy_spans
 from tide_core.spans import Note, Span
+from tide_core.steps import person_roles, propagate, span_tidy
+from tide_core.steps.person_roles import assign_roles
+from tide_core.steps.propagate import propagate_spans
+from tide_core.steps.resolve import ResolutionPolicy, resolve_spans, uncovered_parts
+from tide_core.steps.span_tidy import tidy_spans
 from tide_core.text import normalize as text_normalize
 from tide_core.text.normalize import NormalizedText, normalize
 
@@ -322,9 +322,9 @@ def finish_note(
     """Resolve one note's spans (all recognizers together), or record its failure.
 
     ``spans`` are in original offsets.  With the note's ``text``, they are moved into its
-    normalised view, where they are first tidied (``tide_core.span_tidy``) and, after
+    normalised view, where they are first tidied (``tide_core.steps.span_tidy``) and, after
     resolution, recognized surfaces are propagated to their other mentions in the note
-    (``tide_core.propagate``), then mapped back to original offsets; both execution paths pass
+    (``tide_core.steps.propagate``), then mapped back to original offsets; both execution paths pass
     it.  Every step here is one of :func:`note_steps`, so it is in :func:`recognition_fingerprint`.
     """
     if failure is not None:

@@ -15,8 +15,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tide_core.cache.span_cache import CacheEntry, chunk_cache_writes, current_hits
-from tide_core.cache.tables import TableNames
 from tide_core.engine.recognition import recognize_notes
 from tide_core.engine.study_chunks import ChunkInfo, ChunkPlan, chunk_from_rows
 from tide_core.io.shards import ShardRef
@@ -24,6 +22,8 @@ from tide_core.io.staging import StagedWrite
 from tide_core.io.warehouse import PartitionWrite
 from tide_core.recognizers.base import Recognizer
 from tide_core.spans import Quarantined, Span
+from tide_core.store.span_cache import CacheEntry, chunk_cache_writes, current_hits
+from tide_core.store.tables import TableNames
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from tide_core.cache import tables
-from tide_core.cache.release_content import row_hash
 from tide_core.engine.anonymization import ReleasedNote, anonymize_notes
 from tide_core.engine.release_columns import COLUMNS as RELEASE_COLUMNS
 from tide_core.engine.release_columns import release_value
@@ -30,6 +28,8 @@ from tide_core.engine.study_chunks import ChunkInfo
 from tide_core.io.staging import StagedWrite
 from tide_core.io.warehouse import PartitionWrite
 from tide_core.spans import Note, Quarantined, Span
+from tide_core.store import tables
+from tide_core.store.release_content import row_hash
 
 if TYPE_CHECKING:
     from tide_core.anonymize.keys import KeyRing

@@ -13,11 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tide_core.cache.span_cache import CacheEntry, SpanRows, effective_spans, text_sha256
 from tide_core.engine.release_chunk import ReleaseJob
 from tide_core.engine.study_chunks import ChunkInfo, ChunkPlan, StudyChunk, chunk_from_rows, digest, note_identity
 from tide_core.io.shards import ShardRef
 from tide_core.spans import Note, Quarantined, Span
+from tide_core.store.span_cache import CacheEntry, SpanRows, effective_spans, text_sha256
 
 
 def cache_quarantines(
@@ -111,7 +111,7 @@ class ShardReleaseJob:
     """One chunk to release from its shard: the plan, the shard's path and the chunk's cache rows.
 
     ``span_rows`` holds the cache rows of every note the cache has as recognized: the worker turns
-    them into spans (:func:`~tide_core.cache.span_cache.effective_spans`, reviewer decisions
+    them into spans (:func:`~tide_core.store.span_cache.effective_spans`, reviewer decisions
     applied) for the notes it finds ready, so the driver never builds span objects;
     ``committed`` is the digest an interrupted run committed for this chunk, if any.
     """

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tide_core.cache.span_cache import SpanCache, text_sha256
 from tide_core.errors import ConfigError, InputError
 from tide_core.evaluation.brat import read_brat
 from tide_core.evaluation.crosswalk import Crosswalk
@@ -21,10 +20,11 @@ from tide_core.evaluation.i2b2 import read_i2b2
 from tide_core.evaluation.jsonl_reader import read_jsonl_docs
 from tide_core.io.open import open_warehouse
 from tide_core.spans import Span
+from tide_core.store.span_cache import SpanCache, text_sha256
 
 if TYPE_CHECKING:
-    from tide_core.cache.tables import TableNames
     from tide_core.io.warehouse import Warehouse
+    from tide_core.store.tables import TableNames
 
 FORMATS = ("jsonl", "brat", "i2b2")
 
@@ -85,7 +85,7 @@ def load_cached_predictions(
     kept), i.e. the spans anonymization would replace.  With ``gold``, each gold note's text hash
     must equal the cached ``text_sha256`` (E716 otherwise: the offsets would point into
     different text).  ``crosswalk`` is applied to the cached labels as to JSONL predictions.
-    ``tables``: a :class:`~tide_core.cache.tables.TableNames` (default table names otherwise).
+    ``tables``: a :class:`~tide_core.store.tables.TableNames` (default table names otherwise).
     """
 
     own = isinstance(warehouse, str)

@@ -569,7 +569,7 @@ class BigQueryWarehouse:
             raise WarehouseError(
                 "E325",
                 f"BigQuery load job {job.job_id} into {table_id} failed: {type(exc).__name__}",
-                hint="check the table schema against tide_core.cache.tables",
+                hint="check the table schema against tide_core.store.tables",
                 terminal=False,
             ) from exc
         return int(table.num_rows)

@@ -12,7 +12,7 @@ import hashlib
 from functools import lru_cache
 from importlib import resources
 
-from tide_core.propagate import name_lexicon
+from tide_core.steps.propagate import name_lexicon
 
 MORE_GIVEN = "given_names_more.txt"
 

@@ -29,8 +29,8 @@ import requests
 from tide_core.errors import ConfigError, RecognitionError, TransientError
 from tide_core.recognizers import llm_prompt
 from tide_core.recognizers.base import TideRecognizer
-from tide_core.resolve import ResolutionPolicy, resolve_spans
 from tide_core.spans import Note, RecognizerResult, Span
+from tide_core.steps.resolve import ResolutionPolicy, resolve_spans
 from tide_core.types import LABELS
 
 if TYPE_CHECKING:

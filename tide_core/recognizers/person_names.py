@@ -40,12 +40,12 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from tide_core.propagate import name_lexicon
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.recognizers.given_names import more_given_sha256, recognition_given_names
 from tide_core.recognizers.patterns import COUNTRIES, STATE_NAMES
 from tide_core.recognizers.places import _fold, load_place_names
 from tide_core.spans import RecognizerResult
+from tide_core.steps.propagate import name_lexicon
 from tide_core.text.anchored import PatternScan, PatternSet, finditer_at, run_starts
 from tide_core.text.refold import re_fold
 from tide_core.text.word_frequency import english_frequencies

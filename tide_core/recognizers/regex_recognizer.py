@@ -33,8 +33,8 @@ from tide_core.recognizers.base import TideRecognizer
 from tide_core.recognizers.iban import iban_checksum_ok, iban_shape
 from tide_core.recognizers.patterns import _NAME_LIKE_STATES, DEFAULT_PATTERNS, STATE_NAMES, STREET_SUFFIX, PhiPattern
 from tide_core.recognizers.regex_prefilter import fast_finditer, prefilter_regex
-from tide_core.resolve import ResolutionPolicy, resolve_spans
 from tide_core.spans import RecognizerResult, Span
+from tide_core.steps.resolve import ResolutionPolicy, resolve_spans
 from tide_core.text.anchored import PatternScan, PatternSet
 from tide_core.types import LABELS
 

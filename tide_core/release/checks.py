@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tide_core.cache.release_store import ReleaseStore
 from tide_core.config import TideConfig
 from tide_core.engine.study_chunks import open_source
+from tide_core.engine.study_input import read_study_input
 from tide_core.io.warehouse import Warehouse
 from tide_core.release.outcome import CheckOutcome
 from tide_core.release.scan import (
@@ -23,7 +23,7 @@ from tide_core.release.scan import (
     scan_release,
     stream_rows,
 )
-from tide_core.runner import read_study_input
+from tide_core.store.release_store import ReleaseStore
 
 __all__ = [
     "EXACT_DUPLICATE",

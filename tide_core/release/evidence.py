@@ -39,8 +39,11 @@ from tide_core.assurance.audit_table import AuditRecord, records_from_table, rec
 from tide_core.assurance.bounds import clopper_pearson_upper, finite_population_sample_size, hypergeometric_upper_count
 from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
 from tide_core.assurance.stratified import Stratum, stratified_upper_bound
-from tide_core.cache import tables
-from tide_core.cache.release_content import (
+from tide_core.errors import InputError, TideError
+from tide_core.io.warehouse import Warehouse
+from tide_core.release.scan import stream_rows
+from tide_core.store import tables
+from tide_core.store.release_content import (
     HASHED_COLUMNS,
     batch_id,
     bucket_id,
@@ -49,11 +52,8 @@ from tide_core.cache.release_content import (
     raise_unverified,
     unverified_counts,
 )
-from tide_core.cache.release_store import ReleaseStore
-from tide_core.cache.tables import TableNames
-from tide_core.errors import InputError, TideError
-from tide_core.io.warehouse import Warehouse
-from tide_core.release.scan import stream_rows
+from tide_core.store.release_store import ReleaseStore
+from tide_core.store.tables import TableNames
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,12 +15,12 @@ import re
 from collections.abc import Iterable, Sequence
 
 from tide_core.assurance.audit_table import AuditRecord
-from tide_core.cache.release_store import ReleaseStore
-from tide_core.cache.tables import TableNames
 from tide_core.evaluation.gold_io import GoldDoc
 from tide_core.io.warehouse import Warehouse
 from tide_core.release import evidence
 from tide_core.release.known_phi_check import mask_surrogates
+from tide_core.store.release_store import ReleaseStore
+from tide_core.store.tables import TableNames
 from tide_core.text.normalize import normalize
 
 REVIEWER = "synthetic gold annotations (demo; not a human review)"

@@ -61,7 +61,6 @@ from typing import Any
 import ahocorasick
 import pyarrow as pa
 
-from tide_core.cache.release_store import ReleaseStore
 from tide_core.config import TideConfig
 from tide_core.engine.validation import _as_str_id
 from tide_core.errors import TideError
@@ -76,6 +75,7 @@ from tide_core.recognizers.known_phi import (
 )
 from tide_core.release.outcome import CheckOutcome
 from tide_core.release.scan import ReleaseChunk, scan_release, stream_rows
+from tide_core.store.release_store import ReleaseStore
 from tide_core.text.normalize import normalize, normalize_surface
 
 #: Source rows per chunk of the check's own pass (released notes read and scanned at a time).

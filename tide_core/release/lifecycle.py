@@ -27,10 +27,8 @@ import pyarrow as pa
 
 from tide_core.assurance.gate import ReleaseGatePolicy
 from tide_core.assurance.guard_hold import NO_GUARD, HoldReport, apply_guard, load_pinned_guard, release_guard_columns
-from tide_core.cache.release_content import content_fingerprint
-from tide_core.cache.release_store import ReleaseStore
-from tide_core.cache.tables import RELEASES, TableNames
 from tide_core.config import TideConfig
+from tide_core.engine.ledger import interrupted_chunks
 from tide_core.errors import TideError
 from tide_core.io.warehouse import RefreshableWarehouse, Warehouse
 from tide_core.release import checks as rc
@@ -38,7 +36,9 @@ from tide_core.release import evidence, publish
 from tide_core.release.known_phi_check import KnownPhiScan, known_phi_survives
 from tide_core.release.outcome import CheckOutcome
 from tide_core.release.scan import SCANNED, SourceSummary, SummaryCounts, release_summary_counts, scan_release
-from tide_core.runner import interrupted_chunks
+from tide_core.store.release_content import content_fingerprint
+from tide_core.store.release_store import ReleaseStore
+from tide_core.store.tables import RELEASES, TableNames
 
 PENDING = "pending"
 BLOCKED = "blocked"

@@ -39,20 +39,20 @@ from typing import Any
 
 import pyarrow as pa
 
-from tide_core.cache import tables
-from tide_core.cache.release_content import (
+from tide_core.errors import ConfigError, InputError
+from tide_core.io.open import open_warehouse
+from tide_core.io.warehouse import PartitionWrite, StreamedWriteWarehouse, Warehouse
+from tide_core.release.scan import stream_rows
+from tide_core.store import tables
+from tide_core.store.release_content import (
     HASHED_COLUMNS,
     RESEARCHER_COLUMNS,
     content_fingerprint,
     raise_unverified,
     unverified_counts,
 )
-from tide_core.cache.release_store import ReleaseStore
-from tide_core.cache.tables import TableNames
-from tide_core.errors import ConfigError, InputError
-from tide_core.io.open import open_warehouse
-from tide_core.io.warehouse import PartitionWrite, StreamedWriteWarehouse, Warehouse
-from tide_core.release.scan import stream_rows
+from tide_core.store.release_store import ReleaseStore
+from tide_core.store.tables import TableNames
 
 STORE_ENV = "TIDE_RELEASE_STORE"
 PUBLISH, ROLLBACK, WITHDRAW = "publish", "rollback", "withdraw"

@@ -11,7 +11,7 @@ study's; what no chunk owns (a released row whose note has no source row, a span
 note, a quarantine row without a note id) is found from warehouse counts: total minus seen.
 
 Memory is one chunk plus counters; a DuckDB connection is reopened every
-:data:`~tide_core.runner.REFRESH_EVERY_CHUNKS` chunks, as study runs do, so what DuckDB keeps for
+:data:`~tide_core.engine.chunk_run.REFRESH_EVERY_CHUNKS` chunks, as study runs do, so what DuckDB keeps for
 the file does not grow with the study.  :func:`stream_rows` and :func:`release_summary_counts`
 stream whole columns in batches for the checks and the summary that need no source text.
 """
@@ -27,16 +27,16 @@ from typing import Any
 
 import ahocorasick
 
-from tide_core.cache.release_content import content_fingerprint
-from tide_core.cache.release_store import ReleaseStore
-from tide_core.cache.span_cache import SpanCache
-from tide_core.cache.tables import TableNames
 from tide_core.config import TideConfig
+from tide_core.engine.chunk_run import REFRESH_EVERY_CHUNKS
 from tide_core.engine.study_chunks import StudyChunk, StudySource, iter_chunks, open_source
 from tide_core.engine.validation import _as_str_id
 from tide_core.io.warehouse import RefreshableWarehouse, StreamingWarehouse, Warehouse
 from tide_core.release.outcome import CheckOutcome
-from tide_core.runner import REFRESH_EVERY_CHUNKS
+from tide_core.store.release_content import content_fingerprint
+from tide_core.store.release_store import ReleaseStore
+from tide_core.store.span_cache import SpanCache
+from tide_core.store.tables import TableNames
 
 #: Labels whose operator may keep the original value (ages <= 89); see tide_core.engine.anonymization.
 KEEPS_VALUE = frozenset({"AGE"})
@@ -446,7 +446,7 @@ class SourceSummary:
     """What one run knows of a release before its checks, worked out once and passed to every check:
     the study's chunk plan (source rows counted, duplicate note ids found: one count and one
     duplicate query), the candidate's counts and its content fingerprint (the digest of its row
-    hashes, :func:`tide_core.cache.release_content.content_fingerprint`, as ``decide`` computes it
+    hashes, :func:`tide_core.store.release_content.content_fingerprint`, as ``decide`` computes it
     for rows whose hashes verify).  Counts and a digest only: no text, no id."""
 
     source: StudySource

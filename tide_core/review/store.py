@@ -19,8 +19,13 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from tide_core.cache.release_store import ReleaseStore
-from tide_core.cache.span_cache import (
+from tide_core.config import TideConfig
+from tide_core.engine.study_input import read_study_input
+from tide_core.errors import InputError
+from tide_core.io.warehouse import Warehouse
+from tide_core.spans import Note
+from tide_core.store.release_store import ReleaseStore
+from tide_core.store.span_cache import (
     REVIEWER,
     CacheEntry,
     SpanCache,
@@ -28,11 +33,6 @@ from tide_core.cache.span_cache import (
     default_reviewer,
     text_sha256,
 )
-from tide_core.config import TideConfig
-from tide_core.errors import InputError
-from tide_core.io.warehouse import Warehouse
-from tide_core.runner import read_study_input
-from tide_core.spans import Note
 from tide_core.types import LABELS
 
 DECISIONS = ("reject", "add")

@@ -3,7 +3,7 @@
 As in the TIDE 2.0 paper, the teacher gives *hard* span labels (an LLM API returns spans, not
 logits), so the student is trained exactly like a supervised model, on silver documents.  The
 teacher is any list of registry specs (e.g. ``[{"name": "tide.llm", ...}]`` or regex plus an
-existing model); several recognizers are combined with ``tide_core.resolve.resolve_spans``.
+existing model); several recognizers are combined with ``tide_core.steps.resolve.resolve_spans``.
 
 Fidelity is reported per category as student recall minus teacher recall against gold
 (paired document bootstrap), plus the student's agreement with the teacher's labels.
@@ -23,8 +23,8 @@ from tqdm import tqdm
 from tide_core.evaluation.gold_io import GoldDoc
 from tide_core.recognizers.hf_token_classifier import HFTokenClassifierRecognizer
 from tide_core.recognizers.registry import create
-from tide_core.resolve import resolve_spans
 from tide_core.spans import Note, Span
+from tide_core.steps.resolve import resolve_spans
 from tide_core.training.fidelity import fidelity_report
 from tide_core.training.trainer import TrainConfig, TrainResult, train_token_classifier
 

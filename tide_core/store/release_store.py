@@ -1,6 +1,6 @@
 """Every read of the released tables, in one place (the write side is ``anonymize_study``).
 
-``ReleaseStore`` sits beside :class:`~tide_core.cache.span_cache.SpanCache`: the span cache owns
+``ReleaseStore`` sits beside :class:`~tide_core.store.span_cache.SpanCache`: the span cache owns
 recognition's tables, this store owns what a release left in the source schema -- the released
 notes and spans, the quarantine, the runs, the release rows, the audit rounds, the drift
 verdicts and the PHI Guard scores -- under the configured (prefixable) :class:`TableNames`.
@@ -16,8 +16,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from tide_core.cache.tables import SCHEMAS, TableNames
 from tide_core.io.warehouse import Warehouse
+from tide_core.store.tables import SCHEMAS, TableNames
 
 
 class ReleaseStore:

@@ -3,13 +3,13 @@
 Each :class:`TableSpec` holds a table's default name (prefixable through :class:`TableNames`),
 its Arrow schema, the columns it is partitioned by (``replace_partition`` scopes), its BigQuery
 clustering and monthly time-partitioning column, and a one-line description.  The BigQuery DDL
-in ``sql/ddl`` is generated from this registry (``python -m tide_core.cache.ddl``; a test checks
+in ``sql/ddl`` is generated from this registry (``python -m tide_core.store.ddl``; a test checks
 the checked-in files equal the generated ones).
 
 The span-metadata table (``tide_spans``) is written by recognition before any text changes;
 anonymization reads only from it.  None of these tables holds key material; released tables
 hold no original values.  Every read of the released tables goes through
-:class:`tide_core.cache.release_store.ReleaseStore`.
+:class:`tide_core.store.release_store.ReleaseStore`.
 """
 
 from __future__ import annotations

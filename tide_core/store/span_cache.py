@@ -32,11 +32,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from tide_core.cache import tables
-from tide_core.cache.tables import TableNames
 from tide_core.errors import InputError
 from tide_core.io.warehouse import PartitionWrite, Warehouse
 from tide_core.spans import Note, Span
+from tide_core.store import tables
+from tide_core.store.tables import TableNames
 
 REVIEWER = "reviewer@human"
 DECISIONS = ("reject", "add")

@@ -1,6 +1,6 @@
 """BigQuery DDL of every TIDE table, generated from the table registry (``tables.TABLES``).
 
-``python -m tide_core.cache.ddl [DIR]`` rewrites ``sql/ddl`` (default); ``tests/test_table_registry.py``
+``python -m tide_core.store.ddl [DIR]`` rewrites ``sql/ddl`` (default); ``tests/test_table_registry.py``
 checks that the checked-in files equal what this module renders, so the DDL cannot drift from the
 schemas the engine writes.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from tide_core.cache.tables import TABLES, TableSpec
+from tide_core.store.tables import TABLES, TableSpec
 
 DDL_DIR = Path(__file__).resolve().parents[2] / "sql" / "ddl"
 
@@ -30,7 +30,7 @@ def render(spec: TableSpec) -> str:
     """The ``CREATE TABLE IF NOT EXISTS`` statement of one table (``{{dataset}}`` left to fill in)."""
     lines = [
         f"-- {spec.description}",
-        f"-- Generated from tide_core.cache.tables.TABLES[{spec.kind!r}] by `python -m tide_core.cache.ddl`; "
+        f"-- Generated from tide_core.store.tables.TABLES[{spec.kind!r}] by `python -m tide_core.store.ddl`; "
         "replace {{dataset}} with PROJECT.DATASET (the source dataset).",
         f"CREATE TABLE IF NOT EXISTS `{{{{dataset}}}}.{spec.default_name}` (",
         ",\n".join(f"  `{f.name}` {column_type(f.type)}" for f in spec.schema),

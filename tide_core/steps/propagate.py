@@ -29,8 +29,8 @@ from typing import Any
 
 import ahocorasick
 
-from tide_core.span_tidy import initial_start
 from tide_core.spans import Span
+from tide_core.steps.span_tidy import initial_start
 from tide_core.text.refold import re_fold
 
 NAME = "tide.propagate"

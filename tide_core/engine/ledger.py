@@ -1,0 +1,114 @@
+"""The run ledger: the ``tide_runs`` table, one keyword row per study run and per committed chunk.
+
+A study run appends one row when it finishes (``stage`` = ``recognition`` or ``anonymization``)
+and, as it goes, one ``<stage>.chunk`` row per chunk, committed together with that chunk's tables.
+A rerun reads the chunk rows written since the last finished run (:func:`interrupted_chunks`)
+to skip what an interrupted run committed.  Rows hold counts, names, versions and digests only:
+never a value from the notes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tide_core.config import TideConfig
+from tide_core.engine.study_chunks import ChunkInfo
+from tide_core.io.warehouse import PartitionWrite, Warehouse
+from tide_core.store import tables
+
+
+def now() -> dt.datetime:
+    """The ledger's clock: timezone-aware UTC."""
+    return dt.datetime.now(dt.UTC)
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One ``tide_runs`` row.  Counts left ``None`` are written as null (a chunk row carries only
+    the counts of its stage); ``recognizers`` is stored as a JSON list."""
+
+    study: str
+    key: str
+    stage: str
+    started_at: dt.datetime
+    run_id: str = field(default_factory=new_run_id)
+    n_in: int | None = None
+    n_released: int | None = None
+    n_quarantined: int | None = None
+    n_spans: int | None = None
+    n_recognized: int | None = None
+    n_cached: int | None = None
+    notes_per_s: float | None = None
+    recognizers: Sequence[str] | None = None
+    anonymizer: str | None = None
+    fingerprint: str | None = None
+    chunk: int | None = None
+    n_chunks: int | None = None
+
+    def as_dict(self, finished_at: dt.datetime) -> dict[str, Any]:
+        """The row as ``tables.to_table("runs", ...)`` takes it, finished at ``finished_at``."""
+        row = asdict(self)
+        row["finished_at"] = finished_at
+        row["recognizers"] = None if self.recognizers is None else json.dumps(list(self.recognizers))
+        row["notes_per_s"] = None if self.notes_per_s is None else float(self.notes_per_s)
+        return row
+
+
+def record_run(wh: Warehouse, config: TideConfig, row: RunRow) -> None:
+    """Append a finished run's row (finished now)."""
+    wh.append(config.tables.runs, tables.to_table("runs", [row.as_dict(now())]))
+
+
+def chunk_row(
+    run_id: str, study: str, key: str, stage: str, started: dt.datetime, chunk: ChunkInfo, **counts: Any
+) -> RunRow:
+    """The ``<stage>.chunk`` row of a committed chunk (its index, the run's chunk count, its input rows)."""
+    return RunRow(
+        study,
+        key,
+        f"{stage}.chunk",
+        started,
+        run_id,
+        n_in=chunk.n_rows,
+        chunk=chunk.index,
+        n_chunks=chunk.n_chunks,
+        **counts,
+    )
+
+
+def progress_write(config: TideConfig, row: RunRow) -> PartitionWrite:
+    """A chunk row as a write that commits with the chunk's tables (replacing a retried commit's row)."""
+    return PartitionWrite(
+        config.tables.runs,
+        tables.to_table("runs", [row.as_dict(now())]),
+        {"run_id": row.run_id, "stage": row.stage, "chunk": row.chunk},
+    )
+
+
+def interrupted_chunks(
+    wh: Warehouse, config: TideConfig, study: str, key: str, stage: str
+) -> dict[int, tuple[str, dt.datetime]]:
+    """Chunks committed since the last finished ``stage`` run: index -> (digest, run start)."""
+    if not wh.table_exists(config.tables.runs):
+        return {}
+    rows = wh.read_table(
+        config.tables.runs,
+        ["stage", "started_at", "finished_at", "chunk", "fingerprint"],
+        where={"study": study, "key": key, "stage": [stage, f"{stage}.chunk"]},
+    ).to_pylist()
+    finished = [r["finished_at"] for r in rows if r["stage"] == stage and r["finished_at"] is not None]
+    since = max(finished) if finished else None
+    out: dict[int, tuple[str, dt.datetime]] = {}
+    for r in sorted((r for r in rows if r["stage"] != stage), key=lambda r: r["finished_at"]):
+        if r["chunk"] is not None and (since is None or r["started_at"] > since):
+            out[int(r["chunk"])] = (r["fingerprint"], r["started_at"])
+    return out
