@@ -45,6 +45,9 @@ RECOGNIZER_OPTIONS = {
     "tide.gazetteer": {"score": 0.91},
     "tide.known_phi": {"score": 0.96},
     "tide.names": {"score": 0.61},
+    "tide.addresses": {"score": 0.86},
+    "tide.dates_words": {"score": 0.79},
+    "tide.phones_intl": {"score": 0.84},
 }
 RULES = [s["name"] for s in rules_specs()]
 

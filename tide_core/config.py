@@ -37,6 +37,9 @@ def rules_specs() -> list[dict[str, Any]]:
         {"name": "tide.facilities"},
         {"name": "tide.org_heads"},
         {"name": "tide.names"},
+        {"name": "tide.addresses"},
+        {"name": "tide.dates_words"},
+        {"name": "tide.phones_intl"},
         {"name": "tide.gazetteer", "csv": os.environ.get("TIDE_GAZETTEER", demo_gazetteer_path())},
         {"name": "tide.known_phi", "patients_table": "patients"},
     ]

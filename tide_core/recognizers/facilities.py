@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tide_core.recognizers.base import TideRecognizer
+from tide_core.recognizers.places import _fold, load_place_names
 from tide_core.spans import RecognizerResult
 from tide_core.text.anchored import PatternSet
 
@@ -39,17 +40,27 @@ medical plaza|primary care|physical therapy|family health center|medical clinic|
 assisted living facility|senior living|retirement home|rest home|care home|memorial hospital|
 veterans affairs medical center|va medical center|polyclinic|pharmacy|apothecary|drugstore|drug store|
 medical office|health services|wellness center|treatment center|recovery center|detox center|dialysis unit|
-behavioral health unit|psychiatric unit|home for the aged|home for the elderly""".replace("\n", "")
+behavioral health unit|psychiatric unit|home for the aged|home for the elderly|women's health|womens health|
+children's center|childrens center|ziekenhuis|kórház|hastanesi|sairaala|больница|поликлиника|госпиталь|
+care centre|primary care centre|medical centre|medisch centrum|krankenhaus|rendelőintézet|városi rendelőintézet|
+kreiskrankenhaus|klinik""".replace("\n", "")
 #: Head words only trusted in title case or capitals ("the drug", "a wing" are everyday words).
-_TAIL_HEADS_CASED = "drug|drugs|wing|campus"
+_TAIL_HEADS_CASED = (
+    "drug|drugs|wing|campus|ctr|hosp|med ctr|med center|medical ctr|hlth ctr|health ctr|gen hosp|mem hosp|univ hosp|"
+    "rehab ctr|surg ctr|cancer ctr|nursing ctr|univ. hosp|univ hosp"
+)
 #: Head words that start a facility name (other languages, and a few English forms).
 _LEAD_HEADS = """hospital general|hospital universitario|hospital regional|hospital civil|hospital de|hospital da|
 hospital das|hospital do|hospital dos|
 hôpital|hopital|hôpital général|centre hospitalier|clinique|clínica|clinica|ospedale|policlinico|presidio ospedaliero|
 klinikum|krankenhaus|universitätsklinikum|medisch centrum|ziekenhuis|centro médico|centro medico|centro de salud|
-sanatorio|szpital|spital|sjukhus|sykehus|hospice of|clinic of""".replace("\n", "")
+sanatorio|szpital|spital|sjukhus|sykehus|hospice of|clinic of|hospital clínico|hospital clinico|νοσοκομείο|
+γενικό νοσοκομείο|κλινική|unidad de medicina familiar|nemocnice|fakultní nemocnice|centrum medyczne|
+kreiskrankenhaus""".replace("\n", "")
 
-_LINKS = frozenset("of the and & de del la le les du des di da do dos das der den von van y e et st st. saint".split())
+_LINKS = frozenset(
+    "of the and & de del la le les du des di da do dos das der den von van y e et st st. saint bei am im an".split()
+)
 _STOP = frozenset(
     """a an at to from in on with by for via into onto was is were are be been being has had have
 he she they we i you it his her their our my your its this that these those who which where when while then than
@@ -80,7 +91,7 @@ _HEADER_WORDS = frozenset(
     """DISCHARGE SUMMARY REPORT NOTE PROGRESS ADMISSION HISTORY PHYSICAL CONSULT CONSULTATION
 OPERATIVE PATHOLOGY RADIOLOGY SURGICAL CYTOLOGY FINAL DIAGNOSIS LABORATORY LAB TRANSFER REFERRAL LETTER FROM TO RE
 DEPARTMENT OF PATIENT NAME DATE PLAN ASSESSMENT IMPRESSION FINDINGS ADDENDUM FOLLOW-UP FOLLOWUP HOME WITH SEEN AT
-IN AND THE FOR VIA""".split()
+IN AND THE FOR VIA BRIEF COURSE""".split()
 )
 
 _CONNECTORS = _LINKS - {"st", "st.", "saint"}
@@ -104,7 +115,11 @@ _FOR_FIELD_HEAD = (
 _TAIL_RE = re.compile(
     r"(?<![\w'])(?P<head>" + _FOR_FIELD_HEAD + "|" + _heads_re(_TAIL_HEADS) + r")(?![\w])", re.IGNORECASE
 )
-_TAIL_CASED_RE = re.compile(r"(?<![\w'])(?P<head>" + _heads_re(_TAIL_HEADS_CASED) + r")(?![\w])", re.IGNORECASE)
+_TAIL_CASED_RE = re.compile(
+    r"(?<![\w'])(?P<head>" + _heads_re(_TAIL_HEADS_CASED) + r")(?![\w])"
+    r"(?![ \t]*(?i:course|stay|days?|admission|adm|d/c|discharge|follow|f/u)\b)",  # "Brief Hosp Course"
+    re.IGNORECASE,
+)
 _LEAD_RE = re.compile(r"(?<![\w'])(?P<head>" + _heads_re(_LEAD_HEADS) + r")(?=[ \t])", re.IGNORECASE)
 
 
@@ -164,7 +179,10 @@ class HeadWordRecognizer(TideRecognizer):
         scan = _head_patterns(self.tail_re, self.tail_cased_re, self.lead_re).scan(text)  # where head words are
         found: list[tuple[int, int]] = []
         for m in scan.finditer(self.tail_re):
-            found.extend(self._before(text, m.start("head"), m.end("head"), _case_of(m.group("head"))))
+            case = _case_of(m.group("head"))
+            if case == "lower" and not m.group("head").isascii():
+                case = "title"  # "Городская больница", "Szent János kórház": the head is written in lower case
+            found.extend(self._before(text, m.start("head"), m.end("head"), case))
         if self.tail_cased_re is not None:
             for m in scan.finditer(self.tail_cased_re):
                 case = _case_of(m.group("head"))
@@ -173,6 +191,7 @@ class HeadWordRecognizer(TideRecognizer):
         if self.lead_re is not None:
             for m in scan.finditer(self.lead_re):
                 found.extend(self._after(text, m.start("head"), m.end("head"), _case_of(m.group("head"))))
+        found = [(s, _extend(text, s, e)) for s, e in found]
         out: list[RecognizerResult] = []
         for s, e in _longest_disjoint(found):
             out.append(RecognizerResult(self.label, s, e, self.score, {"recognizer_name": self.qualified_name}))
@@ -193,8 +212,8 @@ class HeadWordRecognizer(TideRecognizer):
             tok = t.group(0)
             if tok.endswith(".") and tok.lower() not in _ABBREVIATIONS:
                 break  # a sentence ended: "Iron County. Works nights at ..."
-            if tok.lower() == "of" and sum(x.group(0).lower() not in _CONNECTORS for x in name) >= 2:
-                break  # "Tariq Fontaine of St. Jude Parish": the name is what follows "of"
+            if tok.lower() == "of" and (not name or sum(x.group(0).lower() not in _CONNECTORS for x in name) >= 2):
+                break  # "Tariq Fontaine of St. Jude Parish", "Pastor Priya of Kingdom Hall": the name follows "of"
             if not _name_token_ok(tok, case):
                 break
             name.insert(0, t)
@@ -224,12 +243,71 @@ class HeadWordRecognizer(TideRecognizer):
             pos = t.end()
             if tok.lower() not in _LINKS:
                 end = he + t.start() + len(tok)
+        place_end = _place_words(text, he + len(chunk) - len(chunk.lstrip(" \t")), case) if chunk[:1] in " \t" else he
+        if place_end > (end or he):
+            end = place_end  # "University of New Mexico": a place after the head
         if end is None:
             return []
         name = _TOKEN_RE.findall(text[he:end])
         if not _specific(name):
             return []
         return [(hs, end)]
+
+
+#: What follows a facility or firm name and belongs to it (tide.facilities@5, tide.org_heads@4):
+#: a legal form after a comma or a blank (", Inc.", " GmbH", " Kft."), a campus, wing or site
+#: after a dash, a comma or a bracket ("- North Campus", "(Main Campus)", ", West Wing"), a number
+#: ("Szpital Miejski nr 1", "Больница № 3").
+LEGAL_FORMS = (
+    r"Inc\.?|Incorporated|LLC|L\.L\.C\.|Ltd\.?|Limited|LLP|L\.L\.P\.|PLLC|P\.C\.|P\.A\.|PC|GmbH|gGmbH|AG|KG|"
+    r"GmbH[ \t]*&[ \t]*Co\.?[ \t]*KG|S\.A\.|SA|S\.A\.S\.|SAS|SARL|S\.à[ \t]?r\.l\.|S\.L\.|S\.p\.A\.|SpA|"
+    r"S\.r\.l\.|Srl|B\.V\.|BV|N\.V\.|NV|Kft\.?|Zrt\.?|Nyrt\.?|Bt\.|Oy|Oyj|AB|A/S|ApS|ASA|Sp\.[ \t]?z[ \t]?o\.o\.|"
+    r"s\.r\.o\.|a\.s\.|Pty\.?[ \t]+Ltd\.?|plc|PLC|Corp\.?|Co\.|e\.V\.|Ltda\.?|S\.A\.[ \t]+de[ \t]+C\.V\.|ООО|АО|"
+    r"DAC|mbB|PartG|sp\.[ \t]?j\.|sp\.[ \t]?k\.|S\.C\.|SCP|SELARL|Α\.Ε\.|Ε\.Π\.Ε\.|ΕΠΕ"
+)
+_SITE_WORDS = r"(?i:campus|pavilion|tower|wing|annex|annexe|branch|site)"
+_EXTENSION = re.compile(
+    rf"(?:,?[ \t]+|,)(?P<legal>(?:{LEGAL_FORMS}))(?![\w/])"
+    rf"|[ \t]*(?:[-\u2013\u2014,:/][ \t]*|\([ \t]*)(?P<site>(?:[^\W\d_][\w'.]*[ \t]+){{0,2}}{_SITE_WORDS})(?![\w])\)?"
+    r"|[ \t]+(?P<num>(?i:nr\.?|no\.?|n\.?º|núm\.?|#|№)[ \t]*\d{1,4})(?![\w])"
+)
+
+
+_OF_PLACE = re.compile(r"[ \t]+(?:of|OF)[ \t]+(?P<w>[^\W\d_][\w'\u2019.\-]*(?:[ \t]+[^\W\d_][\w'\u2019.\-]*){0,2})")
+
+
+def _place_words(text: str, start: int, case: str) -> int:
+    """The end of the longest run of one to three words at ``start`` that is a known place written in
+    ``case`` ("New Mexico", "SOUTH BEND", "orlando"), or -1 when there is none."""
+    words = list(re.finditer(r"[^\W\d_][\w'\u2019.\-]*", text[start : start + 60]))[:3]
+    tiers = load_place_names().tiers
+    for n in range(len(words), 0, -1):
+        run = text[start : start + words[n - 1].end()]
+        if (
+            "\n" in run
+            or _case_of(run) != case
+            or (case == "title" and not all(w.group(0)[0].isupper() for w in words[:n]))
+        ):
+            continue
+        if _fold(run.rstrip(".")).casefold() in tiers:
+            return start + len(run.rstrip("."))
+    return -1
+
+
+def _extend(text: str, start: int, end: int) -> int:
+    """The end of a facility name with what follows it and belongs to it (see ``_EXTENSION``), and
+    a town after "of" ("Mercy Hospital of Mason", "First Baptist Church of Duluth")."""
+    of = _OF_PLACE.match(text, end)
+    if of is not None:
+        end = max(end, _place_words(text, of.start("w"), _case_of(text[start:end])))
+    for _ in range(2):  # "Mercy Hospital, Inc. - North Campus"
+        m = _EXTENSION.match(text, end)
+        if m is None or "\n" in m.group(0):
+            break
+        end = m.end() if m.group("site") is None or text[m.end() - 1] == ")" else m.end("site")
+        if m.group("site") is not None and text[start:end].count("(") < text[start:end].count(")"):
+            end -= 1
+    return end
 
 
 @functools.lru_cache(maxsize=32)
@@ -260,8 +338,10 @@ class FacilityRecognizer(HeadWordRecognizer):
     """Facility names (label HOSPITAL): "Millstone Valley Hospital", "Klinikum Schwabing"."""
 
     name = "tide.facilities"
-    # 3: dialysis/behavioral/psychiatric units, homes for the aged, "Hospital das ..."; 4: "X Center for Y Medicine"
-    version = "4"
+    # 3: dialysis/behavioral/psychiatric units, homes for the aged, "Hospital das ..."; 4: "X Center for Y Medicine";
+    # 5: abbreviated heads ("Med Ctr", "Hosp"), legal forms, campuses and numbers after the name, heads in
+    # Dutch, Hungarian, Turkish, Finnish, Greek, Russian and Czech
+    version = "5"
     label = "HOSPITAL"
 
 
@@ -277,15 +357,19 @@ synagogue|fellowship|bible fellowship|ministries|ministry|congregation|islamic c
 community center|fire department|police department|sheriff's office|department of corrections|library|
 ymca|ywca|club|lodge|union|local|warehouse|distribution center|airlines|railroad|transit|motors|auto parts|
 auto body|landscaping|cleaning services|home care agency|temp agency|llp|pllc|realty|realtors|telecom|law firm|
-law group""".replace("\n", "")
-_ORG_LEAD_HEADS = "temple|church of|university of|college of|bank of"
+law group|montessori|school district|kingdom hall|gymnasium|gimnázium|lycée|liceo|colegio|escuela|solicitors|
+fire brigade|volunteer fire brigade|co-operative|housing co-operative|housing association|analytics|holdings|
+residents' association|residents association|association""".replace("\n", "")
+_ORG_LEAD_HEADS = "temple|church of|university of|college of|bank of|kingdom hall of"
 
 
 class OrganisationHeadRecognizer(HeadWordRecognizer):
     """Employers, schools, congregations (label OTHER) by head word, in any casing."""
 
     name = "tide.org_heads"
-    version = "3"  # 3: firms, realtors and telecoms ("llp", "realty", "telecom", ...)
+    # 3: firms, realtors and telecoms ("llp", "realty", "telecom", ...); 4: Montessori schools, school
+    # districts, Kingdom Halls; legal forms, campuses and numbers after the name
+    version = "4"
     label = "OTHER"
     tail_re = re.compile(r"(?<![\w'])(?P<head>" + _heads_re(_ORG_TAIL_HEADS) + r")(?![\w])", re.IGNORECASE)
     tail_cased_re = None

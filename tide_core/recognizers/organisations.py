@@ -10,13 +10,19 @@ gazetteer and the model.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
 
+from tide_core.propagate import name_lexicon
 from tide_core.recognizers.base import TideRecognizer
+from tide_core.recognizers.facilities import LEGAL_FORMS
+from tide_core.recognizers.person_names import _EPONYM_AFTER, _GR_CY_WORD, _LO, _UP, matches_before
+from tide_core.recognizers.places import _fold, load_place_names
 from tide_core.spans import RecognizerResult
 from tide_core.text.anchored import PatternSet, finditer_at, run_starts
+from tide_core.text.word_frequency import english_frequencies
 
 _SUFFIXES = sorted(
     """
@@ -121,9 +127,81 @@ _FACILITY = re.compile(
 )
 
 
+#: A firm named with its legal form (version 4): "Acme Widgets, Inc.", "Siemens GmbH", "Richter Gedeon
+#: Kft.", "Telefónica S.A.", "Baker & McKenzie LLP"; name words in any Latin letters or in capitals.
+_UWORD = rf"(?:[{_UP}][{_LO}'\u2019]+(?:-[{_UP}]?[{_LO}'\u2019]+)*|[{_UP}][{_UP}&]+|[{_UP}][{_LO}]*[{_UP}][{_LO}]+)"
+_PARTICLE = r"(?:van|von|de|der|den|ter|te|'t|la|le|di|da|du|del|della|dos|das|do|lo|Mac|Mc|Ní|Ó)"
+_ULINK = (
+    rf"(?:[ \t]+(?:&|and|und|y|et|e|of|de|du|des|der|la|le|del|di)[ \t]+(?:{_PARTICLE}[ \t]+){{0,2}}|"
+    rf"[ \t]*&[ \t]*(?:{_PARTICLE}[ \t]+){{0,2}}|[ \t]+(?:{_PARTICLE}[ \t]+){{0,2}}|-)"
+)
+_LEGAL_RE = re.compile(
+    rf"(?<![\w.'\u2019-])(?P<org>(?:{_PARTICLE}[ \t]+){{0,2}}{_UWORD}(?:{_ULINK}{_UWORD}){{0,4}}(?:,[ \t]*|[ \t]+)"
+    rf"(?P<form>{LEGAL_FORMS}))(?![\w/])"
+)
+_LEGAL_ANCHOR = re.compile(rf"(?<=[ \t,])(?:{LEGAL_FORMS})(?![\w/])")
+#: Legal forms that are also clinical or everyday abbreviations ("severe AS", "SA node", "AB positive",
+#: "NV" for Nevada): the name before them must hold a word rare in English.
+_AMBIGUOUS_FORMS = frozenset("SA AS ASA AB PC AG NV BV KG Oy SAS plc PLC Co. Corp Corp. Limited Incorporated".split())
+#: A one-word firm after a firm noun: "The employer, Osmark, with ...", "The firm, Quorvia, was fined".
+_FIRM_APPOSITIVE = re.compile(
+    rf"\b(?i:the[ \t]+)?(?i:employer|firm|company|insurer|landlord|contractor|manufacturer)[ \t]*,[ \t]*"
+    rf"(?P<org>[{_UP}][{_LO}]+(?:[ \t]+[{_UP}][{_LO}]+)?)(?=[ \t]*,)"
+)
+#: A firm named by its partners: "Smith, Jones and Patel", "Okafor, Lindqvist & Ruiz LLP".
+_PARTNER = (
+    rf"(?:(?:{_PARTICLE}[ \t]+){{0,2}}[{_UP}]['\u2019]?[{_LO}'\u2019]*[{_UP}]?[{_LO}'\u2019]+"
+    rf"(?:-[{_UP}][{_LO}'\u2019]+)?"
+    rf"(?:[ \t]+[{_UP}][{_LO}'\u2019]+)?"  # "Mac Giolla Phádraig", "Sáez Ortega", "von der Heydt"
+    rf"|{_GR_CY_WORD})"  # "Georgiou, Νικολαΐδης and Antoniou"
+)
+_PARTNERS_RE = re.compile(
+    rf"(?<![\w.'\u2019-])(?P<org>{_PARTNER}(?:,[ \t]*{_PARTNER}){{1,3}},?[ \t]+(?:and|&)[ \t]+{_PARTNER}"
+    rf"(?:,?[ \t]+(?:{LEGAL_FORMS}))?)(?![\w/'\u2019-])"
+)
+_PARTNERS_ANCHOR = re.compile(rf"[ \t](?:and|&)[ \t]+(?:{_PARTICLE}[ \t]+){{0,2}}[{_UP}\u0391-\u03ab\u0400-\u042f]")
+_MONTHS_DAYS = frozenset(
+    """january february march april may june july august september october november december monday tuesday
+wednesday thursday friday saturday sunday""".split()
+)
+
+
+def _zipf(word: str) -> float:
+    f = english_frequencies().get(word.casefold(), 0.0)
+    return math.log10(f) + 9 if f > 0 else 0.0
+
+
+def _legal_name_ok(org: str, form: str) -> bool:
+    """A firm with a legal form: an unambiguous form, or a name with a word rare in English."""
+    words = re.findall(r"[^\W\d_]+", org[: len(org) - len(form)])
+    if not words or _MEDICAL.search(org):
+        return False
+    if form.rstrip(".") in {f.rstrip(".") for f in _AMBIGUOUS_FORMS}:
+        # a rare word in title case: "Novartis AG" yes, "no LOC, ASA class IV" no
+        return any(_zipf(w) < 3.0 and not w.isupper() for w in words if w.casefold() not in ("and", "und", "of", "de"))
+    return True
+
+
+def _partners_ok(text: str, m: re.Match[str]) -> bool:
+    """Every partner is a known surname or a word rare in English, not all of them are places or
+    months, and no clinical noun follows ("Wolff, Parkinson and White syndrome")."""
+    surnames = name_lexicon()[1]
+    words = [w for w in re.findall(r"[^\W\d_][\w'\u2019-]*", m.group("org")) if w not in ("and",)]
+    words = [w for w in words if not re.fullmatch(_PARTICLE, w)]
+    words = [w for w in words if not re.fullmatch(LEGAL_FORMS, w)]
+    folded = [w.casefold() for w in words]
+    if any(f in _MONTHS_DAYS for f in folded) or _EPONYM_AFTER.match(text, m.end()):
+        return False
+    if not all(f in surnames or _zipf(f) < 3.0 for f in folded):
+        return False
+    return not all(_fold(f) in load_place_names().tiers for f in folded)
+
+
 class OrganisationRecognizer(TideRecognizer):
     name = "tide.org"
-    version = "3"
+    # 4: firms with a legal form in any Latin letters ("Richter Gedeon Kft.", "Acme, Inc."), firms named
+    # by their partners ("Smith, Jones and Patel")
+    version = "4"
     supported_entities = ("OTHER",)
 
     def __init__(self, score_suffix: float = 0.7, score_cue: float = 0.75):
@@ -173,6 +251,17 @@ class OrganisationRecognizer(TideRecognizer):
                 span = self._clean(text, m.start("org"), m.end("org"), cue)
                 if span:
                     found[span] = max(found.get(span, 0.0), score)
+        if any(c.isupper() for c in text):
+            for m in matches_before(_LEGAL_RE, text, _LEGAL_ANCHOR, 160):
+                span = self._clean(text, m.start("org"), m.end("org"))
+                if span and _legal_name_ok(text[span[0] : span[1]], m.group("form")):
+                    found[span] = max(found.get(span, 0.0), self.score_suffix)
+            for m in _FIRM_APPOSITIVE.finditer(text):
+                if all(_zipf(w) < 3.0 for w in m.group("org").split()):
+                    found[m.span("org")] = max(found.get(m.span("org"), 0.0), self.score_cue)
+            for m in matches_before(_PARTNERS_RE, text, _PARTNERS_ANCHOR, 160):
+                if _partners_ok(text, m):
+                    found[m.span("org")] = max(found.get(m.span("org"), 0.0), self.score_suffix)
         return [
             RecognizerResult("OTHER", a, b, s, {"recognizer_name": self.qualified_name})
             for (a, b), s in sorted(found.items())

@@ -43,6 +43,7 @@ from typing import Any
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.recognizers.given_names import more_given_sha256, recognition_given_names
 from tide_core.recognizers.patterns import COUNTRIES, STATE_NAMES
+from tide_core.recognizers.places import _CLINICAL_HEADS as _PLACE_CLINICAL_HEADS
 from tide_core.recognizers.places import _fold, load_place_names
 from tide_core.spans import RecognizerResult
 from tide_core.steps.propagate import name_lexicon
@@ -87,14 +88,43 @@ _UPPER_CHARS, _LOWER_CHARS = _latin_letters()
 _UP = _class_body(_UPPER_CHARS)
 _LO = _class_body(_LOWER_CHARS)
 _AL = _UP + _LO
-_WORD = rf"[{_UP}][{_LO}'\u2019]+(?:-[{_UP}][{_LO}'\u2019]+)?|[{_UP}]['\u2019]?[{_UP}]+(?:-[{_UP}]+)?"
+_WORD = (
+    rf"[{_UP}][{_LO}'\u2019]+(?:[{_UP}][{_LO}]+)?(?:-[{_UP}][{_LO}'\u2019]+(?:[{_UP}][{_LO}]+)?)?"  # "McGillicuddy"
+    rf"|[{_UP}]['\u2019]?[{_UP}]+(?:-[{_UP}]+)?"
+)
+#: Generational suffixes after a name: not its last word, but part of the span ("John Smith Jr.").
+_GENERATION = r"(?:Jr|Sr|JR|SR|II|III|IV)\b"
+#: Surname particles: "Ansgar von der Heydt", "Sanne de Vries", "A. ter Horst", "G. Lo Russo" (version 5).
+_PARTICLES = r"(?:von|van|de|der|den|ter|te|la|le|di|da|del|della|dos|das|du|lo|Lo|La|De|Di|Da|Van|Von|Le|Ter)"
 _RUN = re.compile(
-    rf"(?<![\w.'\u2019-])(?P<a>{_WORD})(?: {{1,2}}(?P<mid>[{_UP}]\.?|{_WORD}))? {{1,2}}(?P<b>{_WORD})"
+    rf"(?<![\w.'\u2019-])(?P<a>{_WORD})(?: {{1,2}}(?P<mid>[{_UP}]\.?(?: {{0,2}}[{_UP}]\.)?|{_WORD}))? {{1,2}}"
+    rf"(?P<part>(?:{_PARTICLES} ){{1,2}})?(?!{_GENERATION})(?P<b>{_WORD})(?![\w'\u2019-])"
+)
+_GENERATION_AFTER = re.compile(rf",?[ \t]+{_GENERATION}")
+#: A nickname in quotes or brackets between the given name and the surname: 'Robert "Bobby" Lane'.
+_NICKNAME = re.compile(
+    rf"(?<![\w.'\u2019-])(?P<a>{_WORD})[ \t]+[\"\u201c'\u2018(](?P<nick>{_WORD})[\"\u201d'\u2019)][ \t]+(?P<b>{_WORD})"
     rf"(?![\w'\u2019-])"
 )
+#: An initial and a known surname: "P. Salazar graduated", "-- F. Hoang", "Agent: T. Moriarty".
+_INITIAL_SURNAME = re.compile(
+    rf"(?<![\w.'\u2019-])(?P<n>[{_UP}]\.(?:-?[{_UP}]\.)?[ \t]?(?:[{_UP}]\.[ \t]?)?(?:{_PARTICLES}[ \t]+){{0,2}}"
+    rf"(?P<b>[{_UP}][{_LO}'\u2019]+(?:-[{_UP}][{_LO}'\u2019]+)?))(?![\w'\u2019-])"
+)
+_TITLE_BEFORE = re.compile(r"(?i:\b(?:dr|mr|mrs|ms|mx|prof|doctor|nurse|rn|np|pa|md)\.?[ \t]*)$")
+#: Species written with a genus initial ("E. Coli", "S. Aureus"): not a person.
+_SPECIES = frozenset(
+    """coli aureus pylori diff difficile aeruginosa pneumoniae gonorrhoeae burgdorferi tuberculosis gondii influenzae
+faecalis faecium monocytogenes lamblia epidermidis pyogenes agalactiae trachomatis vaginalis albicans marcescens
+cloacae mirabilis fragilis perfringens botulinum tetani jirovecii carinii neoformans fumigatus vulnificus cholerae
+typhi enteritidis jejuni baumannii maltophilia cepacia capitis hominis haemolyticus lugdunensis saprophyticus mutans
+sanguinis mitis bovis avium kansasii marinum leprae pallidum pertussis henselae quintana rickettsii burnetii
+tularensis pestis anthracis cereus subtilis vulgaris oxytoca aerogenes freundii stuartii rettgeri morganii glabrata
+krusei auris catarrhalis meningitidis intracellulare abscessus falciparum vivax malariae ovale histolytica""".split()
+)
 _INVERTED = re.compile(
-    rf"(?<![\w.'\u2019-])(?P<b>{_WORD}), {{0,2}}(?P<a>{_WORD})(?: {{1,2}}(?P<mid>[{_UP}]\.?))?"
-    rf"(?![\w'\u2019-])"
+    rf"(?<![\w.'\u2019-])(?P<part>(?:{_PARTICLES} ){{1,2}})?(?P<b>{_WORD}), {{0,2}}(?P<a>{_WORD})"
+    rf"(?: {{1,2}}(?P<mid>[{_UP}]\.?))?(?![\w'\u2019-])"
 )
 #: A clinical noun right after a run makes it an eponym, not a person: "Bence Jones protein",
 #: "Stevens Johnson syndrome", "Glasgow Coma Scale" (checked for the two- and three-word runs).
@@ -269,7 +299,10 @@ class PersonNameRecognizer(TideRecognizer):
     """Title-free person names by a known given name (label PATIENT)."""
 
     name = "tide.names"
-    version = "4"
+    # 5: runs retried after a capitalised word that is not a name ("Customer Jasper Rios"), nicknames,
+    # generational suffixes, two initials, a rare given name before an everyday word, more relation and
+    # verb frames, an initial and a known surname, names in Greek and Cyrillic script
+    version = "5"
     supported_entities = ("PATIENT", "DOCTOR")
 
     def __init__(self, score: float = 0.6):
@@ -291,19 +324,27 @@ class PersonNameRecognizer(TideRecognizer):
         scan = _PATTERNS.scan(text)  # where the frames' cue words are
         out: list[RecognizerResult] = []
         taken = -1
-        matches = sorted([*_RUN.finditer(text), *_INVERTED.finditer(text)], key=lambda m: (m.start(), -m.end()))
+        matches = sorted(
+            [*_runs_with_retries(text), *_INVERTED.finditer(text), *_NICKNAME.finditer(text)],
+            key=lambda m: (m.start(), -m.end()),
+        )
         for m in matches:
             if m.start() < taken:
                 continue
             a, b = m.group("a"), m.group("b")
-            if not self._is_name(a, b, m.group("mid"), given, surnames, m.re is _INVERTED) or _is_place(m.group(0)):
+            mid = m.group("mid") if m.re is not _NICKNAME else None
+            if not self._is_name(a, b, mid, given, surnames, m.re is _INVERTED) or _is_place(m.group(0)):
                 continue
-            if m.re is _RUN and _EPONYM_AFTER.match(text, m.end()):
+            if m.re is not _INVERTED and _EPONYM_AFTER.match(text, m.end()):
                 continue
+            end = m.end()
+            generation = _GENERATION_AFTER.match(text, end) if m.re is not _INVERTED else None
+            if generation is not None:
+                end = generation.end()  # "John Smith Jr.", "Mary Jones III"
             out.append(
-                RecognizerResult("PATIENT", m.start(), m.end(), self.score, {"recognizer_name": self.qualified_name})
+                RecognizerResult("PATIENT", m.start(), end, self.score, {"recognizer_name": self.qualified_name})
             )
-            taken = m.end()
+            taken = end
         covered = _Covered((r.start, r.end) for r in out)
         # lower-case text (portal messages): "wendell cormier" when both words are known names
         words = list(_LOWER_WORD.finditer(text))
@@ -332,6 +373,11 @@ class PersonNameRecognizer(TideRecognizer):
                 covered.add(s, e)
                 out.append(RecognizerResult("PATIENT", s, e, self.score, {"recognizer_name": self.qualified_name}))
         for s, e in _strong_frame_names(text, given, surnames, scan):
+            if covered.overlaps(s, e):
+                continue
+            covered.add(s, e)
+            out.append(RecognizerResult("PATIENT", s, e, self.score, {"recognizer_name": self.qualified_name}))
+        for s, e in _more_frame_names(text, given, surnames, scan):  # version 5
             if covered.overlaps(s, e):
                 continue
             covered.add(s, e)
@@ -398,15 +444,28 @@ class PersonNameRecognizer(TideRecognizer):
         a: str, b: str, mid: str | None, given: frozenset[str], surnames: frozenset[str], inverted: bool = False
     ) -> bool:
         fa, fb = a.casefold(), b.casefold()
+        if fa not in given and not inverted and fb in given and not _common(b) and not _common(a):
+            # surname first, as Hungarian writes it: "Fekete Zoltán", "HORVÁTH Enikő" (version 5)
+            return (fa in surnames or _rare(a)) and not _is_place(a) and not _clinical_word(a) and fa not in _NOT_NAME
         if fa not in given or fa in _NOT_NAME or fb in _NOT_NAME:
             return False
         if inverted and (_is_place(a) or _town_and_country(b, a) or not (fb in surnames or _rare(b))):
             return False  # "Logansport, Indiana" is a town and a state, not "Surname, Given"
-        if mid and len(mid.rstrip(".")) > 1 and (mid.casefold() in _NOT_NAME or _common(mid)):
+        if mid and len(mid.rstrip(".")) > 1 and "." not in mid and (mid.casefold() in _NOT_NAME or _common(mid)):
             return False
         if _common(a) and _common(b):
             return False
-        return fb in surnames or fb in given or not _common(b)
+        if fb in surnames or fb in given or not _common(b):
+            return True
+        # a rare given name and a capitalised everyday word: "Ximena Rivers", "Oksana Brown" (version 5)
+        return (
+            not inverted
+            and _rare(a)
+            and b[1:].islower()
+            and fb not in _FRAME_STOP
+            and fb not in _STRONG_STOP
+            and not _clinical_word(b)
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -419,7 +478,8 @@ _STRONG_STOP = _FRAME_STOP | frozenset(
     """there again both folks guys gang friends friend sir madam maam ma'am doc doctor everybody yall y'all
 sweetie honey dear love buddy mate team all system bot auto automated notification reminder link note notes
 update edit ps fyi http https www mailto subject info noreply no-reply donotreply customer service services
-care and or the a an of in on at for with your our my his her their this that these those it we i""".split()
+care and or the a an of in on at for with your our my his her their this that these those it we i
+portal support account accounts number satisfaction feedback relations experience success id""".split()
 )
 #: A chat speaker after a timestamp or bracket: "[03:54] Peregrine: ok", "2017-02-11 06:12 - May: hi".
 _TIMED_SPEAKER = re.compile(
@@ -454,8 +514,10 @@ _RELATION = re.compile(
     r"\b(?i:wife|husband|spouse|partner|son|daughter|mother|father|mom|dad|mum|brother|sister|twin|sibling|"
     r"grandmother|grandfather|grandson|granddaughter|grandma|grandpa|niece|nephew|aunt|uncle|cousin|"
     r"stepdaughter|stepson|stepmother|stepfather|fianc[ée]e?|boyfriend|girlfriend|friend|neighbou?r|roommate|"
-    r"coworker|co-worker|colleague|boss|landlord|landlady|caregiver|guardian|pastor|reverend|rabbi|imam)"
-    rf"[ \t,]{{1,2}}(?P<n>(?:{_WORD})(?:[ \t]+(?:{_WORD})){{0,2}})"
+    r"coworker|co-worker|colleague|boss|landlord|landlady|caregiver|guardian|pastor|reverend|rabbi|imam|"
+    r"manager|supervisor|customer|client|passenger|tenant|employee|teacher|coach|sponsor|attorney|lawyer|"
+    r"godmother|godfather|stepbrother|stepsister|half-brother|half-sister|ex-wife|ex-husband|relative)"
+    rf"(?i:-in-law)?[ \t,]{{1,2}}(?P<n>(?:{_WORD})(?:[ \t]+(?:{_WORD})){{0,2}})"
 )
 _WEEKDAY_WORDS = frozenset("monday tuesday wednesday thursday friday saturday sunday today tonight tomorrow".split())
 _EMAIL = re.compile(r"(?<![\w.+-])(?P<local>[^\W_][\w.%+-]*)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
@@ -592,6 +654,8 @@ def _strong_frame_names(
                 break
             if keep and _common(f) and f not in given and f not in surnames:
                 break
+            if not keep and w.group(0).isupper() and _common(f) and f not in given:
+                break  # "CUSTOMER ASKED US": a verb in capitals, not a name
             keep.append(w)
         if keep and keep[0].group(0).casefold() not in _WEEKDAY_WORDS:
             found.append((m.start("n") + keep[0].start(), m.start("n") + keep[-1].end()))
@@ -619,7 +683,164 @@ def _strong_frame_names(
     return out
 
 
+def matches_before(
+    pattern: re.Pattern[str], text: str, anchor: re.Pattern[str], back: int = 120, ahead: int = 24
+) -> list[re.Match[str]]:
+    """The matches of ``pattern`` that start at most ``back`` characters before a match of ``anchor``
+    (a word every match of ``pattern`` holds near its end), each window searched on its own: a
+    pattern that starts with a character class is tried only near its anchors, not at every
+    character of a long note.  ``ahead`` characters after the anchor stay visible to lookaheads."""
+    out: dict[tuple[int, int], re.Match[str]] = {}
+    for a in anchor.finditer(text):
+        for m in pattern.finditer(text, max(0, a.start() - back), min(len(text), a.end() + ahead)):
+            if m.start() <= a.start() < m.end():
+                out.setdefault(m.span(), m)
+    return [out[k] for k in sorted(out)]
+
+
+def _runs_with_retries(text: str) -> Iterator[re.Match[str]]:
+    """The matches of ``_RUN``, and for each the runs starting at its second and third words: a
+    capitalised word before a name ("Customer Jasper Rios", "Signed: Will Beauchesne") must not
+    hide it when the longer run is refused."""
+    for m in _RUN.finditer(text):
+        yield m
+        for group in ("mid", "b"):
+            at = m.start(group) if m.group(group) else -1
+            if at > m.start():
+                sub = _RUN.match(text, at)
+                if sub is not None:
+                    yield sub
+
+
+#: Single names in frames of messages and letters (version 5): a name before a speech or life verb
+#: ("also Tamsin says", "Edwina has been employed by", "Magnus was born on") or after a pick-up or
+#: pass-on verb ("pick up Tariq from", "pass this on to Darnell at", "hey its Nanami,").
+_VERB_AFTER = re.compile(
+    rf"(?<![\w'\u2019-])(?P<n>{_ANY})[ \t]+(?:says|said|asked|called|texted|wrote|replied|has[ \t]+been[ \t]+employed|"
+    r"is[ \t]+employed|was[ \t]+employed|was[ \t]+born|turns|reports[ \t]+that|graduated|joined|met)\b"
+)
+_CAP_NAME_WORD = rf"[{_UP}][{_LO}'\u2019]+(?:-[{_AL}][{_LO}'\u2019]+)?|[{_UP}]{{2,}}"
+#: A pick-up or drop-off: only known names count ("pick up Keppra from the pharmacy" is a drug).
+_PICK_UP = re.compile(
+    r"\b(?i:pick[ \t]+up|picked[ \t]+up|drop[ \t]+off|dropped[ \t]+off)[ \t]+"
+    rf"(?P<n>(?:{_ANY})(?:[ \t]+(?:[{_UP}]\.|{_CAP_NAME_WORD})){{0,2}})(?=[ \t]*(?:[,.;!?:\n(]|from|at|to|and|$))"
+)
+_VERB_ANCHOR = re.compile(
+    r"[ \t](?:says|said|asked|called|texted|wrote|replied|has[ \t]+been|is[ \t]+employed|was[ \t]+employed|"
+    r"was[ \t]+born|turns|reports[ \t]+that|graduated|joined|met)\b"
+)
+_VERB_BEFORE = re.compile(
+    r"\b(?i:pass[ \t]+this[ \t]+on[ \t]+to|pass[ \t]+this[ \t]+to|"
+    r"pass[ \t]+it[ \t]+on[ \t]+to|forward[ \t]+this[ \t]+to|give[ \t]+this[ \t]+to|its|it's|it\u2019s|copies[ \t]+to|"
+    r"copy[ \t]+to|cc'd|cc)[ \t]*:?[ \t]+"
+    rf"(?P<n>(?:{_ANY})(?:[ \t]+(?:[{_UP}]\.|{_CAP_NAME_WORD})){{0,2}})(?=[ \t]*(?:[,.;!?:\n(]|from|at|to|and|says|$))"
+)
+#: A person after a patient or contact field label, in either order: "Patient = JARAMILLO, BABAJIDE",
+#: "Family contact=Eulalia Yilmaz", "CONTACT ABROAD:Chidi Achterberg", "FAMILY CONTACT | Gintaras Sutherland".
+_LABELLED_PERSON = re.compile(
+    r"\b(?i:patient|pt|patient name|name|family contact|contact abroad|emergency contact|next of kin|nok|"
+    r"passenger|guarantor|subscriber|insured|caregiver)[ \t]*(?:[:=|\t]|--?)[ \t]*"
+    rf"(?P<n>(?:{_CAP_NAME_WORD})(?:,[ \t]*(?:{_CAP_NAME_WORD})|(?:[ \t]+(?:[{_UP}]\.|{_CAP_NAME_WORD})){{1,2}}))"
+    r"(?=[ \t]*(?:[,;|<(\n+\d]|$))"
+)
+#: Greek and Cyrillic capitalised words (names in other scripts).
+_GR_CY_WORD = (
+    r"(?:[\u0386\u0388-\u038f\u0391-\u03ab][\u0390\u03ac-\u03ce\u1f00-\u1ffe]+|[\u0400-\u042f][\u0430-\u045f]+)"
+)
+_GR_CY_INITIAL = r"[\u0391-\u03ab\u0400-\u042f]\.[ \t]?"
+_GR_CY_RUN = re.compile(rf"(?<![\w.-])(?P<n>(?:{_GR_CY_INITIAL})?{_GR_CY_WORD}(?:[ \t]+{_GR_CY_WORD}){{0,2}})(?![\w-])")
+_GR_CY_CUE = re.compile(
+    r"(?i:\b(?:emergency contact|contact|next of kin|name|patient|pt|mr|mrs|ms|dr|cc|from|to|spoke with|caller|"
+    r"wife|husband|spouse|partner|son|daughter|mother|father|brother|sister|friend|neighbou?r|guardian)|"
+    r"сын|дочь|жена|муж|мать|отец|брат|сестра|пациент|пациентка|фио|врач|контакт|"
+    r"ασθενής|γιος|κόρη|σύζυγος|μητέρα|πατέρας|αδελφός|αδελφή|όνομα|επαφή|γιατρός|δρ\.|κ\.|κα\.)"
+    rf"[ \t]*[:.,\-]?[ \t]*(?P<n>{_GR_CY_WORD}(?:[ \t]+{_GR_CY_WORD}){{0,2}})"
+)
+
+
+def _more_frame_names(
+    text: str, given: frozenset[str], surnames: frozenset[str], scan: PatternScan
+) -> list[tuple[int, int]]:
+    """Names in the frames of version 5 (see ``_VERB_AFTER``, ``_VERB_BEFORE``, ``_INITIAL_SURNAME``
+    and the Greek and Cyrillic patterns), in text order."""
+    found: list[tuple[int, int]] = []
+    for rx in (_VERB_AFTER, _VERB_BEFORE, _PICK_UP):
+        for m in matches_before(rx, text, _VERB_ANCHOR, 40) if rx is _VERB_AFTER else scan.finditer(rx):
+            words = [w for w in m.group("n").split() if len(w.rstrip(".")) > 1]
+            if rx is _PICK_UP and not any(w.casefold() in given for w in words):
+                continue
+            if all(_frame_word(w, given, surnames) for w in words):
+                found.append(m.span("n"))
+    for m in scan.finditer(_LABELLED_PERSON):
+        words = [w for w in re.split(r"[ \t,]+", m.group("n")) if len(w.rstrip(".")) > 1]
+        if words and all(_frame_word(w, given, surnames) for w in words):
+            found.append(m.span("n"))
+    for m in _INITIAL_SURNAME.finditer(text):
+        fb = m.group("b").casefold()
+        before = text[max(0, m.start() - 12) : m.start()]
+        if fb in _SPECIES or fb in _NOT_NAME or _clinical_word(fb) or _TITLE_BEFORE.search(before):
+            continue
+        if fb in surnames or _rare(fb) and _SIGN_CONTEXT.search(before):
+            found.append(m.span("n"))
+    if not text.isascii() and _GREEK_OR_CYRILLIC.search(text):
+        for m in _GR_CY_CUE.finditer(text):
+            found.append(m.span("n"))
+        if _mostly_latin(text):  # one to three capitalised Greek or Cyrillic words in a Latin-script note
+            found.extend(m.span("n") for m in _GR_CY_RUN.finditer(text))
+    found.sort(key=lambda x: (x[0], -x[1]))
+    out: list[tuple[int, int]] = []
+    for s, e in found:
+        if out and s < out[-1][1]:
+            continue
+        out.append((s, e))
+    return out
+
+
+#: Where an initial and a surname rare in English stand for a person: a sign-off dash, a field label,
+#: "to", "by", "from", "with", "cc", a line start.
+_SIGN_CONTEXT = re.compile(
+    r"(?:^|\n|[-\u2013\u2014:|,;(]|\b(?i:to|by|from|with|and|cc|sergeant|sgt|constable|inspector|officer|"
+    r"mme|mlle|herr|frau|sr|sra|sig|signora|mevrouw|dhr|pan|pani|κ|κα))[ \t]*$"
+)
+
+
+def _clinical_word(word: str) -> bool:
+    """A clinical noun or eponym head ("Scale", "Esophagus", "Sign"): not a surname."""
+    m = _EPONYM_AFTER.match(" " + word)
+    return (m is not None and m.end() == len(word) + 1) or word.casefold() in _PLACE_CLINICAL_HEADS
+
+
+def _frame_word(word: str, given: frozenset[str], surnames: frozenset[str]) -> bool:
+    """A word of a name in a verb frame: a known name that is not an everyday word, or a word
+    rare in English (Zipf < 3: "Tamsin", "Nanami") in one casing."""
+    f = word.casefold()
+    if _common(word) or f in _NOT_NAME or f in _STRONG_STOP or f in _FRAME_STOP:
+        return False
+    cased = word[:1].isupper() and (word[1:].islower() or word.isupper() and len(word) > 3) or word.islower()
+    return f in given or f in surnames or cased and _rare(word)
+
+
+_GREEK_OR_CYRILLIC = re.compile("[\u0370-\u045f\u1f00-\u1fff]")
+_ASCII_LETTER = re.compile("[A-Za-z]")
+
+
+def _mostly_latin(text: str) -> bool:
+    """More than twice as many ASCII letters as Greek and Cyrillic ones."""
+    return len(_ASCII_LETTER.findall(text)) > 2 * len(_GREEK_OR_CYRILLIC.findall(text))
+
+
 #: The frames with cue words, tried only where those words occur (the same matches as ``finditer``).
 _PATTERNS = PatternSet(
-    [*_FRAMES, _CLINICIAN_FRAMES[1], _GREETING, _VALEDICTION, _DISPLAY_NAME, _RELATION, _DASH_SIGNOFF]
+    [
+        *_FRAMES,
+        _CLINICIAN_FRAMES[1],
+        _GREETING,
+        _VALEDICTION,
+        _DISPLAY_NAME,
+        _RELATION,
+        _DASH_SIGNOFF,
+        _VERB_BEFORE,
+        _PICK_UP,
+        _LABELLED_PERSON,
+    ]
 )

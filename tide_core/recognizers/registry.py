@@ -133,6 +133,9 @@ for _name, _factory in (
     ("tide.facilities", "tide_core.recognizers.facilities:FacilityRecognizer"),
     ("tide.org_heads", "tide_core.recognizers.facilities:OrganisationHeadRecognizer"),
     ("tide.names", "tide_core.recognizers.person_names:PersonNameRecognizer"),
+    ("tide.addresses", "tide_core.recognizers.addresses:WorldAddressRecognizer"),
+    ("tide.dates_words", "tide_core.recognizers.dates_words:WordDateRecognizer"),
+    ("tide.phones_intl", "tide_core.recognizers.phones_intl:InternationalPhoneRecognizer"),
     ("presidio", "tide_core.recognizers.presidio_adapter:adapter_from_spec"),
 ):
     register(_name, _factory)
