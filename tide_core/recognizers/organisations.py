@@ -15,12 +15,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from tide_core.propagate import name_lexicon
 from tide_core.recognizers.base import TideRecognizer
 from tide_core.recognizers.facilities import LEGAL_FORMS
 from tide_core.recognizers.person_names import _EPONYM_AFTER, _GR_CY_WORD, _LO, _UP, matches_before
 from tide_core.recognizers.places import _fold, load_place_names
 from tide_core.spans import RecognizerResult
+from tide_core.steps.propagate import name_lexicon
 from tide_core.text.anchored import PatternSet, finditer_at, run_starts
 from tide_core.text.word_frequency import english_frequencies
 
