@@ -59,7 +59,7 @@ recorded for the content no round covers (``evidence.plan_audit`` + ``evidence.r
 0 leaks) and the release decided again (``release_checks_job`` / ``tide release publish``).
 
 Prints one line per kill and summary tables; exit status 1 on any violation.
-``tests/test_kill_release.py`` runs 4 kills of each scenario on a smaller study.
+``tests/release/test_kill_release.py`` runs 4 kills of each scenario on a smaller study.
 """
 
 from __future__ import annotations

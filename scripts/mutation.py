@@ -35,81 +35,99 @@ WORK = ROOT / ".mutation"
 
 #: module -> the test files that cover it (the smallest set that exercises its guarantees).
 MODULES: dict[str, list[str]] = {
-    "tide_core/assurance/bounds.py": ["tests/test_guard_bounds.py", "tests/test_assurance_audit.py"],
-    "tide_core/engine/anonymization.py": ["tests/test_guard_fail_closed.py"],
+    "tide_core/assurance/bounds.py": [
+        "tests/mutation_guards/test_bounds_mutants.py",
+        "tests/assurance/test_assurance_audit.py",
+    ],
+    "tide_core/engine/anonymization.py": ["tests/mutation_guards/test_fail_closed_mutants.py"],
     "tide_core/anonymize/engine.py": [
-        "tests/test_guard_fail_closed.py",
-        "tests/test_anonymize_engine.py",
-        "tests/test_guard_anonymizer_engine.py",
+        "tests/mutation_guards/test_fail_closed_mutants.py",
+        "tests/anonymize/test_anonymize_engine.py",
+        "tests/mutation_guards/test_anonymizer_engine_mutants.py",
     ],
     "tide_core/engine/validation.py": [
-        "tests/test_guard_inputs.py",
-        "tests/test_validation.py",
-        "tests/test_guard_validation.py",
+        "tests/mutation_guards/test_inputs_mutants.py",
+        "tests/engine/test_validation.py",
+        "tests/mutation_guards/test_validation_mutants.py",
     ],
-    "tide_core/release/checks.py": ["tests/test_guard_release_checks.py"],
+    "tide_core/release/checks.py": ["tests/mutation_guards/test_release_checks_mutants.py"],
     # the chunk-streamed pass the blocking checks run on (checks.py delegates to it)
-    "tide_core/release/scan.py": ["tests/test_guard_release_checks.py", "tests/test_release_streaming.py"],
-    "tide_core/anonymize/ages.py": ["tests/test_guard_ages.py", "tests/test_anonymize_locations_contacts.py"],
+    "tide_core/release/scan.py": [
+        "tests/mutation_guards/test_release_checks_mutants.py",
+        "tests/release/test_release_streaming.py",
+    ],
+    "tide_core/anonymize/ages.py": [
+        "tests/mutation_guards/test_ages_mutants.py",
+        "tests/anonymize/test_anonymize_locations_contacts.py",
+    ],
     # the exhaustive bijection tests of test_anonymize_identifiers.py take minutes per mutant; this file checks
     # both constructions exhaustively on small domains in seconds
-    "tide_core/anonymize/small_domain.py": ["tests/test_guard_small_domain.py"],
+    "tide_core/anonymize/small_domain.py": ["tests/mutation_guards/test_small_domain_mutants.py"],
     # test_anonymize_identifiers.py permutes whole domains (over a minute per mutant); the guard file recomputes
     # every mode from the ff3 library and the documented tweak in seconds
-    "tide_core/anonymize/identifiers.py": ["tests/test_guard_identifiers.py"],
+    "tide_core/anonymize/identifiers.py": ["tests/mutation_guards/test_identifiers_mutants.py"],
     # test_anonymize_names.py maps both 8,000-name lists per mutant; the guard file recomputes each rule
-    "tide_core/anonymize/names.py": ["tests/test_guard_names.py"],
-    "tide_core/anonymize/contacts.py": ["tests/test_anonymize_locations_contacts.py", "tests/test_guard_contacts.py"],
+    "tide_core/anonymize/names.py": ["tests/mutation_guards/test_names_mutants.py"],
+    "tide_core/anonymize/contacts.py": [
+        "tests/anonymize/test_anonymize_locations_contacts.py",
+        "tests/mutation_guards/test_contacts_mutants.py",
+    ],
     "tide_core/anonymize/locations.py": [
-        "tests/test_anonymize_locations_contacts.py",
-        "tests/test_guard_locations.py",
+        "tests/anonymize/test_anonymize_locations_contacts.py",
+        "tests/mutation_guards/test_locations_mutants.py",
     ],
     # the guard files recompute each rule from the key with the list and permutation caches cleared per test
     # (test_anonymize_names.py maps both 8,000-name lists per mutant; nothing there clears the caches)
-    "tide_core/anonymize/facilities.py": ["tests/test_guard_facilities.py"],
-    "tide_core/anonymize/surrogates.py": ["tests/test_guard_surrogates.py"],
+    "tide_core/anonymize/facilities.py": ["tests/mutation_guards/test_facilities_mutants.py"],
+    "tide_core/anonymize/surrogates.py": ["tests/mutation_guards/test_surrogates_mutants.py"],
     # test_release_columns.py also runs recognition and anonymisation end to end (seconds per mutant)
-    "tide_core/engine/release_columns.py": ["tests/test_guard_release_columns.py"],
+    "tide_core/engine/release_columns.py": ["tests/mutation_guards/test_release_columns_mutants.py"],
     "tide_core/anonymize/presidio_operators.py": [
-        "tests/test_anonymize_presidio.py",
-        "tests/test_guard_presidio_operators.py",
+        "tests/anonymize/test_anonymize_presidio.py",
+        "tests/mutation_guards/test_presidio_operators_mutants.py",
     ],
     # every read on DuckDB in memory, with rows of another study, key and note beside those asked for
-    "tide_core/store/release_store.py": ["tests/test_guard_release_store.py"],
-    "tide_core/store/ddl.py": ["tests/test_guard_ddl.py"],
+    "tide_core/store/release_store.py": ["tests/mutation_guards/test_release_store_mutants.py"],
+    "tide_core/store/ddl.py": ["tests/mutation_guards/test_ddl_mutants.py"],
     # on the streaming DuckDB backend and on a plain-Warehouse adapter (the in-memory fallback), in seconds;
     # test_chunked_runs.py runs whole recognition/anonymization runs per mutant
-    "tide_core/engine/study_chunks.py": ["tests/test_guard_study_chunks.py"],
-    "tide_core/anonymize/dates.py": ["tests/test_anonymize_dates.py", "tests/test_guard_dates.py"],
-    "tide_core/anonymize/keys.py": ["tests/test_keys.py", "tests/test_guard_keys.py"],
+    "tide_core/engine/study_chunks.py": ["tests/mutation_guards/test_study_chunks_mutants.py"],
+    "tide_core/anonymize/dates.py": [
+        "tests/anonymize/test_anonymize_dates.py",
+        "tests/mutation_guards/test_dates_mutants.py",
+    ],
+    "tide_core/anonymize/keys.py": ["tests/anonymize/test_keys.py", "tests/mutation_guards/test_keys_mutants.py"],
     "tide_core/engine/recognition.py": [
-        "tests/test_guard_recognition.py",
-        "tests/test_recognition_engine.py",
-        "tests/test_propagate.py",
+        "tests/mutation_guards/test_recognition_mutants.py",
+        "tests/engine/test_recognition_engine.py",
+        "tests/engine/test_propagate.py",
     ],
     # the guard file checks every column the cache writes and reads on DuckDB in memory (test_span_cache_atomic.py
     # kills writer processes: far too slow per mutant)
-    "tide_core/store/span_cache.py": ["tests/test_guard_span_cache.py", "tests/test_span_cache.py"],
+    "tide_core/store/span_cache.py": [
+        "tests/mutation_guards/test_span_cache_mutants.py",
+        "tests/io/test_span_cache.py",
+    ],
     # TABLES is built at import, before a mutant is switched on: the guard file calls _spec directly
     # (test_table_registry.py imports Dagster: seconds per mutant)
-    "tide_core/store/tables.py": ["tests/test_guard_tables.py"],
+    "tide_core/store/tables.py": ["tests/mutation_guards/test_tables_mutants.py"],
     # test_review_auth.py / test_review_api.py start `tide review` as a subprocess and build a warehouse per
     # test (about 127 s per pass); the guard file runs one in-process server over real sockets in seconds
-    "tide_core/review/server.py": ["tests/test_guard_review_server.py"],
+    "tide_core/review/server.py": ["tests/mutation_guards/test_review_server_mutants.py"],
     # the Parquet (DuckDB) side; the BigQuery side is covered by the emulator tests, not run per mutant
-    "tide_core/io/staging.py": ["tests/test_staging.py"],
-    "tide_core/recognizers/iban.py": ["tests/test_regex_network_and_bank_ids.py"],
+    "tide_core/io/staging.py": ["tests/io/test_staging.py"],
+    "tide_core/recognizers/iban.py": ["tests/recognizers/test_regex_network_and_bank_ids.py"],
     # of test_known_phi_types.py only its in-process guard class (its other tests recognize and release a study)
     "tide_core/recognizers/known_phi.py": [
-        "tests/test_recognizers_known_phi.py",
-        "tests/test_known_phi_types.py::TestGuard",
+        "tests/recognizers/test_recognizers_known_phi.py",
+        "tests/release/test_known_phi_types.py::TestGuard",
     ],
     # the view against the Unicode database and html.entities.html5, the offset map and the view cache; not
     # the gold-corpus property tests or the `tide run` of test_normalize_unicode.py (they recognize notes)
     "tide_core/text/normalize.py": [
-        "tests/test_normalize_cache.py",
+        "tests/recognizers/test_normalize_cache.py",
         *(
-            f"tests/test_normalize.py::{t}"
+            f"tests/anonymize/test_normalize.py::{t}"
             for t in (
                 "test_normal_text_is_the_identity_view",
                 "test_format_characters_are_removed_and_mapped_exactly",
@@ -121,7 +139,7 @@ MODULES: dict[str, list[str]] = {
             )
         ),
         *(
-            f"tests/test_normalize_unicode.py::{t}"
+            f"tests/anonymize/test_normalize_unicode.py::{t}"
             for t in (
                 "test_every_dash_space_and_invisible_folds_as_the_unicode_database_says",
                 "test_every_named_entity_decodes_as_html_unescape_does",
@@ -141,15 +159,18 @@ MODULES: dict[str, list[str]] = {
     ],
     # the release modules: hand-made candidate rows (valid row hashes) on DuckDB in memory or in a tmp file, no
     # recognition, no model (test_release_versions/blocking/resume.py recognize a study: minutes per mutant)
-    "tide_core/release/evidence.py": ["tests/test_release_evidence.py", "tests/test_guard_release_evidence.py"],
+    "tide_core/release/evidence.py": [
+        "tests/release/test_release_evidence.py",
+        "tests/mutation_guards/test_release_evidence_mutants.py",
+    ],
     # both researcher stores: the warehouse itself (DuckDB in memory) and a separate .released.duckdb file
-    "tide_core/release/publish.py": ["tests/test_guard_release_publish.py"],
-    "tide_core/store/release_content.py": ["tests/test_guard_release_content.py"],
+    "tide_core/release/publish.py": ["tests/mutation_guards/test_release_publish_mutants.py"],
+    "tide_core/store/release_content.py": ["tests/mutation_guards/test_release_content_mutants.py"],
     # the blocking checks replaced by stubs (they have their own guard file): the lifecycle's own decisions
-    "tide_core/release/lifecycle.py": ["tests/test_guard_release_lifecycle.py"],
-    "tide_core/engine/release_input.py": ["tests/test_guard_release_input.py"],
+    "tide_core/release/lifecycle.py": ["tests/mutation_guards/test_release_lifecycle_mutants.py"],
+    "tide_core/engine/release_input.py": ["tests/mutation_guards/test_release_input_mutants.py"],
     # a real GuardModel with hand-set weights (test_guard_release_hold.py recognizes the demo corpus)
-    "tide_core/assurance/guard_hold.py": ["tests/test_guard_release_guard_hold.py"],
+    "tide_core/assurance/guard_hold.py": ["tests/mutation_guards/test_phi_guard_hold.py"],
 }
 
 COPY = ("tide_core", "tide_etl", "tests", "sql")  # sql/: test_table_registry.py compares the DDL on disk

@@ -1,16 +1,30 @@
-"""Shared test setup: offline model hubs, quiet Ray, a key directory per test, slow files first."""
+"""Shared test setup: offline model hubs, quiet Ray, a key directory per test, slow files first.
+
+Tests are laid out by the package they exercise (``tests/<package>/``); mutation guards, the
+tests that pin the safety-critical modules' behaviour for ``scripts/mutation.py``, live in
+``tests/mutation_guards/`` and carry the ``mutation_guard`` marker (``pytest -m mutation_guard``).
+Shared helpers stay at ``tests/`` and every package folder is importable, so a test may take a
+fixture from a test file in another folder (the BigQuery emulator, the release study).
+"""
 
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+for _folder in sorted(p for p in TESTS.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))):
+    if str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("RAY_DEDUP_LOGS", "0")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-
-import pytest
 
 #: Test files that take a minute or more, longest first.  ``.ci/run`` spreads files over two
 #: pytest-xdist workers (``--dist loadfile``: a file's tests stay together, so module fixtures
@@ -33,7 +47,7 @@ SLOW_FIRST = (  # by measured time per file, slowest first (two workers, 2026-12
     "test_ray_release_bigquery.py",
     "test_span_cache_atomic.py",
     "test_bigquery_chunked.py",
-    "test_guard_cli.py",
+    "test_cli_mutants.py",
     "test_bench_speed.py",
 )
 
@@ -43,6 +57,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     rank = {name: i for i, name in enumerate(SLOW_FIRST)}
     order = {id(item): n for n, item in enumerate(items)}
     items.sort(key=lambda item: (rank.get(item.path.name, len(rank)), order[id(item)]))
+    guards = TESTS / "mutation_guards"
+    for item in items:
+        if guards in Path(item.path).parents:
+            item.add_marker(pytest.mark.mutation_guard)
 
 
 @pytest.fixture

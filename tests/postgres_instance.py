@@ -1,4 +1,4 @@
-"""A PostgreSQL server for the Dagster instance tests (tests/test_dagster_postgres.py).
+"""A PostgreSQL server for the Dagster instance tests (tests/etl/test_dagster_postgres.py).
 
 Where the server comes from, in this order:
 

@@ -4,7 +4,7 @@ The recognizer adapter (Presidio results -> TIDE spans) and the keyed Presidio o
 entity -> the TIDE operator for it) read :data:`PRESIDIO_TO_TIDE`; a site overrides single entries
 through the adapter's ``label_map``.  ``PERSON`` has no patient/provider split in Presidio, so it maps
 to PATIENT (``{"PERSON": "DOCTOR"}`` for a staff list).  Every value is one of
-:data:`tide_core.types.LABELS` (tests/test_recognizers_presidio.py checks it).
+:data:`tide_core.types.LABELS` (tests/recognizers/test_recognizers_presidio.py checks it).
 """
 
 from __future__ import annotations

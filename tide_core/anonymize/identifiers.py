@@ -171,7 +171,7 @@ class _FastFF3:
     Same AES key, same eight Feistel rounds, same numeral order; the numerals are kept as integers
     between rounds instead of being re-encoded character by character.  Anything outside the usual case (a length out of
     bounds, a 64-bit tweak) goes to the library itself.  ``tests/test_anonymize_*`` and
-    ``tests/test_regex_fast_path.py`` compare it with the library.
+    ``tests/recognizers/test_regex_fast_path.py`` compare it with the library.
 
     The round function is one AES-ECB block under the library's key (the FF3 key reversed);
     ``cryptography``'s ECB encryptor computes that block about 10x faster per call than the

@@ -17,7 +17,7 @@ from tide_core.errors import TideError
 from tide_core.plugins import load_dotted
 
 #: command -> (module exposing ``register(subparsers)``, the help line ``tide --help`` shows).
-#: ``tests/test_cli_commands.py`` checks this table against every ``cmd_*`` module.
+#: ``tests/cli/test_cli_commands.py`` checks this table against every ``cmd_*`` module.
 COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("tide_core.cli.cmd_audit", "plan a patient-level PHI audit and compute its exact bound"),
     "demo": ("tide_core.cli.cmd_demo", "create the synthetic demo corpus (DuckDB by default) and de-identify it"),

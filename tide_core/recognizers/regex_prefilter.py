@@ -8,7 +8,7 @@ point) becomes a prefilter: ``[FIRST](?<=(?=PATTERN)[\\s\\S])`` lets the C scann
 position whose character cannot start a match and reports exactly the positions where the pattern
 matches.  :func:`fast_finditer` then replays ``finditer`` exactly (``PATTERN.match`` at each
 candidate at or after the previous match's end), so the fast path returns the very matches of
-``finditer``; ``tests/test_regex_fast_path.py`` checks this on the benchmark corpora, adversarial
+``finditer``; ``tests/recognizers/test_regex_fast_path.py`` checks this on the benchmark corpora, adversarial
 and fuzzed text.  A pattern whose FIRST set cannot be bounded (one that can match the empty
 string) has no prefilter.
 

@@ -15,7 +15,7 @@ per note (:mod:`tide_core.text.anchored`); the others through a scan that ``re``
 (their FIRST-set prefilter, :mod:`tide_core.recognizers.regex_prefilter`).  ``finditer`` is
 replayed exactly from those positions, so the fast path returns the very matches of the
 reference path (``fast=False``), and validators and context checks run on the same matches only
-(``tests/test_regex_fast_path.py``).
+(``tests/recognizers/test_regex_fast_path.py``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """BigQuery DDL of every TIDE table, generated from the table registry (``tables.TABLES``).
 
-``python -m tide_core.store.ddl [DIR]`` rewrites ``sql/ddl`` (default); ``tests/test_table_registry.py``
+``python -m tide_core.store.ddl [DIR]`` rewrites ``sql/ddl`` (default); ``tests/io/test_table_registry.py``
 checks that the checked-in files equal what this module renders, so the DDL cannot drift from the
 schemas the engine writes.
 """
