@@ -25,9 +25,9 @@ import hashlib
 import logging
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
 
 from tide_core.anonymize.engine import Anonymizer, pseudonym
+from tide_core.anonymize.keys import KeyProvider
 from tide_core.chunk_progress import ProgressHook
 from tide_core.config import TideConfig
 from tide_core.engine.chunk_run import ChunkRun
@@ -48,6 +48,11 @@ log = logging.getLogger("tide.runner")
 
 @dataclass(frozen=True)
 class RecognitionReport:
+    """What one recognition run did, by count: returned by :func:`recognize_study`.
+
+    Counts, labels, recognizer names and coded warnings only; nothing from the notes.
+    """
+
     study: str
     fingerprint: str
     n_rows: int
@@ -68,11 +73,17 @@ class RecognitionReport:
 
     @property
     def notes_per_s(self) -> float:
+        """Notes recognized per second of the run (cache hits excluded; 0 for a zero-length run)."""
         return self.n_recognized / self.seconds if self.seconds > 0 else 0.0
 
 
 @dataclass(frozen=True)
 class AnonymizationReport:
+    """What one anonymization run did, by count: returned by :func:`anonymize_study`.
+
+    Counts by code, label and operator only; nothing from the notes.
+    """
+
     study: str
     key: str
     fingerprint: str
@@ -88,6 +99,7 @@ class AnonymizationReport:
 
     @property
     def notes_per_s(self) -> float:
+        """Input rows decided per second of the run (0 for a zero-length run)."""
         return self.n_rows / self.seconds if self.seconds > 0 else 0.0
 
 
@@ -182,7 +194,7 @@ def anonymize_study(
     wh: Warehouse,
     study: str,
     key: str,
-    key_provider: Any,
+    key_provider: KeyProvider,
     config: TideConfig,
     *,
     notes_table: str | None = None,

@@ -29,6 +29,12 @@ KEEPS_VALUE = frozenset({"AGE"})
 
 @dataclass(frozen=True)
 class ReleasedNote:
+    """One note that passed anonymization, with its pseudonymous references and shifted date.
+
+    ``source`` is the original note and stays in the driver; only ``note``, the references and
+    ``note_date`` are written to released tables.
+    """
+
     source: Note
     note: AnonymizedNote
     note_ref: str
@@ -38,6 +44,11 @@ class ReleasedNote:
 
 @dataclass
 class AnonymizationBatch:
+    """The outcome of :func:`anonymize_notes`: every input note is either released or quarantined.
+
+    ``anonymizer`` is the anonymizer's version, recorded with the released rows.
+    """
+
     anonymizer: str
     released: list[ReleasedNote] = field(default_factory=list)
     quarantined: list[Quarantined] = field(default_factory=list)
@@ -69,6 +80,12 @@ def anonymize_notes(
     progress: bool = False,
     desc: str = "anonymize",
 ) -> AnonymizationBatch:
+    """Anonymize ``notes`` with their resolved ``spans`` under ``keyring``; fail closed per note.
+
+    A note whose anonymization raises, or whose replacement equals an original surface (``E405``),
+    is quarantined and never released; its neighbours are unaffected.  Quarantine messages name
+    the note id, an error code and offsets, never a value from the note.
+    """
     policy = cast("DatePolicy", getattr(config, "on_unparseable_date", "mask"))  # checked by Anonymizer
     anonymizer = Anonymizer(keyring, on_unparseable_date=policy)
     batch = AnonymizationBatch(anonymizer.VERSION)

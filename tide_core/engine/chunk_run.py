@@ -42,10 +42,14 @@ class Outcome(Protocol):
     """What comes back for one chunk: its index, and a worker's error (the run stops on it)."""
 
     @property
-    def chunk(self) -> int: ...
+    def chunk(self) -> int:
+        """The chunk's index in the run's plan."""
+        ...
 
     @property
-    def error(self) -> BaseException | None: ...
+    def error(self) -> BaseException | None:
+        """The worker's exception, re-raised in the driver; ``None`` when the chunk succeeded."""
+        ...
 
 
 OutcomeT = TypeVar("OutcomeT", bound=Outcome)
@@ -54,8 +58,11 @@ OutcomeT = TypeVar("OutcomeT", bound=Outcome)
 def staging_target(
     wh: Warehouse, config: TideConfig, run_id: str, fallback: str = "anonymizing in the driver"
 ) -> StagingTarget | None:
-    """Where Ray workers stage a run's released tables; ``None``: the driver releases in process
-    (the local executor, or a warehouse that cannot take staged tables: same rows, one process)."""
+    """Where Ray workers stage a run's released tables.
+
+    ``None``: the driver releases in process (the local executor, or a warehouse that cannot take
+    staged tables: same rows, one process).
+    """
     if config.executor != "ray":
         return None
     if not isinstance(wh, StagingWarehouse):
@@ -106,7 +113,8 @@ class ChunkRun:
     def stage_on_ray(self, fallback: str, *, shards_only: bool = False) -> None:
         """Set the staging target of a Ray run, and open the study for shards where the warehouse can.
 
-        ``shards_only``: no target unless the chunks go out as shards too."""
+        ``shards_only``: no target unless the chunks go out as shards too.
+        """
         self.target = staging_target(self.wh, self.config, self.run_id, fallback)
         if self.target is not None and isinstance(self.wh, ShardingWarehouse):
             self.source = self.wh.open_shards(self.src.table, self.src.where)
@@ -154,7 +162,8 @@ class ChunkRun:
     def drain(self, outcomes: Generator[OutcomeT, None, None], handle: Callable[[OutcomeT], None]) -> None:
         """Hand each chunk's outcome to ``handle`` as it comes; the first failure stops the run.
 
-        Whatever happens, queued chunks are cancelled, shards removed and staged files discarded."""
+        Whatever happens, queued chunks are cancelled, shards removed and staged files discarded.
+        """
         what = f"{self.study}/{self.key}" if self.key else self.study
         verb = "recognize" if self.stage == "recognition" else "anonymize"
         self.bar = tqdm(
@@ -182,4 +191,5 @@ class ChunkRun:
 
     @property
     def seconds(self) -> float:
+        """Wall-clock seconds since the run started."""
         return time.perf_counter() - self.t0

@@ -28,13 +28,17 @@ def now() -> dt.datetime:
 
 
 def new_run_id() -> str:
+    """A fresh run id: random hex, so it carries nothing about the study or its notes."""
     return uuid.uuid4().hex
 
 
 @dataclass(frozen=True)
 class RunRow:
-    """One ``tide_runs`` row.  Counts left ``None`` are written as null (a chunk row carries only
-    the counts of its stage); ``recognizers`` is stored as a JSON list."""
+    """One ``tide_runs`` row.
+
+    Counts left ``None`` are written as null (a chunk row carries only the counts of its stage);
+    ``recognizers`` is stored as a JSON list.
+    """
 
     study: str
     key: str

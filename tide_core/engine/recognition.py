@@ -75,6 +75,7 @@ class NoteRecognition:
 
     @property
     def ok(self) -> bool:
+        """True when the note was recognized; a failed note has no spans and is never released."""
         return self.status == "ok"
 
 
@@ -88,12 +89,14 @@ class RecognitionStats:
     failed_notes: int = 0
 
     def add(self, other: RecognitionStats) -> None:
+        """Add ``other``'s counters to these (a worker's or a sub-batch's counters into the run's)."""
         self.batches += other.batches
         self.oom_splits += other.oom_splits
         self.error_splits += other.error_splits
         self.failed_notes += other.failed_notes
 
     def to_dict(self) -> dict[str, int]:
+        """The counters by name, as stored in run summaries (counts only, nothing from the notes)."""
         return {
             "batches": self.batches,
             "oom_splits": self.oom_splits,
@@ -115,18 +118,22 @@ class RecognitionBatch:
         return sorted((s for spans in self.spans.values() for s in spans), key=lambda s: (s.note_id, s.start, s.end))
 
     def failed(self) -> list[NoteRecognition]:
+        """The records of the notes that failed, in input order (the caller quarantines them)."""
         return [r for r in self.records if r.status != "ok"]
 
     def ok(self) -> list[NoteRecognition]:
+        """The records of the notes that were recognized, in input order."""
         return [r for r in self.records if r.status == "ok"]
 
     def record(self, note_id: str) -> NoteRecognition:
+        """The record of note ``note_id``; raises ``KeyError`` if the note was not in the batch."""
         for r in self.records:
             if r.note_id == note_id:
                 return r
         raise KeyError(note_id)
 
     def extend(self, other: RecognitionBatch) -> None:
+        """Append ``other``'s notes, records and counters (batches hold disjoint note ids)."""
         self.spans.update(other.spans)
         self.records.extend(other.records)
         self.stats.add(other.stats)
@@ -198,8 +205,11 @@ def _on_views(
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
-    """CUDA or host out-of-memory: ``MemoryError``, ``torch.cuda.OutOfMemoryError``, or a
-    ``RuntimeError`` whose message says "out of memory" (CPU allocator, older torch, MPS)."""
+    """Whether ``exc`` is an out-of-memory error, which splits the batch instead of failing notes.
+
+    CUDA or host out-of-memory: ``MemoryError``, ``torch.cuda.OutOfMemoryError``, or a
+    ``RuntimeError`` whose message says "out of memory" (CPU allocator, older torch, MPS).
+    """
     if isinstance(exc, MemoryError):
         return True
     if type(exc).__name__ == "OutOfMemoryError":
@@ -306,18 +316,21 @@ def checked_spans(note: Note, spans: Iterable[Span], recognizer_name: str) -> tu
     return kept, None
 
 
-def as_policy(policy: Any) -> Any:
+def as_policy(policy: ResolutionPolicy | Mapping[str, Any] | None) -> ResolutionPolicy | None:
     """Accept ``None``, a ``ResolutionPolicy`` or its dict form."""
-
     if policy is None or isinstance(policy, ResolutionPolicy):
         return policy
     if isinstance(policy, Mapping):
         return ResolutionPolicy.from_dict(policy)
-    return policy
+    return policy  # anything else passes through unchanged (untyped callers)
 
 
 def finish_note(
-    note_id: str, spans: list[Span], failure: NoteFailure | None, policy: Any, text: str | None = None
+    note_id: str,
+    spans: list[Span],
+    failure: NoteFailure | None,
+    policy: ResolutionPolicy | Mapping[str, Any] | None,
+    text: str | None = None,
 ) -> tuple[list[Span], NoteRecognition]:
     """Resolve one note's spans (all recognizers together), or record its failure.
 
@@ -358,7 +371,7 @@ def finish_note(
 def recognize_notes(
     notes: Sequence[Note],
     recognizers: Sequence[Recognizer],
-    policy: Any = None,
+    policy: ResolutionPolicy | Mapping[str, Any] | None = None,
     stats: RecognitionStats | None = None,
 ) -> RecognitionBatch:
     """Recognize ``notes`` with every recognizer in this process and resolve overlaps.
@@ -389,9 +402,14 @@ def assemble_batch(
     notes: Sequence[Note],
     collected: Sequence[list[Span]],
     failures: Sequence[NoteFailure | None],
-    policy: Any,
+    policy: ResolutionPolicy | Mapping[str, Any] | None,
     stats: RecognitionStats,
 ) -> RecognitionBatch:
+    """Finish every note (:func:`finish_note`) and gather the batch; shared by both execution paths.
+
+    ``collected`` and ``failures`` are per note, in the order of ``notes``.  A failed note gets no
+    spans and is counted in ``stats.failed_notes``.
+    """
     out: dict[str, list[Span]] = {}
     records: list[NoteRecognition] = []
     for note, spans, fail in zip(notes, collected, failures, strict=True):
@@ -416,26 +434,30 @@ def _check_unique(notes: Sequence[Note]) -> None:
         seen.add(n.note_id)
 
 
-def note_steps(policy: Any = None) -> tuple[Any, Any, Any, Any]:
-    """The output-changing steps after the recognizers, in the order :func:`finish_note` runs
-    them: span tidying, resolution under ``policy`` (``None`` is ``ResolutionPolicy()``), person
-    roles, within-note propagation.  Each is a ``tide_core.fingerprint.Step``."""
+def note_steps(policy: ResolutionPolicy | Mapping[str, Any] | None = None) -> tuple[Any, Any, Any, Any]:
+    """The output-changing steps after the recognizers, in the order :func:`finish_note` runs them.
 
+    They are span tidying, resolution under ``policy`` (``None`` is ``ResolutionPolicy()``), person
+    roles, within-note propagation.  Each is a ``tide_core.fingerprint.Step``.
+    """
     policy = as_policy(policy)
     resolution = ResolutionPolicy() if policy is None else policy
     return span_tidy.STEP, resolution, person_roles.STEP, propagate.DEFAULT_POLICY
 
 
-def recognition_fingerprint(recognizers: Sequence[Recognizer], policy: Any = None) -> str:
-    """16 hex digits over everything that decides recognition output, through one helper
-    (``tide_core.fingerprint``): every recognizer's ``fingerprint()`` (its ``name@version`` and
-    ``config()``) in order, then the fingerprints of :func:`note_steps` (``tide.tidy``,
-    ``tide.resolve`` with the policy's ``config()``, ``tide.roles``, ``tide.propagate``) in order.
+def recognition_fingerprint(
+    recognizers: Sequence[Recognizer], policy: ResolutionPolicy | Mapping[str, Any] | None = None
+) -> str:
+    """16 hex digits over everything that decides recognition output.
+
+    It goes through one helper (``tide_core.fingerprint``): every recognizer's ``fingerprint()``
+    (its ``name@version`` and ``config()``) in order, then the fingerprints of :func:`note_steps`
+    (``tide.tidy``, ``tide.resolve`` with the policy's ``config()``, ``tide.roles``,
+    ``tide.propagate``) in order.
 
     It never depends on batch sizes, worker counts or the executor, so local and Ray runs share
     cache entries.  A new output-changing step must be added to :func:`note_steps`.
     """
-
     steps = [step_fingerprint(s) if isinstance(s, Step) else fingerprint(repr(s)) for s in note_steps(policy)]
     view = step_fingerprint(text_normalize.STEP)  # the normalised view recognizers see
     return fingerprint({"recognizers": [r.fingerprint() for r in recognizers], "steps": steps, "view": view})

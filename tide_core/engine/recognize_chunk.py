@@ -22,6 +22,7 @@ from tide_core.io.staging import StagedWrite
 from tide_core.io.warehouse import PartitionWrite
 from tide_core.recognizers.base import Recognizer
 from tide_core.spans import Quarantined, Span
+from tide_core.steps.resolve import ResolutionPolicy
 from tide_core.store.span_cache import CacheEntry, chunk_cache_writes, current_hits
 from tide_core.store.tables import TableNames
 
@@ -36,13 +37,14 @@ class ShardRecognitionJob:
     entries: Mapping[str, CacheEntry]  # the chunk's span-cache entries (by note id)
     specs: tuple[dict[str, Any], ...]  # recognizer specs, known-PHI ones with the chunk's patients' rows
     fingerprint: str
-    policy: Any
+    policy: ResolutionPolicy | Mapping[str, Any] | None
     max_note_chars: int
     batch_size: int
     force: bool = False  # recognize cache hits too
 
     @property
     def chunk(self) -> int:
+        """The chunk's index in the run's plan."""
         return self.plan.index
 
 
@@ -62,6 +64,10 @@ class RecognizedChunk:
 
 
 def failed_quarantine(note_id: str, patient_id: str, code: str | None) -> Quarantined:
+    """The quarantine row of a note recognition failed on (``E500`` when no code came back).
+
+    The message names the note id and the code only; the note is never released.
+    """
     return Quarantined(
         note_id,
         patient_id,

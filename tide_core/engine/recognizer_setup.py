@@ -15,7 +15,7 @@ experiments and tests in place of the configuration's specs.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,7 @@ from tide_core.io.warehouse import Warehouse
 from tide_core.recognizers.known_phi import patient_key
 from tide_core.recognizers.registry import create
 from tide_core.spans import Note
+from tide_core.steps.resolve import ResolutionPolicy
 
 #: A patient key an INTEGER (BIGINT, INT64) column can hold.
 _INT_ID = re.compile(r"-?[1-9][0-9]{0,17}|0")
@@ -69,13 +70,17 @@ def _patient_rows_for(wh: Warehouse, table: str, patient_ids: set[str], everyone
 
 @dataclass
 class KnownPHIMatches:
-    """Patient keys (:func:`patient_key`) whose notes known-PHI matching looked at, and those the
-    patients table had rows for (keys only, never values)."""
+    """Which patients known-PHI matching looked up, and which of them the patients table had.
+
+    Both are patient keys (:func:`patient_key`) of the notes looked at and of the patients table's
+    rows (keys only, never values).
+    """
 
     looked_up: set[str] = field(default_factory=set)
     matched: set[str] = field(default_factory=set)
 
     def add(self, patient_ids: set[str], rows: Sequence[dict[str, Any]]) -> None:
+        """Record one lookup: the patients of a chunk's notes, and the patients table's ``rows`` for them."""
         keys = _keys(patient_ids)
         self.looked_up |= keys
         self.matched |= keys & _keys(r.get("patient_id") for r in rows)
@@ -104,10 +109,12 @@ class RecognizerSet:
     recognizers: list[Any]
     specs: list[dict[str, Any]] | None
     warnings: list[str] = field(default_factory=list)
-    policy: Any = None
+    policy: ResolutionPolicy | Mapping[str, Any] | None = None
 
     @classmethod
-    def of(cls, recognizers: Sequence[Any], policy: Any = None) -> RecognizerSet:
+    def of(
+        cls, recognizers: Sequence[Any], policy: ResolutionPolicy | Mapping[str, Any] | None = None
+    ) -> RecognizerSet:
         """A set of ready recognizer objects (a registered factory's), under ``policy``."""
         return cls(list(recognizers), None, [], policy)
 

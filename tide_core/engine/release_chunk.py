@@ -57,6 +57,7 @@ class ReleaseJob:
 
     @property
     def partition(self) -> dict[str, object]:
+        """The rows the chunk's commit replaces: its study, key and owned note ids."""
         return {"study": self.study, "key": self.key, "note_id": list(self.owned_ids)}
 
 
@@ -119,6 +120,10 @@ class ChunkOutcome:
 
 
 def quarantine_rows(study: str, key: str, items: Sequence[Quarantined]) -> list[dict[str, Any]]:
+    """The quarantine table's rows for ``items``, all stamped with one time.
+
+    The reasons are the coded, value-free messages the stages wrote; nothing else is added.
+    """
     now = _now()
     return [
         {
@@ -139,6 +144,11 @@ def quarantine_rows(study: str, key: str, items: Sequence[Quarantined]) -> list[
 def deid_row(
     study: str, key: str, out: ReleasedNote, anonymizer: str, fp: str, now: dt.datetime, config: TideConfig
 ) -> dict[str, Any]:
+    """The released table's row of one anonymized note, with its ``row_hash``.
+
+    Only the anonymized text, the pseudonymous references, the shifted date and the metadata
+    columns ``config.released_metadata`` allows (:func:`release_value`) come from the note.
+    """
     src = out.source
     row = {
         "study": study,
@@ -158,6 +168,7 @@ def deid_row(
 
 
 def released_span_rows(study: str, key: str, out: ReleasedNote) -> list[dict[str, Any]]:
+    """One row per replaced span of a released note: offsets, label, operator and recognizer, no surface."""
     return [
         {
             "study": study,

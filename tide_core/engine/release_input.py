@@ -93,6 +93,11 @@ def release_job(
     spans: Mapping[str, Sequence[Span]],
     stamp: dt.datetime | None = None,
 ) -> ReleaseJob:
+    """The release job of one decided chunk: the notes the span cache vouches for and their spans.
+
+    ``quarantined`` are the chunk's input and cache quarantines; the job owns all of the chunk's
+    note ids, so its commit replaces their rows whether they are released or quarantined.
+    """
     return ReleaseJob(
         study,
         key,
@@ -130,6 +135,7 @@ class ShardReleaseJob:
 
     @property
     def chunk(self) -> int:
+        """The chunk's index in the run's plan."""
         return self.plan.index
 
 

@@ -54,7 +54,8 @@ class ReleasePass:
     """One anonymization run's chunk work and its totals.
 
     ``done``: chunk index -> the digest an interrupted run committed it under; ``stamp``: the
-    run's ``released_at`` (an interrupted run's start when this run resumes it)."""
+    run's ``released_at`` (an interrupted run's start when this run resumes it).
+    """
 
     run: ChunkRun
     cache: SpanCache

@@ -55,9 +55,11 @@ class StudyChunk:
 
     @property
     def patient_ids(self) -> set[str]:
+        """The patients of the chunk's valid notes (the known-PHI rows it needs)."""
         return {n.patient_id for n in self.notes}
 
     def info(self) -> ChunkInfo:
+        """What the driver keeps of this chunk: counts, ids and id-less rows, no text."""
         return ChunkInfo(self.index, self.n_chunks, self.n_rows, len(self.notes), self.null_id_rows, self.owned_ids)
 
 
@@ -104,10 +106,12 @@ class StudySource:
 
     @property
     def n_chunks(self) -> int:
+        """Chunks in the study's plan: the row chunks, plus one for duplicated note ids if any."""
         return max(1, math.ceil(self.n_source_rows / self.chunk_rows)) + (1 if self.duplicate_ids else 0)
 
     @property
     def source_where(self) -> Mapping[str, object] | None:
+        """The filter on the source table's rows (``None``: every row)."""
         return self.where
 
 

@@ -23,11 +23,14 @@ METADATA_COLUMNS = ("note_date", "note_type", "source", "site")
 
 @dataclass(frozen=True)
 class ValidatedInput:
+    """A whole input, decided: every row is either a valid note or a quarantined row, never both."""
+
     notes: list[Note]
     quarantined: list[Quarantined]
 
     @property
     def n_rows(self) -> int:
+        """Input rows decided (valid notes plus quarantined rows)."""
         return len(self.notes) + len(self.quarantined)
 
 
@@ -258,11 +261,16 @@ def sort_quarantined(items: Iterable[Quarantined]) -> list[Quarantined]:
 
 
 def validate_rows(rows: Iterable[Mapping[str, Any]], max_chars: int = 2_000_000) -> ValidatedInput:
+    """Validate a whole input held in memory: each row (:func:`validate_chunk`), then duplicate ids.
+
+    Quarantined rows come back in row order (:func:`sort_quarantined`).
+    """
     notes, quarantined = validate_chunk(rows, 0, max_chars)
     kept, duplicates = resolve_duplicates(notes)
     return ValidatedInput(kept, sort_quarantined(quarantined + duplicates))
 
 
 def validate_table(table: pa.Table, name: str = "notes", max_chars: int = 2_000_000) -> ValidatedInput:
+    """Validate an Arrow notes table: refuse it without the required columns (E600), then its rows."""
     check_columns(table.column_names, name)
     return validate_rows(table.to_pylist(), max_chars)
