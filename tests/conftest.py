@@ -72,13 +72,13 @@ def key_provider(tmp_path):
 
 @pytest.fixture(scope="module")
 def local_ray():
-    """A local Ray session of 2 CPUs for one test module (stopped after it, if it started it)."""
+    """A fresh local Ray session of 2 CPUs for one test module, stopped after it."""
     import ray
 
     from tide_core.execution.ray_session import ensure_ray
 
-    started = not ray.is_initialized()
+    if ray.is_initialized():  # a session an earlier module left (and its long-lived actors' CPUs)
+        ray.shutdown()
     ensure_ray(num_cpus=2)
     yield ray
-    if started:
-        ray.shutdown()
+    ray.shutdown()

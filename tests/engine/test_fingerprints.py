@@ -229,7 +229,7 @@ def test_roles_change_the_fingerprint_and_miss_the_cache(study, monkeypatch, cha
 # ------------------------------------------------------------------------------ what must not change it
 
 
-def test_batch_size_executor_and_workers_do_not_change_it(study):
+def test_batch_size_executor_and_workers_do_not_change_it(study, local_ray):
     assert list(inspect.signature(recognition_fingerprint).parameters) == ["recognizers", "policy"]
     _baseline(study)
     for config in (study.config.with_(batch_size=3), study.config.with_(executor="ray", batch_size=1000)):
