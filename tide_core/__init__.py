@@ -3,8 +3,8 @@
 Importing the package sets one process-wide default before any model runtime loads:
 ``OMP_WAIT_POLICY=PASSIVE`` unless the operator set ``OMP_WAIT_POLICY`` already.  torch's
 OpenMP threads otherwise spin (up to ``GOMP_SPINCOUNT`` = 300,000 turns) at every barrier while
-they wait for each other; beside a busy neighbour that no CPU allotment accounts for, the spinning
-takes the CPU time the working thread needs (docs/results/speed.md, "Idle and contended cores").
+they wait for each other, burning CPU that neighbouring workers could use; on quiet cores passive
+waiting costs TIDE's own rate nothing (docs/results/speed.md, "Idle and contended cores").
 The OpenMP runtime reads the variable once, when torch is first imported, so it has to be set
 here, before any TIDE module can load torch; Ray workers and child processes inherit it.
 """
