@@ -22,7 +22,7 @@ class ChunkProgress:
     n_chunks: int
     n_notes: int  # valid notes in this chunk
     n_worked: int  # notes recognized / anonymized in this chunk (0 when it was resumed)
-    resumed: bool  # the chunk was already committed by an interrupted run and was skipped
+    resumed: bool  # already committed (an interrupted run, or unchanged since the last run): kept
     n_done_rows: int  # input rows decided so far in this run
     n_rows_total: int  # input rows of the study (counted before the run)
     seconds: float  # since the run started
@@ -32,7 +32,7 @@ class ChunkProgress:
         return self.n_done_rows / self.n_rows_total if self.n_rows_total else 1.0
 
     def describe(self) -> str:
-        what = "resumed (already committed)" if self.resumed else f"{self.n_worked} notes worked"
+        what = "kept (already committed, unchanged)" if self.resumed else f"{self.n_worked} notes worked"
         part = self.study if not self.key else f"{self.study}/{self.key}"
         return (
             f"{self.stage} {part}: chunk {self.chunk + 1}/{self.n_chunks} committed, {what}; "

@@ -32,6 +32,8 @@ def rules_specs() -> list[dict[str, Any]]:
     return [
         {"name": "tide.regex"},
         {"name": "tide.ids"},
+        {"name": "tide.cued_ids"},
+        {"name": "tide.ages"},
         {"name": "tide.org"},
         {"name": "tide.places"},
         {"name": "tide.facilities"},

@@ -31,7 +31,7 @@ from tide_core.anonymize.keys import KeyProvider
 from tide_core.chunk_progress import ProgressHook
 from tide_core.config import TideConfig
 from tide_core.engine.chunk_run import ChunkRun
-from tide_core.engine.ledger import interrupted_chunks, record_run
+from tide_core.engine.ledger import committed_chunks, interrupted_chunks, record_run
 from tide_core.engine.recognition_run import RecognitionPass
 from tide_core.engine.recognizer_setup import recognizer_set
 from tide_core.engine.release_chunk import quarantine_rows
@@ -96,6 +96,8 @@ class AnonymizationReport:
     spans_by_label: dict[str, int]
     operators: dict[str, int]
     seconds: float
+    n_chunks: int = 0  # chunks in the study's plan
+    n_chunks_kept: int = 0  # of those, chunks kept from their committed rows (not anonymized again)
 
     @property
     def notes_per_s(self) -> float:
@@ -206,8 +208,10 @@ def anonymize_study(
 
     Streams the study chunk by chunk: each chunk's released notes, released spans and quarantine
     rows are committed together with its ``anonymization.chunk`` progress row (one atomic
-    commit, replacing exactly that chunk's notes).  A rerun after a crash skips every chunk an
-    interrupted run committed whose input, spans and key are unchanged.
+    commit, replacing exactly that chunk's notes).  A rerun (after a crash, or the next night's run)
+    keeps every committed chunk whose input, spans, key and settings are unchanged and whose rows the
+    candidate still holds as committed, and anonymizes the others
+    (:mod:`tide_core.engine.release_run`).
     """
     keyring = key_provider.keyring(study, key)
     key_id = hashlib.sha256(pseudonym(keyring, "note", "\x00tide-resume").encode()).hexdigest()[:16]
@@ -219,7 +223,8 @@ def anonymize_study(
     stamp = min((at for _, at in interrupted.values()), default=run.started)
     released_metadata = {c: sorted(v) for c, v in sorted(config.released_metadata.items())}
     settings = [config.on_unparseable_date, released_metadata, Anonymizer.VERSION]
-    done = {i: fp for i, (fp, _) in interrupted.items()}
+    # every chunk's latest commit (finished or interrupted run): unchanged chunks are kept, not redone
+    done = committed_chunks(wh, config, study, key)
     p = ReleasePass(run, SpanCache(wh, config.tables), key_id, settings, done, stamp, Anonymizer.VERSION)
     run.stage_on_ray("anonymizing in the driver")
     jobs = p.shard_jobs() if run.source is not None else p.jobs()
@@ -251,7 +256,17 @@ def anonymize_study(
         dict(sorted(t.by_label.items())),
         dict(sorted(t.operators.items())),
         run.seconds,
+        src.n_chunks,
+        p.n_kept,
     )
     record_run(wh, config, p.run_row(report.notes_per_s))
-    log.info("anonymized study %s key %s: %d released, %d quarantined", study, key, t.n_released, t.n_quarantined)
+    log.info(
+        "anonymized study %s key %s: %d released, %d quarantined; %d of %d chunks kept unchanged",
+        study,
+        key,
+        t.n_released,
+        t.n_quarantined,
+        p.n_kept,
+        src.n_chunks,
+    )
     return report

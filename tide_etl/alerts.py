@@ -16,7 +16,10 @@ a webhook, e-mail, Slack (dagster-slack's ``SlackResource``; ``pip install 'tide
 One alert per event: a blocked release fails the run that decided it, and that run is reported
 by the ``release_blocked`` alert alone (it names the run, the failed checks, the codes and the
 counts), not also as ``run_failed``.  The deciding run is the failed run of the same (study, key)
-partition whose lifetime (created .. last updated) holds the decision's ``decided_at``.  While
+partition whose lifetime (created .. last updated) holds the decision's ``decided_at``.  A
+``release_batch_job`` run releases each cell as a run of its own: each failed cell run is its own
+alert, and the batch run, which fails because of them, is not reported again when each of its bad
+cells is such a failed run (:func:`batches_reported_by_cells`; else it is one ``run_failed``).  While
 ``tide_releases`` cannot be read, a failed run of a release partition is held back (its decision
 may be the alert to send) for at most :data:`HOLD_RELEASE_RUN_S`, then sent as ``run_failed``
 (fail closed: an event is never left unreported); a release decision whose run a channel already
@@ -55,6 +58,7 @@ from tide_core.notify import (
 )
 from tide_core.plugins import load_dotted
 from tide_core.release.lifecycle import AWAITING_AUDIT, BLOCKED, BLOCKING_CHECKS
+from tide_etl.batch import BATCH_TAG, CELLS_REPORTED_TAG, release_batch_job
 from tide_etl.jobs import JOBS
 from tide_etl.partitions import release_key, split_release_key
 from tide_etl.resources import TideConfigResource, WarehouseResource
@@ -237,6 +241,29 @@ def deciding_runs(rows: Iterable[Mapping[str, Any]], records: Iterable[Any]) -> 
     return out
 
 
+def batches_reported_by_cells(instance: dg.DagsterInstance, records: Iterable[Any]) -> set[str]:
+    """Alert ids of the failed ``release_batch_job`` runs whose failure their cells' runs report.
+
+    A batch fails when some cell did not end well; the op tags it with the number of bad cells
+    when each of them is a failed cell run (tagged with the batch's id), and each such run is an
+    alert of its own (``release_blocked`` or ``run_failed``).  The batch run is left out only when
+    the instance holds exactly that many failed cell runs of it; otherwise (an untagged batch, a
+    count that does not match) it is reported as ``run_failed`` (fail closed).
+    """
+    out: set[str] = set()
+    for record in records:
+        run = record.dagster_run
+        tag = run.tags.get(CELLS_REPORTED_TAG, "")
+        if run.job_name != release_batch_job.name or not tag.isdigit() or int(tag) < 1:
+            continue
+        cells = instance.get_run_records(
+            dg.RunsFilter(tags={BATCH_TAG: run.run_id}, statuses=[dg.DagsterRunStatus.FAILURE])
+        )
+        if len(cells) == int(tag):
+            out.add(f"run:{run.run_id}")
+    return out
+
+
 def _release_run(record: Any) -> bool:
     """A run of one (study, key) release partition."""
     study, key = _partition(record.dagster_run.tags)
@@ -330,6 +357,7 @@ def evaluate(
         return any(alert_id not in cursor.sent.get(n, ()) for n in names)
 
     run_ids = {f"run:{r.dagster_run.run_id}": r for r in records}
+    by_cells = batches_reported_by_cells(instance, records)
     statuses = [BLOCKED] + ([AWAITING_AUDIT] if settings.awaiting_audit else [])
     releases_read, busy = True, ""
     try:
@@ -355,7 +383,7 @@ def evaluate(
     pending = [
         (i, run_alert(instance, r.dagster_run, settings))
         for i, r in run_ids.items()
-        if open_(i) and i not in reported_by and i not in held
+        if open_(i) and i not in reported_by and i not in held and i not in by_cells
     ]
     pending += [
         (i, release_alert(instance, r, settings, deciding[i].dagster_run if i in deciding else None))

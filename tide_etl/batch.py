@@ -8,7 +8,10 @@ run (anonymize, the blocking checks, decide and publish, the researcher views), 
 published atomically on its own, with its own partition status, asset checks and run record
 (tagged ``tide/batch``), exactly as a backfill run would record it.  A failed or blocked cell does
 not stop or hide the others; the batch reports every cell's status (counts and ids) and fails at
-the end when any cell did not end ``published`` or ``awaiting_audit``.
+the end when any cell did not end ``published`` or ``awaiting_audit``.  Alerts: each failed cell
+run is reported on its own (a blocked cell by its ``release_blocked`` alert, another failure as
+``run_failed``); the batch run's own failure is reported only when some bad cell has no failed run
+of its own to report it (``tide/batch_cells_reported``).
 
 Why not ``BackfillPolicy.multi_run(N)`` on the release assets: in Dagster 1.13 a run over several
 partitions of a partitioned asset check records the check without a partition (one evaluation for
@@ -28,6 +31,9 @@ from tide_etl.resources import KeyProviderResource, TideConfigResource, Warehous
 
 #: the tag every cell run of a batch carries: the batch run's id
 BATCH_TAG = "tide/batch"
+#: set on a failed batch run whose every bad cell is a failed cell run of its own (the count of them):
+#: those runs' alerts report the batch's failure (tide_etl.alerts)
+CELLS_REPORTED_TAG = "tide/batch_cells_reported"
 #: decisions that end a cell well (awaiting audit is the normal state of new content)
 GOOD = ("published", "awaiting_audit")
 
@@ -99,6 +105,10 @@ def release_cells(
         "skipped": dg.MetadataValue.json(skipped),
     }
     bad = sorted(c for c, o in outcome.items() if o["status"] not in GOOD or o["run"] == "failure")
+    if bad and all(outcome[c]["run"] == "failure" for c in bad):
+        # every bad cell's own failed run is its alert (release_blocked or run_failed): the alert
+        # sensor checks this count against the failed cell runs and does not report the batch again
+        context.instance.add_run_tags(context.run_id, {CELLS_REPORTED_TAG: str(len(bad))})
     if bad:
         raise dg.Failure(
             description=f"{len(bad)} of {len(cells)} cells did not end published or awaiting audit "

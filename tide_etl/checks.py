@@ -77,7 +77,9 @@ with warnings.catch_warnings():
             if failed:  # fail closed at once: hidden from researchers until a release passes
                 reason = "; ".join(f"check {name} failed: {outcomes[name].description}" for name in failed)
                 set_status(wh, study, key, BLOCKED, reason, config.tables.releases)
-        shared = summary.metadata()
+        # the run's source summary and how much of it the pass reused (recorded chunk verdicts) or scanned
+        reuse = {k: v for o in outcomes.values() for k, v in o.metadata.items() if k.startswith("scan/")}
+        shared = {**summary.metadata(), **reuse}
         for name, outcome in outcomes.items():
             yield _result(name, outcome, shared)
 

@@ -38,6 +38,8 @@ STUDY = "s1"
 RECOGNIZER_OPTIONS = {
     "tide.regex": {"min_score": 0.5},
     "tide.ids": {"score": 0.65},
+    "tide.cued_ids": {"score": 0.8},
+    "tide.ages": {"score": 0.75},
     "tide.org": {"score_suffix": 0.71},
     "tide.places": {"score": 0.81},
     "tide.facilities": {"score": 0.71},

@@ -172,7 +172,7 @@ def test_the_clean_release_passes_every_check(wh):
     }
     out = _outcome(versions_recorded, wh)
     assert out.passed and out.description == "versions recorded"
-    assert out.metadata["anonymizers"] == "tide.anonymizer@5"
+    assert out.metadata["anonymizers"] == "tide.anonymizer@6"
     assert out.metadata["recognizers"] == "tide.known_phi@1, tide.regex@4"
     assert out.metadata["recognition_run_recorded"] is True and out.metadata["anonymization_run_recorded"] is True
     assert _buckets(wh) == BUCKETS
@@ -674,7 +674,7 @@ def test_a_gate_that_requires_nothing_passes_without_a_statement(wh):
 def test_versions_name_every_anonymizer_of_the_release(wh):
     _set("tide_deid_notes", "deid_notes", "anonymizer", "tide.anonymizer@9")(wh)
     out = _outcome(versions_recorded, wh)
-    assert out.passed and out.metadata["anonymizers"] == "tide.anonymizer@5, tide.anonymizer@9"
+    assert out.passed and out.metadata["anonymizers"] == "tide.anonymizer@6, tide.anonymizer@9"
 
 
 def test_a_released_note_without_text_has_no_room_for_its_spans(wh):

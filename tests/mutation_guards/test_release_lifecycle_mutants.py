@@ -143,7 +143,7 @@ def test_a_verified_audited_candidate_is_published_as_v1(wh):
     assert out["checks"] == dict.fromkeys(lc.BLOCKING_CHECKS, True)
     assert out["guard"] == {"guard_version": NO_GUARD, "rebaseline": False}
     stored = release_row(wh)
-    assert stored == {k: v for k, v in out.items() if k not in ("gate", "checks", "guard")}
+    assert stored == {k: v for k, v in out.items() if k not in ("gate", "checks", "scan", "guard")}
     assert set(stored) == {f.name for f in RELEASES}
     assert stored["decided_at"] >= T0
     (h,) = pub.history(wh, NAMES, "s", "k")

@@ -40,6 +40,7 @@ DEFAULTS = {
     "published_members": "tide_published_members",
     "published_pointer": "tide_published_pointer",
     "release_versions": "tide_release_versions",
+    "chunk_verdicts": "tide_chunk_verdicts",
     "studies": "tide_studies",
 }
 

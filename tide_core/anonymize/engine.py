@@ -37,7 +37,9 @@ from tide_core.anonymize import ages, contacts, facilities, identifiers, locatio
 from tide_core.anonymize.dates import (  # noqa: F401  (re-export)
     anonymize_date,
     anonymize_date_by,
+    anonymize_date_run_by,
     date_offset_days,
+    date_runs,
     shift_date,
     shift_note_date,
 )
@@ -48,7 +50,9 @@ from tide_core.text.normalize import normalize_surface
 
 #: @3: a LOCATION of unit words only ("Rm", "NW") gets a place surrogate (was E405); @4: a month/day
 #: date with a time or a weekday ("5/7 1045", "Mon 5/29", "Feb 23 0550") is shifted (was masked, or E413)
-VERSION = "tide.anonymizer@5"
+#: @6: dates in words, in other languages and ranges ("third of July", "3 septembre 2014", "7" + "11 March")
+#: are shifted (were masked)
+VERSION = "tide.anonymizer@6"
 DATE_MASK = "[DATE]"
 UNPARSEABLE_DATE_CODES = frozenset({"E410", "E411"})
 DatePolicy = Literal["mask", "quarantine"]
@@ -250,6 +254,8 @@ class Anonymizer:
             results[k] = result
             if not result[0]:
                 failed[k] = None
+        if "DATE" in labels:
+            self._shift_date_runs(note, ordered, results, failed)
         if failed:
             first = min(failed)
             refusal, empty = _refusal(note, ordered[first], failed[first]), failed[first] is None
@@ -258,6 +264,29 @@ class Anonymizer:
                 raise refusal
             raise refusal from None
         return results
+
+    def _shift_date_runs(
+        self,
+        note: Note,
+        ordered: list[Span],
+        results: list[tuple[str, str]],
+        failed: dict[int, Exception | None],
+    ) -> None:
+        """Replace the dates of a range or list written as separate spans ("between 7 and 11 March") as one.
+
+        A day written alone takes its month and year from its neighbours and every end moves by
+        the patient's offset (:func:`tide_core.anonymize.dates.anonymize_date_run_by`).  A run that
+        does not read as one range keeps each span's own result (a day alone stays masked).
+        """
+        text, ref_year = note.text, _reference_year(note)
+        index = [k for k, s in enumerate(ordered) if s.label == "DATE"]
+        for run in date_runs(text, [(ordered[k].start, ordered[k].end) for k in index]):
+            ks = [index[i] for i in run]
+            values = [text[ordered[k].start : ordered[k].end] for k in ks]
+            shifted = anonymize_date_run_by(values, lambda: self._date_offset(note.patient_id), ref_year)
+            for k, result in zip(ks, shifted or (), strict=False):
+                results[k] = result
+                failed.pop(k, None)
 
 
 def _refusal(note: Note, s: Span, exc: Exception | None) -> AnonymizationError:

@@ -3,8 +3,11 @@
 A study run appends one row when it finishes (``stage`` = ``recognition`` or ``anonymization``)
 and, as it goes, one ``<stage>.chunk`` row per chunk, committed together with that chunk's tables.
 A rerun reads the chunk rows written since the last finished run (:func:`interrupted_chunks`)
-to skip what an interrupted run committed.  Rows hold counts, names, versions and digests only:
-never a value from the notes.
+to skip what an interrupted run committed.  An anonymization run also reads the latest chunk row
+of every chunk, finished run or not (:func:`committed_chunks`): its ``fingerprint`` is
+``<release digest>/<rows digest>`` (:func:`chunk_fingerprint`), what decided the chunk's rows and
+what the rows were, so a later run keeps a chunk whose inputs and committed rows are unchanged.
+Rows hold counts, names, versions and digests only: never a value from the notes.
 """
 
 from __future__ import annotations
@@ -115,4 +118,42 @@ def interrupted_chunks(
     for r in sorted((r for r in rows if r["stage"] != stage), key=lambda r: r["finished_at"]):
         if r["chunk"] is not None and (since is None or r["started_at"] > since):
             out[int(r["chunk"])] = (r["fingerprint"], r["started_at"])
+    return out
+
+
+def chunk_fingerprint(release: str, rows: str) -> str:
+    """An anonymization chunk row's ``fingerprint``: the chunk's release digest and its rows' digest."""
+    return f"{release}/{rows}"
+
+
+@dataclass(frozen=True)
+class CommittedChunk:
+    """The latest committed state of one anonymization chunk, from its ledger row.
+
+    ``digest``: what decided its rows (key, settings, notes, cache entries, spans); ``rows``: the
+    digest of the rows committed (``""`` for a row written before rows were digested: never
+    kept); ``started``: the ``released_at`` stamp its rows were committed with.
+    """
+
+    digest: str
+    rows: str
+    started: dt.datetime
+    anonymizer: str
+
+
+def committed_chunks(wh: Warehouse, config: TideConfig, study: str, key: str) -> dict[int, CommittedChunk]:
+    """Each anonymization chunk's latest ledger row, whichever run (finished or interrupted) wrote it."""
+    if not wh.table_exists(config.tables.runs):
+        return {}
+    rows = wh.read_table(
+        config.tables.runs,
+        ["started_at", "finished_at", "chunk", "fingerprint", "anonymizer"],
+        where={"study": study, "key": key, "stage": "anonymization.chunk"},
+    ).to_pylist()
+    out: dict[int, CommittedChunk] = {}
+    for r in sorted(rows, key=lambda r: r["finished_at"]):
+        if r["chunk"] is None or not r["fingerprint"]:
+            continue
+        release, _, digested = str(r["fingerprint"]).partition("/")
+        out[int(r["chunk"])] = CommittedChunk(release, digested, r["started_at"], r["anonymizer"] or "")
     return out

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +24,7 @@ import pyarrow as pa
 from tide_core.engine.anonymization import ReleasedNote, anonymize_notes
 from tide_core.engine.release_columns import COLUMNS as RELEASE_COLUMNS
 from tide_core.engine.release_columns import release_value
-from tide_core.engine.study_chunks import ChunkInfo
+from tide_core.engine.study_chunks import ChunkInfo, digest
 from tide_core.io.staging import StagedWrite
 from tide_core.io.warehouse import PartitionWrite
 from tide_core.spans import Note, Quarantined, Span
@@ -72,9 +72,11 @@ class ReleaseCounts:
     quarantined_by_code: Counter[str] = field(default_factory=Counter)
     by_label: Counter[str] = field(default_factory=Counter)
     operators: Counter[str] = field(default_factory=Counter)
+    #: a chunk's :func:`rows_digest` (digests only): what a later run compares before keeping the chunk
+    rows: str = ""
 
     def add(self, other: ReleaseCounts) -> None:
-        """Add another chunk's counts (the anonymizer version is the latest one's)."""
+        """Add another chunk's counts (the anonymizer version is the latest one's; ``rows`` is per chunk)."""
         self.anonymizer = other.anonymizer or self.anonymizer
         self.n_released += other.n_released
         self.n_quarantined += other.n_quarantined
@@ -117,6 +119,35 @@ class ChunkOutcome:
     fingerprints: frozenset[str] = frozenset()
     n_ready: int = 0  # notes the span cache vouched for
     resumed: bool = False  # committed by an interrupted run with the same digest: nothing staged
+
+
+#: The columns of a chunk's released span and quarantine rows that :func:`rows_digest` covers
+#: (every column but the table's partition and the quarantine time).
+SPAN_DIGEST_COLUMNS = ("note_id", "start", "end", "out_start", "out_end", "label", "operator", "recognizer")
+QUARANTINE_DIGEST_COLUMNS = ("note_id", "patient_id", "stage", "code", "reason", "row_number")
+
+
+def rows_digest(
+    deid: Iterable[Mapping[str, Any]], spans: Iterable[Mapping[str, Any]], quarantine: Iterable[Mapping[str, Any]]
+) -> str:
+    """The digest of one chunk's committed rows: row hashes, released spans and quarantine rows.
+
+    ``released_at`` and ``quarantined_at`` are left out (a kept chunk is restamped).  Order-free,
+    so the rows a chunk released (in memory) and the same rows read back from the warehouse give
+    one digest; it holds digests only, never a value.
+    """
+    return digest(
+        [
+            _lines(deid, ("note_id", "row_hash")),
+            _lines(spans, SPAN_DIGEST_COLUMNS),
+            _lines(quarantine, QUARANTINE_DIGEST_COLUMNS),
+        ]
+    )
+
+
+def _lines(rows: Iterable[Mapping[str, Any]], cols: Sequence[str]) -> list[str]:
+    # repr keeps None, numbers and strings apart; about 5x faster than json.dumps per row
+    return sorted("\x1f".join([repr(r.get(c)) for c in cols]) for r in rows)
 
 
 def quarantine_rows(study: str, key: str, items: Sequence[Quarantined]) -> list[dict[str, Any]]:
@@ -196,6 +227,7 @@ def release_chunk(job: ReleaseJob, keyring: KeyRing, config: TideConfig) -> Chun
         for out in result.released
     ]
     span_rows = [r for out in result.released for r in released_span_rows(job.study, job.key, out)]
+    q_rows = quarantine_rows(job.study, job.key, quarantined)
     counts = ReleaseCounts(
         result.anonymizer,
         n_released=len(deid),
@@ -204,10 +236,11 @@ def release_chunk(job: ReleaseJob, keyring: KeyRing, config: TideConfig) -> Chun
         quarantined_by_code=Counter(q.code for q in quarantined),
         by_label=Counter(r["label"] for r in span_rows),
         operators=Counter(r["operator"] for r in span_rows),
+        rows=rows_digest(deid, span_rows, q_rows),
     )
     return ChunkRelease(
         counts,
         tables.to_table("deid_notes", deid),
         tables.to_table("released_spans", span_rows),
-        tables.to_table("quarantine", quarantine_rows(job.study, job.key, quarantined)),
+        tables.to_table("quarantine", q_rows),
     )

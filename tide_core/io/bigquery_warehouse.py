@@ -12,6 +12,9 @@ DML statement, so rerunning a (study) or (study, key) partition replaces its row
 half way leaves the old rows in place.  ``replace_partitions`` (several tables, all or nothing:
 the span cache's spans and recognized-notes rows) stages every table first and then runs one
 multi-statement transaction (``BEGIN TRANSACTION; DELETE; INSERT ...; COMMIT TRANSACTION;``).
+``replace_partitions_streamed`` does the same with rows that arrive in batches (a published
+version, the PHI Guard's scores): each batch is loaded into the stream's staging table as it
+comes, so no process holds the whole, and the one transaction runs after the last batch.
 
 For a local emulator (``bqemulator``) pass ``api_endpoint="http://127.0.0.1:9050"``,
 ``storage_endpoint="127.0.0.1:9060"`` and ``anonymous=True`` (or set ``TIDE_BQ_API_ENDPOINT``,
@@ -28,7 +31,7 @@ import os
 import re
 import threading
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +74,8 @@ PARTITION_TIME_COLUMNS = (
     "decided_at",
 )
 STAGING_PREFIX = "_tide_stage_"
+#: One partition of a commit: (table, partition or None to append, Arrow schema or None, staging table or None).
+_Pending = tuple[str, Mapping[str, object] | None, pa.Schema | None, str | None]
 SHARD_PREFIX = "_tide_shard_"  # a run's copy of a study, read by Ray workers (expires, dropped at the end)
 #: column types a study copy's row order may use (every other column is left out of the ORDER BY)
 _ORDERABLE = {
@@ -670,32 +675,98 @@ class BigQueryWarehouse:
         stages = [s.ref for s in staged]
         try:
             with self._lock:
+                pending: list[_Pending] = [(s.name, s.partition, s.schema, s.ref if s.n_rows else None) for s in staged]
                 for w in writes:
-                    if w.table.num_rows:
-                        stages.append(self.stage_table(w.name, w.table))
-                statements = ["BEGIN TRANSACTION;"]
-                pending = [(s.name, s.partition, s.schema, s.ref if s.n_rows else None) for s in staged]
-                own = iter(stages[len(staged) :])
-                for w in writes:
-                    pending.append((w.name, w.partition, w.table.schema, next(own) if w.table.num_rows else None))
-                for name, partition, schema, ref in pending:
-                    self._ensure(name, schema)
-                    # partition values as escaped literals (``_literal``): query parameters do not
-                    # reach every statement of a script on every BigQuery-API implementation
-                    statements.append(f"DELETE FROM {self._q(name)} WHERE {row_restriction(partition)};")
-                    if ref is None:
-                        continue
-                    cols = ", ".join(_col(f.name) for f in schema)
-                    statements.append(
-                        f"INSERT INTO {self._q(name)} ({cols}) SELECT {cols} FROM {self._q(ref)} "
-                        f"WHERE {row_restriction(partition)};"
-                    )
-                statements.append("COMMIT TRANSACTION;")
-                self._query("\n".join(statements))
+                    ref = self.stage_table(w.name, w.table) if w.table.num_rows else None
+                    if ref is not None:
+                        stages.append(ref)
+                    pending.append((w.name, w.partition, w.table.schema, ref))
+                self._transact(pending)
         finally:
             for stage in stages:
                 self.client.delete_table(self.table_id(stage), not_found_ok=True)
         return sum(s.n_rows for s in staged) + sum(int(w.table.num_rows) for w in writes)
+
+    def _transact(self, pending: Sequence[_Pending]) -> None:
+        """Run ONE multi-statement transaction over the pending partitions.
+
+        Per (table, partition, schema, staging table or None): ``DELETE`` the partition (none:
+        append) and ``INSERT ... SELECT`` the staged rows.
+        """
+        statements = ["BEGIN TRANSACTION;"]
+        for name, partition, schema, ref in pending:
+            if schema is None:  # a stream that yielded nothing: only its partition goes
+                if partition is None or not self.table_exists(name):
+                    continue
+            else:
+                self._ensure(name, schema)
+            # partition values as escaped literals (``_literal``): query parameters do not
+            # reach every statement of a script on every BigQuery-API implementation
+            if partition is not None:
+                statements.append(f"DELETE FROM {self._q(name)} WHERE {row_restriction(partition)};")
+            if ref is None or schema is None:
+                continue
+            cols = ", ".join(_col(f.name) for f in schema)
+            keep = f" WHERE {row_restriction(partition)}" if partition is not None else ""
+            statements.append(f"INSERT INTO {self._q(name)} ({cols}) SELECT {cols} FROM {self._q(ref)}{keep};")
+        statements.append("COMMIT TRANSACTION;")
+        self._query("\n".join(statements))
+
+    def replace_partitions_streamed(
+        self,
+        streams: Sequence[tuple[str, Mapping[str, object] | None, Callable[[], Iterator[pa.Table]]]],
+        writes: Sequence[PartitionWrite] = (),
+    ) -> int:
+        """:meth:`replace_partitions` with rows that arrive in batches (``StreamedWriteWarehouse``).
+
+        Each stream is (table, partition or ``None`` to append, a callable that yields its tables).
+        Its batches are loaded as they come into one expiring staging table of its own
+        (``WRITE_APPEND`` load jobs: the caller holds one batch at a time), the in-memory
+        ``writes`` are staged too, then ONE multi-statement transaction deletes each partition and
+        inserts from the staging tables, as :meth:`publish` does: readers see every old partition
+        until it commits, then every new one.  A generator that raises, a load that fails or a
+        process killed while staging leaves the targets untouched (the staging tables are dropped
+        here, or expire).  A generator may read this warehouse (nothing is locked while it runs).
+        """
+        check_writes(writes)
+        names = [n for n, _, _ in streams] + [w.name for w in writes]
+        if len(set(names)) != len(names):
+            raise ConfigError("E308", "a table appears twice in one commit", hint="this is a bug in the caller")
+        stages: list[str] = []
+        pending: list[_Pending] = []
+        n = 0
+        try:
+            for name, partition, batches in streams:
+                ref: str | None = None
+                schema: pa.Schema | None = None
+                staged_schema: Sequence[bigquery.SchemaField] = ()
+                for table in batches():
+                    if partition is not None:
+                        check_partition_rows(name, table, partition)
+                    schema = schema or table.schema
+                    if not table.num_rows:
+                        continue
+                    with self._lock:
+                        if ref is None:
+                            ref = self.stage_table(name, table)
+                            stages.append(ref)
+                            staged_schema = self._require(ref).schema
+                        else:
+                            self._load(self.table_id(ref), table, "WRITE_APPEND", staged_schema)
+                    n += int(table.num_rows)
+                pending.append((name, partition, schema, ref))
+            with self._lock:
+                for w in writes:
+                    wref = self.stage_table(w.name, w.table) if w.table.num_rows else None
+                    if wref is not None:
+                        stages.append(wref)
+                    pending.append((w.name, w.partition, w.table.schema, wref))
+                    n += int(w.table.num_rows)
+                self._transact(pending)
+        finally:
+            for stage in stages:
+                self.client.delete_table(self.table_id(stage), not_found_ok=True)
+        return n
 
     def delete(self, name: str, where: Mapping[str, object]) -> int:
         """One ``DELETE`` query job; the number of rows it removed."""

@@ -174,10 +174,10 @@ class StreamingWarehouse(Protocol):
 
 @runtime_checkable
 class StreamedWriteWarehouse(Protocol):
-    """A warehouse that commits partitions whose rows arrive in batches (DuckDB).
+    """A warehouse that commits partitions whose rows arrive in batches (DuckDB, BigQuery).
 
     One transaction, one batch in the caller's memory at a time; see
-    ``DuckDBWarehouse.replace_partitions_streamed``.
+    ``DuckDBWarehouse.replace_partitions_streamed`` and ``BigQueryWarehouse.replace_partitions_streamed``.
     """
 
     def replace_partitions_streamed(

@@ -12,6 +12,13 @@ number and like nothing else clinical:
 - not a phone number, a date, a decimal lab value, a dose or count with a unit after it, an
   ICD-10 code ("E11.65"), money, or a number with thousands separators.
 
+Numbers written with slashes, as courts, police and registries write them ("27/159587",
+"017023/22", "12345/07", "C/05/123456", "AB/1234/07"), are identifiers too when they hold at least
+6 digits with a group of 4 or more, unless they read as a date ("12/03/2015", "03/2015"), a pair of
+years ("2003/2004", "2015/16"), a phone number with its trunk prefix ("030/12345678"), a dose pair
+with its unit ("875/125 mg") or a statute reference ("Regulation (EU) 2016/679", "Law no.
+123/2005", :data:`tide_core.recognizers.cued_ids.NOT_PERSONAL_BEFORE`).
+
 Dates, phones and SSNs keep their own labels: their shapes are left to the regex layer.
 """
 
@@ -22,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tide_core.recognizers.base import TideRecognizer
+from tide_core.recognizers.cued_ids import NOT_PERSONAL_BEFORE, UNIT_AFTER
 from tide_core.spans import RecognizerResult
 from tide_core.text.ascii_counts import ASCII_DIGITS, ASCII_LETTERS, count_ascii
 
@@ -34,6 +42,13 @@ _CANDIDATE = re.compile(r"(?<![\w@$£€/.:+\-])(?P<id>" + _GROUP + r"(?:[-._]" 
 _DIGIT_RUN = re.compile(r"(?<![A-Za-z0-9._-])[A-Za-z._-]*+[0-9][A-Za-z0-9._-]*+")
 #: Digit groups separated by single spaces ("4111 1111 1111 1111", "123 456 789"): 9+ digits.
 _SPACED = re.compile(r"(?<![\w@$£€/.:+\-])(?P<id>\d{3,6}(?: \d{2,6}){1,4})(?![\w@]|[-/.:]\w|%)")
+#: Digit groups joined by slashes, with an optional letter register in front ("C/05/123456"), a
+#: dashed year after ("12/345678-07") and a list letter at the end of a clause ("2018/9512 P;").
+_SLASHED = re.compile(
+    r"(?<![\w@$£€/.:+\-])(?P<id>(?:[A-Z]{1,3}/)?\d{1,8}(?:/\d{1,8}){1,3}(?:-\d{2,4})?(?:[ ][B-HJ-Z](?=[;,.)\n]|$))?)"
+    r"(?![\w/]|[-.:,]\d|%)"
+)
+_YEAR = re.compile(r"^(?:1[89]|20)\d\d$")
 _UNIT_AFTER = re.compile(
     r"^\s?(?i:mg|mcg|ug|g|kg|lb|lbs|ml|l|dl|units?|u|iu|mmol|meq|mm|cm|m|km|mi|miles|ft|in|%|cells|"
     r"copies|k|x|times|hours?|hrs?|minutes?|mins?|days?|weeks?|months?|years?|steps|calories|kcal|"
@@ -89,11 +104,29 @@ def _is_identifier(token: str) -> bool:
     return True
 
 
+def _is_slashed_identifier(token: str, text: str, start: int) -> bool:
+    """A slash-separated number that reads as a file or case number, not a date, years or a phone."""
+    token = token.split(" ")[0]
+    groups = re.findall(r"\d+", token)
+    digits = sum(len(g) for g in groups)
+    if digits < 6 or max(len(g) for g in groups) < 4 or _DATE_SHAPES.match(token):
+        return False
+    if len(groups) == 2 and token[0].isdigit() and "-" not in token:
+        first, second = groups
+        if len(first) <= 2 and _YEAR.match(second) and int(first) <= 12:
+            return False  # "03/2015": a month and its year
+        if _YEAR.match(first) and (_YEAR.match(second) or len(second) == 2):
+            return False  # "2003/2004", "2015/16": a span of years
+    if token[0] == "0" and len(groups[0]) <= 5 and len(groups[-1]) >= 5:
+        return False  # "030/12345678": an area code and a subscriber number
+    return NOT_PERSONAL_BEFORE.search(text, max(0, start - 40), start) is None
+
+
 class IdentifierShapeRecognizer(TideRecognizer):
     """Bare identifiers recognised by their shape (label ID)."""
 
     name = "tide.ids"
-    version = "1"
+    version = "2"
     supported_entities = ("ID",)
 
     def __init__(self, score: float = 0.6, mixed_score: float = 0.7):
@@ -111,10 +144,23 @@ class IdentifierShapeRecognizer(TideRecognizer):
         out: list[RecognizerResult] = []
         taken_until = -1
         spaced = [m for m in _SPACED.finditer(text) if _keep(m.group("id"), text, m.end("id"))]
-        for m in sorted([*spaced, *_digit_candidates(text)], key=lambda m: m.start("id")):
-            token, end = _trim(m.group("id"), m.end("id"))
-            start = end - len(token)
-            if start < taken_until or not _keep(token, text, end):
+        slashed = [
+            (m.start("id"), m.end("id"))
+            for m in _SLASHED.finditer(text)
+            if _is_slashed_identifier(m.group("id"), text, m.start("id")) and not UNIT_AFTER.match(text, m.end("id"))
+        ]
+        candidates = [(m.start("id"), m.end("id"), True) for m in [*spaced, *_digit_candidates(text)]]
+        for start, end, shaped in sorted(
+            [*candidates, *((s, e, False) for s, e in slashed)], key=lambda c: (c[0], -c[1])
+        ):
+            if shaped:
+                token, end = _trim(text[start:end], end)
+                start = end - len(token)
+                if not _keep(token, text, end):
+                    continue
+            else:
+                token = text[start:end]
+            if start < taken_until:
                 continue
             taken_until = end
             mixed = any(c.isalpha() for c in token)

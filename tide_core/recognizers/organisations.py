@@ -62,7 +62,9 @@ _CUES = (
     r"(?:a\s+)?shift\s+at|works\s+(?:at|for)|working\s+(?:at|for)|employed\s+(?:at|by)|employee\s+of|employer:?|"
     r"job\s+at|(?:starts|started|starting)\s+at|retired\s+from|enrolled\s+at|attends|student\s+at|studies\s+at|graduated\s+from|"
     r"volunteers?\s+(?:at|with)|work\s+excuse\s+for|letter\s+for|"
-    r"(?:occupation|job|works\s+as)\s*:?\s*(?:an?\s+)?[a-z]+(?:\s+[a-z]+)?\s*(?:,|at|for)"
+    r"(?:occupation|job|works\s+as)\s*:?\s*(?:an?\s+)?[a-z]+(?:\s+[a-z]+)?\s*(?:,|at|for)|"
+    r"worked\s+(?:at|for)|worked\s+as\s+an?\s+[a-z]+(?:\s+[a-z]+)?\s+(?:at|for|with)|"
+    r"(?:took|takes|taking|found|got)\s+a\s+job\s+(?:at|with)|insured\s+(?:with|by)"
 )
 _CUE_RE = re.compile(rf"(?i:\b(?:{_CUES})){_SP}(?P<org>(?:the{_SP})?{_WORD}(?:{_LINK}{_WORD}){{0,5}})(?![A-Za-z])")
 _RETIRED_RE = re.compile(
@@ -200,8 +202,9 @@ def _partners_ok(text: str, m: re.Match[str]) -> bool:
 class OrganisationRecognizer(TideRecognizer):
     name = "tide.org"
     # 4: firms with a legal form in any Latin letters ("Richter Gedeon Kft.", "Acme, Inc."), firms named
-    # by their partners ("Smith, Jones and Patel")
-    version = "4"
+    # by their partners ("Smith, Jones and Patel"); 5: past-tense employment and insurer cues ("worked for",
+    # "took a job with", "insured with")
+    version = "5"
     supported_entities = ("OTHER",)
 
     def __init__(self, score_suffix: float = 0.7, score_cue: float = 0.75):

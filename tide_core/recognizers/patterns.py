@@ -373,6 +373,11 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     # m/d with no context word when the day cannot be a score's denominator ("COVID booster 09/18")
     PhiPattern("date_month_late_day", NL + r"(?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + ")" + NR, "DATE", 0.55,
                validator="month_late_day", exclude_after=_RATIO_AFTER, exclude_before=_SCORE_BEFORE),
+    # m/d right after a return from somewhere ("only came back 3/4", "got home 5/5"); a day of 10 is
+    # left alone ("came back 6/10" reads as a score)
+    PhiPattern("date_month_day_return", r"\b(?i:(?:came|come|comes|got|get|went|go|be|flew|moved)[ \t]+(?:back|home))"
+               r"(?:[ \t]+(?i:on))?[ \t]+(?P<phi>" + NUM_MONTH + r"/(?!10(?!\d))" + NUM_DAY + ")" + NR, "DATE", 0.6,
+               validator="month_day", exclude_after=_RATIO_AFTER, exclude_before=_SCORE_BEFORE),
     # the first date of a range written with a hyphen (NR refuses a digit after "-")
     PhiPattern("date_range_first", NL + r"(?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + r"/(?:" + YEAR4 + r"|\d{2}))"
                r"(?=-\d{1,2}/\d)", "DATE", 0.8, validator="date_mdy"),

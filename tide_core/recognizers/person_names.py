@@ -24,6 +24,16 @@ display name ("Bo E. Tremblay <b@x.org>"), a relation noun before a capitalised 
 daughter May"), and a capitalised word that is also a word of an e-mail address in the same
 note ("Contact Ignatius at ignatius_h@x.com").
 
+Version 6 adds frames seen in clinical notes: a relation noun at the end of a wrapped line before a
+known or rare name ("help from her neighbour\nPeregrine"), a role word before a given name that is also a
+verb ("-- RN Will Quillfeather"), a two-letter name before a credential ("Ty (LICSW)"), an initial and a
+surname in capitals or in a table column ("K. QUILLFEATHER"), a rare given name before a double-barrelled
+surname with a known half, a message left for or a plan gone over with a known name ("voicemail for
+Anselm", "reviewed with Hope."), "Surname, Given" after a patient or subject label ("Re: MARCHBANKS,
+THADDEUS") and a lower-case display name before an address that holds one of its words; a person a
+report or a call came from ("after a report from Anselm"); a given name that is also a month right
+before a credential or after "Surname," in a labelled field ("May (MSW)", "Pt = Quillfeather, May").
+
 A run is not a name when a clinical noun follows it ("Bence Jones protein": an eponym), or when
 a word is an everyday English word (Zipf frequency >= 4.5 by
 ``wordfreq``: "Will Power", "May Day" are left to the model), a month or weekday, or a clinical
@@ -109,7 +119,7 @@ _NICKNAME = re.compile(
 #: An initial and a known surname: "P. Salazar graduated", "-- F. Hoang", "Agent: T. Moriarty".
 _INITIAL_SURNAME = re.compile(
     rf"(?<![\w.'\u2019-])(?P<n>[{_UP}]\.(?:-?[{_UP}]\.)?[ \t]?(?:[{_UP}]\.[ \t]?)?(?:{_PARTICLES}[ \t]+){{0,2}}"
-    rf"(?P<b>[{_UP}][{_LO}'\u2019]+(?:-[{_UP}][{_LO}'\u2019]+)?))(?![\w'\u2019-])"
+    rf"(?P<b>[{_UP}][{_LO}'\u2019]+(?:-[{_UP}][{_LO}'\u2019]+)?|[{_UP}]{{2,}}(?:-[{_UP}]{{2,}})?))(?![\w'\u2019-])"
 )
 _TITLE_BEFORE = re.compile(r"(?i:\b(?:dr|mr|mrs|ms|mx|prof|doctor|nurse|rn|np|pa|md)\.?[ \t]*)$")
 #: Species written with a genus initial ("E. Coli", "S. Aureus"): not a person.
@@ -302,7 +312,11 @@ class PersonNameRecognizer(TideRecognizer):
     # 5: runs retried after a capitalised word that is not a name ("Customer Jasper Rios"), nicknames,
     # generational suffixes, two initials, a rare given name before an everyday word, more relation and
     # verb frames, an initial and a known surname, names in Greek and Cyrillic script
-    version = "5"
+    # 6: a relation noun at a line end, "RN Will Quillfeather", two-letter names before a credential, an
+    # initial and a surname in capitals or in a table column, a rare given name and a double-barrelled
+    # surname, "voicemail for X", "reviewed with X", "Pt -- SURNAME, GIVEN", lower-case display names,
+    # "a report from X", month given names in name frames
+    version = "6"
     supported_entities = ("PATIENT", "DOCTOR")
 
     def __init__(self, score: float = 0.6):
@@ -400,15 +414,28 @@ class PersonNameRecognizer(TideRecognizer):
         if from_right:
             words.reverse()
         keep: list[re.Match[str]] = []
-        for w in words:
+        for i, w in enumerate(words):
             tok = w.group(0)
             f = tok.casefold().rstrip(".")
             if len(f) == 1 and tok.endswith("."):  # an initial
                 keep.append(w)
                 continue
+            if (
+                f in _CLINICIAN_STOP
+                and not from_right
+                and _title_before_name(tok, words[i + 1 : i + 2], given, surnames)
+            ):
+                keep.append(
+                    w
+                )  # "RN Will Quillfeather": a capitalised word that is also a verb, then a name (version 6)
+                continue
+            before = words[i + 1].group(0).casefold() if from_right and i + 1 < len(words) else ""
+            if from_right and not keep and f in _MONTH_GIVEN and tok[:1].isupper() and before not in _MONTH_PREP:
+                keep.append(w)  # "May (MSW)": a name that is also a month, right before a credential (version 6)
+                continue
             if f in _NOT_NAME or f in _FRAME_STOP or f in _CLINICIAN_STOP:
                 break
-            if not (f in given or f in surnames or _rare(tok)):
+            if not (f in given or f in surnames or _rare(tok) or from_right and _short_name(tok)):
                 break
             keep.append(w)
         if from_right:
@@ -447,6 +474,8 @@ class PersonNameRecognizer(TideRecognizer):
         if fa not in given and not inverted and fb in given and not _common(b) and not _common(a):
             # surname first, as Hungarian writes it: "Fekete Zoltán", "HORVÁTH Enikő" (version 5)
             return (fa in surnames or _rare(a)) and not _is_place(a) and not _clinical_word(a) and fa not in _NOT_NAME
+        if fa not in given and not inverted and _known_parts(fb, surnames) and _rare(a) and a[1:].islower():
+            return not _is_place(a) and not _clinical_word(a) and fa not in _NOT_NAME  # version 6
         if fa not in given or fa in _NOT_NAME or fb in _NOT_NAME:
             return False
         if inverted and (_is_place(a) or _town_and_country(b, a) or not (fb in surnames or _rare(b))):
@@ -517,7 +546,7 @@ _RELATION = re.compile(
     r"coworker|co-worker|colleague|boss|landlord|landlady|caregiver|guardian|pastor|reverend|rabbi|imam|"
     r"manager|supervisor|customer|client|passenger|tenant|employee|teacher|coach|sponsor|attorney|lawyer|"
     r"godmother|godfather|stepbrother|stepsister|half-brother|half-sister|ex-wife|ex-husband|relative)"
-    rf"(?i:-in-law)?[ \t,]{{1,2}}(?P<n>(?:{_WORD})(?:[ \t]+(?:{_WORD})){{0,2}})"
+    rf"(?i:-in-law)?(?P<gap>[ \t,]{{1,2}}|[ \t]*\n[ \t]*)(?P<n>(?:{_WORD})(?:[ \t]+(?:{_WORD})){{0,2}})"
 )
 _WEEKDAY_WORDS = frozenset("monday tuesday wednesday thursday friday saturday sunday today tonight tomorrow".split())
 _EMAIL = re.compile(r"(?<![\w.+-])(?P<local>[^\W_][\w.%+-]*)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
@@ -657,6 +686,10 @@ def _strong_frame_names(
             if not keep and w.group(0).isupper() and _common(f) and f not in given:
                 break  # "CUSTOMER ASKED US": a verb in capitals, not a name
             keep.append(w)
+        if keep and "\n" in m.group("gap"):  # a line wrap after the noun: a known or rare name only (version 6)
+            first = keep[0].group(0)
+            if not (first.casefold() in given or first.casefold() in surnames or _rare(first)):
+                continue
         if keep and keep[0].group(0).casefold() not in _WEEKDAY_WORDS:
             found.append((m.start("n") + keep[0].start(), m.start("n") + keep[-1].end()))
     tail = len(text.rstrip()) - 400  # a dash sign-off is near the end of a message
@@ -743,6 +776,42 @@ _LABELLED_PERSON = re.compile(
     rf"(?P<n>(?:{_CAP_NAME_WORD})(?:,[ \t]*(?:{_CAP_NAME_WORD})|(?:[ \t]+(?:[{_UP}]\.|{_CAP_NAME_WORD})){{1,2}}))"
     r"(?=[ \t]*(?:[,;|<(\n+\d]|$))"
 )
+#: A person a message was left for or a plan was gone over with (version 6): "left a voicemail for
+#: Anselm at ...", "precautions reviewed with Hope.", "discussed with Anselm and his wife".
+_MESSAGE_FOR = re.compile(
+    r"\b(?i:voicemail|voice[ \t]+mail|voice[ \t]+message|message|msg|vm)[ \t]+for[ \t]+"
+    rf"(?P<n>(?:{_CAP_NAME_WORD})(?:[ \t]+(?:[{_UP}]\.|{_CAP_NAME_WORD})){{0,2}})"
+    r"(?=[ \t]*(?:[,.;!?:\n(]|at|on|to|and|$))"
+)
+_GONE_OVER_WITH = re.compile(
+    r"\b(?:reviewed|discussed|went[ \t]+over|gone[ \t]+over|spoke|spoken|talked|met)[ \t]+with[ \t]+"
+    rf"(?P<n>(?:{_CAP_NAME_WORD})(?:[ \t]+(?:[{_UP}]\.|{_CAP_NAME_WORD})){{0,2}})(?=[ \t]*(?:[,.;!?\n(]|and|who|$))"
+)
+#: Someone a report or a call came from: "opened after a report from Anselm.", "a call from Ottilie
+#: Zwanenburg" (version 6).  A single word must be a known name; two or three words rare in English
+#: will do ("report from Pathology" is neither).
+_REPORT_FROM = re.compile(
+    r"\b(?:report|reports|referral|call|calls|phone[ \t]+call|message|complaint|concerns?|letter|tip)[ \t]+from[ \t]+"
+    rf"(?P<n>(?:{_CAP_NAME_WORD})(?:[ \t]+(?:[{_UP}]\.|{_CAP_NAME_WORD})){{0,2}})(?=[ \t]*(?:[,.;!?\n(]|and|who|$))"
+)
+#: Given names that are also month names: a month in a name frame ("Spoke with May (MSW)", "Pt =
+#: Balogun, May") is the person (version 6).
+_DEPARTMENT = re.compile(r"(?i:ology|ologists?|iatry|iatrics|ics|ery|ary|ward|unit|team|office)$")
+_MONTH_GIVEN = frozenset({"april", "may", "june", "august"})
+#: Words before a month that make it a date ("in May (PT)"), not a name.
+_MONTH_PREP = frozenset("in on since until till by of from during before after early late mid next last this".split())
+#: "Surname, Given" after a patient or subject label: "Pt -- MARCHBANKS, SUMMER", "Re: QUILLFEATHER,
+#: THADDEUS" (version 6).
+_LABELLED_INVERTED = re.compile(
+    r"\b(?i:patient|pt|patient name|name|re|regarding|subject|client)[ \t]*(?:[:=|\t]|--?)[ \t]*"
+    rf"(?P<n>(?P<b>{_CAP_NAME_WORD}),[ \t]*(?P<a>{_CAP_NAME_WORD}))"
+    r"(?=[ \t]*(?:[,;|<(\n+\d-]|$)|[ ]{2}|\t)"
+)
+#: A display name in lower case before an address that holds one of its words:
+#: "from\tdmitri quillfeather <thedmitri79@example.com>" (version 6).
+_LOWER_DISPLAY_NAME = re.compile(
+    rf"(?<![\w.'\u2019-])(?P<n>[{_LO}]{{2,}}(?:[ \t]+[{_LO}]{{2,}}){{1,2}})[ \t]*<(?P<local>[^<>@\s]+)@"
+)
 #: Greek and Cyrillic capitalised words (names in other scripts).
 _GR_CY_WORD = (
     r"(?:[\u0386\u0388-\u038f\u0391-\u03ab][\u0390\u03ac-\u03ce\u1f00-\u1ffe]+|[\u0400-\u042f][\u0430-\u045f]+)"
@@ -771,6 +840,37 @@ def _more_frame_names(
                 continue
             if all(_frame_word(w, given, surnames) for w in words):
                 found.append(m.span("n"))
+    for rx in (_MESSAGE_FOR, _GONE_OVER_WITH):
+        for m in rx.finditer(text):
+            words = [w for w in m.group("n").split() if len(w.rstrip(".")) > 1]
+            # a capitalised given name here is a name even when it is an everyday word ("with Hope.")
+            known = any(w.casefold() in given or w.casefold() in surnames for w in words)
+            if known and all(w.casefold() in given or _frame_word(w, given, surnames) for w in words):
+                found.append(m.span("n"))
+    for m in _REPORT_FROM.finditer(text):
+        words = [w for w in m.group("n").split() if len(w.rstrip(".")) > 1]
+        known = any(w.casefold() in given or w.casefold() in surnames for w in words)
+        if not all(w.casefold() in given or _frame_word(w, given, surnames) for w in words):
+            continue
+        if known or len(words) >= 2 and all(w[1:].islower() and not _DEPARTMENT.search(w) for w in words):
+            found.append(m.span("n"))
+    for m in _LABELLED_INVERTED.finditer(text):
+        a, b = m.group("a"), m.group("b")
+        fa, fb = a.casefold(), b.casefold()
+        surname_like = fb not in _NOT_NAME and fb not in _FRAME_STOP and (fb in surnames or not _common(b))
+        # a month as the given name ("Balogun, May") only after a known surname
+        if surname_like and (fa in given or fa in _MONTH_GIVEN and (fb in surnames or _rare(b))):
+            if a.isupper() == b.isupper() and fa not in _COUNTRIES and fa not in _US_STATES:
+                found.append(m.span("n"))
+    if "<" in text:
+        for m in _LOWER_DISPLAY_NAME.finditer(text):
+            pieces = list(re.finditer(r"\S+", m.group("n")))
+            while pieces and pieces[0].group(0) in _HEADER_LEAD:
+                pieces.pop(0)
+            local = m.group("local").casefold()
+            if len(pieces) >= 2 and any(len(w.group(0)) >= 3 and w.group(0) in local for w in pieces):
+                if all(w.group(0) not in _STRONG_STOP and not _common(w.group(0)) for w in pieces):
+                    found.append((m.start("n") + pieces[0].start(), m.end("n")))
     for m in scan.finditer(_LABELLED_PERSON):
         words = [w for w in re.split(r"[ \t,]+", m.group("n")) if len(w.rstrip(".")) > 1]
         if words and all(_frame_word(w, given, surnames) for w in words):
@@ -780,7 +880,7 @@ def _more_frame_names(
         before = text[max(0, m.start() - 12) : m.start()]
         if fb in _SPECIES or fb in _NOT_NAME or _clinical_word(fb) or _TITLE_BEFORE.search(before):
             continue
-        if fb in surnames or _rare(fb) and _SIGN_CONTEXT.search(before):
+        if fb in surnames or _known_parts(fb, surnames) or _rare(fb) and _SIGN_CONTEXT.search(before):
             found.append(m.span("n"))
     if not text.isascii() and _GREEK_OR_CYRILLIC.search(text):
         for m in _GR_CY_CUE.finditer(text):
@@ -799,7 +899,7 @@ def _more_frame_names(
 #: Where an initial and a surname rare in English stand for a person: a sign-off dash, a field label,
 #: "to", "by", "from", "with", "cc", a line start.
 _SIGN_CONTEXT = re.compile(
-    r"(?:^|\n|[-\u2013\u2014:|,;(]|\b(?i:to|by|from|with|and|cc|sergeant|sgt|constable|inspector|officer|"
+    r"(?:^|\n|\t|[ ]{2}|[-\u2013\u2014:|,;(]|\b(?i:to|by|from|with|and|cc|sergeant|sgt|constable|inspector|officer|"
     r"mme|mlle|herr|frau|sr|sra|sig|signora|mevrouw|dhr|pan|pani|κ|κα))[ \t]*$"
 )
 
@@ -808,6 +908,34 @@ def _clinical_word(word: str) -> bool:
     """A clinical noun or eponym head ("Scale", "Esophagus", "Sign"): not a surname."""
     m = _EPONYM_AFTER.match(" " + word)
     return (m is not None and m.end() == len(word) + 1) or word.casefold() in _PLACE_CLINICAL_HEADS
+
+
+def _known_parts(word: str, surnames: frozenset[str]) -> bool:
+    """A double-barrelled surname with a known half: "abernathy-quillfeather" (case-folded)."""
+    parts = word.split("-")
+    return len(parts) == 2 and all(len(p) >= 3 for p in parts) and any(p in surnames for p in parts)
+
+
+#: Two-letter words that are English, not names, before a credential ("seen by (PT)" aside).
+_SHORT_NOT_NAME = frozenset("of to in on at by is it as an or be we he me my no so up us do go if am".split())
+
+
+def _short_name(word: str) -> bool:
+    """A two-letter name right before a credential: "Ty (LICSW)", "- ty (cna)" (version 6)."""
+    return len(word) == 2 and word.isalpha() and word.casefold() not in _SHORT_NOT_NAME
+
+
+def _title_before_name(
+    word: str, after: Sequence[re.Match[str]], given: frozenset[str], surnames: frozenset[str]
+) -> bool:
+    """A title-case word followed by a capitalised known or rare name word: "Will Quillfeather"."""
+    if not (word[:1].isupper() and word[1:].islower()) or not after:
+        return False
+    nxt = after[0].group(0)
+    f = nxt.casefold()
+    if not nxt[:1].isupper() or f in _NOT_NAME or f in _FRAME_STOP or f in _CLINICIAN_STOP:
+        return False
+    return f in surnames or f in given or _rare(nxt)
 
 
 def _frame_word(word: str, given: frozenset[str], surnames: frozenset[str]) -> bool:

@@ -130,6 +130,8 @@ for _name, _factory in (
     ("tide.org", "tide_core.recognizers.organisations:OrganisationRecognizer"),
     ("tide.places", "tide_core.recognizers.places:PlaceRecognizer"),
     ("tide.ids", "tide_core.recognizers.id_shapes:IdentifierShapeRecognizer"),
+    ("tide.cued_ids", "tide_core.recognizers.cued_ids:CuedIdentifierRecognizer"),
+    ("tide.ages", "tide_core.recognizers.ages:ApposedAgeRecognizer"),
     ("tide.facilities", "tide_core.recognizers.facilities:FacilityRecognizer"),
     ("tide.org_heads", "tide_core.recognizers.facilities:OrganisationHeadRecognizer"),
     ("tide.names", "tide_core.recognizers.person_names:PersonNameRecognizer"),

@@ -6,11 +6,8 @@ note ids' counts.  A check that cannot find its inputs fails (fail closed), sayi
 
 from __future__ import annotations
 
-from typing import Any
-
 from tide_core.config import TideConfig
 from tide_core.engine.study_chunks import open_source
-from tide_core.engine.study_input import read_study_input
 from tide_core.io.warehouse import Warehouse
 from tide_core.release.outcome import CheckOutcome
 from tide_core.release.scan import (
@@ -32,15 +29,9 @@ __all__ = [
     "no_surface_survives",
     "offsets_in_text",
     "rows_accounted",
-    "source_notes",
     "source_rows",
     "versions_recorded",
 ]
-
-
-def source_notes(wh: Warehouse, config: TideConfig, study: str) -> dict[str, Any]:
-    """The study's valid source notes by note id (whole study in memory: the PHI Guard's hold only)."""
-    return {n.note_id: n for n in read_study_input(wh, study, config).notes}
 
 
 def source_rows(wh: Warehouse, config: TideConfig, study: str) -> int:

@@ -462,23 +462,17 @@ class KnownPhiScan:
         except Exception as exc:  # reported by outcome(): fail closed
             self.failure = exc
 
-    def add(self, rc: ReleaseChunk) -> None:
+    def add(self, rc: ReleaseChunk, known_rows: Mapping[str, list[dict[str, Any]]] | None = None) -> None:
+        """Scan one chunk's released notes (``known_rows``: its patients' rows, when already read)."""
         if self.failure is not None or self.patients is None:
             return
         try:
-            note_patients: dict[str, set[str]] = {}
-            for n in rc.chunk.notes:
-                note_patients.setdefault(n.note_id, set()).add(n.patient_id)
-            for q in rc.chunk.quarantined:
-                if q.note_id is not None:
-                    ids = note_patients.setdefault(q.note_id, set())
-                    if q.patient_id:
-                        ids.add(q.patient_id)
+            note_patients = chunk_note_patients(rc)
             surrogates: dict[str, list[tuple[int, int]]] = {}
             for s in rc.spans:
                 if s["out_start"] is not None and s["out_end"] is not None:
                     surrogates.setdefault(s["note_id"], []).append((int(s["out_start"]), int(s["out_end"])))
-            _scan_notes(self.wh, self.patients, note_patients, rc.released, surrogates, self.tally)
+            _scan_notes(self.wh, self.patients, note_patients, rc.released, surrogates, self.tally, known_rows)
         except Exception as exc:
             self.failure = exc
 
@@ -524,6 +518,28 @@ class KnownPhiScan:
         return _verdict(tally, study, key)
 
 
+def chunk_note_patients(rc: ReleaseChunk) -> dict[str, set[str]]:
+    """note id -> its patient ids, for the note ids a chunk owns (valid and quarantined rows)."""
+    note_patients: dict[str, set[str]] = {}
+    for n in rc.chunk.notes:
+        note_patients.setdefault(n.note_id, set()).add(n.patient_id)
+    for q in rc.chunk.quarantined:
+        if q.note_id is not None:
+            ids = note_patients.setdefault(q.note_id, set())
+            if q.patient_id:
+                ids.add(q.patient_id)
+    return note_patients
+
+
+def released_patients(note_patients: Mapping[str, set[str]], released: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The patients of the released rows (note_id, ...) whose values are searched."""
+    pids: set[str] = set()
+    for r in released:
+        nid = _as_str_id(r["note_id"])
+        pids |= note_patients.get(nid, set()) if nid is not None else set()
+    return pids
+
+
 def _scan_notes(
     wh: Warehouse,
     patients: _Patients,
@@ -531,14 +547,17 @@ def _scan_notes(
     released: Sequence[Mapping[str, Any]],
     surrogates: Mapping[str, Sequence[tuple[int, int]]],
     tally: _Tally,
+    known_rows: Mapping[str, list[dict[str, Any]]] | None = None,
 ) -> None:
-    """Scan released rows (note_id, text) for the values of each note's own patients."""
-    pids: set[str] = set()
-    for r in released:
-        nid = _as_str_id(r["note_id"])
-        pids |= note_patients.get(nid, set()) if nid is not None else set()
+    """Scan released rows (note_id, text) for the values of each note's own patients
+    (``known_rows``: the patients' rows when the caller read them already, else read here)."""
+    pids = released_patients(note_patients, released)
     matcher = _BatchMatcher()
-    for pid, rows in patients.rows(wh, pids).items():
+    if known_rows is None:
+        by_patient = patients.rows(wh, pids)
+    else:
+        by_patient = {p: known_rows[p] for p in sorted(pids) if p in known_rows}
+    for pid, rows in by_patient.items():
         values = [v for row in rows for v in known_values(row, patients.columns)]
         if values:
             matcher.add_patient(pid, values)

@@ -26,14 +26,17 @@ from typing import Any
 import pyarrow as pa
 
 from tide_core.assurance.gate import ReleaseGatePolicy
-from tide_core.assurance.guard_hold import NO_GUARD, HoldReport, apply_guard, load_pinned_guard, release_guard_columns
+from tide_core.assurance.guard_hold import NO_GUARD, HoldReport, load_pinned_guard, release_guard_columns
 from tide_core.config import TideConfig
 from tide_core.engine.ledger import interrupted_chunks
 from tide_core.errors import TideError
 from tide_core.io.warehouse import RefreshableWarehouse, Warehouse
 from tide_core.release import checks as rc
 from tide_core.release import evidence, publish
+from tide_core.release.chunk_verdicts import ChunkVerdicts
+from tide_core.release.guard_stream import stream_guard
 from tide_core.release.known_phi_check import KnownPhiScan, known_phi_survives
+from tide_core.release.known_phi_rider import KnownPhiRider
 from tide_core.release.outcome import CheckOutcome
 from tide_core.release.scan import SCANNED, SourceSummary, SummaryCounts, release_summary_counts, scan_release
 from tide_core.store.release_content import content_fingerprint
@@ -139,13 +142,19 @@ def verify_release(
     (:func:`tide_core.release.scan.scan_release`, the known-PHI scan riding along), so verifying
     reads the study once, a chunk at a time; ``summary`` (the run's
     :class:`~tide_core.release.scan.SourceSummary`) gives that pass the study's chunk plan.
+    Chunks whose verified digest is unchanged since an earlier pass keep their recorded tallies
+    (:mod:`tide_core.release.chunk_verdicts`); every streamed outcome says how many chunks were
+    reused and how many scanned (``scan/n_chunks_reused``, ``scan/n_chunks_scanned``).
     """
     shared = [name for name in SCANNED if CHECKS.get(name) is _STREAMED[name]]
     known = KnownPhiScan(wh, config, study, key) if CHECKS.get(KNOWN_PHI) is known_phi_survives else None
     source = summary.source if summary is not None else None
-    done = scan_release(wh, config, study, key, shared, extra=[known.add] if known else [], source=source)
+    verdicts = ChunkVerdicts(wh, config.tables, study, key).load()
+    riders = [KnownPhiRider(known)] if known else []
+    done = scan_release(wh, config, study, key, shared, riders=riders, source=source, verdicts=verdicts)
     if known is not None:
-        done[KNOWN_PHI] = known.outcome()
+        outcome = known.outcome()
+        done[KNOWN_PHI] = replace(outcome, metadata={**outcome.metadata, **verdicts.metadata()})
     return {name: done[name] if name in done else fn(wh, config, study, key) for name, fn in CHECKS.items()}
 
 
@@ -351,6 +360,7 @@ def decide(
     )
     out["gate"] = dict(md, status=status, published_version=row["published_version"] or "", content_fingerprint=fp)
     out["checks"] = {name: o.passed for name, o in checks.items()}
+    out["scan"] = {k: v for o in checks.values() for k, v in o.metadata.items() if k.startswith("scan/")}
     out["guard"] = guard_report.metadata() if guard_report is not None else {"guard_version": NO_GUARD}
     # a changed guard version re-baselines the flag rates: it is not drift of the data
     prev_version = (previous or {}).get("guard_version") or ""
@@ -391,17 +401,8 @@ def rollback(
 
 
 def _guard(wh: Warehouse, config: TideConfig, study: str, key: str) -> HoldReport | None:
-    """Hold what the configured PHI Guard flags (None: no guard configured for this site)."""
+    """Hold what the configured PHI Guard flags, chunk by chunk (None: no guard configured for this site)."""
     guard = load_pinned_guard(config)
     if guard is None:
         return None
-    notes = rc.source_notes(wh, config, study)
-    return apply_guard(
-        wh,
-        config,
-        study,
-        key,
-        guard,
-        {nid: n.text for nid, n in notes.items()},
-        {nid: n.patient_id for nid, n in notes.items()},
-    )
+    return stream_guard(wh, config, study, key, guard)  # one source chunk in memory at a time

@@ -11,7 +11,9 @@ Researchers never read it.  They read the **researcher store**:
 
 :func:`publish` makes the candidate a version and moves the pointer in **one atomic commit**
 (a DuckDB transaction, a BigQuery multi-statement transaction): researchers see the previous
-version, complete, until that commit, then the new one, complete.  A running, blocked, killed
+version, complete, until that commit, then the new one, complete.  The version's rows are
+streamed into that commit in batches on both backends (BigQuery: loaded batch by batch into
+expiring staging tables that the transaction inserts from), so no process holds the study.  A running, blocked, killed
 or re-run release never touches the store.  A published version is never rewritten (its rows
 are content-addressed); storage grows by the rows that changed plus one id row per note and
 version.  :func:`rollback` moves the pointer back, and withdraws the content it moved away from
@@ -400,9 +402,11 @@ def _commit_version(
 ) -> None:
     """Write the version's new content rows and members and move the pointer, in one commit.
 
-    The candidate is streamed inside the commit; content already in the store (same row hash)
-    is not written again.  If what is streamed is not the content fingerprinted (``fp``), the
-    commit is rolled back (E921): researchers never see content that was not verified.
+    The candidate is streamed inside the commit, :data:`PUBLISH_BATCH_ROWS` rows at a time (DuckDB:
+    inside its transaction; BigQuery: batch by batch into staging tables, then one multi-statement
+    transaction); content already in the store (same row hash) is not written again.  If what is
+    streamed is not the content fingerprinted (``fp``), the commit is rolled back (E921):
+    researchers never see content that was not verified.
     """
     stream = _VersionStream(wh, rs, names, study, key, version, fp, n_notes)
     pointer_write = stream.pointer(now)
@@ -414,7 +418,7 @@ def _commit_version(
             streams.append((names.published_members, {"study": study, "key": key, "version": version}, stream.members))
         rs.replace_partitions_streamed(streams, [pointer_write])  # the one commit researchers can observe
         return
-    # a backend without streamed commits (BigQuery): the version in memory, one commit all the same
+    # a backend without streamed commits (a plugin warehouse): the version in memory, one commit all the same
     rs.replace_partitions([*stream.in_memory(write_members), pointer_write])
 
 

@@ -14,6 +14,12 @@ Memory is one chunk plus counters; a DuckDB connection is reopened every
 :data:`~tide_core.engine.chunk_run.REFRESH_EVERY_CHUNKS` chunks, as study runs do, so what DuckDB keeps for
 the file does not grow with the study.  :func:`stream_rows` and :func:`release_summary_counts`
 stream whole columns in batches for the checks and the summary that need no source text.
+
+A nightly pass does per-note work only for the chunks that changed: with a
+:class:`~tide_core.release.chunk_verdicts.ChunkVerdicts`, each chunk's digest (of its source rows,
+released rows, spans, cached spans and riders' inputs) is computed from what the chunk reads, and
+a chunk whose digest equals its recorded one takes its recorded tallies
+(:mod:`tide_core.release.chunk_verdicts`).  Study-level counts are asked of the warehouse every time.
 """
 
 from __future__ import annotations
@@ -21,9 +27,9 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 import ahocorasick
 
@@ -32,6 +38,7 @@ from tide_core.engine.chunk_run import REFRESH_EVERY_CHUNKS
 from tide_core.engine.study_chunks import StudyChunk, StudySource, iter_chunks, open_source
 from tide_core.engine.validation import _as_str_id
 from tide_core.io.warehouse import RefreshableWarehouse, StreamingWarehouse, Warehouse
+from tide_core.release.chunk_verdicts import ChunkVerdicts, chunk_digest
 from tide_core.release.outcome import CheckOutcome
 from tide_core.store.release_content import content_fingerprint
 from tide_core.store.release_store import ReleaseStore
@@ -175,11 +182,14 @@ class _Offsets:
     orphans: int = 0
     overlaps: int = 0
 
-    def add(self, rc: ReleaseChunk) -> None:
+    #: The per-chunk counts a chunk verdict records (``n_spans_seen`` is counted afresh every scan).
+    TALLIED: ClassVar[tuple[str, ...]] = ("bad_out", "bad_in", "orphans", "overlaps")
+
+    def work(self, rc: ReleaseChunk) -> None:
+        """The per-span work of one chunk (what a reused chunk verdict stands for)."""
         src = rc.source
         texts = {r["note_id"]: r["text"] or "" for r in rc.released}
         by_note: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        self.n_spans_seen += len(rc.spans)
         for s in rc.spans:
             text = texts.get(s["note_id"])
             if text is None:
@@ -325,14 +335,21 @@ class _Surfaces:
     missing_source: int = 0
     seen_released: int = 0
 
-    def add(self, rc: ReleaseChunk) -> None:
+    #: The per-chunk counts a chunk verdict records (``seen_released`` is counted afresh every scan).
+    TALLIED: ClassVar[tuple[str, ...]] = ("in_place", "elsewhere", "checked", "missing_source")
+
+    def cached(self, rc: ReleaseChunk) -> dict[str, list[Any]]:
+        """The span cache's spans of the chunk's released notes (reviewer decisions applied)."""
+        released = list(dict.fromkeys(r["note_id"] for r in rc.released))
+        return self.cache.spans(self.study, released) if released else {}
+
+    def work(self, rc: ReleaseChunk, cached: Mapping[str, Sequence[Any]]) -> None:
+        """The per-note work of one chunk (what a reused chunk verdict stands for)."""
         src = rc.source
         released = {r["note_id"]: r["text"] or "" for r in rc.released}
-        self.seen_released += len(rc.released)
         rel_spans: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for s in rc.spans:
             rel_spans[s["note_id"]].append(s)
-        cached = self.cache.spans(self.study, list(released)) if released else {}
         notes: list[tuple[str, NoteSurfaces, list[tuple[Any, Any]]]] = []
         for nid, out_text in released.items():
             note = src.get(nid)
@@ -396,6 +413,100 @@ def _count(store: ReleaseStore, kind: str, where: Mapping[str, object]) -> int:
     return int(store.wh.count(name, where)) if store.wh.table_exists(name) else 0
 
 
+class ChunkRider(Protocol):
+    """A check riding the chunk pass whose per-chunk tallies can be recorded and reused
+    (:mod:`tide_core.release.chunk_verdicts`); the known-PHI check is one."""
+
+    name: str
+    #: The names of the counts one chunk's tally holds.
+    tally_names: tuple[str, ...]
+
+    def chunk_inputs(self, rc: ReleaseChunk) -> tuple[list[object], Any] | None:
+        """Read what the chunk's tally depends on beyond the chunk: (digest parts, state for
+        :meth:`scan_chunk` / :meth:`reuse_chunk`), or None when it cannot be read (scan in full)."""
+
+    def scan_chunk(self, rc: ReleaseChunk, state: Any) -> dict[str, int] | None:
+        """Do the chunk's work with ``state``; its tally, or None when the work failed."""
+
+    def reuse_chunk(self, rc: ReleaseChunk, state: Any, tally: Mapping[str, int]) -> None:
+        """Take a recorded tally of the chunk instead of its work."""
+
+
+def _tally_of(acc: Any, rc: ReleaseChunk, *args: Any) -> dict[str, int]:
+    """Run an accumulator's per-chunk work and return what it added (its TALLIED counts)."""
+    before = [getattr(acc, f) for f in acc.TALLIED]
+    acc.work(rc, *args)
+    return {f: getattr(acc, f) - b for f, b in zip(acc.TALLIED, before, strict=True)}
+
+
+def _take(acc: Any, tally: Mapping[str, int]) -> None:
+    for f in acc.TALLIED:
+        setattr(acc, f, getattr(acc, f) + tally[f])
+
+
+@dataclass
+class _Pass:
+    """One pass of :func:`scan_release`: its accumulators, riders and chunk verdicts, fed a chunk at a time."""
+
+    study: str
+    key: str
+    checks: Sequence[str]
+    surfaces: _Surfaces
+    riders: Sequence[ChunkRider]
+    extra: Sequence[Callable[[ReleaseChunk], None]]
+    book: ChunkVerdicts | None
+    rows: _Rows = field(default_factory=_Rows)
+    offsets: _Offsets = field(default_factory=_Offsets)
+
+    def __post_init__(self) -> None:
+        """The accumulators whose tallies are recorded, by check name, and what each tally holds."""
+        self.tallied: dict[str, Any] = {}
+        if OFFSETS_IN_TEXT in self.checks:
+            self.tallied[OFFSETS_IN_TEXT] = self.offsets
+        if NO_SURFACE_SURVIVES in self.checks:
+            self.tallied[NO_SURFACE_SURVIVES] = self.surfaces
+        self.names = [*self.checks, *(r.name for r in self.riders)]
+        self.expected = {n: acc.TALLIED for n, acc in self.tallied.items()}
+        self.expected.update({r.name: r.tally_names for r in self.riders})
+
+    def chunk(self, rc: ReleaseChunk) -> None:
+        """Count one chunk afresh, then reuse its recorded tallies or do its work (and record it)."""
+        self.rows.n_in += rc.chunk.n_rows + len(rc.chunk.null_id_rows)
+        if ROWS_ACCOUNTED in self.checks:  # id arithmetic on what the chunk read: always afresh
+            self.rows.add(rc)
+        self.offsets.n_spans_seen += len(rc.spans)
+        self.surfaces.seen_released += len(rc.released)
+        cached = self.surfaces.cached(rc) if NO_SURFACE_SURVIVES in self.checks else None
+        inputs = [r.chunk_inputs(rc) for r in self.riders]
+        states = [i[1] if i is not None else None for i in inputs]
+        book, digest = self.book, None
+        if book is not None and all(i is not None for i in inputs) and _recordable(rc):
+            parts = [(r.name, i[0]) for r, i in zip(self.riders, inputs, strict=True) if i is not None]
+            digest = chunk_digest(
+                self.study, self.key, self.names, rc.chunk, rc.released, rc.spans, rc.quarantine, cached, parts
+            )
+        index, n_chunks = rc.chunk.index, rc.chunk.n_chunks
+        reused = book.reuse(index, n_chunks, digest, self.names, self.expected) if book and digest else None
+        if reused is not None:
+            for name, acc in self.tallied.items():
+                _take(acc, reused[name])
+            for r, state in zip(self.riders, states, strict=True):
+                r.reuse_chunk(rc, state, reused[r.name])
+            return
+        tallies: dict[str, dict[str, int] | None] = {}
+        for name, acc in self.tallied.items():
+            tallies[name] = _tally_of(acc, rc, *([cached] if acc is self.surfaces else []))
+        for r, i, state in zip(self.riders, inputs, states, strict=True):
+            tallies[r.name] = r.scan_chunk(rc, state) if i is not None else None
+        for fn in self.extra:
+            fn(rc)
+        complete = {n: t for n, t in tallies.items() if t is not None}
+        if book is not None and digest and len(complete) == len(tallies):
+            book.record(index, n_chunks, digest, self.names, complete)
+        elif book is not None:
+            book.scanned(index)
+
+
 def scan_release(
     wh: Warehouse,
     config: TideConfig,
@@ -404,41 +515,50 @@ def scan_release(
     checks: Sequence[str] = SCANNED,
     *,
     extra: Sequence[Callable[[ReleaseChunk], None]] = (),
+    riders: Sequence[ChunkRider] = (),
     chunk_rows: int | None = None,
     source: StudySource | None = None,
+    verdicts: ChunkVerdicts | None = None,
 ) -> dict[str, CheckOutcome]:
     """Run the named chunk-streamed checks (:data:`SCANNED`) in one pass; {name: outcome}.
 
-    ``extra`` callables see every chunk too (the known-PHI check rides the same pass);
-    ``source``: the study's chunk plan from the run's :class:`SourceSummary` (else planned here).
+    ``extra`` callables see every chunk too; ``riders`` (:class:`ChunkRider`, e.g. the known-PHI
+    check) ride the pass with tallies that can be recorded; ``source``: the study's chunk plan
+    from the run's :class:`SourceSummary` (else planned here).
+
+    With ``verdicts`` (:class:`~tide_core.release.chunk_verdicts.ChunkVerdicts`, loaded), a chunk
+    whose digest equals its recorded one takes its recorded tallies instead of the per-note work,
+    every other chunk is scanned and recorded, and ``verdicts`` counts which was which (every
+    outcome's ``scan/`` metadata).  ``extra`` callables cannot be recorded: with any, every chunk
+    is scanned and nothing is recorded.  Study-level counts (rows no chunk owns, totals) are
+    asked of the warehouse every time.
     """
     unknown = sorted(set(checks) - set(SCANNED))
     if unknown:
         raise ValueError(f"not a streamed check: {unknown}")
     store = ReleaseStore(wh, config.tables)
-    rows, offsets = _Rows(), _Offsets()
-    surfaces = _Surfaces(SpanCache(wh, config.tables), study)
-    wanted: list[Any] = []
-    if ROWS_ACCOUNTED in checks:
-        wanted.append(rows)
-    if OFFSETS_IN_TEXT in checks:
-        wanted.append(offsets)
-    if NO_SURFACE_SURVIVES in checks:
-        wanted.append(surfaces)
+    book = verdicts if not extra else None
+    p = _Pass(study, key, checks, _Surfaces(SpanCache(wh, config.tables), study), riders, extra, book)
     for rc in iter_release_chunks(wh, config, study, key, chunk_rows, source):
-        rows.n_in += rc.chunk.n_rows + len(rc.chunk.null_id_rows)
-        for acc in wanted:
-            acc.add(rc)
-        for fn in extra:
-            fn(rc)
+        p.chunk(rc)
+    if book is not None:
+        book.save()
     done: dict[str, CheckOutcome] = {}
     if ROWS_ACCOUNTED in checks:
-        done[ROWS_ACCOUNTED] = rows.outcome(store, study, key)
+        done[ROWS_ACCOUNTED] = p.rows.outcome(store, study, key)
     if OFFSETS_IN_TEXT in checks:
-        done[OFFSETS_IN_TEXT] = offsets.outcome(store, study, key, SourceIds(wh, config, study))
+        done[OFFSETS_IN_TEXT] = p.offsets.outcome(store, study, key, SourceIds(wh, config, study))
     if NO_SURFACE_SURVIVES in checks:
-        done[NO_SURFACE_SURVIVES] = surfaces.outcome(store, study, key)
-    return {name: done[name] for name in checks}
+        done[NO_SURFACE_SURVIVES] = p.surfaces.outcome(store, study, key)
+    scanned = book.metadata() if book is not None else {}
+    return {name: replace(done[name], metadata={**done[name].metadata, **scanned}) for name in checks}
+
+
+def _recordable(rc: ReleaseChunk) -> bool:
+    """Whether a chunk's tallies may be recorded: a note id released twice is doubtful (the
+    tallies of such a chunk could depend on row order); it is scanned every time."""
+    ids = [r["note_id"] for r in rc.released]
+    return len(ids) == len(set(ids))
 
 
 @dataclass(frozen=True)

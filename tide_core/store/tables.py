@@ -234,6 +234,23 @@ RELEASE_VERSIONS = pa.schema(
     ]
 )
 
+#: Per-chunk verified digests of the release checks (tide_core.release.chunk_verdicts): one row per
+#: (study, key, chunk); digests and counts only, no text, no note id, no value.
+CHUNK_VERDICTS = pa.schema(
+    [
+        ("study", pa.string()),
+        ("key", pa.string()),
+        ("chunk", pa.int64()),
+        ("n_chunks", pa.int64()),
+        ("digest", pa.string()),
+        ("checks", pa.string()),
+        ("scan_version", pa.string()),
+        ("tallies", pa.string()),
+        ("row_check", pa.string()),
+        ("verified_at", TS),
+    ]
+)
+
 #: Drift verdicts (append only): aggregate statistics only (tide_core.assurance.drift_table).
 DRIFT = pa.schema(
     [
@@ -466,6 +483,16 @@ TABLES: dict[str, TableSpec] = {
             "decided_at",
             "Every publish and rollback (append only): version, content fingerprint, gate policy and approval.",
         ),
+        _spec(
+            17,
+            "chunk_verdicts",
+            CHUNK_VERDICTS,
+            ("study", "key"),
+            None,
+            "Per-chunk verified digests of the release checks: one row per (study, key, chunk) with the "
+            "digest of what the chunk's verdict depends on and its tallies (counts only). A later scan "
+            "reuses a chunk's tallies only when its digest matches. Partition = (study, key).",
+        ),
     )
 }
 
@@ -501,6 +528,7 @@ class TableNames:
     published_members: str = "tide_published_members"
     published_pointer: str = "tide_published_pointer"
     release_versions: str = "tide_release_versions"
+    chunk_verdicts: str = "tide_chunk_verdicts"
     studies: str = "tide_studies"
 
     @classmethod
