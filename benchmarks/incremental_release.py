@@ -28,34 +28,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from benchmarks.scale import KEY, STUDY, build_study
+from benchmarks.scale import KEY, STUDY, _cli, build_study
 from tide_core.anonymize.keys import FileKeyProvider
 from tide_core.io.duckdb_warehouse import DuckDBWarehouse
 
 
 def _tide_run(db: Path, key_dir: Path, chunk_rows: int, stage: str) -> dict[str, Any]:
     """``tide run --stage STAGE`` in a child: wall and CPU seconds, peak RSS."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "tide_core.cli.main",
-        "run",
-        "--warehouse",
-        f"duckdb:{db}",
-        "--study",
-        STUDY,
-        "--key",
-        KEY,
-        "--preset",
-        "rules",
-        "--no-progress",
-        "--chunk-rows",
-        str(chunk_rows),
-        "--key-dir",
-        str(key_dir),
-        "--stage",
-        stage,
-    ]
+    cmd = _cli(db, key_dir, chunk_rows, ["--stage", stage])
     log_path = db.with_suffix(f".{stage}.{time.time_ns()}.log")
     t0 = time.perf_counter()
     with open(log_path, "w") as log_file:
