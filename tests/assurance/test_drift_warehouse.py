@@ -36,6 +36,7 @@ from tide_core.release.lifecycle import gate
 from tide_core.runner import anonymize_study, recognize_study
 
 KEY = "k1"
+N_NOTES = 100  # notes per study (at 60 the calibrated noise levels are too wide for "shift" to reach drift)
 
 
 def _fps(inp):
@@ -51,7 +52,7 @@ def env(tmp_path_factory):
     keys = FileKeyProvider(tmp / "keys")
     wh = open_warehouse(url)
     try:
-        load_demo(wh, seed=7)
+        load_demo(wh, seed=7, n_notes=N_NOTES)
         rows = wh.read_table("notes").to_pylist()
         demo = [dict(r, study="demo") for r in rows]
         shift = [

@@ -29,7 +29,7 @@ def test_keys_new_and_list(tmp_path):
 
 
 def test_demo_then_run_with_a_rotated_key(tmp_path):
-    r = tide("demo", "--preset", "rules", "--no-progress", cwd=tmp_path)
+    r = tide("demo", "--preset", "rules", "--n-notes", "60", "--no-progress", cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "released=" in r.stdout
     con = duckdb.connect(str(tmp_path / "tide_demo.duckdb"))

@@ -1,16 +1,16 @@
 """Chunked study runs on DuckDB: same outputs as one big chunk, bounded reads, and resume after SIGKILL.
 
-The kill tests run the runner in a child process that is SIGKILLed (no cleanup, no atexit, no
-rollback of anything committed), then rerun it and compare every table with an uninterrupted run.
+The kill tests run the runner in a child process (forked from the test) that is SIGKILLed (no
+cleanup, no atexit, no rollback of anything committed), then rerun it and compare every table
+with an uninterrupted run.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
-import subprocess
-import sys
-import textwrap
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,6 +20,7 @@ from tide_core.anonymize.keys import FileKeyProvider
 from tide_core.chunk_progress import ChunkProgress
 from tide_core.cli.cmd_demo import load_demo
 from tide_core.config import TideConfig
+from tide_core.execution import dispatch
 from tide_core.io.open import open_warehouse
 from tide_core.runner import anonymize_study, recognize_study
 
@@ -47,6 +48,27 @@ def _study(path: Path) -> None:
         wh.close()
 
 
+@pytest.fixture(scope="module")
+def study(tmp_path_factory) -> Path:
+    """The study's warehouse file, written once; each test runs on its own copy."""
+    path = tmp_path_factory.mktemp("study") / "study.duckdb"
+    _study(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def recognized(study, tmp_path_factory) -> Path:
+    """The study recognized in chunks of CHUNK (before an anonymization run), written once."""
+    path = tmp_path_factory.mktemp("recognized") / "recognized.duckdb"
+    shutil.copy(study, path)
+    wh = open_warehouse(f"duckdb:{path}")
+    try:
+        recognize_study(wh, "s1", CONFIG, progress=False, chunk_rows=CHUNK)
+    finally:
+        wh.close()
+    return path
+
+
 def _snapshot(path: Path) -> dict[str, list[tuple]]:
     wh = open_warehouse(f"duckdb:{path}")
     try:
@@ -67,11 +89,11 @@ def _keys(root: Path) -> FileKeyProvider:
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory) -> tuple[Path, dict[str, list[tuple]]]:
+def reference(study, tmp_path_factory) -> tuple[Path, dict[str, list[tuple]]]:
     """One uninterrupted run in a single chunk: what every chunked or resumed run must equal."""
     root = tmp_path_factory.mktemp("chunked")
     db = root / "ref.duckdb"
-    _study(db)
+    shutil.copy(study, db)
     wh = open_warehouse(f"duckdb:{db}")
     try:
         recognize_study(wh, "s1", CONFIG, progress=False, chunk_rows=10_000)
@@ -81,10 +103,10 @@ def reference(tmp_path_factory) -> tuple[Path, dict[str, list[tuple]]]:
     return root, _snapshot(db)
 
 
-def test_chunked_run_equals_one_chunk_and_reports_progress(reference, tmp_path):
+def test_chunked_run_equals_one_chunk_and_reports_progress(reference, study, tmp_path):
     root, expected = reference
     db = tmp_path / "c.duckdb"
-    _study(db)
+    shutil.copy(study, db)
     seen: list[ChunkProgress] = []
     wh = open_warehouse(f"duckdb:{db}")
     try:
@@ -114,12 +136,12 @@ def test_chunked_run_equals_one_chunk_and_reports_progress(reference, tmp_path):
     assert len(run) == 1 and run[0]["n_chunks"] == n_chunks and run[0]["chunk"] is None
 
 
-def test_chunk_reads_only_its_patients(tmp_path):
+def test_chunk_reads_only_its_patients(study, tmp_path):
     """Known-PHI matching reads the patients of the chunk's notes, not the whole table."""
     from tide_core.engine import recognizer_setup as runner
 
     db = tmp_path / "p.duckdb"
-    _study(db)
+    shutil.copy(study, db)
     wh = open_warehouse(f"duckdb:{db}")
     reads: list[int] = []
     original = runner._patient_rows_for
@@ -139,58 +161,66 @@ def test_chunk_reads_only_its_patients(tmp_path):
     assert reads and max(reads) < n_patients and sum(reads) >= 1
 
 
-_CHILD = textwrap.dedent(
-    """
-    import os, signal, sys
-    from tide_core.anonymize.keys import FileKeyProvider
-    from tide_core.config import TideConfig
-    from tide_core.io.open import open_warehouse
-    import tide_core.execution.dispatch as dispatch
-    from tide_core.runner import anonymize_study, recognize_study
-
-    db, keydir, stage, when, n = sys.argv[1:6]
-    n = int(n)
+def _child(db: Path, keys: Path, stage: str, when: str, n: int) -> None:
+    """The killed run, in a forked child: dies by SIGKILL inside chunk ``n``'s recognition, after
+    ``n`` chunks committed (``mid``), or right after chunk ``n``'s commit (``after``)."""
     calls = []
-    if when == "mid":  # die inside chunk n's recognition, after n chunks committed
+    if when == "mid":
         real = dispatch.recognize_notes
-        def dying(*a, **k):
+
+        def dying(*a, **k):  # type: ignore[no-untyped-def]
             calls.append(1)
             if len(calls) == n + 1:
                 os.kill(os.getpid(), signal.SIGKILL)
             return real(*a, **k)
-        dispatch.recognize_notes = dying
 
-    def hook(p):  # die right after chunk n's commit
+        dispatch.recognize_notes = dying  # the child's own copy of the module: the parent is untouched
+
+    def hook(p: ChunkProgress) -> None:
         if when == "after" and p.chunk + 1 == n:
             os.kill(os.getpid(), signal.SIGKILL)
 
-    wh = open_warehouse("duckdb:" + db)
-    cfg = TideConfig.preset("rules")
+    wh = open_warehouse(f"duckdb:{db}")
     if stage == "recognize":
-        recognize_study(wh, "s1", cfg, progress=False, chunk_rows=8, on_chunk=hook)
+        recognize_study(wh, "s1", CONFIG, progress=False, chunk_rows=CHUNK, on_chunk=hook)
     else:
-        anonymize_study(wh, "s1", "k1", FileKeyProvider(keydir), cfg, progress=False, chunk_rows=8, on_chunk=hook)
-    """
-)
+        anonymize_study(wh, "s1", "k1", FileKeyProvider(keys), CONFIG, progress=False, chunk_rows=CHUNK, on_chunk=hook)
+
+
+def _wait(pid: int, timeout: float = 300.0) -> int:
+    """The wait status of child ``pid``; a child still running after ``timeout`` s is killed and the test fails."""
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail(f"the child process did not end in {timeout:.0f} s")
+        time.sleep(0.02)
 
 
 def _killed(tmp_path: Path, db: Path, keys: Path, stage: str, when: str, n: int) -> None:
-    script = tmp_path / "child.py"
-    script.write_text(_CHILD)
-    proc = subprocess.run(
-        [sys.executable, str(script), str(db), str(keys), stage, when, str(n)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+    """Run :func:`_child` in a child process (forked: no interpreter start-up, the recognizers this
+    process loaded already) that must end by SIGKILL: no cleanup, no atexit, no rollback."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 0
+        try:
+            _child(db, keys, stage, when, n)
+        except BaseException:  # any way out but the kill fails the test
+            code = 1
+        os._exit(code)
+    status = _wait(pid)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, status
 
 
 @pytest.mark.parametrize("when", ["mid", "after"])
-def test_recognition_resumes_after_sigkill(reference, tmp_path, when):
+def test_recognition_resumes_after_sigkill(reference, study, tmp_path, when):
     root, expected = reference
     db = tmp_path / "k.duckdb"
-    _study(db)
+    shutil.copy(study, db)
     _killed(tmp_path, db, root / "keys", "recognize", when, 2)
     wh = open_warehouse(f"duckdb:{db}")
     try:
@@ -209,15 +239,10 @@ def test_recognition_resumes_after_sigkill(reference, tmp_path, when):
     assert _snapshot(db) == expected  # no duplicate and no missing row
 
 
-def test_anonymization_resumes_after_sigkill(reference, tmp_path):
+def test_anonymization_resumes_after_sigkill(reference, recognized, tmp_path):
     root, expected = reference
     db = tmp_path / "a.duckdb"
-    _study(db)
-    wh = open_warehouse(f"duckdb:{db}")
-    try:
-        recognize_study(wh, "s1", CONFIG, progress=False, chunk_rows=CHUNK)
-    finally:
-        wh.close()
+    shutil.copy(recognized, db)
     _killed(tmp_path, db, root / "keys", "anonymize", "after", 3)
     wh = open_warehouse(f"duckdb:{db}")
     try:
@@ -239,16 +264,11 @@ def test_anonymization_resumes_after_sigkill(reference, tmp_path):
     assert _snapshot(db) == expected
 
 
-def test_changed_chunk_is_not_resumed(reference, tmp_path):
+def test_changed_chunk_is_not_resumed(reference, recognized, tmp_path):
     """A chunk whose input changed since the interrupted run is anonymized again (never a stale release)."""
     root, _ = reference
     db = tmp_path / "ch.duckdb"
-    _study(db)
-    wh = open_warehouse(f"duckdb:{db}")
-    try:
-        recognize_study(wh, "s1", CONFIG, progress=False, chunk_rows=CHUNK)
-    finally:
-        wh.close()
+    shutil.copy(recognized, db)
     _killed(tmp_path, db, root / "keys", "anonymize", "after", 2)
     wh = open_warehouse(f"duckdb:{db}")
     try:
@@ -261,13 +281,12 @@ def test_changed_chunk_is_not_resumed(reference, tmp_path):
         wh.close()
 
 
-def test_notes_that_left_the_source_leave_the_cache_and_release(reference, tmp_path):
+def test_notes_that_left_the_source_leave_the_cache_and_release(reference, recognized, tmp_path):
     root, _ = reference
     db = tmp_path / "gone.duckdb"
-    _study(db)
+    shutil.copy(recognized, db)
     wh = open_warehouse(f"duckdb:{db}")
     try:
-        recognize_study(wh, "s1", CONFIG, progress=False, chunk_rows=CHUNK)
         anonymize_study(wh, "s1", "k1", _keys(root), CONFIG, progress=False, chunk_rows=CHUNK)
         gone = wh.read_table("notes").to_pylist()[5]["note_id"]
         wh.sql("DELETE FROM notes WHERE note_id = ?", [gone])
@@ -280,7 +299,7 @@ def test_notes_that_left_the_source_leave_the_cache_and_release(reference, tmp_p
         wh.close()
 
 
-def test_connection_reopened_between_chunks_changes_nothing(reference, tmp_path, monkeypatch):
+def test_connection_reopened_between_chunks_changes_nothing(reference, study, tmp_path, monkeypatch):
     """A DuckDB connection reopened every REFRESH_EVERY_CHUNKS committed chunks (to hand back the
     memory DuckDB keeps for the file) neither loses nor repeats a chunk: outputs equal the reference."""
     import tide_core.engine.chunk_run as runner_mod
@@ -288,7 +307,7 @@ def test_connection_reopened_between_chunks_changes_nothing(reference, tmp_path,
     root, expected = reference
     monkeypatch.setattr(runner_mod, "REFRESH_EVERY_CHUNKS", 2)
     db = tmp_path / "r.duckdb"
-    _study(db)
+    shutil.copy(study, db)
     wh = open_warehouse(f"duckdb:{db}")
     reopened: list[object] = []
     real_refresh = wh.refresh

@@ -1,6 +1,6 @@
 """Nightly anonymization runs do work proportional to what changed.
 
-A study of 100 notes in 4 chunks of 25 is released once.  Each test then changes one thing (or
+A study of 40 notes in 4 chunks of 10 is released once.  Each test then changes one thing (or
 nothing) and runs anonymization again.  A chunk is *kept* (counted from its committed rows, never
 anonymized again) only when its release digest (key, settings, notes, quarantines, span cache) and
 its committed rows are unchanged; every other chunk is released.  Whatever was kept, the candidate
@@ -13,10 +13,10 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import os
 import shutil
 import signal
-import subprocess
-import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,11 +41,10 @@ from tide_core.store.span_cache import SpanCache
 
 S, K = "big", "k1"
 CONFIG = TideConfig.preset("rules")
-CHUNK = 25
+CHUNK = 10
 N = 4 * CHUNK
 ALL = [0, 1, 2, 3]
 TABLES = ("tide_deid_notes", "tide_released_spans", "tide_quarantine")
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -196,7 +195,7 @@ def test_an_unchanged_study_keeps_every_chunk_restamped_with_the_same_content(si
 
 
 def _text_changed(root: Path, mp: pytest.MonkeyPatch) -> tuple[list[int], TideConfig]:
-    change_note(root, 30)
+    change_note(root, CHUNK + 5)
     return [1], CONFIG
 
 
@@ -206,17 +205,17 @@ def _note_added(root: Path, mp: pytest.MonkeyPatch) -> tuple[list[int], TideConf
 
 
 def _note_deleted_from_the_last_chunk(root: Path, mp: pytest.MonkeyPatch) -> tuple[list[int], TideConfig]:
-    rewrite(root, "notes", [r for i, r in enumerate(notes(root)) if i != 90])
+    rewrite(root, "notes", [r for i, r in enumerate(notes(root)) if i != 3 * CHUNK + 5])
     return [3], CONFIG
 
 
 def _note_deleted_from_a_middle_chunk(root: Path, mp: pytest.MonkeyPatch) -> tuple[list[int], TideConfig]:
-    rewrite(root, "notes", [r for i, r in enumerate(notes(root)) if i != 30])
+    rewrite(root, "notes", [r for i, r in enumerate(notes(root)) if i != CHUNK + 5])
     return [1, 2, 3], CONFIG  # chunks are consecutive rows: the later chunks' boundaries shift
 
 
 def _reviewer_decision(root: Path, mp: pytest.MonkeyPatch) -> tuple[list[int], TideConfig]:
-    row = notes(root)[55]
+    row = notes(root)[2 * CHUNK + 5]
     start = row["text"].index("Stable")
     with _wh(root) as wh:
         note = Note(row["note_id"], row["patient_id"], row["text"])
@@ -225,14 +224,14 @@ def _reviewer_decision(root: Path, mp: pytest.MonkeyPatch) -> tuple[list[int], T
 
 
 def _cache_entry_removed(root: Path, mp: pytest.MonkeyPatch) -> tuple[list[int], TideConfig]:
-    with _wh(root) as wh:  # the span cache no longer vouches for note 80: quarantined (E401)
-        wh.delete("tide_recognized_notes", {"study": S, "note_id": [notes(root)[80]["note_id"]]})
+    with _wh(root) as wh:  # the span cache no longer vouches for a note of chunk 3: quarantined (E401)
+        wh.delete("tide_recognized_notes", {"study": S, "note_id": [notes(root)[3 * CHUNK + 5]["note_id"]]})
     return [3], CONFIG
 
 
 def _input_quarantine(root: Path, mp: pytest.MonkeyPatch) -> tuple[list[int], TideConfig]:
     rows = notes(root)
-    rows[10] = dict(rows[10], text="   ")  # an empty note: quarantined on input (E604)
+    rows[5] = dict(rows[5], text="   ")  # an empty note: quarantined on input (E604)
     rewrite(root, "notes", rows, recognize=True)
     return [0], CONFIG
 
@@ -294,7 +293,7 @@ def _quarantine_row(note_id: str) -> dict[str, Any]:
         "stage": "anonymization",
         "code": "E604",
         "reason": f"note {note_id} is empty",
-        "row_number": 60,
+        "row_number": 2 * CHUNK + 5,
         "quarantined_at": dt.datetime.now(dt.UTC),
     }
 
@@ -322,7 +321,7 @@ TAMPERS: dict[str, tuple[str, Callable[[list[dict[str, Any]], str], list[dict[st
 def test_released_rows_edited_or_deleted_are_released_again(site: Path, tamper: str):
     name, edit = TAMPERS[tamper]
     before = candidate(site)
-    target = notes(site)[60]["note_id"]  # chunk 2
+    target = notes(site)[2 * CHUNK + 5]["note_id"]  # chunk 2
     with _wh(site) as wh:
         rows = wh.read_table(name).to_pylist()
     rewrite(site, name, edit(rows, target))
@@ -332,38 +331,50 @@ def test_released_rows_edited_or_deleted_are_released_again(site: Path, tamper: 
     assert candidate(site) == before and len(stamps(site)) == 1
 
 
-KILL_AFTER_CHUNK_1 = """
-import os, signal, sys
-from pathlib import Path
-from tide_core.anonymize.keys import FileKeyProvider
-from tide_core.config import TideConfig
-from tide_core.io.open import open_warehouse
-from tide_core.runner import anonymize_study
+def _wait(pid: int, timeout: float = 300.0) -> int:
+    """The wait status of child ``pid``; a child still running after ``timeout`` s is killed and the test fails."""
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail(f"the child process did not end in {timeout:.0f} s")
+        time.sleep(0.02)
 
-root = Path(sys.argv[1])
 
-def hook(p):
-    if p.chunk == 1:  # chunk 2 of 4 committed: SIGKILL, nothing cleaned up
-        os.kill(os.getpid(), signal.SIGKILL)
+def _killed_after_chunk_1(root: Path) -> int:
+    """Anonymize (S, K) in a child process (forked: no interpreter start-up) that is SIGKILLed right
+    after chunk 2 of 4 commits: nothing cleaned up.  The child's wait status."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
 
-wh = open_warehouse(f"duckdb:{root / 'wh.duckdb'}")
-anonymize_study(
-    wh, "big", "k1", FileKeyProvider(root / "keys"), TideConfig.preset("rules"),
-    progress=False, chunk_rows=int(sys.argv[2]), on_chunk=hook,
-)
-"""
+        def hook(p: ChunkProgress) -> None:
+            if p.chunk == 1:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        code = 0
+        try:
+            with _wh(root) as wh:
+                anonymize_study(
+                    wh, S, K, FileKeyProvider(root / "keys"), CONFIG, progress=False, chunk_rows=CHUNK, on_chunk=hook
+                )
+        except BaseException:  # any way out but the kill fails the test
+            code = 1
+        os._exit(code)
+    return _wait(pid)
 
 
 def test_a_run_killed_midway_is_refused_then_its_rerun_equals_a_release_from_scratch(site: Path):
     with _wh(site) as wh:
         audit_every_frame(wh, CONFIG, S, K)
         assert lifecycle.decide(wh, CONFIG, S, K)["status"] == "published"
-    change_note(site, 10)  # chunk 0: worked by the killed run; chunk 1 kept (restamped) by it
-    change_note(site, 60)  # chunk 2: never reached by the killed run
-    killed = subprocess.run(
-        [sys.executable, "-c", KILL_AFTER_CHUNK_1, str(site), str(CHUNK)], cwd=ROOT, capture_output=True, timeout=300
-    )
-    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
+    change_note(site, 5)  # chunk 0: worked by the killed run; chunk 1 kept (restamped) by it
+    change_note(site, 2 * CHUNK + 5)  # chunk 2: never reached by the killed run
+    status = _killed_after_chunk_1(site)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, status
     assert len(stamps(site)) == 2  # chunks 0-1 carry the killed run's stamp, 2-3 the first run's
     with _wh(site) as wh:
         assert sorted(interrupted_chunks(wh, CONFIG, S, K, "anonymization")) == [0, 1]
@@ -385,7 +396,7 @@ def test_the_release_decision_accepts_a_candidate_with_kept_chunks(site: Path):
     with _wh(site) as wh:
         audit_every_frame(wh, CONFIG, S, K)
         assert lifecycle.decide(wh, CONFIG, S, K)["published_version"] == "v1"
-    change_note(site, 30)
+    change_note(site, CHUNK + 5)
     again = run(site)
     assert again.worked == [1] and again.kept == [0, 2, 3]
     with _wh(site) as wh:
@@ -395,7 +406,7 @@ def test_the_release_decision_accepts_a_candidate_with_kept_chunks(site: Path):
 
 
 def test_the_ledger_names_each_chunks_latest_commit(site: Path):
-    change_note(site, 30)
+    change_note(site, CHUNK + 5)
     run(site)
     with _wh(site) as wh:
         done = committed_chunks(wh, CONFIG, S, K)

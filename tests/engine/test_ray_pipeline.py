@@ -1,9 +1,17 @@
 """The Ray recognition pipeline returns exactly what the local path returns, also when workers
-die or run out of memory.  One local Ray session (2 CPUs) is shared by the whole module."""
+die or run out of memory.  One local Ray session (2 CPUs) is shared by the whole module.
+
+Every new actor loads its recognizers, and ``tide.regex`` compiles hundreds of patterns at load
+(seconds per process): the tests of worker deaths, memory and errors, which start and kill many
+actors, run the cheap rules (``light()``: gazetteer, known PHI and the test recognizers built on
+:class:`Digits`); the regex layer runs on the workers in the matching, wave and pool tests, which
+share one pool (same specs and ``POLICY``)."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -14,8 +22,8 @@ from tide_core.engine.recognition import E_OOM, E_RAISED, recognize_notes
 from tide_core.errors import ConfigError
 from tide_core.execution.ray_pipeline import RayRecognition, RayRecognitionConfig, map_notes, plan_stages
 from tide_core.recognizers import registry
-from tide_core.recognizers.regex_recognizer import RegexRecognizer
-from tide_core.spans import Note
+from tide_core.recognizers.base import TideRecognizer
+from tide_core.spans import Note, RecognizerResult
 
 PATIENTS = [
     {
@@ -30,7 +38,25 @@ PATIENTS = [
 ]
 
 
-class CrashOnce(RegexRecognizer):
+#: the resolution policy of the regex pool's runs (part of the pool's arguments: one pool for all)
+POLICY = {"min_score": {"OTHER": 0.1}}
+
+
+class Digits(TideRecognizer):
+    """A rule with nothing to load: ``617-555-0012`` is a PHONE, a run of 7+ digits an ID."""
+
+    name = "test.digits"
+    supported_entities = ("PHONE", "ID")
+    _RX = re.compile(r"\b\d{3}-\d{4}\b|\b\d{7,}\b")
+
+    def analyze(self, text, entities=None, nlp_artifacts=None):
+        return [
+            RecognizerResult("PHONE" if "-" in m.group() else "ID", m.start(), m.end(), 0.8)
+            for m in self._RX.finditer(text)
+        ]
+
+
+class CrashOnce(Digits):
     """Kills its worker process the first time it runs (a marker file remembers it ran)."""
 
     def __init__(self, marker: str):
@@ -44,7 +70,7 @@ class CrashOnce(RegexRecognizer):
         return super().recognize_many(notes)
 
 
-class OOMAbove(RegexRecognizer):
+class OOMAbove(Digits):
     """Out of memory for batches of more than ``limit`` notes."""
 
     def __init__(self, limit: int):
@@ -57,7 +83,7 @@ class OOMAbove(RegexRecognizer):
         return super().recognize_many(notes)
 
 
-class RaisesOn(RegexRecognizer):
+class RaisesOn(Digits):
     def __init__(self, word: str):
         super().__init__()
         self.word = word
@@ -68,7 +94,7 @@ class RaisesOn(RegexRecognizer):
         return super().recognize_many(notes)
 
 
-class CrashOn(RegexRecognizer):
+class CrashOn(Digits):
     """Kills its worker every time it sees a note containing ``word``."""
 
     def __init__(self, word: str):
@@ -84,7 +110,7 @@ class CrashOn(RegexRecognizer):
 DRIVER_PID = os.getpid()
 
 
-class BrokenOnWorkers(RegexRecognizer):
+class BrokenOnWorkers(Digits):
     """Loads in the driver but not on the workers (e.g. a model not mounted on the nodes)."""
 
     def load(self):
@@ -93,12 +119,13 @@ class BrokenOnWorkers(RegexRecognizer):
         super().load()
 
 
-class AlwaysOOM(RegexRecognizer):
+class AlwaysOOM(Digits):
     def recognize_many(self, notes):
         raise MemoryError()
 
 
 for _name, _cls in (
+    ("test.digits", Digits),
     ("test.crash_once", CrashOnce),
     ("test.oom_above", OOMAbove),
     ("test.raises_on", RaisesOn),
@@ -140,14 +167,29 @@ def corpus(tmp_path_factory):
     return notes, specs
 
 
+def light(specs):
+    """The corpus's rules without ``tide.regex`` (nothing slow to load in a new actor)."""
+    return [s for s in specs if s["name"] != "tide.regex"]
+
+
 def cfg(**kw) -> RayRecognitionConfig:
     base = dict(batch_size_short=8, batch_size_long=2, long_note_chars=600, progress=False, max_retries=3)
     base.update(kw)
     return RayRecognitionConfig(**base)
 
 
+_MADE: dict[str, object] = {}
+
+
 def local(notes, specs, policy=None):
-    return recognize_notes(notes, [registry.create(s) for s in specs], policy)
+    """The in-process reference; each spec's recognizer is created (and loaded) once per module."""
+    recs = []
+    for s in specs:
+        key = json.dumps(s, sort_keys=True)
+        if key not in _MADE:
+            _MADE[key] = registry.create(s)
+        recs.append(_MADE[key])
+    return recognize_notes(notes, recs, policy)
 
 
 def assert_same(ray_batch, local_batch, notes):
@@ -161,8 +203,8 @@ def test_rules_pipeline_matches_local(ray_session, corpus):
     notes, specs = corpus
     seen = []
     runner = RayRecognition(cfg(on_progress=lambda done, total: seen.append((done, total))))
-    got = runner.run(notes, specs, {"min_score": {"OTHER": 0.1}})
-    want = local(notes, specs, {"min_score": {"OTHER": 0.1}})
+    got = runner.run(notes, specs, POLICY)
+    want = local(notes, specs, POLICY)
     assert_same(got, want, notes)
     assert sum(len(v) for v in got.spans.values()) > 5 * len(notes)
     labels = {s.label for s in got.all_spans()}
@@ -173,76 +215,13 @@ def test_rules_pipeline_matches_local(ray_session, corpus):
     assert runner.plan.stages == ["match"]
 
 
-def test_killed_worker_is_retried_without_loss_or_duplicates(ray_session, corpus, tmp_path):
-    notes, specs = corpus
-    marker = tmp_path / "crashed"
-    got = RayRecognition(cfg()).run(notes, [*specs, {"name": "test.crash_once", "marker": str(marker)}])
-    assert marker.exists(), "the test recognizer never killed its worker"
-    assert int(marker.read_text()) != os.getpid()
-    done = tmp_path / "no-crash"
-    done.write_text("x")
-    want = local(notes, [*specs, {"name": "test.crash_once", "marker": str(done)}])
-    assert_same(got, want, notes)
-    assert not got.failed()
-
-
-def test_a_note_that_always_kills_its_worker_is_isolated_and_failed(ray_session, corpus):
-    from tide_core.engine.recognition import E_LOST
-
-    notes, specs = corpus
-    notes = list(notes[:6])
-    notes[4] = Note("killer", "p0", "Patient KILLME seen 03/04/2021")
-    specs2 = [*specs, {"name": "test.crash_on", "word": "KILLME"}]
-    got = RayRecognition(cfg(max_retries=0, batch_size_short=3)).run(notes, specs2)
-    assert [r.note_id for r in got.records] == [n.note_id for n in notes]
-    assert [(r.note_id, r.error_code) for r in got.failed()] == [("killer", E_LOST)]
-    others = [n for n in notes if n.note_id != "killer"]
-    assert got.spans == local(others, specs).spans  # the killer's neighbours were recovered
-    lone = RayRecognition(cfg(max_retries=0, isolate_lost=False, batch_size_short=3)).run(notes, specs2)
-    lost = {r.note_id for r in lone.failed()}
-    assert "killer" in lost and {r.error_code for r in lone.failed()} == {E_LOST}
-    assert set(lone.spans) == {n.note_id for n in notes} - lost
-
-
-def test_out_of_memory_splits_batches(ray_session, corpus):
-    notes, specs = corpus
-    got = RayRecognition(cfg()).run(notes, [{"name": "test.oom_above", "limit": 3}, *specs[1:]])
-    assert got.stats.oom_splits >= 5  # every 8-note group split at least once
-    want = local(notes, [{"name": "tide.regex"}, *specs[1:]])
-    assert [r.status for r in got.records] == ["ok"] * len(notes)
-    assert {k: [(s.start, s.end, s.label) for s in v] for k, v in got.spans.items()} == {
-        k: [(s.start, s.end, s.label) for s in v] for k, v in want.spans.items()
-    }
-
-
-def test_failures_fail_closed_like_the_local_path(ray_session, corpus):
-    notes, specs = corpus
-    notes = list(notes[:10])
-    notes[4] = Note("poison", "p0", "Patient ZZTOP seen 03/04/2021")
-    specs2 = [*specs, {"name": "test.raises_on", "word": "ZZTOP"}]
-    got = RayRecognition(cfg()).run(notes, specs2)
-    want = local(notes, specs2)
-    assert_same(got, want, notes)
-    assert [(f.note_id, f.error_code) for f in got.failed()] == [("poison", E_RAISED)]
-    assert "ZZTOP" not in got.failed()[0].error
-    one = RayRecognition(cfg()).run(notes[:3], [{"name": "test.always_oom"}])
-    assert [r.error_code for r in one.records] == [E_OOM] * 3 and one.spans == {}
-
-
-def test_a_config_error_on_the_workers_stops_the_run(ray_session, corpus):
-    notes, specs = corpus
-    with pytest.raises(ConfigError) as err:
-        RayRecognition(cfg()).run(notes[:4], [*specs, {"name": "test.broken_on_workers"}])
-    assert err.value.code == "E777"
-
-
 def test_waves_stream_the_same_result(ray_session, corpus):
     notes, specs = corpus
     notes = notes[:20]
     runner = RayRecognition(cfg(wave_notes=8))
-    batches = list(runner.iter_run(iter(notes), specs))  # a generator works: no len needed
+    batches = list(runner.iter_run(iter(notes), specs, POLICY))  # a generator works: no len needed
     assert [len(b) for b in batches] == [8, 8, 4] and runner.waves == 3
-    merged = local(notes, specs)
+    merged = local(notes, specs, POLICY)
     assert [r for b in batches for r in b.records] == merged.records
     assert {k: v for b in batches for k, v in b.spans.items()} == merged.spans
 
@@ -253,13 +232,13 @@ def test_pools_outlive_a_run_and_make_way_for_other_stages(ray_session, corpus):
     from tide_core.execution import ray_actors as ra
 
     notes, specs = corpus
-    RayRecognition(cfg()).run(notes[:8], specs)
+    RayRecognition(cfg()).run(notes[:8], specs, POLICY)
     before = list(ra._POOLS.values())
     ids = sorted(a._actor_id.hex() for p in before for a in p.actors)
-    got = RayRecognition(cfg()).run(notes[8:16], specs)
-    assert_same(got, local(notes[8:16], specs), notes[8:16])
+    got = RayRecognition(cfg()).run(notes[8:16], specs, POLICY)
+    assert_same(got, local(notes[8:16], specs, POLICY), notes[8:16])
     assert sorted(a._actor_id.hex() for p in ra._POOLS.values() for a in p.actors) == ids
-    RayRecognition(cfg()).run(notes[:4], specs[:1])  # other arguments: other pools
+    RayRecognition(cfg()).run(notes[:4], light(specs))  # other arguments: other pools
     assert not {a._actor_id.hex() for p in ra._POOLS.values() for a in p.actors} & set(ids)
     for actor in (a for p in before for a in p.actors):
         with pytest.raises(ray_session.exceptions.RayActorError):
@@ -276,7 +255,7 @@ def test_known_phi_rows_travel_with_groups_so_chunks_share_actors(ray_session, c
     def chunk(patients: set[str]) -> tuple[list[Note], list[dict]]:
         mine = [n for n in notes if n.patient_id in patients][:8]
         return mine, [
-            *specs[:2],
+            specs[1],  # the gazetteer
             {"name": "tide.known_phi", "rows": [p for p in PATIENTS if p["patient_id"] in patients]},
         ]
 
@@ -289,6 +268,72 @@ def test_known_phi_rows_travel_with_groups_so_chunks_share_actors(ray_session, c
     got = RayRecognition(cfg()).run(second, second_specs)
     assert_same(got, local(second, second_specs), second)
     assert sorted(a._actor_id.hex() for p in ra._POOLS.values() for a in p.actors) == ids
+
+
+def test_killed_worker_is_retried_without_loss_or_duplicates(ray_session, corpus, tmp_path):
+    notes, specs = corpus
+    specs = light(specs)
+    marker = tmp_path / "crashed"
+    got = RayRecognition(cfg()).run(notes, [*specs, {"name": "test.crash_once", "marker": str(marker)}])
+    assert marker.exists(), "the test recognizer never killed its worker"
+    assert int(marker.read_text()) != os.getpid()
+    done = tmp_path / "no-crash"
+    done.write_text("x")
+    want = local(notes, [*specs, {"name": "test.crash_once", "marker": str(done)}])
+    assert any(s.recognizer.startswith("test.digits@") for s in want.all_spans())
+    assert_same(got, want, notes)
+    assert not got.failed()
+
+
+def test_a_note_that_always_kills_its_worker_is_isolated_and_failed(ray_session, corpus):
+    from tide_core.engine.recognition import E_LOST
+
+    notes, specs = corpus
+    specs = light(specs)
+    notes = list(notes[:6])
+    notes[4] = Note("killer", "p0", "Patient KILLME seen 03/04/2021")
+    specs2 = [*specs, {"name": "test.crash_on", "word": "KILLME"}]
+    got = RayRecognition(cfg(max_retries=0, batch_size_short=3)).run(notes, specs2)
+    assert [r.note_id for r in got.records] == [n.note_id for n in notes]
+    assert [(r.note_id, r.error_code) for r in got.failed()] == [("killer", E_LOST)]
+    others = [n for n in notes if n.note_id != "killer"]
+    assert got.spans == local(others, [*specs, {"name": "test.digits"}]).spans  # the killer's neighbours recovered
+    lone = RayRecognition(cfg(max_retries=0, isolate_lost=False, batch_size_short=3)).run(notes, specs2)
+    lost = {r.note_id for r in lone.failed()}
+    assert "killer" in lost and {r.error_code for r in lone.failed()} == {E_LOST}
+    assert set(lone.spans) == {n.note_id for n in notes} - lost
+
+
+def test_out_of_memory_splits_batches(ray_session, corpus):
+    notes, specs = corpus
+    got = RayRecognition(cfg()).run(notes, [{"name": "test.oom_above", "limit": 3}, *light(specs)])
+    assert got.stats.oom_splits >= 5  # every 8-note group split at least once
+    want = local(notes, [{"name": "test.digits"}, *light(specs)])
+    assert [r.status for r in got.records] == ["ok"] * len(notes)
+    assert {k: [(s.start, s.end, s.label) for s in v] for k, v in got.spans.items()} == {
+        k: [(s.start, s.end, s.label) for s in v] for k, v in want.spans.items()
+    }
+
+
+def test_failures_fail_closed_like_the_local_path(ray_session, corpus):
+    notes, specs = corpus
+    notes = list(notes[:10])
+    notes[4] = Note("poison", "p0", "Patient ZZTOP seen 03/04/2021, call 617-555-0199")
+    specs2 = [*light(specs), {"name": "test.raises_on", "word": "ZZTOP"}]
+    got = RayRecognition(cfg()).run(notes, specs2)
+    want = local(notes, specs2)
+    assert_same(got, want, notes)
+    assert [(f.note_id, f.error_code) for f in got.failed()] == [("poison", E_RAISED)]
+    assert "ZZTOP" not in got.failed()[0].error
+    one = RayRecognition(cfg()).run(notes[:3], [{"name": "test.always_oom"}])
+    assert [r.error_code for r in one.records] == [E_OOM] * 3 and one.spans == {}
+
+
+def test_a_config_error_on_the_workers_stops_the_run(ray_session, corpus):
+    notes, specs = corpus
+    with pytest.raises(ConfigError) as err:
+        RayRecognition(cfg()).run(notes[:4], [*light(specs), {"name": "test.broken_on_workers"}])
+    assert err.value.code == "E777"
 
 
 def test_actors_the_cluster_cannot_place_stop_the_run_with_e517(ray_session, corpus):
@@ -307,8 +352,8 @@ def test_actors_the_cluster_cannot_place_stop_the_run_with_e517(ray_session, cor
     assert err.value.code == "E517" and not err.value.terminal
     assert "MatchStage" in err.value.message and "'num_cpus': 64" in err.value.message
     assert ra._POOLS == {}  # stopped: no pending request is left to hold the cluster
-    got = RayRecognition(cfg()).run(notes[:4], specs[:1])  # the next run is unaffected
-    assert_same(got, local(notes[:4], specs[:1]), notes[:4])
+    got = RayRecognition(cfg()).run(notes[:4], light(specs))  # the next run is unaffected
+    assert_same(got, local(notes[:4], light(specs)), notes[:4])
 
 
 def _double():
@@ -377,11 +422,12 @@ def test_model_stages_match_local(ray_session, corpus, tiny_model):
     notes, specs = corpus
     notes = [n for i, n in enumerate(notes) if i < 12 or i % 10 == 3]  # short and long notes
     hf = {"name": "tide.hf", "model_dir": str(tiny_model), "window": 48, "overlap": 8, "batch_size": 4}
-    runner = RayRecognition(cfg(split_model_stages=True))  # the GPU layout, on CPUs
+    specs = light(specs)
+    runner = RayRecognition(cfg(split_model_stages=True, max_actors=1))  # the GPU layout, on CPUs
     got = runner.run(notes, [hf, *specs])
     want = local(notes, [hf, *specs])
     assert runner.plan.stages == ["window", "predict", "assemble", "match"]
-    fused = RayRecognition(cfg())
+    fused = RayRecognition(cfg(max_actors=1))
     got_fused = fused.run(notes[:8], [hf])
     assert fused.plan.stages == ["model"]
     assert got_fused.records == local(notes[:8], [hf]).records
@@ -421,33 +467,3 @@ def test_anonymization_fans_out_through_the_one_anonymization_path(ray_session, 
     assert [g for g in got if isinstance(g, Quarantined)] == want.quarantined
     assert [(q.note_id, q.code) for q in want.quarantined] == [("masked", "E405")]
     assert isinstance(got[0], ReleasedNote) and all(PATIENTS[0]["last_name"] not in r.note.text for r in want.released)
-
-
-def test_runner_with_the_ray_executor_fills_the_same_cache(ray_session, tmp_path):
-    """`recognize_study(..., executor="ray")` writes the same spans and fingerprint as local."""
-    from dataclasses import replace
-
-    from tide_core.cli.cmd_demo import load_demo
-    from tide_core.config import TideConfig
-    from tide_core.io.open import open_warehouse
-    from tide_core.runner import recognize_study
-    from tide_core.store.span_cache import SpanCache
-
-    out = {}
-    for executor in ("local", "ray"):
-        wh = open_warehouse(f"duckdb:{tmp_path / executor}.duckdb")
-        try:
-            load_demo(wh, seed=7)
-            config = replace(TideConfig.preset("rules"), executor=executor)
-            report = recognize_study(wh, "s1", config, progress=False)
-            out[executor] = (
-                report.fingerprint,
-                report.n_recognized,
-                report.n_failed,
-                SpanCache(wh, config.tables).spans("s1"),
-            )
-        finally:
-            wh.close()
-    assert out["ray"][0] == out["local"][0]
-    assert out["ray"][1] == out["local"][1] > 0 and out["ray"][2] == out["local"][2] == 0
-    assert out["ray"][3] == out["local"][3] and sum(len(v) for v in out["ray"][3].values()) > 100

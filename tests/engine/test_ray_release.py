@@ -24,7 +24,9 @@ from warehouse_probes import NotesReads, ShardVanishes, Without
 
 pytest.importorskip("ray")
 
-CHUNK = 9  # 150 demo notes -> 17 chunks, several in flight on two actors
+N_NOTES = 54  # the first demo notes
+CHUNK = 6
+N_CHUNKS = 9  # several in flight on two actors
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +42,7 @@ def recognized(tmp_path_factory) -> tuple[Path, FileKeyProvider]:
     db = root / "recognized.duckdb"
     with DuckDBWarehouse(db) as wh:
         load_demo(wh, seed=7)
+        wh.replace_table("notes", wh.read_table("notes").slice(0, N_NOTES))
         recognize_study(wh, "s1", TideConfig.preset("rules"), progress=False, chunk_rows=CHUNK)
     return db, keys
 
@@ -59,23 +62,38 @@ def _released(wh: DuckDBWarehouse) -> dict[str, list[tuple]]:
     return out
 
 
-def test_workers_release_exactly_what_the_local_path_releases_and_a_rerun_resumes(ray_session, recognized, tmp_path):
-    out = {}
-    for executor in ("local", "ray"):
-        db = _copy(recognized, tmp_path, executor)
-        config = replace(TideConfig.preset("rules"), executor=executor)
-        seen: list[ChunkProgress] = []
-        with DuckDBWarehouse(db) as wh:
-            report = anonymize_study(
-                wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK, on_chunk=seen.append
-            )
-            out[executor] = (report.n_released, report.n_quarantined, report.spans_by_label, _released(wh))
-            chunk_rows = wh.read_table("tide_runs", ["chunk"], where={"stage": "anonymization.chunk"}).to_pylist()
-        assert sorted(p.chunk for p in seen) == list(range(17)) and not any(p.resumed for p in seen)
-        assert sorted(r["chunk"] for r in chunk_rows) == list(range(17))
-    assert out["ray"][0] == out["local"][0] == 150
+def _release(recognized, db: Path, executor: str):
+    """Anonymize ``db`` (a copy of the recognized study): the report's numbers and the released
+    rows, the chunks reported and the chunks' progress rows."""
+    config = replace(TideConfig.preset("rules"), executor=executor)
+    seen: list[ChunkProgress] = []
+    with DuckDBWarehouse(db) as wh:
+        report = anonymize_study(
+            wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK, on_chunk=seen.append
+        )
+        out = (report.n_released, report.n_quarantined, report.spans_by_label, _released(wh))
+        chunk_rows = wh.read_table("tide_runs", ["chunk"], where={"stage": "anonymization.chunk"}).to_pylist()
+    return out, seen, chunk_rows
+
+
+@pytest.fixture(scope="module")
+def local_release(recognized, tmp_path_factory):
+    """The local path's release of the recognized study, made once for the module."""
+    return _release(recognized, _copy(recognized, tmp_path_factory.mktemp("local"), "local"), "local")
+
+
+def test_workers_release_exactly_what_the_local_path_releases_and_a_rerun_resumes(
+    ray_session, recognized, local_release, tmp_path
+):
+    out = {"local": local_release[0]}
+    ray_run = _release(recognized, _copy(recognized, tmp_path, "ray"), "ray")
+    out["ray"] = ray_run[0]
+    for _, seen, chunk_rows in (local_release, ray_run):
+        assert sorted(p.chunk for p in seen) == list(range(N_CHUNKS)) and not any(p.resumed for p in seen)
+        assert sorted(r["chunk"] for r in chunk_rows) == list(range(N_CHUNKS))
+    assert out["ray"][0] == out["local"][0] == N_NOTES
     assert out["ray"][1:] == out["local"][1:]
-    assert len(out["ray"][3]["tide_released_spans"]) > 1000
+    assert len(out["ray"][3]["tide_released_spans"]) > 300
     assert not (tmp_path / "ray.duckdb.staging").exists()  # every staged file was published or removed
 
 
@@ -102,15 +120,15 @@ def test_a_ray_run_stopped_after_some_chunks_resumes_exactly_those(ray_session, 
         seen: list[ChunkProgress] = []
         anonymize_study(wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK, on_chunk=seen.append)
         assert sorted(p.chunk for p in seen if p.resumed) == sorted(committed)
-        assert sorted(p.chunk for p in seen) == list(range(17))
-        assert wh.count("tide_deid_notes", {"study": "s1", "key": "k1"}) == 150
+        assert sorted(p.chunk for p in seen) == list(range(N_CHUNKS))
+        assert wh.count("tide_deid_notes", {"study": "s1", "key": "k1"}) == N_NOTES
     assert not (tmp_path / "stopped.duckdb.staging").exists()
 
 
 def _stopped_and_nothing_published(wh, e, code: str) -> None:
     assert e.value.code == code
     notes = " ".join(getattr(e.value, "__notes__", []))
-    assert "anonymization of study s1: chunk" in notes and "/17 failed" in notes
+    assert "anonymization of study s1: chunk" in notes and f"/{N_CHUNKS} failed" in notes
     assert not wh.table_exists("tide_deid_notes") or wh.count("tide_deid_notes") == 0
     assert wh.count("tide_runs", {"stage": "anonymization.chunk"}) == 0
 
@@ -132,7 +150,7 @@ def test_a_chunk_its_worker_cannot_stage_stops_the_run_named_and_publishes_nothi
         with pytest.raises(TideError) as e:
             anonymize_study(wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK)
         _stopped_and_nothing_published(wh, e, "E329")
-        assert "chunk 1/17 failed" in " ".join(e.value.__notes__)
+        assert f"chunk 1/{N_CHUNKS} failed" in " ".join(e.value.__notes__)
 
 
 def _chunk_ids(wh: DuckDBWarehouse, index: int) -> list[str]:
@@ -146,11 +164,11 @@ def test_a_shard_its_worker_cannot_read_stops_the_run_named_and_a_rerun_complete
     with ShardVanishes(db) as wh:
         with pytest.raises(TideError) as e:
             anonymize_study(wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK)
-        assert e.value.code == "E376" and "chunk 3/17 failed" in " ".join(e.value.__notes__)
+        assert e.value.code == "E376" and f"chunk 3/{N_CHUNKS} failed" in " ".join(e.value.__notes__)
         assert wh.count("tide_deid_notes", {"note_id": _chunk_ids(wh, 2)}) == 0  # nothing of chunk 3
     with DuckDBWarehouse(db) as wh:
         report = anonymize_study(wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK)
-        assert report.n_released == 150 and wh.count("tide_deid_notes", {"study": "s1", "key": "k1"}) == 150
+        assert report.n_released == N_NOTES and wh.count("tide_deid_notes", {"study": "s1", "key": "k1"}) == N_NOTES
     assert not (tmp_path / "vanish.duckdb.staging").exists()
 
 
@@ -161,21 +179,20 @@ def test_a_warehouse_that_cannot_publish_staged_tables_is_released_in_the_driver
         wh = Without(inner, "staging_target", "publish")
         with caplog.at_level("WARNING", logger="tide.runner"):
             report = anonymize_study(wh, "s1", "k1", recognized[1], config, progress=False, chunk_rows=CHUNK)
-        assert report.n_released == 150 and inner.count("tide_deid_notes") == 150
+        assert report.n_released == N_NOTES and inner.count("tide_deid_notes") == N_NOTES
     assert any("anonymizing in the driver" in r.getMessage() for r in caplog.records)
     assert not (tmp_path / "plain.duckdb.staging").exists()
 
 
-def test_a_release_worker_killed_mid_run_is_restarted_and_the_release_is_complete(ray_session, recognized, tmp_path):
+def test_a_release_worker_killed_mid_run_is_restarted_and_the_release_is_complete(
+    ray_session, recognized, local_release, tmp_path
+):
     """SIGKILL one release actor's process after the first commit: Ray restarts it and re-runs its
     chunk; every note is released exactly once and equals the local release."""
     from ray_probes import KillOneActor
     from tide_core.execution.ray_release import ReleaseStage
 
-    want_db = _copy(recognized, tmp_path, "want")
-    with DuckDBWarehouse(want_db) as wh:
-        anonymize_study(wh, "s1", "k1", recognized[1], TideConfig.preset("rules"), progress=False, chunk_rows=CHUNK)
-        want = _released(wh)
+    want = local_release[0][3]  # the local release
     kill_one = KillOneActor(ray_session, ReleaseStage)
 
     db = _copy(recognized, tmp_path, "killed")
@@ -185,7 +202,7 @@ def test_a_release_worker_killed_mid_run_is_restarted_and_the_release_is_complet
         assert kill_one.killed
         assert _released(wh) == want
         ids = wh.read_table("tide_deid_notes", ["note_id"]).column("note_id").to_pylist()
-        assert len(ids) == len(set(ids)) == 150
+        assert len(ids) == len(set(ids)) == N_NOTES
     assert not (tmp_path / "killed.duckdb.staging").exists()
 
 
@@ -223,7 +240,7 @@ def test_workers_read_their_own_shards_the_driver_reads_no_text_and_the_release_
             )
             out[executor] = (report.n_released, report.n_quarantined, report.quarantined_by_code, _released(wh))
             reads = wh.notes_reads
-        assert sorted(p.chunk for p in seen) == list(range(19))  # 154 rows in chunks of 9, and the duplicates
+        assert sorted(p.chunk for p in seen) == list(range(N_CHUNKS + 2))  # 4 more rows, and the duplicates
         if executor == "local":
             assert None in reads  # the reference path reads whole rows
         else:

@@ -1,6 +1,7 @@
 """Anonymization on Ray against the BigQuery API emulator: every worker loads its chunk's tables
 into staging tables with its own client, the driver publishes each chunk in one transaction; the
-released rows equal a local run on DuckDB and no staging table is left behind."""
+released rows equal a local run on DuckDB and no staging table is left behind.  The study-copy
+test runs first: the staging test's release reuses its pool of release actors."""
 
 # ruff: noqa: F811 - the tests take the imported ``emulator`` fixture as a parameter
 
@@ -26,8 +27,8 @@ from tide_core.io.duckdb_warehouse import DuckDBWarehouse
 from tide_core.io.staging import StagingTarget
 from tide_core.runner import anonymize_study, recognize_study
 
-N = 24
-CHUNK = 5
+N = 12
+CHUNK = 4  # 3 chunks (4 with the bad rows of the study-copy test)
 OUTPUTS = ("tide_spans", "tide_recognized_notes", "tide_deid_notes", "tide_released_spans", "tide_quarantine")
 
 
@@ -57,38 +58,6 @@ def ray_with_shim():
     )
     yield ray
     ray.shutdown()
-
-
-def test_workers_stage_into_bigquery_and_the_release_equals_the_local_one(ray_with_shim, emulator, tmp_path):
-    keys = FileKeyProvider(tmp_path / "keys")
-    keys.create("s1", "k1")
-    with DuckDBWarehouse() as demo:
-        load_demo(demo, seed=7)
-        notes = demo.read_table("notes").slice(0, N)
-        patients = demo.read_table("patients")
-    rules = TideConfig.preset("rules")
-    expected = {}
-    with DuckDBWarehouse(tmp_path / "local.duckdb") as local:
-        local.replace_table("notes", notes)
-        local.replace_table("patients", patients)
-        recognize_study(local, "s1", rules, progress=False, chunk_rows=CHUNK)
-        anonymize_study(local, "s1", "k1", keys, rules, progress=False, chunk_rows=CHUNK)
-        expected = _released(local)
-    wh = _open(emulator, "rayrelease")
-    try:
-        wh.replace_table("notes", notes)
-        wh.replace_table("patients", patients)
-        recognize_study(wh, "s1", rules, progress=False, chunk_rows=CHUNK)
-        target = wh.staging_target()
-        assert isinstance(target, StagingTarget) and target.kind == "bigquery"
-        report = anonymize_study(wh, "s1", "k1", keys, replace(rules, executor="ray"), progress=False, chunk_rows=CHUNK)
-        assert report.n_released == len(expected["tide_deid_notes"]) > 0
-        assert _released(wh) == expected
-        assert wh.count("tide_runs", {"stage": "anonymization.chunk"}) == -(-N // CHUNK)
-        left = [t.table_id for t in wh.client.list_tables(f"{PROJECT}.rayrelease")]
-        assert not [t for t in left if t.startswith("_tide_stage_")], left
-    finally:
-        wh.close()
 
 
 def test_workers_read_their_chunks_from_a_study_copy_and_recognize_what_the_local_path_does(
@@ -169,5 +138,37 @@ def test_workers_read_their_chunks_from_a_study_copy_and_recognize_what_the_loca
         assert outputs(wh) == expected
         left = [t.table_id for t in wh.client.list_tables(f"{PROJECT}.rayshards")]
         assert not [t for t in left if t.startswith(("_tide_stage_", "_tide_shard_"))], left
+    finally:
+        wh.close()
+
+
+def test_workers_stage_into_bigquery_and_the_release_equals_the_local_one(ray_with_shim, emulator, tmp_path):
+    keys = FileKeyProvider(tmp_path / "keys")
+    keys.create("s1", "k1")
+    with DuckDBWarehouse() as demo:
+        load_demo(demo, seed=7)
+        notes = demo.read_table("notes").slice(0, N)
+        patients = demo.read_table("patients")
+    rules = TideConfig.preset("rules")
+    expected = {}
+    with DuckDBWarehouse(tmp_path / "local.duckdb") as local:
+        local.replace_table("notes", notes)
+        local.replace_table("patients", patients)
+        recognize_study(local, "s1", rules, progress=False, chunk_rows=CHUNK)
+        anonymize_study(local, "s1", "k1", keys, rules, progress=False, chunk_rows=CHUNK)
+        expected = _released(local)
+    wh = _open(emulator, "rayrelease")
+    try:
+        wh.replace_table("notes", notes)
+        wh.replace_table("patients", patients)
+        recognize_study(wh, "s1", rules, progress=False, chunk_rows=CHUNK)
+        target = wh.staging_target()
+        assert isinstance(target, StagingTarget) and target.kind == "bigquery"
+        report = anonymize_study(wh, "s1", "k1", keys, replace(rules, executor="ray"), progress=False, chunk_rows=CHUNK)
+        assert report.n_released == len(expected["tide_deid_notes"]) > 0
+        assert _released(wh) == expected
+        assert wh.count("tide_runs", {"stage": "anonymization.chunk"}) == -(-N // CHUNK)
+        left = [t.table_id for t in wh.client.list_tables(f"{PROJECT}.rayrelease")]
+        assert not [t for t in left if t.startswith("_tide_stage_")], left
     finally:
         wh.close()

@@ -168,7 +168,8 @@ def test_demo_on_bigquery_creates_its_dataset_and_labels_it(emulator, monkeypatc
     monkeypatch.setenv("TIDE_BQ_STORAGE_ENDPOINT", emulator["grpc"])
     monkeypatch.setenv("TIDE_BQ_ANONYMOUS", "1")
     url = f"bigquery:{PROJECT}.demo_fresh"
-    rc = main(["demo", "--warehouse", url, "--preset", "rules", "--no-progress", "--key-dir", str(tmp_path / "k")])
+    args = ["demo", "--warehouse", url, "--preset", "rules", "--n-notes", "30", "--no-progress"]
+    rc = main([*args, "--key-dir", str(tmp_path / "k")])
     out = capsys.readouterr().out
     assert rc == 0
     assert f"into {url}" in out and "duckdb" not in out.lower()
@@ -185,7 +186,8 @@ def test_demo_hint_points_at_the_published_view_in_the_researcher_store_on_duckd
     monkeypatch.delenv("TIDE_RELEASE_STORE", raising=False)
     monkeypatch.chdir(tmp_path)
     url = f"duckdb:{tmp_path / 'demo.duckdb'}"
-    assert main(["demo", "--warehouse", url, "--preset", "rules", "--no-progress", "--key-dir", "keys"]) == 0
+    args = ["demo", "--warehouse", url, "--preset", "rules", "--n-notes", "30", "--no-progress"]
+    assert main([*args, "--key-dir", "keys"]) == 0
     out = capsys.readouterr().out
     hint = out[out.index("researchers query") :]
     assert "FROM released_notes WHERE study = 'demo' AND key = 'k1'" in hint

@@ -228,7 +228,8 @@ def test_a_ray_actor_with_one_cpu_runs_one_torch_thread(ray2):
         two = Probe.options(num_cpus=2).remote()
         assert ray2.get(two.threads.remote(), timeout=120) == (2, 2, 2.0)
         ray2.kill(two)
-    stage = Stage.options(num_cpus=1).remote([{"name": "tide.regex"}], None, [0], threads=4)
+    rows = [{"patient_id": "p0", "first_name": "Mara", "last_name": "Quillon"}]  # nothing slow to load
+    stage = Stage.options(num_cpus=1).remote([{"name": "tide.known_phi", "rows": rows}], None, [0], threads=4)
     assert ray2.get(stage.threads.remote(), timeout=120) == 1
     ray2.kill(stage)
 

@@ -88,7 +88,7 @@ class Env:
         _register()
         self.root = root
         self.url = f"duckdb:{root / 'wh.duckdb'}"
-        self.corpus = generate_demo_corpus(seed=7)
+        self.corpus = generate_demo_corpus(seed=7, n_notes=60)  # 30 notes a study: every path, less waiting
         rows = [
             {
                 "note_id": n.note_id,

@@ -90,14 +90,23 @@ def pg_home(tmp_path: Path, postgres_server: PgServer, pg_database: str, monkeyp
     return home
 
 
-@pytest.fixture
-def study(tmp_path: Path, pg_home: Path, monkeypatch) -> Path:
-    """A recognized study of three notes in a DuckDB warehouse, a key secret per key, the
-    partitions in the instance, and the code location's TIDE_* settings pointing at them."""
-    with open_warehouse(f"duckdb:{tmp_path / 'wh.duckdb'}") as wh:
+@pytest.fixture(scope="module")
+def recognized(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The study's DuckDB warehouse, recognized once for the module (each test gets a copy)."""
+    root = tmp_path_factory.mktemp("recognized")
+    with open_warehouse(f"duckdb:{root / 'wh.duckdb'}") as wh:
         wh.replace_table("notes", pa.Table.from_pylist(NOTES))
         wh.replace_table("patients", pa.Table.from_pylist(PATIENTS))
         recognize_study(wh, S, TideConfig.preset("rules"), progress=False)
+    return root
+
+
+@pytest.fixture
+def study(tmp_path: Path, pg_home: Path, recognized: Path, monkeypatch) -> Path:
+    """A recognized study of three notes in a DuckDB warehouse, a key secret per key, the
+    partitions in the instance, and the code location's TIDE_* settings pointing at them."""
+    for f in recognized.glob("wh.duckdb*"):  # the file (and a write-ahead log, if one was left)
+        shutil.copy(f, tmp_path / f.name)
     keys = FileKeyProvider(tmp_path / "keys")
     for k in KEYS:
         keys.create(S, k)
@@ -283,8 +292,8 @@ def test_a_backfill_waits_for_the_pool_slots_of_the_production_file(study: Path,
                 if started or (len(runs) == len(KEYS) and pending >= set(run_ids)):
                     break
                 assert time.time() < deadline and not any(f.done() for f in futures), (runs, pending)
-                time.sleep(0.5)
-            time.sleep(3)  # and they keep waiting
+                time.sleep(0.2)
+            time.sleep(1.5)  # and they keep waiting
             assert _started_steps(instance, run_ids) == []
             assert {r.status for r in instance.get_runs(filters=dg.RunsFilter(tags={BACKFILL_TAG: tag}))} == {
                 dg.DagsterRunStatus.STARTED

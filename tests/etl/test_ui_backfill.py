@@ -8,7 +8,7 @@ repository's ``dagster_home/dagster.yaml``.  Every run must succeed with every s
 attempt: the ``tide_warehouse`` pool (1 slot) staggers their steps, and a step that opens the
 DuckDB file while another run holds it waits for the lock instead of failing.
 
-Kept small: one study of three notes recognized beforehand with the ``rules`` preset, three key
+Kept small: one study of three notes recognized beforehand with the ``rules`` preset, two key
 partitions.
 """
 
@@ -37,7 +37,7 @@ warnings.filterwarnings("ignore", category=dg.BetaWarning)
 warnings.filterwarnings("ignore", category=dg.PreviewWarning)
 
 S = "s"
-KEYS = ["k1", "k2", "k3"]
+KEYS = ["k1", "k2"]  # two runs at once contend for the file and the pool slot
 BASE = {"study": S, "site": "site1", "source": "ehr", "note_type": "progress"}
 NOTES = [
     dict(BASE, note_id="a", patient_id="p1", note_date="2021-03-04", text="Maria Stonebridge seen 03/04/2021, stable."),
@@ -77,7 +77,7 @@ def _graphql(base: str, query: str, variables: dict) -> dict:
 
 
 def _prepare(tmp_path: Path, home: Path) -> None:
-    """A recognized study, three key secrets and the partitions, before `dagster dev` starts."""
+    """A recognized study, two key secrets and the partitions, before `dagster dev` starts."""
     from tide_core.runner import recognize_study
 
     with open_warehouse(f"duckdb:{tmp_path / 'wh.duckdb'}") as wh:
@@ -121,12 +121,12 @@ def _diagnosis(home: Path, backfill_id: str | None, log_path: Path) -> str:
         with dg.DagsterInstance.from_config(str(home)) as instance:
             runs = instance.get_runs(filters=dg.RunsFilter(tags={"dagster/backfill": backfill_id or ""}))
             for r in runs:
-                events = [
-                    f"{e.dagster_event.event_type_value}:{e.dagster_event.step_key}"
-                    for e in instance.all_logs(r.run_id)
-                    if e.dagster_event is not None
-                ]
-                lines.append(f"run {r.run_id[:8]} {r.tags.get('dagster/partition')} {r.status.value}: {events[-8:]}")
+                logs = instance.all_logs(r.run_id)
+                partition = r.tags.get("dagster/asset_partition_range_start")
+                lines.append(f"run {r.run_id[:8]} {partition} {r.status.value}, {len(logs)} events; the last:")
+                for e in logs[-10:]:  # event types, steps and messages (test data only)
+                    kind = e.dagster_event.event_type_value if e.dagster_event is not None else "LOG"
+                    lines.append(f"  {e.timestamp:.1f} {kind} {e.step_key} {(e.user_message or '')[:200]}")
             lines.append(f"pools: {instance.event_log_storage.get_concurrency_info('tide_warehouse')}")
     except Exception as exc:  # diagnosis only
         lines.append(f"(no run diagnosis: {type(exc).__name__}: {exc})")
@@ -135,7 +135,7 @@ def _diagnosis(home: Path, backfill_id: str | None, log_path: Path) -> str:
 
 
 @pytest.mark.timeout(900)  # 2 xdist workers on 2 slow CI cores: dagster dev + 3 run processes
-def test_a_ui_backfill_of_three_release_partitions_on_duckdb(tmp_path: Path):
+def test_a_ui_backfill_of_two_release_partitions_on_duckdb(tmp_path: Path):
     exe = shutil.which("dagster", path=str(Path(sys.executable).parent))
     assert exe, "dagster CLI not installed in this environment"
     home = tmp_path / "home"
@@ -172,7 +172,7 @@ def test_a_ui_backfill_of_three_release_partitions_on_duckdb(tmp_path: Path):
             except Exception:
                 pass
             time.sleep(0.25)
-        params = {  # what the UI sends for "Materialize" on two assets with three partitions chosen
+        params = {  # what the UI sends for "Materialize" on two assets with two partitions chosen
             "assetSelection": [{"path": ["deidentified_notes"]}, {"path": ["release_summary"]}],
             "partitionNames": [f"{k}|{S}" for k in KEYS],
             "fromFailure": False,
@@ -189,11 +189,14 @@ def test_a_ui_backfill_of_three_release_partitions_on_duckdb(tmp_path: Path):
                 break
             assert proc.poll() is None, log_path.read_text()[-3000:]
             time.sleep(0.5)
-        assert status in ("COMPLETED", "COMPLETED_SUCCESS"), (status, _diagnosis(home, backfill_id, log_path))
+        if status not in ("COMPLETED", "COMPLETED_SUCCESS"):  # a string, so pytest prints all of it
+            pytest.fail(
+                f"backfill {status} after {time.time() - t_launch:.0f} s\n{_diagnosis(home, backfill_id, log_path)}"
+            )
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
-            proc.wait(30)
+            proc.wait(10)  # dagster dev stops its services on SIGTERM; what is still up after 10 s is killed
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(10)

@@ -169,7 +169,7 @@ def test_sigkill_never_tears_a_commit(tmp_path):
                     pid = int(value)
                 else:
                     reported.append(int(value))
-            time.sleep(rng.uniform(0.0, 0.3))
+            time.sleep(rng.uniform(0.0, 0.15))  # lands in the commit after the reported one, or later
             os.kill(pid, signal.SIGKILL)
             while True:
                 word, value = zygote.stdout.readline().split()

@@ -223,17 +223,23 @@ def test_cli_exports_the_default_runtime(
 def test_speed_bench_has_a_default_row_per_runtime(
     model_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """One default row per runtime of ``--runtimes`` (the model of the setting, int8, float32 and
+    bfloat16 side by side), each named and timed against the same Presidio analyzer; an unknown
+    name is refused before any timing."""
     from benchmarks import speed
 
     monkeypatch.setenv("TIDE_MODEL_DIR", str(model_dir))
-    argv = ["--n-notes", "3", "--n-long", "0", "--repeats", "1", "--runtimes", "onnx-int8,torch"]
-    assert speed.main(argv) == 0
+    argv = ["--n-notes", "2", "--n-long", "0", "--repeats", "1", "--skip-rules"]
+    assert speed.main([*argv, "--runtimes", "onnx-int8,torch,torch-bfloat16"]) == 0
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("| default |")]
-    assert len(rows) == 2, rows
-    assert "model [onnx-int8] + rules" in rows[0] and "model [torch] + rules" in rows[1]
+    assert len(rows) == 3, rows
+    assert "model [onnx-int8] + rules" in rows[0] and "model [torch] + rules" in rows[1], rows
+    assert "model [torch-bfloat16] + rules" in rows[2], rows
     assert all(float(line.rstrip("| x").rsplit("|", 1)[-1].strip().rstrip("x")) > 0 for line in rows)
     assert "ONNX Runtime intra-op threads" in out and "load average" in out
+    with pytest.raises(ConfigError):
+        speed.main([*argv, "--runtimes", "torch-int4"])
 
 
 def test_speed_bench_compares_several_models_side_by_side_without_the_rules_rows(
@@ -243,7 +249,7 @@ def test_speed_bench_compares_several_models_side_by_side_without_the_rules_rows
 
     other = tmp_path / "student"
     shutil.copytree(model_dir, other)
-    argv = ["--n-notes", "3", "--n-long", "0", "--repeats", "1", "--runtimes", "onnx-int8", "--skip-rules"]
+    argv = ["--n-notes", "2", "--n-long", "0", "--repeats", "1", "--runtimes", "onnx-int8", "--skip-rules"]
     assert speed.main([*argv, "--model-dirs", f"{model_dir},{other}"]) == 0
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| row")]
@@ -313,21 +319,6 @@ def test_bench_runtime_names_map_to_recognizer_options() -> None:
             runtime_options(bad)
         assert err.value.code == "E364" and "torch-bfloat16" in err.value.hint
     assert set(RUNTIME_NAMES) == {"torch", "onnx", "onnx-int8", "torch-bfloat16", "torch-float16"}
-
-
-def test_speed_bench_runs_the_model_in_bfloat16_beside_int8(
-    model_dir: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """``--runtimes onnx-int8,torch-bfloat16``: one default row per runtime, each named, each
-    timed against the same Presidio analyzer; an unknown name is refused before any timing."""
-    from benchmarks import speed
-
-    argv = ["--n-notes", "3", "--n-long", "0", "--repeats", "1", "--skip-rules", "--model-dirs", str(model_dir)]
-    assert speed.main([*argv, "--runtimes", "onnx-int8,torch-bfloat16"]) == 0
-    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| default |")]
-    assert len(rows) == 2 and "[onnx-int8]" in rows[0] and "[torch-bfloat16]" in rows[1], rows
-    with pytest.raises(ConfigError):
-        speed.main([*argv, "--runtimes", "torch-int4"])
 
 
 def test_quality_bench_takes_a_model_runtime(model_dir: Path, tmp_path: Path, monkeypatch) -> None:

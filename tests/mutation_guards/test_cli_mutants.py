@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tide_core.anonymize.keys import FileKeyProvider
 from tide_core.assurance.guard_train import train_guard
 from tide_core.cli.cmd_demo import load_demo
@@ -14,10 +16,18 @@ from tide_core.runner import anonymize_study, recognize_study
 from tide_core.synth.compose import generate_mixed_training_corpus
 
 
-def test_guard_scores_a_release_and_plans_a_stratified_audit(tmp_path, capsys):
+@pytest.fixture(scope="module")
+def guard_dir(tmp_path_factory):
+    """A real guard, trained once for both tests (its quality is not what they check)."""
+    out = tmp_path_factory.mktemp("guard") / "guard"
+    train_guard(generate_mixed_training_corpus(40, seed=1), seed=1, epochs=2).save(out)
+    return out
+
+
+def test_guard_scores_a_release_and_plans_a_stratified_audit(tmp_path, capsys, guard_dir):
     url = f"duckdb:{tmp_path / 'w.duckdb'}"
     wh = open_warehouse(url)
-    corpus = load_demo(wh, seed=7)
+    corpus = load_demo(wh, seed=7, n_notes=80)  # about 20 patients: more than the plan's 12
     keys = FileKeyProvider(tmp_path / "keys")
     keys.create("demo", "k1")
     config = TideConfig.preset("rules")
@@ -25,8 +35,6 @@ def test_guard_scores_a_release_and_plans_a_stratified_audit(tmp_path, capsys):
     anonymize_study(wh, "demo", "k1", keys, config, progress=False)
     released = wh.read_table("tide_deid_notes", where={"study": "demo", "key": "k1"}).to_pylist()
     wh.close()
-    guard_dir = tmp_path / "guard"
-    train_guard(generate_mixed_training_corpus(120, seed=1), seed=1, epochs=5).save(guard_dir)
 
     scores = tmp_path / "scores.json"
     args = ["guard", "score", "--warehouse", url, "--study", "demo", "--key", "k1", "--guard-dir", str(guard_dir)]
@@ -51,12 +59,10 @@ def test_guard_scores_a_release_and_plans_a_stratified_audit(tmp_path, capsys):
     assert all(0 < s["inclusion_probability"] <= 1 for s in plan["strata"])
 
 
-def test_guard_score_without_a_release_is_a_coded_error(tmp_path, capsys):
-    guard_dir = tmp_path / "guard"
-    train_guard(generate_mixed_training_corpus(40, seed=1), seed=1, epochs=2).save(guard_dir)
+def test_guard_score_without_a_release_is_a_coded_error(tmp_path, capsys, guard_dir):
     url = f"duckdb:{tmp_path / 'empty.duckdb'}"
     wh = open_warehouse(url)
-    load_demo(wh, seed=7)
+    load_demo(wh, seed=7, n_notes=20)
     wh.close()
     args = ["guard", "score", "--warehouse", url, "--study", "demo", "--key", "k1", "--guard-dir", str(guard_dir)]
     assert main([*args, "--out", str(tmp_path / "s.json")]) != 0

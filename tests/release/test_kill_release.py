@@ -5,7 +5,7 @@ completes (``scripts/kill_release.py``; its full run and table are in docs/resul
   publish, two versions at once, a version missing rows, a view moved by a process that could
   not publish, and a release row claiming a version the view does not show;
 - a small loop: 4 kills of ``release_job`` (Dagster, in process) and 4 of ``tide run`` /
-  ``tide release publish`` (CLI subprocesses) on a study of 600 notes in chunks of 150, with
+  ``tide release publish`` (CLI subprocesses) on a study of 240 notes in chunks of 60, with
   content changes between kills (and ``tide release rollback`` among the CLI runs): no
   violation, every rerun completes;
 - ``TIDE_KILL_FAULT=1``: the same loop against a copy of tide_core whose publish commits its
@@ -94,7 +94,7 @@ def test_killed_release_runs_leave_researchers_one_whole_version(tmp_path: Path)
     kr = _script()
     lines: list[str] = []
     t0 = time.perf_counter()
-    report = kr.run_kills(8, seed=3, workdir=tmp_path, rollbacks=True, log=lines.append, notes=600, chunk=150)
+    report = kr.run_kills(8, seed=3, workdir=tmp_path, rollbacks=True, log=lines.append, notes=240, chunk=60)
     print("\n".join(lines), f"\n{report.table()}\n{report.summary()} ({time.perf_counter() - t0:.0f} s)")
     assert report.kills == 8 and report.landed >= 5
     assert sum(n for (s, _), n in report.by_phase.items() if s == "dagster") == 4

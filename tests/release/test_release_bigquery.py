@@ -31,6 +31,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 
 S, K = "big", "k1"
+N_NOTES, N_PATIENTS, CHUNK, N_NEW = 60, 12, 20, 5  # three chunks
 CONFIG = TideConfig.preset("rules")
 
 
@@ -44,32 +45,33 @@ def test_versioned_release_on_bigquery(emulator, tmp_path):
     keys.create(S, K)
     wh = _open(emulator, "releases")
     try:
-        release_study.write(wh, 120, 15)
-        recognize_study(wh, S, CONFIG, progress=False, chunk_rows=40)
-        anonymize_study(wh, S, K, keys, CONFIG, progress=False, chunk_rows=40)  # three chunks
+        release_study.write(wh, N_NOTES, N_PATIENTS)
+        recognize_study(wh, S, CONFIG, progress=False, chunk_rows=CHUNK)
+        report = anonymize_study(wh, S, K, keys, CONFIG, progress=False, chunk_rows=CHUNK)
+        assert report.n_chunks == 3
         assert lifecycle.decide(wh, CONFIG, S, K)["status"] == "awaiting_audit"
         assert publish.researcher_rows(wh, S, K) == []
         _audit(wh)
         row = lifecycle.decide(wh, CONFIG, S, K)
         assert (row["status"], row["published_version"]) == ("published", "v1")
         v1 = sorted((r["note_ref"], r["text"]) for r in publish.researcher_rows(wh, S, K))
-        assert len(v1) == 120
+        assert len(v1) == N_NOTES
         # a recognizer change leaks the patients' MRNs: blocked; researchers keep v1
         spans = wh.read_table("tide_spans").to_pylist()
         wh.replace_table("tide_spans", pa.Table.from_pylist([s for s in spans if s["label"] != "ID"], schema=SPANS))
-        anonymize_study(wh, S, K, keys, CONFIG, progress=False, chunk_rows=40)
+        anonymize_study(wh, S, K, keys, CONFIG, progress=False, chunk_rows=CHUNK)
         row = lifecycle.decide(wh, CONFIG, S, K)
         assert row["status"] == "blocked" and row["published_version"] == "v1"
         assert "known_phi_survives" in row["gate_reasons"]
         assert sorted((r["note_ref"], r["text"]) for r in publish.researcher_rows(wh, S, K)) == v1
         # new notes, audited: v2; rollback: v1 again
         wh.replace_table("tide_spans", pa.Table.from_pylist(spans, schema=SPANS))
-        wh.append("notes", pa.Table.from_pylist(release_study.notes(10, 15, seed=2, start=120)))
-        recognize_study(wh, S, CONFIG, progress=False, chunk_rows=40)
-        anonymize_study(wh, S, K, keys, CONFIG, progress=False, chunk_rows=40)
+        wh.append("notes", pa.Table.from_pylist(release_study.notes(N_NEW, N_PATIENTS, seed=2, start=N_NOTES)))
+        recognize_study(wh, S, CONFIG, progress=False, chunk_rows=CHUNK)
+        anonymize_study(wh, S, K, keys, CONFIG, progress=False, chunk_rows=CHUNK)
         _audit(wh)
         assert lifecycle.decide(wh, CONFIG, S, K)["published_version"] == "v2"
-        assert len(publish.researcher_rows(wh, S, K)) == 130
+        assert len(publish.researcher_rows(wh, S, K)) == N_NOTES + N_NEW
         assert lifecycle.rollback(wh, CONFIG.tables, S, K)["published_version"] == "v1"
         assert sorted((r["note_ref"], r["text"]) for r in publish.researcher_rows(wh, S, K)) == v1
     finally:

@@ -7,8 +7,9 @@ published version (``released_notes`` in the researcher store, a separate DuckDB
 never see the leaked name and keep v1, unchanged, while a re-release is written, blocked or
 awaiting audit; ``tide_releases`` never says the leaking candidate passed.
 
-One small study is recognized once (module fixture); each test works on its own copy of that
-warehouse with a fresh Dagster instance.
+One small study is recognized once (module fixture), and published as v1 once (``Env.publish``,
+checked there); each test works on its own copy of one of those warehouses with a fresh Dagster
+instance.
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ class Env:
         from tide_etl.resources import KeyProviderResource, ReleaseGateResource, TideConfigResource, WarehouseResource
 
         shutil.copy(base / "wh.duckdb", root / "wh.duckdb")
+        if (base / "wh.released.duckdb").exists():  # the researcher store of a published copy
+            shutil.copy(base / "wh.released.duckdb", root / "wh.released.duckdb")
         shutil.copytree(base / "keys", root / "keys")
         self.url = f"duckdb:{root / 'wh.duckdb'}"
         self.resources = {
@@ -175,8 +178,29 @@ def env(recognized, tmp_path):
     e.instance.dispose()
 
 
-def test_a_leaking_re_release_never_reaches_researchers(env: Env):
-    v1 = env.publish()
+@pytest.fixture(scope="module")
+def published_base(recognized, tmp_path_factory) -> tuple[Path, list[dict]]:
+    """The study after ``Env.publish`` (its first release published as v1), and what researchers see."""
+    root = tmp_path_factory.mktemp("published")
+    e = Env(recognized, root)
+    try:
+        return root, e.publish()
+    finally:
+        e.instance.dispose()
+
+
+@pytest.fixture
+def published(published_base, tmp_path):
+    """An Env on a copy of the published study (warehouse, researcher store, keys), and v1."""
+    base, v1 = published_base
+    e = Env(base, tmp_path)
+    assert e.researchers_see() == v1
+    yield e, v1
+    e.instance.dispose()
+
+
+def test_a_leaking_re_release_never_reaches_researchers(published: tuple[Env, list[dict]]):
+    env, v1 = published
 
     env.miss_the_repeat_mention()
     r = env.run()  # the re-release: the new candidate leaks the name, the surface checks block it
@@ -190,8 +214,8 @@ def test_a_leaking_re_release_never_reaches_researchers(env: Env):
     assert "no_surface_survives" in row["gate_reasons"] and NAME not in row["gate_reasons"]
 
 
-def test_the_repaired_re_release_is_published_again(env: Env):
-    v1 = env.publish()
+def test_the_repaired_re_release_is_published_again(published: tuple[Env, list[dict]]):
+    env, v1 = published
     note, second = env.miss_the_repeat_mention()
     assert not env.run().success
     with env.wh() as wh:  # the reviewer undoes the wrong decision; the release reruns
@@ -204,12 +228,12 @@ def test_the_repaired_re_release_is_published_again(env: Env):
     assert env.researchers_see() == v1 and _leaks(env.candidate()) == 0
 
 
-def test_researchers_keep_the_published_version_while_the_candidate_is_rewritten(env: Env):
+def test_researchers_keep_the_published_version_while_the_candidate_is_rewritten(published: tuple[Env, list[dict]]):
     """A candidate written by an anonymization run that no check has seen (here: the engine called
     directly, as ``tide run`` does) never shows: researchers read the published version only."""
     from tide_core.runner import anonymize_study
 
-    v1 = env.publish()
+    env, v1 = published
     env.miss_the_repeat_mention()
     with env.wh() as wh:
         anonymize_study(
@@ -221,8 +245,8 @@ def test_researchers_keep_the_published_version_while_the_candidate_is_rewritten
     assert (row["status"], row["published_version"]) == ("published", "v1")
 
 
-def test_release_summary_alone_does_not_publish_unchecked_rows(env: Env):
-    v1 = env.publish()
+def test_release_summary_alone_does_not_publish_unchecked_rows(published: tuple[Env, list[dict]]):
+    env, v1 = published
     env.miss_the_repeat_mention()
     from tide_core.runner import anonymize_study
 
@@ -279,11 +303,13 @@ def test_a_leak_found_by_the_audit_is_an_error_that_blocks_publish(env: Env):
         assert e.value.code == "E769"
 
 
-def test_a_re_release_awaits_the_audit_of_its_new_content_and_then_publishes_a_new_version(env: Env):
+def test_a_re_release_awaits_the_audit_of_its_new_content_and_then_publishes_a_new_version(
+    published: tuple[Env, list[dict]],
+):
     """A nightly increment: the new note is a batch of its own that no round covers, so the
     re-release awaits audit and researchers keep v1; the earlier notes keep their evidence, and
     once the new note's frame is audited the release is published as v2."""
-    v1 = env.publish()
+    env, v1 = published
     env.add_a_note()
     r = env.run()
     assert r.success, checks(r)
@@ -303,8 +329,10 @@ def test_a_re_release_awaits_the_audit_of_its_new_content_and_then_publishes_a_n
     assert env.release_row()["published_version"] == "v2"
 
 
-def test_a_leak_in_a_re_releases_new_content_blocks_it_and_researchers_keep_the_previous_version(env: Env):
-    v1 = env.publish()
+def test_a_leak_in_a_re_releases_new_content_blocks_it_and_researchers_keep_the_previous_version(
+    published: tuple[Env, list[dict]],
+):
+    env, v1 = published
     env.add_a_note()
     assert env.run().success  # awaiting the audit of the new note
     env.audit(leaks=1)
@@ -317,14 +345,14 @@ def test_a_leak_in_a_re_releases_new_content_blocks_it_and_researchers_keep_the_
     assert env.researchers_see() == v1
 
 
-def test_a_drift_band_is_an_error_that_blocks_publish(env: Env):
+def test_a_drift_band_is_an_error_that_blocks_publish(published: tuple[Env, list[dict]]):
     import datetime as dt
     import json
 
     from tide_core.assurance.drift_table import DRIFT
     from tide_core.assurance.drift_table import TABLE_NAME as DRIFT_TABLE
 
-    v1 = env.publish()
+    env, v1 = published
     row = {
         "study": S,
         "key": K,
@@ -350,10 +378,10 @@ def test_a_drift_band_is_an_error_that_blocks_publish(env: Env):
     assert env.researchers_see() == v1  # what was published before the drift verdict stays
 
 
-def test_an_edit_of_the_candidate_after_publication_never_reaches_researchers(env: Env):
+def test_an_edit_of_the_candidate_after_publication_never_reaches_researchers(published: tuple[Env, list[dict]]):
     """Published content is a copy of its own, written once: an edit of the candidate table (by
     hand, or a bug) changes nothing researchers read, and re-verification blocks the candidate."""
-    v1 = env.publish()
+    env, v1 = published
     with env.wh() as wh:
         wh.sql(
             "UPDATE tide_deid_notes SET text = text || ' ' || ? WHERE study = ? AND key = ? AND note_id = 'a'",
@@ -495,7 +523,9 @@ def test_a_multi_partition_backfill_runs_one_warehouse_step_at_a_time(recognized
     with dg.DagsterInstance.from_config(str(home)) as instance:
         instance.add_dynamic_partitions("study", [S])
         instance.add_dynamic_partitions("key", keys)
-    with ProcessPoolExecutor(len(keys), mp_context=multiprocessing.get_context("spawn")) as pool:
+    # forked, not spawned: each run is its own process with its own DuckDB connection and instance,
+    # without three fresh interpreters importing Dagster and loading the recognizers again
+    with ProcessPoolExecutor(len(keys), mp_context=multiprocessing.get_context("fork")) as pool:
         futures = {k: pool.submit(_release_in_a_process, str(tmp_path), str(home), k) for k in keys}
         results = {k: f.result(timeout=600) for k, f in futures.items()}
     assert {k: ok for k, (ok, _) in results.items()} == {k: True for k in keys}

@@ -1,9 +1,11 @@
-"""A study of 20,000 notes (10 chunks of 2,000) publishes through the CLI and through Dagster.
+"""A study of ten chunks (2,000 notes in chunks of 200) publishes through the CLI and through Dagster.
 
 Recognition runs once (rules preset, the span cache); each test releases a copy: the CLI with
-``tide run`` + ``tide release audit plan/record`` + ``tide release publish``, Dagster with
-``release_job`` and ``release_checks_job`` executed in process.  Both end with every note in the
-researchers' view, one version, one stamp, and a ``published`` release row.
+``tide run --chunk-rows`` + ``tide release audit plan/record`` + ``tide release publish``, Dagster
+with ``release_job`` and ``release_checks_job`` executed in process.  Both write the candidate in
+ten chunks and end with every note in the researchers' view, one version, one stamp, and a
+``published`` release row.  The steps that take the default chunk size (Dagster's, the release
+checks) run with the study's default set to ``CHUNK``, as a deployment that sets it would.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import release_study
 from tide_core.anonymize.keys import FileKeyProvider
 from tide_core.cli.main import main
 from tide_core.config import TideConfig
+from tide_core.engine import study_chunks
 from tide_core.io.open import open_warehouse
 from tide_core.release import evidence
 from tide_core.runner import recognize_study
@@ -29,7 +32,8 @@ warnings.filterwarnings("ignore", category=dg.BetaWarning)
 warnings.filterwarnings("ignore", category=dg.PreviewWarning)
 
 S, K = "big", "k1"
-N_NOTES, N_PATIENTS, CHUNK = 20_000, 1_000, 2_000
+N_CHUNKS, CHUNK, N_PATIENTS = 10, 200, 150
+N_NOTES = N_CHUNKS * CHUNK
 CONFIG = TideConfig.preset("rules")
 
 
@@ -41,6 +45,17 @@ def base(tmp_path_factory) -> Path:
         recognize_study(wh, S, CONFIG, progress=False, chunk_rows=CHUNK)
     FileKeyProvider(root / "keys").create(S, K)
     return root
+
+
+@pytest.fixture(autouse=True)
+def default_chunk(monkeypatch) -> None:
+    """Steps without a chunk-size option (Dagster's anonymization, the release checks) chunk by ``CHUNK``."""
+    monkeypatch.setattr(study_chunks, "DEFAULT_CHUNK_ROWS", CHUNK)
+
+
+def anonymization_chunks(site: Path) -> int:
+    with open_warehouse(f"duckdb:{site / 'wh.duckdb'}") as wh:
+        return wh.read_table("tide_runs", where={"stage": "anonymization.chunk"}).num_rows
 
 
 @pytest.fixture
@@ -71,14 +86,12 @@ def record_audits(site: Path) -> None:
             evidence.record_round(wh, CONFIG.tables, S, K, p.frame_id, p.sample_size, 0, reviewer="test")
 
 
-def test_twenty_thousand_notes_publish_through_the_cli(site: Path, capsys):
+def test_a_study_of_ten_chunks_publishes_through_the_cli(site: Path, capsys):
     url = f"duckdb:{site / 'wh.duckdb'}"
     assert main(["run", "--warehouse", url, "--study", S, "--key", K, "--stage", "anonymize", "--preset", "rules",
-                 "--no-progress", "--key-dir", str(site / "keys")]) == 0  # fmt: skip
+                 "--chunk-rows", str(CHUNK), "--no-progress", "--key-dir", str(site / "keys")]) == 0  # fmt: skip
     assert candidate(site) == (N_NOTES, 1)
-    with open_warehouse(url) as wh:
-        runs = wh.read_table("tide_runs", where={"stage": "anonymization.chunk"}).num_rows
-    assert runs == N_NOTES // CHUNK  # ten chunks
+    assert anonymization_chunks(site) == N_CHUNKS
     plan = site / "plan.json"
     assert main(["release", "audit", "plan", "--warehouse", url, "--study", S, "--key", K, "--out", str(plan)]) == 0
     for f in json.loads(plan.read_text())["frames"]:
@@ -91,7 +104,7 @@ def test_twenty_thousand_notes_publish_through_the_cli(site: Path, capsys):
     assert len(seen) == N_NOTES and {v for v, _ in seen} == {"v1"} and len({r for _, r in seen}) == N_NOTES
 
 
-def test_twenty_thousand_notes_publish_through_dagster(site: Path):
+def test_a_study_of_ten_chunks_publishes_through_dagster(site: Path):
     from tide_etl import build_defs
     from tide_etl.partitions import release_key
     from tide_etl.resources import KeyProviderResource, ReleaseGateResource, TideConfigResource, WarehouseResource
@@ -117,6 +130,7 @@ def test_twenty_thousand_notes_publish_through_dagster(site: Path):
     first = run("release_job")
     assert first.success
     assert candidate(site) == (N_NOTES, 1)
+    assert anonymization_chunks(site) == N_CHUNKS
     with open_warehouse(url) as wh:
         row = wh.read_table("tide_releases").to_pylist()[0]
     assert row["status"] == "awaiting_audit" and row["published_version"] is None

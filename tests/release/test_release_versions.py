@@ -1,7 +1,9 @@
 """Versioned releases on DuckDB through the CLI (``tide run``, ``tide release ...``), in process.
 
-A study of 2,000 short notes is recognized once (rules preset) and released in chunks of 500,
-so every release here has four chunks.  Each test works on its own copy of the warehouse.
+A study of 400 short notes is recognized once (rules preset) and released in chunks of 100,
+so every release here has four chunks.  Each test works on its own copy of the warehouse: the
+recognized study, or the study after its first release (written, held for its audit, audited,
+published as v1 through the CLI; the steps in between are checked once, in the module fixture).
 
 Guarantees:
 - a release of many chunks (and one with an exact duplicate row in a chunk of its own) gets one
@@ -38,7 +40,7 @@ from tide_core.runner import anonymize_study, recognize_study
 from tide_core.store.release_content import RESEARCHER_COLUMNS
 
 S, K = "big", "k1"
-N_NOTES, N_PATIENTS, CHUNK = 2000, 150, 500
+N_NOTES, N_PATIENTS, CHUNK = 400, 60, 100
 CONFIG = TideConfig.preset("rules")
 
 
@@ -58,6 +60,26 @@ def site(base: Path, tmp_path: Path) -> Path:
     shutil.copy(base / "wh.duckdb", tmp_path / "wh.duckdb")
     shutil.copytree(base / "keys", tmp_path / "keys")
     return tmp_path
+
+
+@pytest.fixture(scope="module")
+def released_base(base: Path, tmp_path_factory) -> tuple[Path, list[dict]]:
+    """The study after its first release (:func:`first_release`, checked there), and what researchers see."""
+    root = tmp_path_factory.mktemp("released")
+    shutil.copy(base / "wh.duckdb", root / "wh.duckdb")
+    shutil.copytree(base / "keys", root / "keys")
+    return root, first_release(root)
+
+
+@pytest.fixture
+def released(released_base: tuple[Path, list[dict]], tmp_path: Path) -> tuple[Path, list[dict]]:
+    """A copy of the study after its first release (warehouse, researcher store, keys), and v1."""
+    root, v1 = released_base
+    for name in ("wh.duckdb", "wh.released.duckdb"):
+        shutil.copy(root / name, tmp_path / name)
+    shutil.copytree(root / "keys", tmp_path / "keys")
+    assert seen(tmp_path) == v1
+    return tmp_path, v1
 
 
 def cli(site: Path, *args: str) -> int:
@@ -124,8 +146,8 @@ def first_release(site: Path) -> list[dict]:
     return seen(site)
 
 
-def test_a_release_of_many_chunks_publishes_once_stamped(site: Path):
-    v1 = first_release(site)
+def test_a_release_of_many_chunks_publishes_once_stamped(released: tuple[Path, list[dict]]):
+    site, v1 = released
     assert len(v1) == N_NOTES and {r["version"] for r in v1} == {"v1"}
     assert len(stamps(site)) == 1
     row = release_row(site)
@@ -167,8 +189,8 @@ def interrupted_run(site: Path, after_chunks: int, key: str = K) -> None:
             )
 
 
-def test_an_interrupted_run_is_not_published_and_resumes_under_its_stamp(site: Path):
-    v1 = first_release(site)
+def test_an_interrupted_run_is_not_published_and_resumes_under_its_stamp(released: tuple[Path, list[dict]]):
+    site, v1 = released
     with open_warehouse(f"duckdb:{site / 'wh.duckdb'}") as wh:  # new content: a new recognizer result
         drop_first_name(wh, "p1")
     interrupted_run(site, 2)
@@ -193,10 +215,10 @@ def drop_first_name(wh, patient_id: str) -> int:
     return len(drop)
 
 
-def test_a_re_release_is_not_published_on_audits_of_other_content(site: Path):
+def test_a_re_release_is_not_published_on_audits_of_other_content(released: tuple[Path, list[dict]]):
     """The stale-audit scenario: after a recognizer change, the re-release leaks the patient's
     first name; rounds recorded for v1 do not cover it, known PHI blocks it, researchers keep v1."""
-    v1 = first_release(site)
+    site, v1 = released
     with open_warehouse(f"duckdb:{site / 'wh.duckdb'}") as wh:
         drop_first_name(wh, "p1")
     assert tide_run(site) == 0
@@ -210,9 +232,9 @@ def test_a_re_release_is_not_published_on_audits_of_other_content(site: Path):
     assert not any(first in r["text"] for r in seen(site))
 
 
-def test_the_gate_counts_a_round_only_for_the_content_its_frame_holds(site: Path):
+def test_the_gate_counts_a_round_only_for_the_content_its_frame_holds(released: tuple[Path, list[dict]]):
     """Without known PHI, the evidence rule alone holds the changed content at awaiting_audit."""
-    first_release(site)
+    site, _ = released
     with open_warehouse(f"duckdb:{site / 'wh.duckdb'}") as wh:
         wh.replace_table("patients", pa.Table.from_pylist([{"patient_id": "nobody", "first_name": "Zz"}]))
         drop_first_name(wh, "p1")
@@ -230,8 +252,8 @@ def test_the_gate_counts_a_round_only_for_the_content_its_frame_holds(site: Path
     assert publish_cli(site) == 3
 
 
-def test_a_nightly_increment_is_its_own_batch(site: Path):
-    v1 = first_release(site)
+def test_a_nightly_increment_is_its_own_batch(released: tuple[Path, list[dict]]):
+    site, v1 = released
     with open_warehouse(f"duckdb:{site / 'wh.duckdb'}") as wh:
         new = release_study.notes(40, N_PATIENTS, seed=9, start=N_NOTES)
         wh.append("notes", pa.Table.from_pylist(new))
@@ -277,8 +299,8 @@ def test_a_census_of_a_small_study_publishes_under_the_default_policy(tmp_path: 
     assert row["gate_approval"] == "" and len(seen(tmp_path)) == 60
 
 
-def test_rollback_is_one_command_and_withdraws_the_content(site: Path):
-    v1 = first_release(site)
+def test_rollback_is_one_command_and_withdraws_the_content(released: tuple[Path, list[dict]]):
+    site, v1 = released
     with open_warehouse(f"duckdb:{site / 'wh.duckdb'}") as wh:
         new = release_study.notes(10, N_PATIENTS, seed=5, start=N_NOTES)
         wh.append("notes", pa.Table.from_pylist(new))
@@ -300,8 +322,8 @@ def test_rollback_is_one_command_and_withdraws_the_content(site: Path):
     assert actions == ["publish", "publish", "withdraw", "rollback", "publish"]
 
 
-def test_the_researcher_store_holds_only_researcher_objects(site: Path):
-    first_release(site)
+def test_the_researcher_store_holds_only_researcher_objects(released: tuple[Path, list[dict]]):
+    site, _ = released
     with duckdb.connect(str(site / "wh.released.duckdb"), read_only=True) as con:
         objects = {
             name: [c for c, in con.execute(
@@ -323,8 +345,8 @@ def test_the_researcher_store_holds_only_researcher_objects(site: Path):
     assert not names & (tables | set(publish.RESEARCHER_OBJECTS))
 
 
-def test_a_new_key_is_a_release_of_its_own(site: Path):
-    v1 = first_release(site)
+def test_a_new_key_is_a_release_of_its_own(released: tuple[Path, list[dict]]):
+    site, v1 = released
     assert tide_run(site, "k2") == 0
     assert publish_cli(site, "k2") == 3  # k1's rounds do not cover k2's content
     audit_census(site, "k2")
@@ -335,11 +357,11 @@ def test_a_new_key_is_a_release_of_its_own(site: Path):
     assert not {r["patient_ref"] for r in k2} & {r["patient_ref"] for r in v1}
 
 
-def test_rollback_is_one_dagster_job(site: Path):
+def test_rollback_is_one_dagster_job(released: tuple[Path, list[dict]]):
     from tide_etl import build_defs
     from tide_etl.resources import KeyProviderResource, ReleaseGateResource, TideConfigResource, WarehouseResource
 
-    v1 = first_release(site)
+    site, v1 = released
     with open_warehouse(f"duckdb:{site / 'wh.duckdb'}") as wh:
         wh.append("notes", pa.Table.from_pylist(release_study.notes(5, N_PATIENTS, seed=6, start=N_NOTES)))
         recognize_study(wh, S, CONFIG, progress=False, chunk_rows=CHUNK)

@@ -36,6 +36,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--study", default="demo")
     p.add_argument("--key", default="k1")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--n-notes", type=_note_count, default=150, help="synthetic notes to load (default 150)")
     p.add_argument("--gold-out", default=None, help="also write the gold annotations (JSONL) here")
     p.add_argument("--no-progress", action="store_true")
     add_config(p)
@@ -43,9 +44,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-def load_demo(wh: Warehouse, seed: int = 7, gold_out: str | None = None) -> DemoCorpus:
-    """Write the demo ``notes`` and ``patients`` tables; return the corpus."""
-    corpus = generate_demo_corpus(seed=seed)
+def _note_count(text: str) -> int:
+    """``--n-notes``: a whole number of at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of notes, at least 1 (got {text!r})")
+    return n
+
+
+def load_demo(wh: Warehouse, seed: int = 7, gold_out: str | None = None, n_notes: int = 150) -> DemoCorpus:
+    """Write the demo ``notes`` and ``patients`` tables (``n_notes`` notes); return the corpus."""
+    corpus = generate_demo_corpus(seed=seed, n_notes=n_notes)
     rows = [
         {
             "note_id": n.note_id,
@@ -84,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         ensure_dataset = getattr(wh, "ensure_dataset", None)  # BigQuery: the demo dataset may not exist yet
         if ensure_dataset is not None:
             ensure_dataset()
-        corpus = load_demo(wh, args.seed, args.gold_out)
+        corpus = load_demo(wh, args.seed, args.gold_out, args.n_notes)
         print(f"loaded {len(corpus.notes)} synthetic notes of {len(corpus.patients)} patients into {wh.url}")
         rec = recognize_study(wh, args.study, config, progress=not args.no_progress)
         print_recognition(rec)

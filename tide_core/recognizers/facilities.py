@@ -19,6 +19,7 @@ service, not an identifying facility, and is not labelled.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -27,6 +28,7 @@ from tide_core.recognizers.base import TideRecognizer
 from tide_core.recognizers.places import _fold, load_place_names
 from tide_core.spans import RecognizerResult
 from tide_core.text.anchored import PatternSet
+from tide_core.text.word_frequency import english_frequencies
 
 #: Head words that end an English facility name (longest first when matched).
 _TAIL_HEADS = """hospital|hospitals|medical center|medical centre|medical centers|health center|health centre|
@@ -340,9 +342,40 @@ class FacilityRecognizer(HeadWordRecognizer):
     name = "tide.facilities"
     # 3: dialysis/behavioral/psychiatric units, homes for the aged, "Hospital das ..."; 4: "X Center for Y Medicine";
     # 5: abbreviated heads ("Med Ctr", "Hosp"), legal forms, campuses and numbers after the name, heads in
-    # Dutch, Hungarian, Turkish, Finnish, Greek, Russian and Czech
-    version = "5"
+    # Dutch, Hungarian, Turkish, Finnish, Greek, Russian and Czech; 6: a care home named after a person
+    # ("Ahlquist House", "Okonjo Manor")
+    version = "6"
     label = "HOSPITAL"
+
+    def analyze(
+        self, text: str, entities: Sequence[str] | None = None, nlp_artifacts: Any = None
+    ) -> list[RecognizerResult]:
+        """Facility names by head word, and care homes named after a person (see ``_NAMED_HOUSE``)."""
+        out = super().analyze(text, entities, nlp_artifacts)
+        if (entities and self.label not in entities) or not _HOUSE_HINT.search(text):
+            return out
+        taken = [(r.start, r.end) for r in out]
+        for m in _NAMED_HOUSE.finditer(text):
+            s, e = m.span()
+            if _rare_word(m.group("n")) and all(e <= a or s >= b for a, b in taken):
+                out.append(RecognizerResult(self.label, s, e, self.score, {"recognizer_name": self.qualified_name}))
+        return sorted(out, key=lambda r: r.start)
+
+
+#: A care or hospice home named after a person: one capitalised surname rare in English, then
+#: "House", "Manor" or "Lodge" ("Ahlquist House"; "White House", "Open House" are everyday words).
+_NAMED_HOUSE = re.compile(
+    r"(?<![\w'\u2019.-])(?P<n>[A-Z][a-z'\u2019]{2,}(?:-[A-Z][a-z]+)?)[ \t]+(?:House|Manor|Lodge)(?![\w-])"
+)
+_HOUSE_HINT = re.compile(r"\b(?:House|Manor|Lodge)\b")
+
+
+def _rare_word(word: str) -> bool:
+    """Rare in English (Zipf < 3) and not a place: "Ahlquist" yes, "White", "Guest", "Boston" no."""
+    f = english_frequencies().get(word.casefold(), 0.0)
+    if f > 0 and math.log10(f) + 9 >= 3.0:
+        return False
+    return _fold(word).casefold() not in load_place_names().tiers
 
 
 #: Head words that end an employer, school, congregation or other organisation's name.

@@ -313,7 +313,9 @@ _HOSP_SUFFIX = (r"(?:Hospital|Medical Center|Medical Centre|Health Center|Health
 
 _UNIT_AFTER = (r"\s*(?:mg|mcg|g|kg|ml|mL|cc|L|units?|u|iu|IU|mmHg|mm|cm|%|kcal|calories|cells|"
                r"patients|tabs?|tablets?|caps?|capsules?|doses?|puffs?|times|x)\b")
-_RATIO_AFTER = (r"\s*(?:tabs?|tablets?|caps?|strength|dose|of|pain|units?|mg|ml|cc|inch|in\b|"
+_RATIO_AFTER = (r"\s*(?:tabs?|tablets?|caps?|strength|dose|of|pain|units?|mg|ml|cc|inch|"
+                # "3/4 in", "1/2 in diameter" are inches; "on 5/11 in two containers" is a date
+                r"in\b(?![ \t]+(?!diameter|length|width|depth|size|height|thick|long|wide|deep)[a-z])|"
                 r"cup|NS|normal|saline|\+|x\b)")
 _SCORE_BEFORE = (r"(?i:pain|score|scale|rated|strength|murmur|grade|power|motor|reflexes|bp|blood pressure|gcs|"
                  r"ratio|dose|take|takes|tablet|tab)\W*(?:(?:is|was|of|at|rated|level|now|about|approx)\W+)?$")
@@ -375,9 +377,16 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                validator="month_late_day", exclude_after=_RATIO_AFTER, exclude_before=_SCORE_BEFORE),
     # m/d right after a return from somewhere ("only came back 3/4", "got home 5/5"); a day of 10 is
     # left alone ("came back 6/10" reads as a score)
-    PhiPattern("date_month_day_return", r"\b(?i:(?:came|come|comes|got|get|went|go|be|flew|moved)[ \t]+(?:back|home))"
+    PhiPattern("date_month_day_return", r"\b(?i:(?:came|come|comes|got|get|went|go|be|flew|moved)\s+(?:back|home))"
                r"(?:[ \t]+(?i:on))?[ \t]+(?P<phi>" + NUM_MONTH + r"/(?!10(?!\d))" + NUM_DAY + ")" + NR, "DATE", 0.6,
                validator="month_day", exclude_after=_RATIO_AFTER, exclude_before=_SCORE_BEFORE),
+    # m/d as a column heading of a results table ("Test\t3/12\tUnits", "Labs: Test | 1/7 | 1/9 | Units"):
+    # a whole cell between tabs or pipes, on a line that starts with a test-column heading
+    PhiPattern("date_month_day_table_heading",
+               r"(?m)^(?:[A-Za-z]+:[ \t]*)?(?i:tests?|labs?|component|analyte|parameter|result|results)"
+               r"(?:[ ]*(?:\t|\|)[ ]*(?:[A-Za-z]+|" + NUM_MONTH + r"/" + NUM_DAY + r"(?:/\d{2,4})?))*?"
+               r"[ ]*(?:\t|\|)[ ]*(?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + r")(?=[ ]*(?:\t|\||$))",
+               "DATE", 0.6, validator="month_day"),
     # the first date of a range written with a hyphen (NR refuses a digit after "-")
     PhiPattern("date_range_first", NL + r"(?P<phi>" + NUM_MONTH + r"/" + NUM_DAY + r"/(?:" + YEAR4 + r"|\d{2}))"
                r"(?=-\d{1,2}/\d)", "DATE", 0.8, validator="date_mdy"),
@@ -411,7 +420,9 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
     # International: "+39 06 7905 7889", "+44-7078-780257", "+39 (0)06 1415 0737"; "00" instead of
     # "+" ("0033 6 80 48 47 89", "0049 151 15871333") is also an account-number shape, so it wants a
     # short first group.
-    PhiPattern("phone_international", r"(?<![\w+])(?P<phi>\+[1-9]\d{0,2}(?:[ .-]?\(0\)\d{0,4})?(?:[ .-]\d{1,8}){1,6})"
+    # (a line may wrap right after the country code: "+44\n20 7946 0958")
+    PhiPattern("phone_international", r"(?<![\w+])(?P<phi>\+[1-9]\d{0,2}(?:[ .-]?\(0\)\d{0,4})?"
+               r"(?:(?:[ .-]|[ \t]?\n[ \t]*)\d{1,8})(?:[ .-]\d{1,8}){0,5})"
                r"(?![\w]|[.-]\d)", "PHONE", 0.85, context=PHONE_CONTEXT, context_score=0.95, validator="phone_international"),
     PhiPattern("phone_international_00", r"(?<![\w+])(?P<phi>00[1-9]\d{0,2}[ .-]\d{1,3}(?:[ .-]\d{2,8}){1,4})(?![\w]|[.-]\d)",
                "PHONE", 0.6, context=PHONE_CONTEXT, context_score=0.9, validator="phone_international"),
@@ -490,6 +501,13 @@ DEFAULT_PATTERNS: tuple[PhiPattern, ...] = (
                r"\b(?i:ID|ref(?:erence)?|no|number|num|ssn|account|acct|file|case|member|policy)\.?"
                r"\s*(?:[:#]{1,2}\s*)?(?P<phi>\d{3} \d{2} \d{4})(?![\w]|[ .,/:-]\d)",
                "ID", 0.9),
+    # Health-card and insurance numbers written in three digit groups with one separator, no cue
+    # ("DOB 05/02/1950, 381 920 47", "the card says 207-14-553"): 3-3-2 or 3-2-3 digits, the same
+    # separator twice, no digit group before or after (phones and table rows are longer runs), no unit.
+    PhiPattern("id_digit_groups",
+               r"(?<![\w+./:-])(?<!\d[ -])(?P<phi>\d{3}(?P<sep>[ -])(?:\d{3}(?P=sep)\d{2}|\d{2}(?P=sep)\d{3}))"
+               r"(?![\w]|[ .,/:-]\d)",
+               "ID", 0.55, exclude_after=_UNIT_AFTER),
     # Short record numbers right after a record-number label ("MRN 7", "ID: 42", "Acct # 315"): an
     # ID, never an age (a model reading "42" as AGE loses: same span, ID comes first in resolution).
     # A bare "ID" needs ":", "#" or "No." before the number ("ID 2 days ago" is the ID service).

@@ -34,6 +34,13 @@ THADDEUS") and a lower-case display name before an address that holds one of its
 report or a call came from ("after a report from Anselm"); a given name that is also a month right
 before a credential or after "Surname," in a labelled field ("May (MSW)", "Pt = Quillfeather, May").
 
+Version 7 adds a name and a credential filling a table cell on their own ("Will RN", "oriel rn" in a
+flowsheet's initials column; label DOCTOR), a self-introduction followed by the writer's details ("it's
+will, my date of birth is ...") and a last line repeating a name found in the note, a relative named
+between commas or in lower case ("her cousin from the choir, Will, drives her", "her nephew eamon"), a
+full name alone in a From, To or signature field, one word rare in English after "a report from", and a
+month given name after a role word ("MÉDECIN: May Quenneville").
+
 A run is not a name when a clinical noun follows it ("Bence Jones protein": an eponym), or when
 a word is an everyday English word (Zipf frequency >= 4.5 by
 ``wordfreq``: "Will Power", "May Day" are left to the model), a month or weekday, or a clinical
@@ -316,7 +323,10 @@ class PersonNameRecognizer(TideRecognizer):
     # initial and a surname in capitals or in a table column, a rare given name and a double-barrelled
     # surname, "voicemail for X", "reviewed with X", "Pt -- SURNAME, GIVEN", lower-case display names,
     # "a report from X", month given names in name frames
-    version = "6"
+    # 7: a name and a credential filling a table cell ("Will RN", "solveig rn"), "this is X, my birthday",
+    # "a friend from church, X,", a last line repeating a name, "a report from" a word English never
+    # uses, a month given name after a role word ("MÉDECIN: May Hightower")
+    version = "7"
     supported_entities = ("PATIENT", "DOCTOR")
 
     def __init__(self, score: float = 0.6):
@@ -402,6 +412,17 @@ class PersonNameRecognizer(TideRecognizer):
                 continue
             covered.add(s, e)
             out.append(RecognizerResult("DOCTOR", s, e, self.score, {"recognizer_name": self.qualified_name}))
+        for label, s, e in _clinical_note_frames(text, given, surnames):  # version 7
+            if covered.overlaps(s, e):
+                continue
+            covered.add(s, e)
+            out.append(RecognizerResult(label, s, e, self.score, {"recognizer_name": self.qualified_name}))
+        labels = {text[r.start : r.end].casefold(): r.entity_type for r in out}
+        for s, e in _final_line_names(text, set(labels)):  # a sign-off repeating a name (version 7)
+            if not covered.overlaps(s, e):
+                covered.add(s, e)
+                label = labels[text[s:e].casefold()]
+                out.append(RecognizerResult(label, s, e, self.score, {"recognizer_name": self.qualified_name}))
         return sorted(out, key=lambda r: r.start)
 
     @staticmethod
@@ -421,13 +442,13 @@ class PersonNameRecognizer(TideRecognizer):
                 keep.append(w)
                 continue
             if (
-                f in _CLINICIAN_STOP
+                (f in _CLINICIAN_STOP or f in _MONTH_GIVEN and not keep)
                 and not from_right
                 and _title_before_name(tok, words[i + 1 : i + 2], given, surnames)
             ):
-                keep.append(
-                    w
-                )  # "RN Will Quillfeather": a capitalised word that is also a verb, then a name (version 6)
+                # "RN Will Quillfeather": a capitalised word that is also a verb, then a name (version 6);
+                # "MÉDECIN: May Hightower": a given name that is also a month, then a name (version 7)
+                keep.append(w)
                 continue
             before = words[i + 1].group(0).casefold() if from_right and i + 1 < len(words) else ""
             if from_right and not keep and f in _MONTH_GIVEN and tok[:1].isupper() and before not in _MONTH_PREP:
@@ -539,14 +560,18 @@ _DISPLAY_NAME = re.compile(
     rf"(?<![\w.'\u2019-])(?P<n>(?:{_WORD})(?:[ \t]+(?:[{_UP}]\.|{_WORD})){{0,3}})[ \t]*<[^<>@\s]+@"
 )
 #: A relation or role noun before a capitalised word: "his daughter May", "coworker Bill", "Pastor Kwame".
-_RELATION = re.compile(
-    r"\b(?i:wife|husband|spouse|partner|son|daughter|mother|father|mom|dad|mum|brother|sister|twin|sibling|"
+_RELATION_NOUNS = (
+    r"(?i:wife|husband|spouse|partner|son|daughter|mother|father|mom|dad|mum|brother|sister|twin|sibling|"
     r"grandmother|grandfather|grandson|granddaughter|grandma|grandpa|niece|nephew|aunt|uncle|cousin|"
     r"stepdaughter|stepson|stepmother|stepfather|fianc[ée]e?|boyfriend|girlfriend|friend|neighbou?r|roommate|"
     r"coworker|co-worker|colleague|boss|landlord|landlady|caregiver|guardian|pastor|reverend|rabbi|imam|"
     r"manager|supervisor|customer|client|passenger|tenant|employee|teacher|coach|sponsor|attorney|lawyer|"
     r"godmother|godfather|stepbrother|stepsister|half-brother|half-sister|ex-wife|ex-husband|relative)"
-    rf"(?i:-in-law)?(?P<gap>[ \t,]{{1,2}}|[ \t]*\n[ \t]*)(?P<n>(?:{_WORD})(?:[ \t]+(?:{_WORD})){{0,2}})"
+)
+_RELATION = re.compile(
+    r"\b"
+    + _RELATION_NOUNS
+    + rf"(?i:-in-law)?(?P<gap>[ \t,]{{1,2}}|[ \t]*\n[ \t]*)(?P<n>(?:{_WORD})(?:[ \t]+(?:{_WORD})){{0,2}})"
 )
 _WEEKDAY_WORDS = frozenset("monday tuesday wednesday thursday friday saturday sunday today tonight tomorrow".split())
 _EMAIL = re.compile(r"(?<![\w.+-])(?P<local>[^\W_][\w.%+-]*)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
@@ -854,6 +879,8 @@ def _more_frame_names(
             continue
         if known or len(words) >= 2 and all(w[1:].islower() and not _DEPARTMENT.search(w) for w in words):
             found.append(m.span("n"))
+        elif len(words) == 1 and _single_rare_name(words[0]):
+            found.append(m.span("n"))  # "a report from Olamide": a title-case word English never uses (version 7)
     for m in _LABELLED_INVERTED.finditer(text):
         a, b = m.group("a"), m.group("b")
         fa, fb = a.casefold(), b.casefold()
@@ -896,12 +923,136 @@ def _more_frame_names(
     return out
 
 
+#: A name and a credential filling a table cell on their own (version 7): "Will RN", "solveig rn",
+#: "MAY LPN" in a flowsheet's initials column.  The cell is bounded by a line edge, a tab, a pipe or
+#: a run of spaces; a word naming a shift or a role ("Charge RN", "Float RN") is not a name.
+_CELL_EDGE = r"(?:^|\t|[ ]{2,}|\|)"
+_CELL_CREDS = r"rn|lpn|lvn|cna|np|pct|cma|aprn|bsn"
+_CELL_CREDENTIAL = re.compile(
+    rf"(?m){_CELL_EDGE}[ \t]*(?P<n>(?:{_ANY})(?:[ ](?:{_ANY}))?)"
+    rf"(?:(?:[ ]|,[ ]?)(?i:{_CELL_CREDS})|[ ]?\((?i:{_CELL_CREDS})\))"
+    r"(?=[ \t]*(?:$|\t|[ ]{2}|\|))"
+)
+_CELL_STOP = frozenset(
+    """charge float night nights day days evening evenings morning primary staff travel traveler traveling agency
+student triage bedside admitting covering oncoming offgoing outgoing incoming signed sign signature by per new grad
+senior lead clinic home health school registered licensed certified visiting hospice nurse nurses unit floor icu er
+ed pacu or ob l&d ld cath resource relief pool float-pool initials init sig time vitals pain temp bp hr rr spo2
+comment comments note notes by""".split()
+)
+#: A self-introduction followed by the writer's own details (version 7): "this is will, my birthday
+#: is ...", "This is May from the 4th floor": the word is the writer's name whatever it is.
+_SELF_INTRO_DETAILS = re.compile(
+    rf"\b(?i:this is|it is|it's|it\u2019s)[ \t]+(?P<n>{_ANY})(?=[ \t]*,[ \t]*(?i:my)[ \t]+"
+    r"(?i:birthday|birth[ \t]*date|date[ \t]+of[ \t]+birth|dob|d\.o\.b|name|number|mrn|phone|cell)\b"
+    r"|[ \t]+(?i:from|calling)\b)"
+)
+#: A relative or friend named in commas after where they come from (version 7): "a friend from
+#: church, Will, helps", "her neighbour at the farm, seraphina oyelaran, drives her".
+_RELATION_APPOSITIVE = re.compile(
+    r"\b"
+    + _RELATION_NOUNS
+    + r"[ \t]+(?i:from|at|of)[ \t]+(?:(?i:the|her|his|their|my|our|your)[ \t]+)?[^\W\d_]+,[ \t]+"
+    + rf"(?P<n>(?:{_ANY})(?:[ \t]+(?:{_ANY})){{0,2}}),"
+)
+
+
+#: A relative named in lower case (version 7): "help from neighbour eamon on weekdays", "her son
+#: bartholomew visits"; the word must be rare in English and not a clinical word.
+_RELATION_LOWER = re.compile(
+    r"\b" + _RELATION_NOUNS + rf"(?i:-in-law)?[ \t]+(?P<n>[{_LO}][{_LO}'\u2019]+(?:-[{_LO}]+)?)(?![\w'\u2019-])"
+)
+#: A header field holding a full name and nothing else (version 7): "From : Will Nwosu", "SENDER = Ana
+#: Okafor"; the last word must be rare in English ("To : Refill Requests" is a queue).
+_HEADER_PERSON = re.compile(
+    rf"(?m)^[ \t]*(?i:from|sender|to|cc|attn|signed|electronically signed(?:[ \t]+by)?|signed[ \t]+by)[ \t]*[:=]?"
+    rf"[ \t]*(?P<n>(?P<a>{_CAP_NAME_WORD})[ \t]+(?:[{_UP}]\.[ \t]+)?(?P<b>{_CAP_NAME_WORD}))"
+    r"(?=[ \t]*(?:$|[,(<]|\d))"
+)
+
+
+def _clinical_note_frames(text: str, given: frozenset[str], surnames: frozenset[str]) -> list[tuple[str, int, int]]:
+    """(label, start, end) of names in the frames of version 7 (see ``_CELL_CREDENTIAL``,
+    ``_SELF_INTRO_DETAILS``, ``_RELATION_APPOSITIVE``), in text order."""
+    found: list[tuple[str, int, int]] = []
+    for m in _CELL_CREDENTIAL.finditer(text):
+        words = m.group("n").split()
+        if all(_cell_name_word(w) for w in words):
+            found.append(("DOCTOR", *m.span("n")))
+    for m in _SELF_INTRO_DETAILS.finditer(text):
+        f = m.group("n").casefold()
+        if f not in _STRONG_STOP and f not in _WEEKDAY_WORDS and f not in _DAYPART:
+            found.append(("PATIENT", *m.span("n")))
+    for m in _RELATION_LOWER.finditer(text):
+        w = m.group("n")
+        if (w in given or w in surnames) and _rare(w) and w not in _STRONG_STOP and not _clinical_word(w):
+            found.append(("PATIENT", *m.span("n")))
+    for m in _HEADER_PERSON.finditer(text):
+        a, b = m.group("a"), m.group("b")
+        fa = a.casefold()
+        known = fa in given or fa in _MONTH_GIVEN
+        if a.isupper() != b.isupper() or not (_rare(b) or known and not _common(b)) or _is_place(b):
+            continue
+        if _clinical_word(b) or b.casefold() in _NOT_NAME:
+            continue
+        if fa not in _STRONG_STOP and fa not in _FRAME_STOP and (fa not in _NOT_NAME or fa in _MONTH_GIVEN):
+            found.append(("PATIENT", *m.span("n")))
+    for m in _RELATION_APPOSITIVE.finditer(text):
+        words = m.group("n").split()
+        if all(_appositive_word(w, given) for w in words):
+            found.append(("PATIENT", *m.span("n")))
+    return sorted(found, key=lambda x: (x[1], -x[2]))
+
+
+#: Words after "this is" that name a time, not a person ("this is tuesday, my ...").
+_DAYPART = frozenset("morning afternoon evening night tonight today tomorrow yesterday".split())
+
+
+def _cell_name_word(word: str) -> bool:
+    """A word of a name in a table cell before a credential: one casing, not a shift or role word."""
+    f = word.casefold()
+    cased = word.islower() or word.isupper() or word[:1].isupper() and word[1:].islower()
+    if f in _CLINICIAN_STOP and not (word[:1].isupper() and word[1:].islower()):
+        return False  # "called to cna": a verb in a cell; a title-case "Will RN" is a name
+    return cased and f not in _CELL_STOP and f not in _FRAME_STOP and not _clinical_word(f)
+
+
+def _appositive_word(word: str, given: frozenset[str]) -> bool:
+    """A word of a name set off by commas after a relation: not a filler, and a lower-case word
+    only when it is not an everyday word ("a friend from work, however, ..." is no name)."""
+    f = word.casefold()
+    if f in _STRONG_STOP or f in _WEEKDAY_WORDS or (f in _NOT_NAME and f not in given) or _clinical_word(f):
+        return False
+    return not (word.islower() and _common(word))
+
+
+def _final_line_names(text: str, names: set[str]) -> list[tuple[int, int]]:
+    """The last non-empty line when it is, on its own, a name already found in the note (a
+    sign-off: "this is will, ..." then "will" alone at the end; version 7)."""
+    body = text.rstrip()
+    start = body.rfind("\n") + 1
+    line = body[start:]
+    word = line.strip()
+    if not word or word.casefold() not in names:
+        return []
+    s = start + (len(line) - len(line.lstrip()))
+    return [(s, s + len(word))]
+
+
 #: Where an initial and a surname rare in English stand for a person: a sign-off dash, a field label,
 #: "to", "by", "from", "with", "cc", a line start.
 _SIGN_CONTEXT = re.compile(
     r"(?:^|\n|\t|[ ]{2}|[-\u2013\u2014:|,;(]|\b(?i:to|by|from|with|and|cc|sergeant|sgt|constable|inspector|officer|"
     r"mme|mlle|herr|frau|sr|sra|sig|signora|mevrouw|dhr|pan|pani|κ|κα))[ \t]*$"
 )
+
+
+def _single_rare_name(word: str) -> bool:
+    """One title-case word rare in English (Zipf < 3), not a
+    department, a clinical word or a place: "Olamide" yes, "Pathology", "Radiology", "Boston" no."""
+    if not (word[:1].isupper() and word[1:].islower()) or _DEPARTMENT.search(word) or _clinical_word(word):
+        return False
+    return _rare(word) and not _is_place(word)
 
 
 def _clinical_word(word: str) -> bool:

@@ -186,6 +186,18 @@ def load_place_names() -> PlaceNames:
     return PlaceNames(tiers, digest)
 
 
+@functools.lru_cache(maxsize=1)
+def place_matcher() -> AhoMatcher:
+    """The automaton of every place name of :func:`load_place_names` (about 137,000 words), built
+    once per process and shared by every :class:`PlaceRecognizer` (matching only reads it): a run
+    creates recognizers per step, per stage and for fingerprints, and building it takes seconds."""
+    matcher = AhoMatcher()
+    for key in load_place_names().tiers:
+        matcher.add(key, key)
+    matcher.build()
+    return matcher
+
+
 def _version(package: str) -> str:
     try:
         return metadata.version(package)
@@ -306,11 +318,7 @@ class PlaceRecognizer(TideRecognizer):
         if self._matcher is not None:
             return
         table = load_place_names()
-        matcher = AhoMatcher()
-        for key in table.tiers:
-            matcher.add(key, key)
-        matcher.build()
-        self._tiers, self._digest, self._matcher = table.tiers, table.digest, matcher
+        self._tiers, self._digest, self._matcher = table.tiers, table.digest, place_matcher()
 
     def config(self) -> dict[str, Any]:
         self.load()

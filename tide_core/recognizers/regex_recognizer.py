@@ -235,6 +235,13 @@ VALIDATORS: dict[str, Callable[[re.Match[str], int, int, str], bool]] = {
 }
 
 
+#: Compiled pattern tables, by (patterns, fast path): a run creates regex recognizers per step,
+#: stage and fingerprint, and compiling some hundred large patterns and their prefilters costs
+#: seconds each time; what is compiled is only read afterwards.  A few entries per process (one
+#: per distinct ``disable``/``labels`` choice).
+_LOADED: dict[tuple[tuple[PhiPattern, ...], bool], tuple[list[_Compiled], PatternSet | None]] = {}
+
+
 @dataclass
 class _Compiled:
     pattern: PhiPattern
@@ -341,6 +348,14 @@ class RegexRecognizer(TideRecognizer):
     def load(self) -> None:
         if self._compiled is not None:
             return
+        key = (self._patterns, self.fast)
+        hit = _LOADED.get(key)
+        if hit is None:
+            hit = _LOADED[key] = self._compile()
+        self._compiled, self._words = hit
+
+    def _compile(self) -> tuple[list[_Compiled], PatternSet | None]:
+        """Compile the patterns, their prefilters and the anchor scan (see :data:`_LOADED`)."""
         compiled = []
         for p in self._patterns:
             try:
@@ -382,11 +397,10 @@ class RegexRecognizer(TideRecognizer):
                     self.fast,
                 )
             )
-        self._compiled = compiled
         # one Aho-Corasick pass per note finds the leading words of every whole-text scan that has
         # them (``PatternScan.covers``); the others keep their FIRST-set prefilter
         whole = [c.anchor if c.anchor is not None else c.regex for c in compiled]
-        self._words = PatternSet(whole) if self.fast and whole else None
+        return compiled, PatternSet(whole) if self.fast and whole else None
 
     def config(self) -> dict[str, Any]:
         table = json.dumps([asdict(p) for p in self._patterns], sort_keys=True)
