@@ -52,6 +52,8 @@ MODULES: dict[str, list[str]] = {
     ],
     "tide_core/release/checks.py": ["tests/mutation_guards/test_release_checks_mutants.py"],
     # the chunk-streamed pass the blocking checks run on (checks.py delegates to it)
+    # per-chunk check digests: a chunk whose inputs hash as recorded reuses its tallies
+    "tide_core/release/chunk_verdicts.py": ["tests/release/test_incremental_checks.py"],
     "tide_core/release/scan.py": [
         "tests/mutation_guards/test_release_checks_mutants.py",
         "tests/release/test_release_streaming.py",
