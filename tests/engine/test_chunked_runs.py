@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import time
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from forked_child import run_forked
 
 from tide_core.anonymize.keys import FileKeyProvider
 from tide_core.chunk_progress import ChunkProgress
@@ -187,32 +187,10 @@ def _child(db: Path, keys: Path, stage: str, when: str, n: int) -> None:
         anonymize_study(wh, "s1", "k1", FileKeyProvider(keys), CONFIG, progress=False, chunk_rows=CHUNK, on_chunk=hook)
 
 
-def _wait(pid: int, timeout: float = 300.0) -> int:
-    """The wait status of child ``pid``; a child still running after ``timeout`` s is killed and the test fails."""
-    deadline = time.monotonic() + timeout
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return status
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            pytest.fail(f"the child process did not end in {timeout:.0f} s")
-        time.sleep(0.02)
-
-
 def _killed(tmp_path: Path, db: Path, keys: Path, stage: str, when: str, n: int) -> None:
     """Run :func:`_child` in a child process (forked: no interpreter start-up, the recognizers this
     process loaded already) that must end by SIGKILL: no cleanup, no atexit, no rollback."""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        code = 0
-        try:
-            _child(db, keys, stage, when, n)
-        except BaseException:  # any way out but the kill fails the test
-            code = 1
-        os._exit(code)
-    status = _wait(pid)
+    status = run_forked(lambda: _child(db, keys, stage, when, n))
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, status
 
 

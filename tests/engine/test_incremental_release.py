@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import signal
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from forked_child import run_forked
 
 import release_study
 from release_helpers import audit_every_frame, fixed_key
@@ -331,40 +331,21 @@ def test_released_rows_edited_or_deleted_are_released_again(site: Path, tamper: 
     assert candidate(site) == before and len(stamps(site)) == 1
 
 
-def _wait(pid: int, timeout: float = 300.0) -> int:
-    """The wait status of child ``pid``; a child still running after ``timeout`` s is killed and the test fails."""
-    deadline = time.monotonic() + timeout
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return status
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            pytest.fail(f"the child process did not end in {timeout:.0f} s")
-        time.sleep(0.02)
-
-
 def _killed_after_chunk_1(root: Path) -> int:
     """Anonymize (S, K) in a child process (forked: no interpreter start-up) that is SIGKILLed right
     after chunk 2 of 4 commits: nothing cleaned up.  The child's wait status."""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
 
-        def hook(p: ChunkProgress) -> None:
-            if p.chunk == 1:
-                os.kill(os.getpid(), signal.SIGKILL)
+    def hook(p: ChunkProgress) -> None:
+        if p.chunk == 1:
+            os.kill(os.getpid(), signal.SIGKILL)
 
-        code = 0
-        try:
-            with _wh(root) as wh:
-                anonymize_study(
-                    wh, S, K, FileKeyProvider(root / "keys"), CONFIG, progress=False, chunk_rows=CHUNK, on_chunk=hook
-                )
-        except BaseException:  # any way out but the kill fails the test
-            code = 1
-        os._exit(code)
-    return _wait(pid)
+    def work() -> None:
+        with _wh(root) as wh:
+            anonymize_study(
+                wh, S, K, FileKeyProvider(root / "keys"), CONFIG, progress=False, chunk_rows=CHUNK, on_chunk=hook
+            )
+
+    return run_forked(work)
 
 
 def test_a_run_killed_midway_is_refused_then_its_rerun_equals_a_release_from_scratch(site: Path):
