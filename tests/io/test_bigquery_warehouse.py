@@ -535,3 +535,22 @@ def _release_on_bigquery(wh, defs, instance, n_notes: int) -> None:
     assert wh.count("tide_deid_notes", {"study": "bq1", "key": "k1"}) == n_rel
     assert researchers_see(wh, "bq1", "k1") == seen  # the same content: the same version
     assert wh.read_path == "storage"
+
+
+def test_iter_ordered_is_sorted_by_code_point_with_nulls_first(emulator):
+    """The release's digests stream rows BigQuery sorts (``iter_ordered``): code-point order,
+    nulls first, pages of at most ``batch_rows``, the same stream whatever ``bounds`` say."""
+    wh = _open(emulator, "ordered")
+    values = ["b", "a", None, "B", "é", "z", "~", "\U0001f600", "\ufffd", "ab", "a"]
+    t = _deid("s1", "k1", len(values))
+    t = t.set_column(t.schema.get_field_index("row_hash"), "row_hash", pa.array(values, pa.string()))
+    wh.append("tide_deid_notes", t)
+    wh.append("tide_deid_notes", _deid("s2", "k1", 3))
+    want = [None, *sorted(v for v in values if v is not None)]
+    for bounds in ((), ("a", "z")):
+        got: list[str | None] = []
+        for b in wh.iter_ordered("tide_deid_notes", ["row_hash"], ["row_hash"], {"study": "s1"}, 4, bounds):
+            assert 0 < b.num_rows <= 4
+            got.extend(b.column("row_hash").to_pylist())
+        assert got == want
+    wh.close()

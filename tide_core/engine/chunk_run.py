@@ -23,6 +23,7 @@ from tqdm import tqdm
 
 from tide_core.chunk_progress import ChunkProgress, ProgressHook
 from tide_core.config import TideConfig
+from tide_core.engine.heap import trim_heap
 from tide_core.engine.ledger import chunk_row, new_run_id, now, progress_write
 from tide_core.engine.study_chunks import ChunkInfo, StudySource
 from tide_core.errors import ConfigError
@@ -152,6 +153,7 @@ class ChunkRun:
             self.n_committed += 1
             if self.n_committed % REFRESH_EVERY_CHUNKS == 0 and isinstance(self.wh, RefreshableWarehouse):
                 self.wh.refresh()
+            trim_heap()  # the committed chunk's objects are freed: hand their pages back
         if self.on_chunk is not None:
             where = (self.stage, self.study, self.key, info.index, info.n_chunks)
             seconds = time.perf_counter() - self.t0

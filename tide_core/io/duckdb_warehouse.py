@@ -9,6 +9,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from itertools import pairwise
 from pathlib import Path
 
 import duckdb
@@ -613,6 +614,55 @@ class DuckDBWarehouse:
                 hint="check that the staging directory (TIDE_STAGING_DIR) is writable and has free space",
             ) from None
         return len(refs)
+
+    def iter_ordered(
+        self,
+        name: str,
+        columns: Sequence[str],
+        order_by: Sequence[str],
+        where: Mapping[str, object] | None = None,
+        batch_rows: int = 1000,
+        bounds: Sequence[object] = (),
+    ) -> Iterator[pa.RecordBatch]:
+        """The matching rows sorted by ``order_by`` (ascending, nulls first), ``batch_rows`` at a time.
+
+        DuckDB sorts in this process, so a sort of the whole selection would hold it all:
+        ``bounds`` (ascending values of the first ``order_by`` column) split the read into
+        ranges, ``[-inf, b0)`` (with the nulls), ``[b0, b1)``, ..., ``[bn, +inf)``, each sorted by
+        a query of its own; their concatenation is the whole sorted stream, and memory holds one
+        range.  The queries run on a cursor of their own and their batches are fetched as the
+        caller asks.  DuckDB's default collation compares text by its UTF-8 bytes, which is
+        code-point order, the order of Python's ``sorted``.  Consume the read in one go.
+        """
+        self._require(name)
+        cols = ", ".join(_ident(c, "column") for c in columns)
+        order = ", ".join(f"{_ident(c, 'column')} ASC NULLS FIRST" for c in order_by)
+        clause, params = self._where(where)
+        first = _ident(order_by[0], "column")
+        edges: list[object] = [None, *bounds, None]
+        with self._lock:
+            cur = self._con.cursor()
+        try:
+            for lo, hi in pairwise(edges):
+                conds, args = [], []
+                if lo is not None:
+                    conds.append(f"{first} >= ?")
+                    args.append(lo)
+                if hi is not None:
+                    conds.append(f"({first} < ?{f' OR {first} IS NULL' if lo is None else ''})")
+                    args.append(hi)
+                ranged = " AND ".join(conds)
+                where_sql = (
+                    f"{clause} AND {ranged}" if clause and ranged else clause or (f" WHERE {ranged}" if ranged else "")
+                )
+                reader = cur.execute(
+                    f"SELECT {cols} FROM {self._q(name)}{where_sql} ORDER BY {order}", [*params, *args]
+                )
+                for batch in reader.fetch_record_batch(max(1, int(batch_rows))):
+                    if batch.num_rows:
+                        yield batch
+        finally:
+            cur.close()
 
     def duplicate_values(self, name: str, column: str, where: Mapping[str, object] | None = None) -> list[str]:
         """Values of ``column`` (cast to text and trimmed) that occur more than once, sorted."""

@@ -135,7 +135,8 @@ class StreamingWarehouse(Protocol):
     """Reads a study in bounded memory (both built-in backends implement it).
 
     ``iter_batches`` yields a table's rows as Arrow record batches of at most ``batch_rows``
-    rows, in one deterministic order for an unchanged table; ``duplicate_values`` returns the
+    rows, in one deterministic order for an unchanged table; ``iter_ordered`` yields them sorted
+    by the warehouse (a digest of sorted values in bounded memory); ``duplicate_values`` returns the
     (trimmed, string) values of ``column`` that occur more than once; ``delete_absent`` deletes
     the rows of ``name`` matching ``where`` whose ``column`` is not among the (trimmed, string)
     ``source_column`` values of ``source`` rows matching ``source_where``: the warehouse does
@@ -152,6 +153,24 @@ class StreamingWarehouse(Protocol):
         """The rows of ``name`` matching ``where`` as record batches of at most ``batch_rows`` rows.
 
         The order is deterministic for an unchanged table, so a resumed run reads the same chunks.
+        """
+
+    def iter_ordered(
+        self,
+        name: str,
+        columns: Sequence[str],
+        order_by: Sequence[str],
+        where: Mapping[str, object] | None = None,
+        batch_rows: int = 1000,
+        bounds: Sequence[object] = (),
+    ) -> Iterator[pa.RecordBatch]:
+        """The rows of ``name`` matching ``where`` sorted by ``order_by``, ``batch_rows`` at a time.
+
+        Ascending, nulls first, text in code-point order.  The warehouse sorts: the caller holds
+        one batch, whatever the size of the table.  ``bounds``, ascending values of the first
+        ``order_by`` column, let a backend that sorts in the caller's process sort one range at
+        a time (the stream is the same).  Consume it in one go: the read may hold one snapshot
+        open while it lasts.
         """
 
     def duplicate_values(self, name: str, column: str, where: Mapping[str, object] | None = None) -> list[str]:

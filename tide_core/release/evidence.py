@@ -31,7 +31,7 @@ import datetime as dt
 import math
 import random
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -41,11 +41,12 @@ from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
 from tide_core.assurance.stratified import Stratum, stratified_upper_bound
 from tide_core.errors import InputError, TideError
 from tide_core.io.warehouse import Warehouse
-from tide_core.release.scan import stream_rows
+from tide_core.release.scan import ORDERED_BATCH_ROWS, even_bounds, ordered_rows, stream_rows
 from tide_core.store import tables
 from tide_core.store.release_content import (
+    BUCKET_COLUMNS,
     HASHED_COLUMNS,
-    batch_id,
+    BatchDigest,
     bucket_id,
     bucket_name,
     content_fingerprint,
@@ -95,6 +96,35 @@ def candidate_rows(wh: Warehouse, names: TableNames, study: str, key: str) -> li
             out.append(CandidateRow(str(r["row_hash"]), patients.setdefault(ref, ref), *bucket))
     raise_unverified(study, key, missing, bad)
     return out
+
+
+def verify_candidate(wh: Warehouse, names: TableNames, study: str, key: str) -> int:
+    """Verify every candidate row of (study, key) against its row hash, streamed and keeping
+    nothing (E932 / E937 as :func:`candidate_rows`); the number of rows."""
+    n = missing = bad = 0
+    for rows in stream_rows(
+        wh, names.deid_notes, ["row_hash", *HASHED_COLUMNS], {"study": study, "key": key}, CANDIDATE_BATCH_ROWS
+    ):
+        m, b = unverified_counts(study, key, rows)
+        n, missing, bad = n + len(rows), missing + m, bad + b
+    raise_unverified(study, key, missing, bad)
+    return n
+
+
+def sorted_candidate_rows(wh: Warehouse, names: TableNames, study: str, key: str) -> Iterator[CandidateRow]:
+    """The candidate's rows of (study, key) in ascending row-hash order, as the warehouse sorts
+    them, one batch in memory at a time (no text read: verify with :func:`verify_candidate`)."""
+    buckets: dict[str, tuple[str, str]] = {}
+    columns = ["row_hash", "patient_ref", *BUCKET_COLUMNS]
+    where = {"study": study, "key": key}
+    bounds = even_bounds(wh.count(names.deid_notes, where)) if wh.table_exists(names.deid_notes) else []
+    for rows in ordered_rows(wh, names.deid_notes, columns, ["row_hash"], where, ORDERED_BATCH_ROWS, bounds):
+        for r in rows:
+            name = bucket_name(r)
+            bucket = buckets.get(name)
+            if bucket is None:
+                bucket = buckets[name] = (name, bucket_id(name))
+            yield CandidateRow(str(r["row_hash"] or ""), str(r["patient_ref"] or ""), *bucket)
 
 
 @dataclass(frozen=True)
@@ -346,40 +376,71 @@ class EvidenceDecision:
         }
 
 
+@dataclass
+class _Group:
+    """One batch of :func:`evaluate_evidence` as its rows stream by (ascending row hash): its id's
+    digest, its notes and its distinct patients."""
+
+    digest: BatchDigest
+    n_notes: int = 0
+    patients: set[str] = field(default_factory=set)
+
+    def add(self, row: CandidateRow) -> None:
+        self.digest.add(row.row_hash)
+        self.n_notes += 1
+        self.patients.add(row.patient_ref)
+
+
+def _groups(
+    rows: Iterable[CandidateRow], known_frames: Mapping[str, Frame], by_frame: Mapping[str, list[AuditRecord]]
+) -> dict[tuple[str, frozenset[str]], _Group]:
+    """The candidate's rows by (bucket id, frames of recorded rounds that hold them): its batches.
+
+    A list is sorted here; a stream comes sorted by row hash (the warehouse sorts) and is not kept.
+    """
+    groups: dict[tuple[str, frozenset[str]], _Group] = {}
+    for row in sorted(rows, key=lambda r: r.row_hash) if isinstance(rows, Sequence) else rows:
+        cover = frozenset(f for f in by_frame if row.row_hash in known_frames[f].hashes)
+        group = groups.get((row.bucket_id, cover))
+        if group is None:
+            group = groups[(row.bucket_id, cover)] = _Group(BatchDigest(row.bucket_id))
+        group.add(row)
+    return groups
+
+
 def evaluate_evidence(
-    rows: Sequence[CandidateRow],
+    rows: Iterable[CandidateRow],
     known_frames: Mapping[str, Frame],
     records: Iterable[AuditRecord],
     policy: ReleaseGatePolicy,
     drift_band: str | None = None,
     population: str = "this release",
 ) -> EvidenceDecision:
-    """Judge a candidate's rows by the rounds whose frames hold them (see the module doc)."""
+    """Judge a candidate's rows by the rounds whose frames hold them (see the module doc); a
+    stream of rows (:func:`sorted_candidate_rows`) is judged as it passes, never held."""
     records = list(records)
     framed = [r for r in records if r.frame_id and r.frame_id in known_frames]
     by_frame: dict[str, list[AuditRecord]] = defaultdict(list)
     for r in framed:
         by_frame[r.frame_id].append(r)
     frame_d = {f: frame_leak_bound(rs, len(known_frames[f].patients), policy.confidence) for f, rs in by_frame.items()}
-    groups: dict[tuple[str, frozenset[str]], list[CandidateRow]] = defaultdict(list)
-    for row in rows:
-        cover = frozenset(f for f in by_frame if row.row_hash in known_frames[f].hashes)
-        groups[(row.bucket_id, cover)].append(row)
+    groups = _groups(rows, known_frames, by_frame)
     reasons: list[str] = []
     batches: dict[str, dict[str, Any]] = {}
     unaudited = 0
     leaked = 0
     every = policy.required_buckets is None or len(policy.required_buckets) > 0
-    for (bid, cover), members in sorted(groups.items(), key=lambda g: (g[0][0], sorted(g[0][1]))):
-        name = batch_id(bid, (m.row_hash for m in members))
-        patients = len({m.patient_ref for m in members})
+    for (bid, cover), group in sorted(groups.items(), key=lambda g: (g[0][0], sorted(g[0][1]))):
+        name = group.digest.batch_id()
+        patients = len(group.patients)
+        n_notes = group.n_notes
         leaks = sum(r.n_leaks for f in cover for r in by_frame[f])
         sampled = sum(r.n_patients_sampled for f in cover for r in by_frame[f])
         bound = max((min(1.0, frame_d[f] / patients) for f in cover), default=1.0) if patients else 0.0
         ok = bool(cover) and bound < policy.target_rate
         batches[name] = {
             "bucket_id": bid,
-            "n_notes": len(members),
+            "n_notes": n_notes,
             "n_patients": patients,
             "frames": sorted(cover),
             "n_patients_sampled": sampled,
@@ -390,7 +451,7 @@ def evaluate_evidence(
         if not cover:
             unaudited += 1
             if every:
-                reasons.append(f"batch {name} ({len(members)} notes, {patients} patients) has no audit: unvalidated")
+                reasons.append(f"batch {name} ({n_notes} notes, {patients} patients) has no audit: unvalidated")
         elif not ok:
             leaked += bool(leaks)
             reasons.append(

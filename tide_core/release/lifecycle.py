@@ -38,7 +38,14 @@ from tide_core.release.guard_stream import stream_guard
 from tide_core.release.known_phi_check import KnownPhiScan, known_phi_survives
 from tide_core.release.known_phi_rider import KnownPhiRider
 from tide_core.release.outcome import CheckOutcome
-from tide_core.release.scan import SCANNED, SourceSummary, SummaryCounts, release_summary_counts, scan_release
+from tide_core.release.scan import (
+    SCANNED,
+    SourceSummary,
+    SummaryCounts,
+    release_summary_counts,
+    scan_release,
+    stored_fingerprint,
+)
 from tide_core.store.release_content import content_fingerprint
 from tide_core.store.release_store import ReleaseStore
 from tide_core.store.tables import RELEASES, TableNames
@@ -159,7 +166,10 @@ def verify_release(
 
 
 def _fingerprint(wh: Warehouse, names: TableNames, study: str, key: str) -> str:
-    return content_fingerprint(r.row_hash for r in evidence.candidate_rows(wh, names, study, key))
+    """The candidate's content fingerprint, every row verified against its hash (E932 / E937):
+    two streamed passes (the verification, then the hashes as the warehouse sorts them)."""
+    evidence.verify_candidate(wh, names, study, key)
+    return stored_fingerprint(wh, names.deid_notes, study, key) or content_fingerprint(())
 
 
 def gate(
@@ -168,15 +178,20 @@ def gate(
     study: str,
     key: str,
     policy: ReleaseGatePolicy | None = None,
-    rows: list[evidence.CandidateRow] | None = None,
+    verified: bool = False,
 ) -> evidence.EvidenceDecision:
-    """The release gate on the candidate's content: evidence per batch, and the drift verdict
-    (``rows``: the candidate's rows when the caller has read them already)."""
+    """The release gate on the candidate's content: evidence per batch, and the drift verdict.
+
+    The candidate's rows are verified against their hashes first (E932 / E937), unless the
+    caller has just done so (``verified``), then judged as the warehouse streams them in
+    row-hash order (:func:`~tide_core.release.evidence.sorted_candidate_rows`): none is kept."""
     policy = policy or ReleaseGatePolicy()
     names = config.tables
+    if not verified:
+        evidence.verify_candidate(wh, names, study, key)
     drift = ReleaseStore(wh, names).latest_drift(study, key)
     return evidence.evaluate_evidence(
-        evidence.candidate_rows(wh, names, study, key) if rows is None else rows,
+        evidence.sorted_candidate_rows(wh, names, study, key),
         evidence.frames(wh, names, study, key),
         evidence.audit_records(wh, names, study, key),
         policy,
@@ -214,17 +229,14 @@ def _verify_and_gate(
 ) -> tuple[str, dict[str, CheckOutcome], evidence.EvidenceDecision | None]:
     """Step 2 of :func:`decide`: fingerprint the candidate (its row hashes verified), run the
     blocking checks, gate its evidence; every failure is a reason.  (fingerprint, checks, decision)."""
-    rows: list[evidence.CandidateRow] = []
     try:
-        rows = evidence.candidate_rows(wh, names, study, key)
-        fp = content_fingerprint(r.row_hash for r in rows)
+        fp = _fingerprint(wh, names, study, key)
     except TideError as exc:
         fp = ""
         reasons.append(f"[{exc.code}] {exc.message}")
     checks = verify_release(wh, config, study, key)
     reasons += [f"check {name} failed: {out.description}" for name, out in checks.items() if not out.passed]
-    decision = gate(wh, config, study, key, policy, rows) if fp else None
-    rows = []  # the gate's rows are not needed to publish: memory for the commit's batches
+    decision = gate(wh, config, study, key, policy, verified=True) if fp else None
     if isinstance(wh, RefreshableWarehouse):
         wh.refresh()  # what DuckDB kept for the passes above is handed back before publishing
     if decision is not None and not decision.passed:

@@ -35,12 +35,13 @@ import ahocorasick
 
 from tide_core.config import TideConfig
 from tide_core.engine.chunk_run import REFRESH_EVERY_CHUNKS
+from tide_core.engine.heap import trim_heap
 from tide_core.engine.study_chunks import StudyChunk, StudySource, iter_chunks, open_source
 from tide_core.engine.validation import _as_str_id
 from tide_core.io.warehouse import RefreshableWarehouse, StreamingWarehouse, Warehouse
 from tide_core.release.chunk_verdicts import ChunkVerdicts, chunk_digest
 from tide_core.release.outcome import CheckOutcome
-from tide_core.store.release_content import content_fingerprint
+from tide_core.store.release_content import SortedDigest
 from tide_core.store.release_store import ReleaseStore
 from tide_core.store.span_cache import SpanCache
 from tide_core.store.tables import TableNames
@@ -53,6 +54,11 @@ MIN_SEARCH_LEN = 4
 EXACT_DUPLICATE = "E608"
 #: Rows per batch when a whole column of a released table is streamed.
 COLUMN_BATCH_ROWS = 50_000
+#: Rows per batch of a sorted read digested as it streams (a few hundred kB of Python objects).
+ORDERED_BATCH_ROWS = 2_000
+#: Rows per range a sorted read of row hashes is split into (:func:`even_bounds`): what DuckDB
+#: sorts at once in this process, so memory does not grow with the study.
+RANGE_ROWS = 10_000
 
 ROWS_ACCOUNTED = "rows_accounted"
 OFFSETS_IN_TEXT = "offsets_in_text"
@@ -78,6 +84,60 @@ def stream_rows(
     else:  # a backend without streaming reads: one read, handed out in batches
         for batch in wh.read_table(name, list(columns), where).to_batches(batch_rows):
             yield batch.to_pylist()
+
+
+def ordered_rows(
+    wh: Warehouse,
+    name: str,
+    columns: Sequence[str],
+    order_by: Sequence[str],
+    where: Mapping[str, object] | None,
+    batch_rows: int = COLUMN_BATCH_ROWS,
+    bounds: Sequence[object] = (),
+) -> Iterator[list[dict[str, Any]]]:
+    """Rows of ``name`` sorted by ``order_by`` (ascending, nulls first, text by code point) as
+    lists of at most ``batch_rows`` dicts: the warehouse sorts, one range of ``bounds`` at a time
+    where it sorts in this process (:func:`even_bounds`; nothing when the table is absent)."""
+    if not wh.table_exists(name):
+        return
+    if isinstance(wh, StreamingWarehouse):
+        for batch in wh.iter_ordered(name, list(columns), list(order_by), where, batch_rows, bounds):
+            yield batch.to_pylist()
+    else:  # a backend without streaming reads: one read, sorted by Arrow (binary order of text)
+        table = wh.read_table(name, list(columns), where)
+        table = table.sort_by([(c, "ascending") for c in order_by], null_placement="at_start")
+        for batch in table.to_batches(batch_rows):
+            yield batch.to_pylist()
+
+
+def even_bounds(n_rows: int, rows_per_range: int | None = None) -> list[str]:
+    """Split points of lower-case hex digests (row hashes) into ranges of about ``rows_per_range``
+    (default :data:`RANGE_ROWS`) of ``n_rows`` uniformly spread values: ``[]`` for one range."""
+    per = RANGE_ROWS if rows_per_range is None else rows_per_range
+    ranges = -(-max(0, n_rows) // max(1, per))
+    if ranges <= 1:
+        return []
+    width = 4
+    while 16**width < 16 * ranges:
+        width += 1
+    return [f"{i * 16**width // ranges:0{width}x}" for i in range(1, ranges)]
+
+
+def stored_fingerprint(wh: Warehouse, name: str, study: str, key: str) -> str:
+    """The content fingerprint of the row hashes stored in ``name`` for (study, key), sorted by the
+    warehouse and digested as they stream (:class:`SortedDigest`: constant memory); a missing
+    hash counts as ``""``; ``""`` when there are no rows (or no ``row_hash`` column).
+
+    The hashes are taken as stored: callers that vouch for content verify them against it
+    (:func:`tide_core.release.evidence.verify_candidate`)."""
+    digest = SortedDigest()
+    if wh.table_exists(name) and "row_hash" in wh.columns(name):
+        where = {"study": study, "key": key}
+        bounds = even_bounds(wh.count(name, where))
+        for batch in ordered_rows(wh, name, ["row_hash"], ["row_hash"], where, ORDERED_BATCH_ROWS, bounds):
+            for r in batch:
+                digest.add(str(r["row_hash"] or ""))
+    return digest.hexdigest() if digest.n else ""
 
 
 @dataclass
@@ -118,8 +178,10 @@ def iter_release_chunks(
         else:
             released, spans, quarantine = [], [], []
         yield ReleaseChunk(chunk, released, spans, quarantine)
+        del released, spans, quarantine
         if n % REFRESH_EVERY_CHUNKS == 0 and isinstance(wh, RefreshableWarehouse):
             wh.refresh()
+        trim_heap()  # the chunk's rows are freed: their pages go back, not to a growing plateau
 
 
 @dataclass
@@ -588,20 +650,15 @@ class SourceSummary:
 
 
 def source_summary(wh: Warehouse, config: TideConfig, study: str, key: str) -> SourceSummary:
-    """The run's :class:`SourceSummary` of (study, key): counts from the warehouse, the row hashes
-    streamed (only they are kept, to be sorted into the fingerprint)."""
+    """The run's :class:`SourceSummary` of (study, key): counts from the warehouse, the fingerprint
+    of the row hashes as the warehouse sorts them (:func:`stored_fingerprint`: none is kept)."""
     store = ReleaseStore(wh, config.tables)
-    name = config.tables.deid_notes
-    hashes: list[str] = []
-    if wh.table_exists(name) and "row_hash" in wh.columns(name):
-        for batch in stream_rows(wh, name, ["row_hash"], {"study": study, "key": key}):
-            hashes.extend(str(r["row_hash"] or "") for r in batch)
     return SourceSummary(
         open_source(wh, study, config),
         store.count("deid_notes", study, key),
         store.count("quarantine", study, key),
         store.count("released_spans", study, key),
-        content_fingerprint(hashes) if hashes else "",
+        stored_fingerprint(wh, config.tables.deid_notes, study, key),
     )
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 
-from tide_core.errors import InputError
+from tide_core.errors import InputError, WarehouseError
 
 #: The columns researchers see, in the order of the researcher view (no source ids, offsets,
 #: operators or recognizer names).
@@ -23,6 +23,8 @@ RESEARCHER_COLUMNS = ("note_ref", "patient_ref", "note_date", "note_type", "sour
 #: What else a row's hash covers: the versions that produced the released text.
 VERSION_COLUMNS = ("anonymizer", "fingerprint")
 _ROW_DOMAIN = "tide-row/1"
+#: The columns that name a released row's audit bucket (:func:`bucket_name`).
+BUCKET_COLUMNS = ("site", "source", "note_type")
 
 
 def row_hash(study: str, key: str, row: Mapping[str, object]) -> str:
@@ -69,17 +71,70 @@ def verify_rows(study: str, key: str, rows: Sequence[Mapping[str, object]]) -> N
     raise_unverified(study, key, *unverified_counts(study, key, rows))
 
 
+class SortedDigest:
+    """:func:`content_fingerprint`'s digest fed one value at a time in ascending order (as a
+    warehouse sorted them): the same 24 hex characters in constant memory.
+
+    A value smaller than the one before fails closed (E379): the warehouse compared text in
+    another order than code points, and the digest would name other content.
+    """
+
+    def __init__(self) -> None:
+        self._h = hashlib.sha256(b"tide-release/1")
+        self._last: str | None = None
+        self.n = 0
+
+    def add(self, value: str) -> None:
+        """Add the next value; it must not sort before the previous one."""
+        if self._last is not None and value < self._last:
+            raise WarehouseError(
+                "E379",
+                "the warehouse returned sorted values out of code-point order",
+                hint="use the warehouse's binary (code-point) collation for TIDE's tables",
+            )
+        self._last = value
+        self._h.update(value.encode() + b"\n")
+        self.n += 1
+
+    def hexdigest(self) -> str:
+        """The digest of the values added so far (24 hex characters)."""
+        return self._h.hexdigest()[:24]
+
+
 def content_fingerprint(hashes: Iterable[str]) -> str:
     """The fingerprint of a release: a digest of its sorted row hashes (24 hex characters)."""
-    h = hashlib.sha256(b"tide-release/1")
+    digest = SortedDigest()
     for value in sorted(hashes):
-        h.update(value.encode() + b"\n")
-    return h.hexdigest()[:24]
+        digest.add(value)
+    return digest.hexdigest()
+
+
+class BatchDigest:
+    """:func:`batch_id` of one bucket's rows, fed their row hashes in ascending order: the bucket
+    takes its place among them as the sort would put it."""
+
+    def __init__(self, bucket: str) -> None:
+        self._digest = SortedDigest()
+        self._bucket: str | None = bucket
+
+    def add(self, row_hash: str) -> None:
+        """Add the next row hash (ascending)."""
+        if self._bucket is not None and self._bucket <= row_hash:
+            self._digest.add(self._bucket)
+            self._bucket = None
+        self._digest.add(row_hash)
+
+    def batch_id(self) -> str:
+        """The batch's id, ``n`` + 10 hex, as :func:`batch_id` gives it."""
+        if self._bucket is not None:
+            self._digest.add(self._bucket)
+            self._bucket = None
+        return "n" + self._digest.hexdigest()[:10]
 
 
 def bucket_name(row: Mapping[str, object]) -> str:
     """An audit bucket (``site|source|note_type``) of a released row, for the operator's plan only."""
-    return "|".join(str(row.get(c) or "unknown") for c in ("site", "source", "note_type"))
+    return "|".join(str(row.get(c) or "unknown") for c in BUCKET_COLUMNS)
 
 
 def bucket_id(name: str) -> str:
