@@ -24,6 +24,7 @@ from tide_core.io.bigquery_warehouse import STAGING_PREFIX, BigQueryWarehouse
 from tide_core.release import publish
 from tide_core.release.scan import stream_rows
 from tide_core.runner import anonymize_study, recognize_study
+from tide_core.store.release_content import content_fingerprint
 
 try:
     import bqemulator  # noqa: F401
@@ -109,10 +110,12 @@ def test_a_multi_batch_version_is_published_in_one_commit_and_a_bad_batch_change
             f"UPDATE `{PROJECT}.{DATASET}.{names.deid_notes}` SET text = CONCAT(text, ' edited') "
             f"WHERE note_id = '{order[-1]}'"
         ).result()
-        fp = publish.content_fingerprint(wh.read_table(names.deid_notes, ["row_hash"])["row_hash"].to_pylist())
+        # the digest of the candidate as it was fingerprinted (candidate_digest would refuse the edited row)
+        hashes = wh.read_table(names.deid_notes, ["row_hash"])["row_hash"].to_pylist()
+        digest = publish.CandidateDigest(content_fingerprint(hashes), 60, 60, publish._sum_of(hashes), frozenset())
         wh.seen = []
         with pytest.raises(InputError) as err:
-            publish._commit_version(wh, wh, names, S, K, "v3", fp, 60, dt.datetime.now(dt.UTC), write_members=True)
+            publish._commit_version(wh, wh, names, S, K, "v3", digest, dt.datetime.now(dt.UTC), write_members=True)
         assert err.value.code == "E937"
         loads = [kind for kind, _, _ in wh.seen]
         assert loads == ["content", "content"], loads  # the first two batches were staged

@@ -200,19 +200,19 @@ def test_a_publish_that_fails_half_way_changes_nothing(wh, monkeypatch):
 def test_a_candidate_changed_during_the_commit_is_not_published(wh, monkeypatch):
     """The hashes streamed inside the commit must be the content fingerprinted before it (E921)."""
     audit_every_frame(wh, CONFIG, S, K)
-    real = publish.candidate_hashes
+    real = publish.candidate_digest
     nid = release_study.notes(N_NOTES, N_PATIENTS)[-1]["note_id"]
 
     def then_edit(*args, **kwargs):  # type: ignore[no-untyped-def]
-        hashes = real(*args, **kwargs)
+        digest = real(*args, **kwargs)
         row = wh.read_table(DEID, where={"study": S, "key": K, "note_id": [nid]}).to_pylist()[0]
         row["text"] = row["text"] + " Addendum."
         row["row_hash"] = row_hash(S, K, row)  # a valid row, just not the content that was verified
         schema = wh.read_table(DEID).schema
         wh.replace_partition(DEID, pa.Table.from_pylist([row], schema=schema), {"note_id": [nid]})
-        return hashes
+        return digest
 
-    monkeypatch.setattr(publish, "candidate_hashes", then_edit)
+    monkeypatch.setattr(publish, "candidate_digest", then_edit)
     with pytest.raises(Exception) as err:
         publish.publish(wh, CONFIG.tables, S, K)
     assert getattr(err.value, "code", None) == "E921"

@@ -34,7 +34,7 @@ import contextlib
 import datetime as dt
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,12 +44,12 @@ import pyarrow as pa
 from tide_core.errors import ConfigError, InputError
 from tide_core.io.open import open_warehouse
 from tide_core.io.warehouse import PartitionWrite, StreamedWriteWarehouse, Warehouse
-from tide_core.release.scan import stream_rows
+from tide_core.release.scan import even_bounds, ordered_rows, stream_rows
 from tide_core.store import tables
 from tide_core.store.release_content import (
     HASHED_COLUMNS,
     RESEARCHER_COLUMNS,
-    content_fingerprint,
+    SortedDigest,
     raise_unverified,
     unverified_counts,
 )
@@ -212,12 +212,41 @@ def candidate_content(wh: Warehouse, names: TableNames, study: str, key: str) ->
     return tables.to_table("published_content", rows)
 
 
-def candidate_hashes(wh: Warehouse, names: TableNames, study: str, key: str) -> list[str]:
-    """The candidate's distinct row hashes, every row verified (streamed; only hashes are kept)."""
-    seen: set[str] = set()
-    for batch in _candidate_batches(wh, names, study, key):
-        seen.update(str(r["row_hash"]) for r in batch)
-    return sorted(seen)
+def _ordered_hashes(wh: Warehouse, names: TableNames, study: str, key: str) -> Iterator[list[dict[str, Any]]]:
+    """The candidate's row hashes as the warehouse sorts them, a batch at a time (ranges of
+    :func:`~tide_core.release.scan.even_bounds` where the warehouse sorts in this process)."""
+    where = {"study": study, "key": key}
+    if not wh.table_exists(names.deid_notes):
+        return
+    bounds = even_bounds(wh.count(names.deid_notes, where))
+    yield from ordered_rows(wh, names.deid_notes, ["row_hash"], ["row_hash"], where, PUBLISH_BATCH_ROWS, bounds)
+
+
+@dataclass(frozen=True)
+class CandidateDigest:
+    """What :func:`publish` knows of the candidate before its commit, from one sorted pass."""
+
+    fingerprint: str  # the content fingerprint of its distinct row hashes ("" when it has none)
+    n_notes: int  # distinct row hashes: the version's notes
+    n_rows: int  # rows (a row repeated with the same content counts each time)
+    checksum: int  # the order-free checksum (:func:`_sum_of`) of every row's hash
+    repeated: frozenset[str]  # row hashes of more than one row (normally none)
+
+
+def candidate_digest(wh: Warehouse, names: TableNames, study: str, key: str) -> CandidateDigest:
+    """The candidate's :class:`CandidateDigest`, every row verified first (E932 / E937): two
+    streamed passes, no hash kept but the repeated ones."""
+    for _ in _candidate_batches(wh, names, study, key):
+        pass  # each batch is verified as it is read
+    distinct, n_rows, checksum = _Distinct(), 0, 0
+    repeated: set[str] = set()
+    for rows in _ordered_hashes(wh, names, study, key):
+        hashes = [str(r["row_hash"] or "") for r in rows]
+        n_rows += len(hashes)
+        checksum += _sum_of(hashes)
+        repeated.update(h for h in hashes if not distinct.new(h))
+    d = distinct.digest
+    return CandidateDigest(d.hexdigest() if d.n else "", d.n, n_rows, checksum, frozenset(repeated))
 
 
 def _record(wh: Warehouse, names: TableNames, row: dict[str, Any]) -> None:
@@ -244,10 +273,10 @@ def publish(
     see is not published again.  The candidate is read in batches (:data:`PUBLISH_BATCH_ROWS`)
     inside the commit, so memory does not grow with the study's text.
     """
-    hashes = candidate_hashes(wh, names, study, key)
-    if not hashes:
+    digest = candidate_digest(wh, names, study, key)
+    fp, n_notes = digest.fingerprint, digest.n_notes
+    if not n_notes:
         raise InputError("E930", f"release {study}/{key} has no released rows to publish", hint="run anonymization")
-    fp = content_fingerprint(hashes)
     if expect_fingerprint is not None and fp != expect_fingerprint:
         raise _changed(study, key)
     past = history(wh, names, study, key)
@@ -268,7 +297,7 @@ def publish(
                         current["version"],
                         PUBLISH,
                         fp,
-                        len(hashes),
+                        n_notes,
                         now,
                         gate_policy,
                         gate_approval,
@@ -276,7 +305,7 @@ def publish(
                         actor,
                     ),
                 )
-            return Published(current["version"], fp, len(hashes), changed=False)
+            return Published(current["version"], fp, n_notes, changed=False)
         if fp in withdrawn and not allow_withdrawn:
             raise InputError(
                 "E935",
@@ -285,20 +314,18 @@ def publish(
             )
         earlier = [r["version"] for r in past if r["action"] == PUBLISH and r["content_fingerprint"] == fp]
         # an earlier version of exactly this content is reused only when all its members are there
-        version = earlier[-1] if earlier and _members(rs, names, study, key, earlier[-1]) == len(hashes) else None
+        version = earlier[-1] if earlier and _members(rs, names, study, key, earlier[-1]) == n_notes else None
         reuse = version is not None
         if version is None:
             top = max([_number(r["version"]) for r in past] + [_number((current or {}).get("version"))])
             version = f"v{top + 1}"
-        _commit_version(wh, rs, names, study, key, version, fp, len(hashes), now, write_members=not reuse)
+        _commit_version(wh, rs, names, study, key, version, digest, now, write_members=not reuse)
     _record(
         wh,
         names,
-        _history_row(
-            study, key, version, PUBLISH, fp, len(hashes), now, gate_policy, gate_approval, gate_statement, actor
-        ),
+        _history_row(study, key, version, PUBLISH, fp, n_notes, now, gate_policy, gate_approval, gate_statement, actor),
     )
-    return Published(version, fp, len(hashes), changed=True)
+    return Published(version, fp, n_notes, changed=True)
 
 
 def _changed(study: str, key: str) -> InputError:
@@ -309,24 +336,68 @@ def _changed(study: str, key: str) -> InputError:
     )
 
 
+class _Distinct:
+    """The distinct values of an ascending stream (adjacent repeats skipped), digested as they pass."""
+
+    def __init__(self) -> None:
+        self.digest = SortedDigest()
+        self._last: str | None = None
+
+    def new(self, value: str) -> bool:
+        """Whether ``value`` is new (then digested)."""
+        if value == self._last:
+            return False
+        self.digest.add(value)
+        self._last = value
+        return True
+
+
+def _sum_of(hashes: Iterable[str]) -> int:
+    """An order-free checksum of row hashes (their sum as integers): what ``content`` streamed is
+    compared with what ``members`` streamed, which is checked against the fingerprint."""
+    return sum(int(h, 16) if _HEX.fullmatch(h) else int.from_bytes(h.encode()[:32], "big") for h in hashes)
+
+
+_HEX = re.compile(r"[0-9a-f]{1,64}")
+
+
 class _VersionStream:
     """The new version's rows as the commit streams them: the candidate's content rows not yet in
-    the store, then the version's members (every row hash streamed), checked against ``fp``."""
+    the store, then the version's members, neither held whole; the commit is rolled back (E921)
+    unless they are the candidate that was digested before it (``digest``).
+
+    ``content`` streams the candidate in storage order (each row verified against its hash) and
+    must see the digest's rows: as many, with the same order-free checksum (a repeated row is
+    written once).  ``members`` streams the distinct row hashes as the warehouse sorts them and
+    must digest to the fingerprint.
+    """
 
     def __init__(
-        self, wh: Warehouse, rs: Warehouse, names: TableNames, study: str, key: str, version: str, fp: str, n_notes: int
+        self,
+        wh: Warehouse,
+        rs: Warehouse,
+        names: TableNames,
+        study: str,
+        key: str,
+        version: str,
+        digest: CandidateDigest,
     ) -> None:
         self.wh, self.rs, self.names = wh, rs, names
-        self.study, self.key, self.version, self.fp, self.n_notes = study, key, version, fp, n_notes
-        self.streamed: list[str] = []
+        self.study, self.key, self.version, self.digest = study, key, version, digest
+        self.fp, self.n_notes = digest.fingerprint, digest.n_notes
 
     def content(self) -> Iterator[pa.Table]:
-        """The candidate's rows whose content the store lacks; E921 when the whole is not ``fp``."""
+        """The candidate's rows whose content the store lacks; E921 when they are not the digest's."""
         study, key = self.study, self.key
-        seen: set[str] = set()
+        n_rows, checksum = 0, 0
+        repeated_seen: set[str] = set()
         for batch in _candidate_batches(self.wh, self.names, study, key):
-            rows = _researcher_rows(study, key, batch, seen)
-            self.streamed.extend(r["row_hash"] for r in rows)
+            n_rows += len(batch)
+            checksum += _sum_of(str(r["row_hash"]) for r in batch)
+            rows = _researcher_rows(study, key, batch, set())
+            if self.digest.repeated:  # a row repeated in another batch is written once
+                rows = [r for r in rows if r["row_hash"] not in repeated_seen]
+                repeated_seen.update(r["row_hash"] for r in rows if r["row_hash"] in self.digest.repeated)
             have = set(
                 self.rs.read_table(
                     self.names.published_content,
@@ -339,17 +410,22 @@ class _VersionStream:
             new = [r for r in rows if r["row_hash"] not in have]
             if new:
                 yield tables.to_table("published_content", new)
-        if content_fingerprint(self.streamed) != self.fp or len(self.streamed) != self.n_notes:
+        if n_rows != self.digest.n_rows or checksum != self.digest.checksum:
             raise _changed(study, key)
 
     def members(self) -> Iterator[pa.Table]:
-        """The version's member rows (after :meth:`content` has streamed)."""
-        for i in range(0, len(self.streamed), PUBLISH_BATCH_ROWS):
-            part = self.streamed[i : i + PUBLISH_BATCH_ROWS]
-            yield tables.to_table(
-                "published_members",
-                [{"study": self.study, "key": self.key, "version": self.version, "row_hash": h} for h in part],
-            )
+        """The version's member rows, one per row hash in ascending order; E921 unless they digest
+        to the fingerprint."""
+        distinct = _Distinct()
+        for rows in _ordered_hashes(self.wh, self.names, self.study, self.key):
+            part = [h for h in (str(r["row_hash"] or "") for r in rows) if distinct.new(h)]
+            if part:
+                yield tables.to_table(
+                    "published_members",
+                    [{"study": self.study, "key": self.key, "version": self.version, "row_hash": h} for h in part],
+                )
+        if distinct.digest.hexdigest() != self.fp or distinct.digest.n != self.n_notes:
+            raise _changed(self.study, self.key)
 
     def pointer(self, now: dt.datetime) -> PartitionWrite:
         """The pointer row that makes the version the one researchers see."""
@@ -394,8 +470,7 @@ def _commit_version(
     study: str,
     key: str,
     version: str,
-    fp: str,
-    n_notes: int,
+    digest: CandidateDigest,
     now: dt.datetime,
     *,
     write_members: bool,
@@ -408,7 +483,7 @@ def _commit_version(
     streamed is not the content fingerprinted (``fp``), the commit is rolled back (E921):
     researchers never see content that was not verified.
     """
-    stream = _VersionStream(wh, rs, names, study, key, version, fp, n_notes)
+    stream = _VersionStream(wh, rs, names, study, key, version, digest)
     pointer_write = stream.pointer(now)
     if isinstance(rs, StreamedWriteWarehouse):
         streams: list[tuple[str, Mapping[str, object] | None, Callable[[], Iterator[pa.Table]]]] = [
