@@ -14,8 +14,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-#: Pages being rewritten elsewhere; each leaves this set when its rewrite lands.
-PENDING = {"docs/results/release_scale.md"}
 _LABEL = re.compile(r"\b(run|stop|round)\s+\d+\b", re.I)
 _PHRASES = ("this round", "this stop", "last stop", "next stop")
 
@@ -38,8 +36,6 @@ def test_the_readme_and_the_docs_tell_no_project_history():
     problems = []
     for path in _pages():
         rel = path.relative_to(ROOT).as_posix()
-        if rel in PENDING:
-            continue
         problems.extend(history_problems(rel, path.read_text(encoding="utf-8")))
     assert not problems, "history belongs in CHANGELOG.md, not in the docs:\n" + "\n".join(problems)
 
@@ -53,9 +49,3 @@ def test_the_history_check_sees_labels_and_phrases_but_not_file_names():
     )
     problems = history_problems("x.md", text)
     assert problems == ["x.md:1: 'Run 7'", "x.md:2: 'stop 28'", "x.md:2: 'this stop'"], problems
-
-
-def test_every_pending_page_exists():
-    """A pending page that was renamed or removed must leave the skip set, not hide another."""
-    missing = [rel for rel in PENDING if not (ROOT / rel).is_file()]
-    assert not missing, f"PENDING names pages that do not exist: {missing}"
