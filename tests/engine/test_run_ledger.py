@@ -10,11 +10,14 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import tracemalloc
 
 from tide_core.config import TideConfig
-from tide_core.engine.ledger import RunRow, chunk_row, interrupted_chunks, progress_write, record_run
+from tide_core.engine import ledger
+from tide_core.engine.ledger import RunRow, chunk_row, committed_chunks, interrupted_chunks, progress_write, record_run
 from tide_core.engine.study_chunks import ChunkInfo
 from tide_core.io.open import open_warehouse
+from tide_core.store import tables
 
 CONFIG = TideConfig.preset("rules")
 T0 = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
@@ -61,3 +64,59 @@ def test_chunk_rows_and_interrupted_chunks(tmp_path):
         assert interrupted_chunks(wh, CONFIG, "s", "k", "anonymization") == {}
     finally:
         wh.close()
+
+
+def _history(n_runs: int, n_chunks: int, unfinished_from: int) -> list[dict]:
+    """Ledger rows of ``n_runs`` nightly anonymization runs of ``n_chunks`` chunks each, run ``i``
+    started on day ``i``; runs from ``unfinished_from`` on were interrupted after their first
+    chunks.  Some chunk rows carry no fingerprint (written before rows were digested)."""
+    rows = []
+    for i in range(n_runs):
+        start = T0 + dt.timedelta(days=i)
+        done = n_chunks if i < unfinished_from else 2
+        for c in range(done):
+            info = ChunkInfo(c, n_chunks, 10, 10, [], ("a",))
+            fp = "" if (i + c) % 7 == 0 else f"d{i}.{c}/r{i}.{c}"
+            row = chunk_row(f"r{i}", "s", "k", "anonymization", start, info, fingerprint=fp, anonymizer=f"a{i}")
+            rows.append(row.as_dict(start + dt.timedelta(minutes=c + 1)))
+        if i < unfinished_from:
+            rows.append(RunRow("s", "k", "anonymization", start, f"r{i}").as_dict(start + dt.timedelta(hours=1)))
+    return rows
+
+
+def _latest(rows: list[dict], keep) -> dict[int, dict]:
+    """The brute-force answer: every row in memory, the latest by finish per chunk."""
+    out: dict[int, dict] = {}
+    for r in sorted(rows, key=lambda r: r["finished_at"]):
+        if r["stage"] == "anonymization.chunk" and keep(r):
+            out[r["chunk"]] = r
+    return out
+
+
+def test_a_long_ledger_history_is_streamed_not_held(tmp_path, monkeypatch):
+    """A year of nightly runs: ``committed_chunks`` and ``interrupted_chunks`` equal the in-memory
+    answer, and their Python memory does not grow with the number of runs in the history (batches
+    of 500 rows: both histories span several)."""
+    monkeypatch.setattr(ledger, "LEDGER_BATCH_ROWS", 500, raising=False)
+    peaks = {}
+    for n_runs in (20, 200):
+        wh = open_warehouse(f"duckdb:{tmp_path / f'w{n_runs}.duckdb'}")
+        try:
+            rows = _history(n_runs, 60, unfinished_from=n_runs - 2)
+            wh.replace_table(CONFIG.tables.runs, tables.to_table("runs", rows))
+            tracemalloc.start()
+            done = committed_chunks(wh, CONFIG, "s", "k")
+            interrupted = interrupted_chunks(wh, CONFIG, "s", "k", "anonymization")
+            peaks[n_runs] = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+        finally:
+            wh.close()
+        want = _latest(rows, lambda r: bool(r["fingerprint"]))
+        assert {c: (d.digest, d.rows, d.started, d.anonymizer) for c, d in done.items()} == {
+            c: (*r["fingerprint"].partition("/")[::2], r["started_at"], r["anonymizer"]) for c, r in want.items()
+        }
+        since = max(r["finished_at"] for r in rows if r["stage"] == "anonymization")
+        recent = _latest(rows, lambda r, since=since: r["started_at"] > since)
+        assert interrupted == {c: (r["fingerprint"], r["started_at"]) for c, r in recent.items()}
+        assert sorted(interrupted) == [0, 1]  # the last two runs were cut after two chunks
+    assert peaks[200] < peaks[20] + 512 * 1024, peaks  # 10x the history, not 10x the memory

@@ -15,13 +15,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tide_core.config import TideConfig
 from tide_core.engine.study_chunks import ChunkInfo
-from tide_core.io.warehouse import PartitionWrite, Warehouse
+from tide_core.io.warehouse import PartitionWrite, Warehouse, sorted_batches
 from tide_core.store import tables
 
 
@@ -101,24 +101,58 @@ def progress_write(config: TideConfig, row: RunRow) -> PartitionWrite:
     )
 
 
+#: Ledger rows per batch when a study's chunk rows are streamed.
+LEDGER_BATCH_ROWS = 5_000
+
+
 def interrupted_chunks(
     wh: Warehouse, config: TideConfig, study: str, key: str, stage: str
 ) -> dict[int, tuple[str, dt.datetime]]:
-    """Chunks committed since the last finished ``stage`` run: index -> (digest, run start)."""
+    """Chunks committed since the last finished ``stage`` run: index -> (digest, run start).
+
+    The run rows (one per run) give the last finish; the chunk rows are streamed in chunk order
+    and only those of runs started after it are kept.
+    """
     if not wh.table_exists(config.tables.runs):
         return {}
-    rows = wh.read_table(
-        config.tables.runs,
-        ["stage", "started_at", "finished_at", "chunk", "fingerprint"],
-        where={"study": study, "key": key, "stage": [stage, f"{stage}.chunk"]},
+    runs = wh.read_table(
+        config.tables.runs, ["finished_at"], where={"study": study, "key": key, "stage": stage}
     ).to_pylist()
-    finished = [r["finished_at"] for r in rows if r["stage"] == stage and r["finished_at"] is not None]
+    finished = [r["finished_at"] for r in runs if r["finished_at"] is not None]
     since = max(finished) if finished else None
     out: dict[int, tuple[str, dt.datetime]] = {}
-    for r in sorted((r for r in rows if r["stage"] != stage), key=lambda r: r["finished_at"]):
-        if r["chunk"] is not None and (since is None or r["started_at"] > since):
-            out[int(r["chunk"])] = (r["fingerprint"], r["started_at"])
+    where = {"study": study, "key": key, "stage": f"{stage}.chunk"}
+    after = None if since is None else (lambda r: r["started_at"] > since)
+    for r in _latest_per_chunk_since(wh, config, ["fingerprint"], where, after):
+        out[int(r["chunk"])] = (r["fingerprint"], r["started_at"])
     return out
+
+
+def _latest_per_chunk_since(
+    wh: Warehouse,
+    config: TideConfig,
+    columns: Sequence[str],
+    where: Mapping[str, object],
+    keep: Callable[[Mapping[str, Any]], bool] | None,
+) -> Iterator[dict[str, Any]]:
+    """Each chunk's latest ledger row matching ``where`` that ``keep`` accepts (all when ``None``).
+
+    Latest by ``finished_at``, then ``started_at``.  The warehouse sorts the rows by chunk: one
+    batch and one chunk's row are held, not the ledger's history (one row per chunk per run, for
+    every night the study was released).
+    """
+    cols = list(dict.fromkeys(["chunk", "finished_at", "started_at", *columns]))
+    order = ["chunk", "finished_at", "started_at"]
+    last: dict[str, Any] | None = None
+    for batch in sorted_batches(wh, config.tables.runs, cols, order, where, LEDGER_BATCH_ROWS):
+        for r in batch.to_pylist():
+            if r["chunk"] is None or (keep is not None and not keep(r)):
+                continue
+            if last is not None and last["chunk"] != r["chunk"]:
+                yield last
+            last = r
+    if last is not None:
+        yield last
 
 
 def chunk_fingerprint(release: str, rows: str) -> str:
@@ -145,15 +179,11 @@ def committed_chunks(wh: Warehouse, config: TideConfig, study: str, key: str) ->
     """Each anonymization chunk's latest ledger row, whichever run (finished or interrupted) wrote it."""
     if not wh.table_exists(config.tables.runs):
         return {}
-    rows = wh.read_table(
-        config.tables.runs,
-        ["started_at", "finished_at", "chunk", "fingerprint", "anonymizer"],
-        where={"study": study, "key": key, "stage": "anonymization.chunk"},
-    ).to_pylist()
+    where = {"study": study, "key": key, "stage": "anonymization.chunk"}
     out: dict[int, CommittedChunk] = {}
-    for r in sorted(rows, key=lambda r: r["finished_at"]):
-        if r["chunk"] is None or not r["fingerprint"]:
-            continue
+    for r in _latest_per_chunk_since(
+        wh, config, ["fingerprint", "anonymizer"], where, lambda r: bool(r["fingerprint"])
+    ):
         release, _, digested = str(r["fingerprint"]).partition("/")
         out[int(r["chunk"])] = CommittedChunk(release, digested, r["started_at"], r["anonymizer"] or "")
     return out

@@ -191,6 +191,27 @@ class StreamingWarehouse(Protocol):
         """
 
 
+def sorted_batches(
+    wh: Warehouse,
+    name: str,
+    columns: Sequence[str],
+    order_by: Sequence[str],
+    where: Mapping[str, object] | None = None,
+    batch_rows: int = 1000,
+    bounds: Sequence[object] = (),
+) -> Iterator[pa.RecordBatch]:
+    """The rows of ``name`` sorted by ``order_by`` (ascending, nulls first, text by code point).
+
+    :meth:`StreamingWarehouse.iter_ordered` where the backend has it, else one read sorted by
+    Arrow (a plugin backend without streaming reads), in batches of ``batch_rows``.
+    """
+    if isinstance(wh, StreamingWarehouse):
+        yield from wh.iter_ordered(name, list(columns), list(order_by), where, batch_rows, bounds)
+        return
+    table = wh.read_table(name, list(columns), where)
+    yield from table.sort_by([(c, "ascending") for c in order_by], null_placement="at_start").to_batches(batch_rows)
+
+
 @runtime_checkable
 class StreamedWriteWarehouse(Protocol):
     """A warehouse that commits partitions whose rows arrive in batches (DuckDB, BigQuery).

@@ -38,7 +38,7 @@ from tide_core.engine.chunk_run import REFRESH_EVERY_CHUNKS
 from tide_core.engine.heap import trim_heap
 from tide_core.engine.study_chunks import StudyChunk, StudySource, iter_chunks, open_source
 from tide_core.engine.validation import _as_str_id
-from tide_core.io.warehouse import RefreshableWarehouse, StreamingWarehouse, Warehouse
+from tide_core.io.warehouse import RefreshableWarehouse, StreamingWarehouse, Warehouse, sorted_batches
 from tide_core.release.chunk_verdicts import ChunkVerdicts, chunk_digest
 from tide_core.release.outcome import CheckOutcome
 from tide_core.store.release_content import SortedDigest
@@ -100,14 +100,8 @@ def ordered_rows(
     where it sorts in this process (:func:`even_bounds`; nothing when the table is absent)."""
     if not wh.table_exists(name):
         return
-    if isinstance(wh, StreamingWarehouse):
-        for batch in wh.iter_ordered(name, list(columns), list(order_by), where, batch_rows, bounds):
-            yield batch.to_pylist()
-    else:  # a backend without streaming reads: one read, sorted by Arrow (binary order of text)
-        table = wh.read_table(name, list(columns), where)
-        table = table.sort_by([(c, "ascending") for c in order_by], null_placement="at_start")
-        for batch in table.to_batches(batch_rows):
-            yield batch.to_pylist()
+    for batch in sorted_batches(wh, name, columns, order_by, where, batch_rows, bounds):
+        yield batch.to_pylist()
 
 
 def even_bounds(n_rows: int, rows_per_range: int | None = None) -> list[str]:
