@@ -25,7 +25,7 @@ from tide_core.cli.main import main
 from tide_core.config import TideConfig
 from tide_core.engine import study_chunks
 from tide_core.io.open import open_warehouse
-from tide_core.release import evidence
+from tide_core.release import evidence, scan
 from tide_core.runner import recognize_study
 
 warnings.filterwarnings("ignore", category=dg.BetaWarning)
@@ -34,6 +34,7 @@ warnings.filterwarnings("ignore", category=dg.PreviewWarning)
 S, K = "big", "k1"
 N_CHUNKS, CHUNK, N_PATIENTS = 10, 200, 150
 N_NOTES = N_CHUNKS * CHUNK
+SORT_RANGE = 150  # 14 sorted ranges of row hashes
 CONFIG = TideConfig.preset("rules")
 
 
@@ -49,8 +50,11 @@ def base(tmp_path_factory) -> Path:
 
 @pytest.fixture(autouse=True)
 def default_chunk(monkeypatch) -> None:
-    """Steps without a chunk-size option (Dagster's anonymization, the release checks) chunk by ``CHUNK``."""
+    """Steps without a chunk-size option (Dagster's anonymization, the release checks) chunk by ``CHUNK``;
+    sorted reads of row hashes (fingerprints, the gate's batches, a publish's members) are split into
+    ranges of ``SORT_RANGE`` rows, as a study of millions of notes is at the default."""
     monkeypatch.setattr(study_chunks, "DEFAULT_CHUNK_ROWS", CHUNK)
+    monkeypatch.setattr(scan, "RANGE_ROWS", SORT_RANGE)
 
 
 def anonymization_chunks(site: Path) -> int:
