@@ -167,7 +167,10 @@ MODULES: dict[str, list[str]] = {
     ],
     # both researcher stores: the warehouse itself (DuckDB in memory) and a separate .released.duckdb file
     "tide_core/release/publish.py": ["tests/mutation_guards/test_release_publish_mutants.py"],
-    "tide_core/store/release_content.py": ["tests/mutation_guards/test_release_content_mutants.py"],
+    "tide_core/store/release_content.py": [
+        "tests/mutation_guards/test_release_content_mutants.py",
+        "tests/release/test_sorted_fingerprint.py",
+    ],
     # the blocking checks replaced by stubs (they have their own guard file): the lifecycle's own decisions
     "tide_core/release/lifecycle.py": ["tests/mutation_guards/test_release_lifecycle_mutants.py"],
     "tide_core/engine/release_input.py": ["tests/mutation_guards/test_release_input_mutants.py"],

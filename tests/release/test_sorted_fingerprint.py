@@ -60,6 +60,7 @@ def test_a_value_out_of_order_fails_closed(values):
     with pytest.raises(WarehouseError) as err:
         d.add(ordered[0])
     assert err.value.code == "E379"
+    assert "out of code-point order" in err.value.message and "collation" in (err.value.hint or "")
 
 
 HEXISH = st.text("0123456789abcdefb|nuk", min_size=0, max_size=12)
@@ -71,6 +72,7 @@ def test_a_batch_digest_is_the_batch_id(bucket, hashes):
     for h in sorted(hashes):
         d.add(h)
     assert d.batch_id() == batch_id(bucket, hashes)
+    assert d.batch_id() == batch_id(bucket, hashes)  # asking again changes nothing
 
 
 def test_even_bounds_split_hex_digests_into_ranges_of_the_asked_size():
