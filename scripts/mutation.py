@@ -94,6 +94,7 @@ MODULES: dict[str, list[str]] = {
     # on the streaming DuckDB backend and on a plain-Warehouse adapter (the in-memory fallback), in seconds;
     # test_chunked_runs.py runs whole recognition/anonymization runs per mutant
     "tide_core/engine/study_chunks.py": ["tests/mutation_guards/test_study_chunks_mutants.py"],
+    "tide_core/engine/ledger.py": ["tests/engine/test_run_ledger.py"],
     "tide_core/anonymize/dates.py": [
         "tests/anonymize/test_anonymize_dates.py",
         "tests/mutation_guards/test_dates_mutants.py",

@@ -55,7 +55,11 @@ def test_chunk_rows_and_interrupted_chunks(tmp_path):
         info = ChunkInfo(1, 3, 40, 38, [], ("a", "b"))
         row = chunk_row("r1", "s", "k", "anonymization", T0, info, n_released=38, fingerprint="d1")
         assert (row.stage, row.chunk, row.n_chunks, row.n_in, row.n_released) == ("anonymization.chunk", 1, 3, 40, 38)
+        assert (row.run_id, row.study, row.key, row.started_at) == ("r1", "s", "k", T0)
+        before = dt.datetime.now(dt.UTC)
         wh.replace_partitions([progress_write(CONFIG, row)])
+        (written,) = _runs(wh)
+        assert written["run_id"] == "r1" and before <= written["finished_at"] <= dt.datetime.now(dt.UTC)
         wh.replace_partitions([progress_write(CONFIG, row)])  # a retried commit replaces its own row
         assert len(_runs(wh)) == 1
         assert interrupted_chunks(wh, CONFIG, "s", "k", "anonymization") == {1: ("d1", T0)}
@@ -81,6 +85,24 @@ def _history(n_runs: int, n_chunks: int, unfinished_from: int) -> list[dict]:
             rows.append(row.as_dict(start + dt.timedelta(minutes=c + 1)))
         if i < unfinished_from:
             rows.append(RunRow("s", "k", "anonymization", start, f"r{i}").as_dict(start + dt.timedelta(hours=1)))
+    # rows of other studies, keys and stages, later than any: they must not count
+    late = T0 + dt.timedelta(days=n_runs + 1)
+    for study, key, stage in [("s2", "k", "anonymization"), ("s", "k2", "anonymization"), ("s", "k", "recognition")]:
+        for c in range(n_chunks):
+            info = ChunkInfo(c, n_chunks, 10, 10, [], ("a",))
+            rows.append(chunk_row("x", study, key, stage, late, info, fingerprint="x/x", anonymizer="x").as_dict(late))
+        rows.append(RunRow(study, key, stage, late, "x").as_dict(late))
+    # the latest row of chunk 3 has no anonymizer recorded: it reads as ""
+    for r in rows:
+        if r["stage"] == "anonymization.chunk" and r["study"] == "s" and r["key"] == "k" and r["chunk"] == 3:
+            last3 = r
+    last3["anonymizer"] = None
+    # a chunk row of a run that started at the very instant the last finished run ended is not "since" it
+    last_finish = max(
+        r["finished_at"] for r in rows if (r["study"], r["key"], r["stage"]) == ("s", "k", "anonymization")
+    )
+    info = ChunkInfo(5, n_chunks, 10, 10, [], ("a",))
+    rows.append(chunk_row("edge", "s", "k", "anonymization", last_finish, info, fingerprint="").as_dict(T0))
     return rows
 
 
@@ -88,7 +110,7 @@ def _latest(rows: list[dict], keep) -> dict[int, dict]:
     """The brute-force answer: every row in memory, the latest by finish per chunk."""
     out: dict[int, dict] = {}
     for r in sorted(rows, key=lambda r: r["finished_at"]):
-        if r["stage"] == "anonymization.chunk" and keep(r):
+        if (r["study"], r["key"], r["stage"]) == ("s", "k", "anonymization.chunk") and keep(r):
             out[r["chunk"]] = r
     return out
 
@@ -113,9 +135,10 @@ def test_a_long_ledger_history_is_streamed_not_held(tmp_path, monkeypatch):
             wh.close()
         want = _latest(rows, lambda r: bool(r["fingerprint"]))
         assert {c: (d.digest, d.rows, d.started, d.anonymizer) for c, d in done.items()} == {
-            c: (*r["fingerprint"].partition("/")[::2], r["started_at"], r["anonymizer"]) for c, r in want.items()
+            c: (*r["fingerprint"].partition("/")[::2], r["started_at"], r["anonymizer"] or "") for c, r in want.items()
         }
-        since = max(r["finished_at"] for r in rows if r["stage"] == "anonymization")
+        assert done[3].anonymizer == "" and len(done) == 60
+        since = max(r["finished_at"] for r in rows if (r["study"], r["key"], r["stage"]) == ("s", "k", "anonymization"))
         recent = _latest(rows, lambda r, since=since: r["started_at"] > since)
         assert interrupted == {c: (r["fingerprint"], r["started_at"]) for c, r in recent.items()}
         assert sorted(interrupted) == [0, 1]  # the last two runs were cut after two chunks
