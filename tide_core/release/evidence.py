@@ -41,7 +41,7 @@ from tide_core.assurance.gate import ReleaseGatePolicy, evaluate_release
 from tide_core.assurance.stratified import Stratum, stratified_upper_bound
 from tide_core.errors import InputError, TideError
 from tide_core.io.warehouse import Warehouse
-from tide_core.release.scan import ORDERED_BATCH_ROWS, even_bounds, ordered_rows, stream_rows
+from tide_core.release.scan import rows_by_hash, stream_rows
 from tide_core.store import tables
 from tide_core.store.release_content import (
     BUCKET_COLUMNS,
@@ -81,50 +81,48 @@ def candidate_rows(wh: Warehouse, names: TableNames, study: str, key: str) -> li
     out = []
     buckets: dict[str, tuple[str, str]] = {}
     patients: dict[str, str] = {}  # one string per patient ref, however many notes it has
+    for rows in _verified_batches(wh, names, study, key):
+        for r in rows:
+            ref = str(r["patient_ref"] or "")
+            out.append(CandidateRow(str(r["row_hash"]), patients.setdefault(ref, ref), *_bucket(r, buckets)))
+    return out
+
+
+def _verified_batches(wh: Warehouse, names: TableNames, study: str, key: str) -> Iterator[list[dict[str, Any]]]:
+    """The candidate's rows with their hashed columns, :data:`CANDIDATE_BATCH_ROWS` at a time; after
+    the last batch, E932 / E937 for every row without a hash or not matching it."""
     missing = bad = 0
     for rows in stream_rows(
         wh, names.deid_notes, ["row_hash", *HASHED_COLUMNS], {"study": study, "key": key}, CANDIDATE_BATCH_ROWS
     ):
         m, b = unverified_counts(study, key, rows)
         missing, bad = missing + m, bad + b
-        for r in rows:
-            name = bucket_name(r)
-            bucket = buckets.get(name)
-            if bucket is None:
-                bucket = buckets[name] = (name, bucket_id(name))
-            ref = str(r["patient_ref"] or "")
-            out.append(CandidateRow(str(r["row_hash"]), patients.setdefault(ref, ref), *bucket))
+        yield rows
     raise_unverified(study, key, missing, bad)
-    return out
+
+
+def _bucket(row: Mapping[str, Any], buckets: dict[str, tuple[str, str]]) -> tuple[str, str]:
+    """(bucket name, bucket id) of a released row, one shared tuple per bucket."""
+    name = bucket_name(row)
+    bucket = buckets.get(name)
+    if bucket is None:
+        bucket = buckets[name] = (name, bucket_id(name))
+    return bucket
 
 
 def verify_candidate(wh: Warehouse, names: TableNames, study: str, key: str) -> int:
     """Verify every candidate row of (study, key) against its row hash, streamed and keeping
     nothing (E932 / E937 as :func:`candidate_rows`); the number of rows."""
-    n = missing = bad = 0
-    for rows in stream_rows(
-        wh, names.deid_notes, ["row_hash", *HASHED_COLUMNS], {"study": study, "key": key}, CANDIDATE_BATCH_ROWS
-    ):
-        m, b = unverified_counts(study, key, rows)
-        n, missing, bad = n + len(rows), missing + m, bad + b
-    raise_unverified(study, key, missing, bad)
-    return n
+    return sum(len(rows) for rows in _verified_batches(wh, names, study, key))
 
 
 def sorted_candidate_rows(wh: Warehouse, names: TableNames, study: str, key: str) -> Iterator[CandidateRow]:
     """The candidate's rows of (study, key) in ascending row-hash order, as the warehouse sorts
     them, one batch in memory at a time (no text read: verify with :func:`verify_candidate`)."""
     buckets: dict[str, tuple[str, str]] = {}
-    columns = ["row_hash", "patient_ref", *BUCKET_COLUMNS]
-    where = {"study": study, "key": key}
-    bounds = even_bounds(wh.count(names.deid_notes, where)) if wh.table_exists(names.deid_notes) else []
-    for rows in ordered_rows(wh, names.deid_notes, columns, ["row_hash"], where, ORDERED_BATCH_ROWS, bounds):
+    for rows in rows_by_hash(wh, names.deid_notes, study, key, ["row_hash", "patient_ref", *BUCKET_COLUMNS]):
         for r in rows:
-            name = bucket_name(r)
-            bucket = buckets.get(name)
-            if bucket is None:
-                bucket = buckets[name] = (name, bucket_id(name))
-            yield CandidateRow(str(r["row_hash"] or ""), str(r["patient_ref"] or ""), *bucket)
+            yield CandidateRow(str(r["row_hash"] or ""), str(r["patient_ref"] or ""), *_bucket(r, buckets))
 
 
 @dataclass(frozen=True)

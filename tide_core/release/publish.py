@@ -44,7 +44,7 @@ import pyarrow as pa
 from tide_core.errors import ConfigError, InputError
 from tide_core.io.open import open_warehouse
 from tide_core.io.warehouse import PartitionWrite, StreamedWriteWarehouse, Warehouse
-from tide_core.release.scan import even_bounds, ordered_rows, stream_rows
+from tide_core.release.scan import rows_by_hash, stream_rows
 from tide_core.store import tables
 from tide_core.store.release_content import (
     HASHED_COLUMNS,
@@ -213,13 +213,9 @@ def candidate_content(wh: Warehouse, names: TableNames, study: str, key: str) ->
 
 
 def _ordered_hashes(wh: Warehouse, names: TableNames, study: str, key: str) -> Iterator[list[dict[str, Any]]]:
-    """The candidate's row hashes as the warehouse sorts them, a batch at a time (ranges of
-    :func:`~tide_core.release.scan.even_bounds` where the warehouse sorts in this process)."""
-    where = {"study": study, "key": key}
-    if not wh.table_exists(names.deid_notes):
-        return
-    bounds = even_bounds(wh.count(names.deid_notes, where))
-    yield from ordered_rows(wh, names.deid_notes, ["row_hash"], ["row_hash"], where, PUBLISH_BATCH_ROWS, bounds)
+    """The candidate's row hashes as the warehouse sorts them, a batch at a time
+    (:func:`~tide_core.release.scan.rows_by_hash`)."""
+    yield from rows_by_hash(wh, names.deid_notes, study, key, ["row_hash"], PUBLISH_BATCH_ROWS)
 
 
 @dataclass(frozen=True)

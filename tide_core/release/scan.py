@@ -126,12 +126,22 @@ def stored_fingerprint(wh: Warehouse, name: str, study: str, key: str) -> str:
     (:func:`tide_core.release.evidence.verify_candidate`)."""
     digest = SortedDigest()
     if wh.table_exists(name) and "row_hash" in wh.columns(name):
-        where = {"study": study, "key": key}
-        bounds = even_bounds(wh.count(name, where))
-        for batch in ordered_rows(wh, name, ["row_hash"], ["row_hash"], where, ORDERED_BATCH_ROWS, bounds):
+        for batch in rows_by_hash(wh, name, study, key, ["row_hash"]):
             for r in batch:
                 digest.add(str(r["row_hash"] or ""))
     return digest.hexdigest() if digest.n else ""
+
+
+def rows_by_hash(
+    wh: Warehouse, name: str, study: str, key: str, columns: Sequence[str], batch_rows: int = ORDERED_BATCH_ROWS
+) -> Iterator[list[dict[str, Any]]]:
+    """The rows of (study, key) in ``name`` in ascending ``row_hash`` order, as the warehouse sorts
+    them in ranges of :func:`even_bounds` (nothing when the table is absent)."""
+    if not wh.table_exists(name):
+        return
+    where = {"study": study, "key": key}
+    bounds = even_bounds(wh.count(name, where))
+    yield from ordered_rows(wh, name, columns, ["row_hash"], where, batch_rows, bounds)
 
 
 @dataclass
